@@ -1,0 +1,336 @@
+import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+import { ApiError } from './errors.ts';
+import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
+
+/** Where a kind of resource lives in the API: enough to build every URL for it without discovery. */
+export interface ResourceType<T extends KubeObject = KubeObject> {
+  group: string; // '' for the core group
+  version: string;
+  plural: string;
+  kind: string;
+  namespaced: boolean;
+  /** Phantom field so that a descriptor carries its object type; never set. */
+  readonly _type?: T;
+}
+
+export const apiVersionOf = (rt: ResourceType): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+const patchContentType: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  /** Ask the server to end the watch after this long (it picks a random time below it). */
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+  /** Abort the stream when nothing (not even a bookmark) arrived for this long. */
+  idleTimeoutMs?: number;
+}
+
+export interface WriteOptions {
+  namespace?: string;
+  fieldManager?: string;
+  dryRun?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Observes every request: the metrics and the benchmark count API traffic here. */
+export type RequestObserver = (verb: string, resource: string, status: number, seconds: number) => void;
+
+export class WatchIdleError extends Error {
+  constructor(ms: number) {
+    super(`watch stream silent for ${ms}ms`);
+    this.name = 'WatchIdleError';
+  }
+}
+
+/**
+ * A small typed REST client over the official client's KubeConfig and authentication. It speaks to any
+ * resource through a static ResourceType (no discovery round trips) and funnels every call through one
+ * place so that requests can be counted.
+ */
+export class KubeClient {
+  readonly kubeConfig: KubeConfig;
+  private readonly server: string;
+  private readonly observers: RequestObserver[] = [];
+  private readonly fieldManager: string;
+
+  constructor(kubeConfig: KubeConfig, opts: { fieldManager?: string } = {}) {
+    this.kubeConfig = kubeConfig;
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.fieldManager = opts.fieldManager ?? 'osc';
+  }
+
+  observe(observer: RequestObserver): void {
+    this.observers.push(observer);
+  }
+
+  path(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+    let p = rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
+    if (rt.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+    p += `/${rt.plural}`;
+    if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+    if (subresource) p += `/${subresource}`;
+    return p;
+  }
+
+  /** One HTTP exchange with the API server; answers parsed JSON or throws ApiError. */
+  async request<R = unknown>(
+    method: string,
+    path: string,
+    opts: {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<R> {
+    const res = await this.send(method, path, opts);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : undefined) as R;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    opts: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string; signal?: AbortSignal },
+  ) {
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    const ctx = new RequestContext(url.toString(), method as HttpMethod);
+    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    const started = performance.now();
+    const verb = method === 'GET' && url.searchParams.get('watch') === 'true' ? 'WATCH' : method;
+    let status = 0;
+    try {
+      const res = await fetch(url, {
+        method,
+        headers,
+        body,
+        dispatcher: ctx.getDispatcher() as never,
+        signal: opts.signal,
+      });
+      status = res.status;
+      if (res.status >= 400) {
+        const text = await res.text();
+        let parsed: { reason?: string; message?: string } | undefined;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        throw new ApiError(res.status, parsed?.reason ?? '', parsed?.message ?? (text || `HTTP ${res.status}`), parsed);
+      }
+      return res;
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      const resource = resourceOfPath(path);
+      for (const o of this.observers) o(verb, resource, status, seconds);
+    }
+  }
+
+  async list<T extends KubeObject>(rt: ResourceType<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let meta: ObjectList<T>['metadata'] = {};
+    do {
+      const page = await this.request<ObjectList<T>>('GET', this.path(rt, opts.namespace), {
+        query: {
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          resourceVersion: cont ? undefined : opts.resourceVersion,
+          limit: opts.limit ?? 500,
+          continue: cont,
+        },
+        signal: opts.signal,
+      });
+      for (const item of page.items ?? []) {
+        // Lists omit apiVersion/kind on items; fill them in so that items look like single GETs.
+        item.apiVersion ??= apiVersionOf(rt);
+        item.kind ??= rt.kind;
+        items.push(item);
+      }
+      meta = page.metadata ?? {};
+      cont = meta.continue || undefined;
+    } while (cont);
+    return { metadata: { resourceVersion: meta.resourceVersion }, items };
+  }
+
+  get<T extends KubeObject>(rt: ResourceType<T>, name: string, namespace?: string, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', this.path(rt, namespace, name), { signal });
+  }
+
+  /** Like get, but answers undefined when the object does not exist. */
+  async find<T extends KubeObject>(rt: ResourceType<T>, name: string, namespace?: string, signal?: AbortSignal): Promise<T | undefined> {
+    try {
+      return await this.get(rt, name, namespace, signal);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  create<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata.namespace;
+    return this.request<T>('POST', this.path(rt, ns), {
+      body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
+      query: this.writeQuery(opts),
+      signal: opts.signal,
+    });
+  }
+
+  /** PUT with the object's resourceVersion: fails with 409 Conflict if someone else wrote first. */
+  update<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions & { subresource?: string } = {}): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata.namespace;
+    return this.request<T>('PUT', this.path(rt, ns, obj.metadata.name, opts.subresource), {
+      body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
+      query: this.writeQuery(opts),
+      signal: opts.signal,
+    });
+  }
+
+  updateStatus<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.update(rt, obj, { ...opts, subresource: 'status' });
+  }
+
+  patch<T extends KubeObject>(
+    rt: ResourceType<T>,
+    name: string,
+    patch: unknown,
+    opts: WriteOptions & { type?: PatchType; subresource?: string; force?: boolean } = {},
+  ): Promise<T> {
+    const type = opts.type ?? 'merge';
+    return this.request<T>('PATCH', this.path(rt, opts.namespace, name, opts.subresource), {
+      body: patch,
+      contentType: patchContentType[type],
+      query: { ...this.writeQuery(opts), force: type === 'apply' ? (opts.force ?? true) : undefined },
+      signal: opts.signal,
+    });
+  }
+
+  /** Server-side apply of a whole object under osc's field manager. */
+  apply<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
+    const ns = opts.namespace ?? obj.metadata.namespace;
+    const body = { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj };
+    return this.patch(rt, obj.metadata.name ?? '', body, { ...opts, namespace: ns, type: 'apply' });
+  }
+
+  /** Deletes; answers false when the object was already gone. */
+  async delete(
+    rt: ResourceType,
+    name: string,
+    opts: {
+      namespace?: string;
+      propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+      gracePeriodSeconds?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<boolean> {
+    try {
+      await this.request('DELETE', this.path(rt, opts.namespace, name), {
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          propagationPolicy: opts.propagationPolicy ?? 'Background',
+          gracePeriodSeconds: opts.gracePeriodSeconds,
+        },
+        signal: opts.signal,
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Streams watch events to onEvent until the server ends the stream (resolves) or it fails (rejects:
+   * ApiError, WatchIdleError, network errors, or the abort reason).
+   */
+  async watch<T extends KubeObject>(rt: ResourceType<T>, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Promise<void> {
+    const controller = new AbortController();
+    const abortFromCaller = () => controller.abort(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', abortFromCaller, { once: true });
+    if (opts.signal?.aborted) abortFromCaller();
+    let idleTimer: NodeJS.Timeout | undefined;
+    const armIdle = () => {
+      if (!opts.idleTimeoutMs) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => controller.abort(new WatchIdleError(opts.idleTimeoutMs ?? 0)), opts.idleTimeoutMs);
+    };
+    try {
+      armIdle();
+      const res = await this.send('GET', this.path(rt, opts.namespace), {
+        query: {
+          watch: true,
+          allowWatchBookmarks: true,
+          resourceVersion: opts.resourceVersion,
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          timeoutSeconds: opts.timeoutSeconds,
+        },
+        signal: controller.signal,
+      });
+      if (!res.body) return;
+      const decoder = new TextDecoder();
+      let buffered = '';
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        armIdle();
+        buffered += decoder.decode(chunk, { stream: true });
+        let nl = buffered.indexOf('\n');
+        while (nl >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+          nl = buffered.indexOf('\n');
+        }
+      }
+    } catch (e) {
+      if (controller.signal.aborted) throw controller.signal.reason ?? e;
+      throw e;
+    } finally {
+      clearTimeout(idleTimer);
+      opts.signal?.removeEventListener('abort', abortFromCaller);
+      controller.abort();
+    }
+  }
+
+  private writeQuery(opts: WriteOptions): Record<string, string | undefined> {
+    return { fieldManager: opts.fieldManager ?? this.fieldManager, dryRun: opts.dryRun ? 'All' : undefined };
+  }
+}
+
+/** "/apis/g/v/namespaces/ns/things/x/status" -> "things" (a low-cardinality metrics label). */
+function resourceOfPath(path: string): string {
+  const parts = path.split('?')[0]?.split('/').filter(Boolean) ?? [];
+  const start = parts[0] === 'api' ? 2 : 3;
+  const rest = parts.slice(start);
+  if (rest[0] === 'namespaces' && rest.length > 2) return rest[2] ?? 'namespaces';
+  return rest[0] ?? 'unknown';
+}

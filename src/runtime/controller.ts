@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { errorMessage } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Informer } from './informer.ts';
+import type { RuntimeMetrics } from './metrics.ts';
+import { type BackoffOptions, defaultBackoff, WorkQueue } from './queue.ts';
+
+export interface ReconcileContext {
+  /** Aborts when the manager stops or loses leadership: pass it to every API call. */
+  signal: AbortSignal;
+  /** A child logger carrying the controller, key and reconcile id. */
+  log: Logger;
+}
+
+export interface ReconcileResult {
+  /** Reconcile this key again after this long, even if nothing changes. */
+  requeueAfterMs?: number;
+}
+
+export interface Watch<T extends KubeObject = KubeObject> {
+  informer: Informer<T>;
+  /** Which keys of the controller's primary resource an object's change concerns. */
+  keys(obj: T): string[];
+}
+
+export interface ControllerSpec {
+  name: string;
+  workers?: number;
+  backoff?: BackoffOptions;
+  // biome-ignore lint/suspicious/noExplicitAny: watches span many object types
+  watches: Watch<any>[];
+  reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileResult | undefined>;
+}
+
+/**
+ * Runs a reconcile function over a work queue fed by informers. The queue guarantees one reconcile per key
+ * at a time; an error re-queues the key with backoff; a result may ask for a later requeue.
+ */
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  private readonly spec: ControllerSpec;
+  private readonly log: Logger;
+  private readonly metrics: RuntimeMetrics | undefined;
+
+  constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics) {
+    this.spec = spec;
+    this.log = log;
+    this.metrics = metrics;
+    this.name = spec.name;
+    const label = { name: spec.name };
+    this.queue = new WorkQueue<string>(spec.backoff ?? defaultBackoff, {
+      depth: (n) => metrics?.queueDepth.set(label, n),
+      add: () => metrics?.queueAdds.inc(label),
+      retry: () => metrics?.queueRetries.inc(label),
+    });
+    for (const w of spec.watches) {
+      const enqueue = (obj: KubeObject) => {
+        for (const k of w.keys(obj)) this.queue.add(k);
+      };
+      w.informer.addEventHandler({
+        add: enqueue,
+        update: (oldObj, newObj) => {
+          enqueue(oldObj);
+          enqueue(newObj);
+        },
+        delete: enqueue,
+      });
+    }
+  }
+
+  get informers(): Informer<KubeObject>[] {
+    return this.spec.watches.map((w) => w.informer);
+  }
+
+  /** Runs workers until signal aborts; answers once in-flight reconciles have finished. */
+  async run(signal: AbortSignal): Promise<void> {
+    const stop = () => this.queue.shutDown();
+    signal.addEventListener('abort', stop, { once: true });
+    const workers = Array.from({ length: this.spec.workers ?? 1 }, () => this.worker(signal));
+    await Promise.all(workers);
+    signal.removeEventListener('abort', stop);
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcileOne(key, signal);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {
+    const log = this.log.child({ controller: this.name, key, reconcileID: randomUUID() });
+    const end = this.metrics?.reconcileDuration.startTimer({ controller: this.name });
+    try {
+      const result = await this.spec.reconcile(key, { signal, log });
+      this.queue.forget(key);
+      if (result?.requeueAfterMs !== undefined) {
+        this.queue.addAfter(key, result.requeueAfterMs);
+        this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
+      } else {
+        this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'success' });
+      }
+    } catch (e) {
+      if (signal.aborted) return;
+      this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
+      this.metrics?.reconcileErrors.inc({ controller: this.name });
+      log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
+      this.queue.addRateLimited(key);
+    } finally {
+      end?.();
+    }
+  }
+}

@@ -1,0 +1,275 @@
+import type { Logger } from 'pino';
+import { type KubeClient, type ResourceType, WatchIdleError } from '../kube/client.ts';
+import { ApiError, errorMessage } from '../kube/errors.ts';
+import { type KubeObject, keyOf } from '../kube/types.ts';
+
+export interface EventHandler<T> {
+  add?(obj: T): void;
+  update?(oldObj: T, newObj: T): void;
+  delete?(obj: T): void;
+}
+
+export type IndexFunc<T> = (obj: T) => string[];
+
+export interface InformerOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** A watch with no traffic at all (not even a bookmark) for this long is presumed dead. */
+  idleTimeoutMs?: number;
+  /** The server closes each watch after a random time below this, as client-go does, to rebalance. */
+  watchTimeoutSeconds?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  log?: Logger;
+}
+
+class GoneError extends Error {}
+
+/** Thrown into the loop's sleeps when the informer stops. */
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Keeps an in-memory copy of one kind of resource in sync with the API server: list, then watch from the
+ * list's resourceVersion; on 410 Gone (the version fell out of the server's window) list again; on any other
+ * failure (errors, a dropped or silent connection) reconnect with exponential backoff. Handlers see every
+ * change, including the differences found by a relist.
+ */
+export class Informer<T extends KubeObject> {
+  readonly resource: ResourceType<T>;
+  private readonly store = new Map<string, T>();
+  private readonly handlers: EventHandler<T>[] = [];
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private resourceVersion = '';
+  private running: Promise<void> | undefined;
+  private readonly opts: Required<Omit<InformerOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'log'>> & InformerOptions;
+  /** Counters that tests and metrics read. */
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, reconnects: 0, events: 0 };
+
+  private readonly client: KubeClient;
+
+  constructor(client: KubeClient, resource: ResourceType<T>, opts: InformerOptions = {}) {
+    this.client = client;
+    this.resource = resource;
+    this.opts = {
+      idleTimeoutMs: 5 * 60_000,
+      watchTimeoutSeconds: 5 * 60,
+      backoff: { initialMs: 200, maxMs: 30_000 },
+      ...opts,
+    };
+  }
+
+  addEventHandler(h: EventHandler<T>): void {
+    this.handlers.push(h);
+    // A handler added late still hears about what is already known.
+    for (const obj of this.store.values()) h.add?.(obj);
+  }
+
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    this.indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.indices.set(name, index);
+    for (const [key, obj] of this.store) for (const v of fn(obj)) addTo(index, v, key);
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  byIndex(name: string, value: string): T[] {
+    const keys = this.indices.get(name)?.get(value);
+    if (!keys) {
+      if (!this.indices.has(name)) throw new Error(`no index named ${name} on ${this.resource.plural}`);
+      return [];
+    }
+    return [...keys].map((k) => this.store.get(k) as T);
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onAbort = () => resolve(false);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.syncWaiters.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Runs until signal aborts. Idempotent: a second call answers the same promise. */
+  run(signal: AbortSignal): Promise<void> {
+    this.running ??= this.loop(signal);
+    return this.running;
+  }
+
+  private async loop(signal: AbortSignal): Promise<void> {
+    const log = this.opts.log?.child({ informer: this.resource.plural });
+    let delay = this.opts.backoff.initialMs;
+    const backoff = async () => {
+      this.stats.reconnects++;
+      await sleep(delay * (0.8 + Math.random() * 0.4), signal);
+      delay = Math.min(delay * 2, this.opts.backoff.maxMs);
+    };
+    let needList = true;
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.relist(signal);
+          needList = false;
+          delay = this.opts.backoff.initialMs;
+        }
+        await this.watchOnce(signal);
+        delay = this.opts.backoff.initialMs; // a watch that ended normally is healthy
+      } catch (e) {
+        if (signal.aborted) break;
+        if (e instanceof GoneError || (e instanceof ApiError && e.status === 410)) {
+          this.stats.relistsOnGone++;
+          log?.info({ resourceVersion: this.resourceVersion }, 'watch expired (410 Gone); listing again');
+          needList = true;
+          continue;
+        }
+        const reason = e instanceof WatchIdleError ? 'watch silent; reconnecting' : 'list/watch failed; retrying with backoff';
+        log?.warn({ err: errorMessage(e) }, reason);
+        await backoff();
+      }
+    }
+  }
+
+  private async relist(signal: AbortSignal): Promise<void> {
+    this.stats.lists++;
+    const list = await this.client.list(this.resource, {
+      namespace: this.opts.namespace,
+      labelSelector: this.opts.labelSelector,
+      fieldSelector: this.opts.fieldSelector,
+      signal,
+    });
+    const seen = new Set<string>();
+    for (const item of list.items) {
+      const obj = strip(item);
+      const key = keyOf(obj);
+      seen.add(key);
+      const old = this.store.get(key);
+      if (!old) this.apply('ADDED', obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.apply('MODIFIED', obj);
+    }
+    for (const [key, old] of [...this.store]) if (!seen.has(key)) this.apply('DELETED', old);
+    this.resourceVersion = list.metadata.resourceVersion ?? '';
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  private async watchOnce(signal: AbortSignal): Promise<void> {
+    this.stats.watches++;
+    const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+    await this.client.watch(
+      this.resource,
+      {
+        namespace: this.opts.namespace,
+        labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
+        resourceVersion: this.resourceVersion,
+        timeoutSeconds,
+        idleTimeoutMs: this.opts.idleTimeoutMs,
+        signal,
+      },
+      (ev) => {
+        if (ev.type === 'ERROR') {
+          const status = ev.object as unknown as { code?: number; message?: string; reason?: string };
+          if (status.code === 410) throw new GoneError(status.message ?? 'Gone');
+          throw new ApiError(status.code ?? 500, status.reason ?? '', status.message ?? 'watch error', status);
+        }
+        const rv = ev.object.metadata?.resourceVersion;
+        if (ev.type === 'BOOKMARK') {
+          if (rv) this.resourceVersion = rv;
+          return;
+        }
+        this.stats.events++;
+        this.apply(ev.type, strip(ev.object));
+        if (rv) this.resourceVersion = rv;
+      },
+    );
+  }
+
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
+    const key = keyOf(obj);
+    const old = this.store.get(key);
+    if (type === 'DELETED') {
+      if (!old) return;
+      this.store.delete(key);
+      this.reindex(key, old, undefined);
+      for (const h of this.handlers) safely(() => h.delete?.(obj), this.opts.log);
+      return;
+    }
+    this.store.set(key, obj);
+    this.reindex(key, old, obj);
+    if (old) for (const h of this.handlers) safely(() => h.update?.(old, obj), this.opts.log);
+    else for (const h of this.handlers) safely(() => h.add?.(obj), this.opts.log);
+  }
+
+  private reindex(key: string, old: T | undefined, cur: T | undefined): void {
+    for (const [name, fn] of this.indexers) {
+      const index = this.indices.get(name) as Map<string, Set<string>>;
+      if (old) for (const v of fn(old)) index.get(v)?.delete(key);
+      if (cur) for (const v of fn(cur)) addTo(index, v, key);
+      if (old) for (const v of fn(old)) if (index.get(v)?.size === 0) index.delete(v);
+    }
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, value: string, key: string): void {
+  let set = index.get(value);
+  if (!set) {
+    set = new Set();
+    index.set(value, set);
+  }
+  set.add(key);
+}
+
+/** managedFields are large and never read by osc: dropping them roughly halves the cache's memory. */
+function strip<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
+}
+
+function safely(fn: () => void, log?: Logger): void {
+  try {
+    fn();
+  } catch (e) {
+    log?.error({ err: errorMessage(e) }, 'informer event handler threw');
+  }
+}
+
+/** An index function for "objects carrying label L", keyed by the label's value. */
+export const labelIndex =
+  <T extends KubeObject>(label: string): IndexFunc<T> =>
+  (obj) => {
+    const v = obj.metadata.labels?.[label];
+    return v === undefined ? [] : [v];
+  };

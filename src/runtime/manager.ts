@@ -1,0 +1,220 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { KubeClient, ResourceType } from '../kube/client.ts';
+import { errorMessage } from '../kube/errors.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { Controller, type ControllerSpec } from './controller.ts';
+import { EventRecorder } from './events.ts';
+import { Informer, type InformerOptions } from './informer.ts';
+import { defaultLeaderElection, type LeaderElectionConfig, LeaderElector } from './leaderelection.ts';
+import { RuntimeMetrics } from './metrics.ts';
+
+export interface ManagerOptions {
+  client: KubeClient;
+  log: Logger;
+  metrics?: RuntimeMetrics;
+  /** Lease-based leader election; without it this instance always reconciles. */
+  leaderElection?: Partial<LeaderElectionConfig> & { namespace: string; name: string };
+  /** host:port for /metrics, /healthz and /readyz (one server); undefined = no HTTP server. */
+  metricsAddress?: string;
+  /** host:port for /healthz and /readyz if they should be served apart from metrics. */
+  healthAddress?: string;
+  /** Identity for leases and events; defaults to hostname + random suffix. */
+  identity?: string;
+  informerDefaults?: InformerOptions;
+}
+
+type Runnable = (signal: AbortSignal) => Promise<void>;
+
+/**
+ * Owns the shared informers and the controllers: starts the caches, waits for them to sync, runs the
+ * controllers while this instance leads, serves metrics and probes, and shuts everything down in order.
+ */
+export class Manager {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  readonly metrics: RuntimeMetrics;
+  readonly identity: string;
+  readonly events: EventRecorder;
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly controllers: Controller[] = [];
+  private readonly leaderRunnables: Runnable[] = [];
+  private readonly opts: ManagerOptions;
+  private elector: LeaderElector | undefined;
+  private servers: Server[] = [];
+  private ready = false;
+  private readonly checks = new Map<string, () => boolean>();
+
+  constructor(opts: ManagerOptions) {
+    this.opts = opts;
+    this.client = opts.client;
+    this.log = opts.log;
+    this.metrics = opts.metrics ?? new RuntimeMetrics();
+    this.metrics.observeClient(this.client);
+    this.identity = opts.identity ?? `${hostname()}_${Math.random().toString(36).slice(2, 10)}`;
+    this.events = new EventRecorder(this.client, 'kataconfiguration.openshift.io/osc', this.identity, this.log);
+  }
+
+  /** The shared informer for a resource (and optional selector): controllers watching the same kind share one. */
+  informer<T extends KubeObject>(rt: ResourceType<T>, opts: InformerOptions = {}): Informer<T> {
+    const key = JSON.stringify([rt.group, rt.version, rt.plural, opts.namespace, opts.labelSelector, opts.fieldSelector]);
+    let inf = this.informers.get(key);
+    if (!inf) {
+      inf = new Informer<KubeObject>(this.client, rt as ResourceType<KubeObject>, {
+        ...this.opts.informerDefaults,
+        log: this.log,
+        ...opts,
+      });
+      this.informers.set(key, inf);
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  addController(spec: ControllerSpec): Controller {
+    const c = new Controller(spec, this.log, this.metrics);
+    this.controllers.push(c);
+    return c;
+  }
+
+  /** Work that runs only on the leader, beside the controllers (e.g. a webhook registrar). */
+  addLeaderRunnable(r: Runnable): void {
+    this.leaderRunnables.push(r);
+  }
+
+  /** Extra readiness check (all must pass for /readyz). */
+  addReadyCheck(name: string, check: () => boolean): void {
+    this.checks.set(name, check);
+  }
+
+  get isLeader(): boolean {
+    return this.elector ? this.elector.isLeader : this.ready;
+  }
+
+  get isReady(): boolean {
+    return this.ready && [...this.checks.values()].every((c) => c());
+  }
+
+  /**
+   * Runs until signal aborts. Caches start at once on every replica, so that a standby that wins the
+   * lease can reconcile without waiting for a fresh list.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    await this.serve();
+    const informerRuns = [...this.informers.values()].map((i) => i.run(signal));
+    const synced = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    if (signal.aborted || !synced.every(Boolean)) {
+      await Promise.allSettled(informerRuns);
+      await this.closeServers();
+      return;
+    }
+    this.ready = true;
+    this.log.info({ informers: this.informers.size, controllers: this.controllers.map((c) => c.name) }, 'caches synced');
+
+    const lead = async (leadSignal: AbortSignal) => {
+      this.metrics.leader.set({ name: this.opts.leaderElection?.name ?? 'none' }, 1);
+      try {
+        await Promise.all([...this.controllers.map((c) => c.run(leadSignal)), ...this.leaderRunnables.map((r) => r(leadSignal))]);
+      } finally {
+        this.metrics.leader.set({ name: this.opts.leaderElection?.name ?? 'none' }, 0);
+      }
+    };
+
+    if (this.opts.leaderElection) {
+      const le = this.opts.leaderElection;
+      this.elector = new LeaderElector(
+        this.client,
+        { ...defaultLeaderElection, identity: this.identity, ...le },
+        this.log.child({ component: 'leader-election' }),
+      );
+      // A replica that loses the lease stops its controllers and stands for election again.
+      while (!signal.aborted) {
+        const outcome = await this.elector.run(signal, lead);
+        if (outcome === 'stopped') break;
+      }
+    } else {
+      await lead(signal);
+    }
+    await Promise.allSettled(informerRuns);
+    await this.closeServers();
+    this.ready = false;
+    this.log.info('manager stopped');
+  }
+
+  private async serve(): Promise<void> {
+    const addrs = new Map<string, Set<string>>();
+    if (this.opts.metricsAddress) addrs.set(this.opts.metricsAddress, new Set(['/metrics', '/healthz', '/readyz']));
+    if (this.opts.healthAddress) {
+      const routes = addrs.get(this.opts.healthAddress) ?? new Set<string>();
+      routes.add('/healthz');
+      routes.add('/readyz');
+      addrs.set(this.opts.healthAddress, routes);
+    }
+    for (const [addr, routes] of addrs) {
+      const server = createServer((req, res) => void this.handle(req, res, routes));
+      const { host, port } = parseAddress(addr);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => resolve());
+      });
+      const a = server.address();
+      this.log.info({ address: typeof a === 'object' && a ? `${a.address}:${a.port}` : addr, routes: [...routes] }, 'serving');
+      this.servers.push(server);
+    }
+  }
+
+  /** The address the first HTTP server listens on (useful with port 0). */
+  get boundAddress(): string | undefined {
+    const a = this.servers[0]?.address();
+    return typeof a === 'object' && a ? `${a.address}:${a.port}` : undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse, routes: Set<string>): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    try {
+      if (!routes.has(path)) {
+        res.writeHead(404).end('not found\n');
+      } else if (path === '/metrics') {
+        const body = await this.metrics.registry.metrics();
+        res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(body);
+      } else if (path === '/healthz') {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      } else if (path === '/readyz') {
+        const ok = this.isReady;
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
+      }
+    } catch (e) {
+      res.writeHead(500).end(`${errorMessage(e)}\n`);
+    }
+  }
+
+  private async closeServers(): Promise<void> {
+    await Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    for (const s of this.servers) s.closeAllConnections();
+    this.servers = [];
+  }
+}
+
+export function parseAddress(addr: string): { host: string; port: number } {
+  const i = addr.lastIndexOf(':');
+  const host = i > 0 ? addr.slice(0, i).replace(/^\[|\]$/g, '') : '0.0.0.0';
+  const port = Number(i >= 0 ? addr.slice(i + 1) : addr);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid address "${addr}": expected host:port`);
+  return { host: host || '0.0.0.0', port };
+}
+
+/** Aborts on SIGTERM or SIGINT, for graceful shutdown of `osc run` and the dev cluster. */
+export function signalController(log?: Logger): AbortController {
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (ac.signal.aborted) {
+      log?.warn({ signal: sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    log?.info({ signal: sig }, 'shutting down');
+    ac.abort(new Error(`received ${sig}`));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return ac;
+}

@@ -1,0 +1,150 @@
+/**
+ * A work queue with client-go's guarantees:
+ * - a key is queued at most once however many times it is added while waiting;
+ * - a key is never handed to two workers at once: added while being processed, it is queued again
+ *   only when the worker calls done();
+ * - addRateLimited() delays a failing key with per-key exponential backoff; forget() resets it;
+ * - addAfter() delays an add (requeueAfter); a key keeps only its earliest pending delayed add.
+ */
+
+export interface QueueObserver {
+  depth?(n: number): void;
+  add?(): void;
+  retry?(): void;
+}
+
+export interface BackoffOptions {
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const defaultBackoff: BackoffOptions = { baseDelayMs: 5, maxDelayMs: 5 * 60_000 };
+
+/** Per-key exponential backoff: base * 2^failures, capped. */
+export class ExponentialBackoff<K> {
+  private readonly failures = new Map<K, number>();
+  private readonly opts: BackoffOptions;
+  constructor(opts: BackoffOptions = defaultBackoff) {
+    this.opts = opts;
+  }
+
+  when(key: K): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    return Math.min(this.opts.baseDelayMs * 2 ** n, this.opts.maxDelayMs);
+  }
+
+  retries(key: K): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  forget(key: K): void {
+    this.failures.delete(key);
+  }
+}
+
+export class WorkQueue<K = string> {
+  private readonly queue: K[] = [];
+  private readonly dirty = new Set<K>();
+  private readonly processing = new Set<K>();
+  private readonly waiters: ((k: K | undefined) => void)[] = [];
+  private readonly delayed = new Map<K, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  private readonly backoff: ExponentialBackoff<K>;
+  private shuttingDown = false;
+  private readonly observer: QueueObserver;
+
+  constructor(backoff: BackoffOptions = defaultBackoff, observer: QueueObserver = {}) {
+    this.observer = observer;
+    this.backoff = new ExponentialBackoff<K>(backoff);
+  }
+
+  add(key: K): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.observer.add?.();
+    this.dirty.add(key);
+    if (this.processing.has(key)) return; // done() queues it
+    this.push(key);
+  }
+
+  addAfter(key: K, delayMs: number): void {
+    if (this.shuttingDown) return;
+    if (delayMs <= 0) {
+      this.add(key);
+      return;
+    }
+    const at = Date.now() + delayMs;
+    const pending = this.delayed.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(key);
+    }, delayMs);
+    timer.unref?.();
+    this.delayed.set(key, { at, timer });
+  }
+
+  addRateLimited(key: K): void {
+    this.observer.retry?.();
+    this.addAfter(key, this.backoff.when(key));
+  }
+
+  forget(key: K): void {
+    this.backoff.forget(key);
+  }
+
+  retries(key: K): number {
+    return this.backoff.retries(key);
+  }
+
+  /** The next key to work on, or undefined once the queue is shut down. */
+  get(): Promise<K | undefined> {
+    if (this.queue.length > 0) return Promise.resolve(this.take());
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  done(key: K): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) this.push(key);
+  }
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  isProcessing(key: K): boolean {
+    return this.processing.has(key);
+  }
+
+  shutDown(): void {
+    this.shuttingDown = true;
+    for (const { timer } of this.delayed.values()) clearTimeout(timer);
+    this.delayed.clear();
+    for (const w of this.waiters.splice(0)) w(undefined);
+  }
+
+  get isShutDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  private push(key: K): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      waiter(key);
+    } else {
+      this.queue.push(key);
+    }
+    this.observer.depth?.(this.queue.length);
+  }
+
+  private take(): K {
+    const key = this.queue.shift() as K;
+    this.dirty.delete(key);
+    this.processing.add(key);
+    this.observer.depth?.(this.queue.length);
+    return key;
+  }
+}
