@@ -25,6 +25,16 @@ fi
 
 log() { echo "[control-plane] $*" >&2; }
 mkdir -p "$cache_root/control-plane"
+# One build at a time: parallel test runs wait for the first build instead of starting their own.
+exec 9>"$cache_root/control-plane/.lock"
+if ! flock -n 9; then
+  log "another build of the control plane is running; waiting for it"
+  flock 9
+fi
+if [[ -x $dest/kube-apiserver && -x $dest/kubectl && -x $dest/etcd ]]; then
+  echo "$dest"
+  exit 0
+fi
 tmp=$(mktemp -d "$cache_root/control-plane/.build-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)

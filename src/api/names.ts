@@ -1,0 +1,39 @@
+/** Every fixed name of the product (SPEC §2). Users and documentation rely on these exact strings. */
+export const OPERATOR_NAMESPACE = 'openshift-sandboxed-containers-operator';
+
+export const KATACONFIG_GROUP = 'kataconfiguration.openshift.io';
+export const KATACONFIG_FINALIZER = 'kataconfiguration.openshift.io/finalizer';
+
+export const KATA_POOL = 'kata-oc';
+export const KATA_NODE_ROLE_LABEL = 'node-role.kubernetes.io/kata-oc';
+export const WORKER_ROLE_LABEL = 'node-role.kubernetes.io/worker';
+export const MASTER_ROLE_LABEL = 'node-role.kubernetes.io/master';
+export const CONTROL_PLANE_ROLE_LABEL = 'node-role.kubernetes.io/control-plane';
+export const POOL_LABEL_PREFIX = 'pools.operator.machineconfiguration.openshift.io/';
+export const MC_ROLE_LABEL = 'machineconfiguration.openshift.io/role';
+
+export const EXTENSION_MACHINE_CONFIG = '50-enable-sandboxed-containers-extension';
+export const SANDBOXED_CONTAINERS_EXTENSION = 'sandboxed-containers';
+export const IGNITION_VERSION = '3.2.0';
+export const CRIO_CONFIG = 'kata-crio-config';
+
+export const KATA_RUNTIME_CLASS = 'kata';
+export const KATA_REMOTE_RUNTIME_CLASS = 'kata-remote';
+export const NFD_KATA_LABEL = 'feature.node.kubernetes.io/runtime.kata';
+
+export const PEER_PODS_CM = 'peer-pods-cm';
+export const PEER_PODS_SECRET = 'peer-pods-secret';
+export const PEER_POD_CONFIG = 'peerpodconfig-openshift';
+export const CAA_DAEMONSET = 'osc-caa-ds';
+export const PODVM_IMAGE_CREATION_JOB = 'osc-podvm-image-creation';
+export const PODVM_IMAGE_DELETION_JOB = 'osc-podvm-image-deletion';
+export const PEER_POD_VM_RESOURCE = 'kata.peerpods.io/vm';
+
+/** Machine Config Operator node annotations (what the MCO says about each node). */
+export const MCO_STATE = 'machineconfiguration.openshift.io/state';
+export const MCO_CURRENT_CONFIG = 'machineconfiguration.openshift.io/currentConfig';
+export const MCO_DESIRED_CONFIG = 'machineconfiguration.openshift.io/desiredConfig';
+export const MCO_REASON = 'machineconfiguration.openshift.io/reason';
+
+export const LOG_LEVELS = ['fatal', 'panic', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
