@@ -60,11 +60,11 @@ if (files.length === 0) {
   process.exit(1);
 }
 // Two files at a time: each integration file runs its own etcd + kube-apiserver, and the machine has 2 cores.
-const child = spawn(
-  process.execPath,
-  ['--test', '--test-concurrency=2', '--test-timeout=600000', ...extra, ...files],
-  { cwd: root, env, stdio: 'inherit' },
-);
+const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=600000', ...extra, ...files], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 // Ctrl-C reaches the whole process group; we only wait for the runner to finish cleaning up.
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
 child.on('exit', (code, signal) => {

@@ -1,3 +1,5 @@
+// @peculiar/x509 resolves its ASN.1 types through tsyringe, which needs this polyfill loaded first.
+import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 

@@ -63,12 +63,17 @@ export async function freePort(): Promise<number> {
  * and removes `cleanupDir`. This is what guarantees that no etcd or kube-apiserver outlives us.
  */
 function spawnSupervised(command: string, args: string[], cleanupDir: string, logFile: string): ChildProcess {
+  // The shell ignores TERM/INT/HUP only after forking the child (which keeps default handlers): a signal
+  // sent to the whole process group (Ctrl-C, `timeout`, a test runner) must not kill the watchdog while
+  // the child hangs in a graceful shutdown. Whatever happens, the child gets KILL 10s after the pipe closes.
   const script = [
     'exec 3<&0',
     '"$@" </dev/null >>"$OSC_LOG" 2>&1 & pid=$!',
+    "trap '' TERM INT HUP",
     '( cat <&3 >/dev/null; kill -TERM $pid 2>/dev/null; sleep 10; kill -KILL $pid 2>/dev/null ) & watcher=$!',
+    'exec 3<&-',
     'wait $pid; code=$?',
-    'kill $watcher 2>/dev/null',
+    'kill -KILL $watcher 2>/dev/null',
     'rm -rf "$OSC_CLEANUP"',
     'exit $code',
   ].join('\n');
@@ -138,6 +143,8 @@ export class ControlPlane {
     const started = performance.now();
     const binaries = await controlPlaneBinaries(log);
     const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'osc-control-plane-')));
+    // A temporary data directory goes with etcd, even if we are killed; a given one keeps its files.
+    const etcdCleanup = opts.dataDir ? join(dataDir, 'etcd') : dataDir;
     await mkdir(join(dataDir, 'pki'), { recursive: true });
     const pki = (f: string) => join(dataDir, 'pki', f);
 
@@ -175,7 +182,7 @@ export class ControlPlane {
         '--quota-backend-bytes=2147483648',
         '--log-level=warn',
       ],
-      etcdDir,
+      etcdCleanup,
       join(dataDir, 'etcd.log'),
     );
 
@@ -264,15 +271,18 @@ export class ControlPlane {
 
   /** Stops kube-apiserver (etcd keeps the data) and starts it again on the same port. */
   async restartApiServer(downtimeMs = 0): Promise<void> {
-    await stopProcess(this.procs.apiserver);
+    await stopProcess(this.procs.apiserver, true);
     if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
     this.procs.apiserver = this.restartApiserver();
     await this.waitReady(120_000);
   }
 
-  /** Stops kube-apiserver only (to test clients against an outage); startApiServer brings it back. */
+  /**
+   * Crashes kube-apiserver (SIGKILL, no graceful shutdown: the harshest outage for clients); etcd keeps
+   * the data and startApiServer brings it back.
+   */
   async stopApiServer(): Promise<void> {
-    await stopProcess(this.procs.apiserver);
+    await stopProcess(this.procs.apiserver, true);
   }
 
   async startApiServer(): Promise<void> {
@@ -305,9 +315,11 @@ export class ControlPlane {
   }
 }
 
-async function stopProcess(p: ChildProcess): Promise<void> {
+async function stopProcess(p: ChildProcess, crash = false): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
+  // The children of the watchdog shell are the supervised process and the watcher subshell.
+  if (crash && p.pid) await new Promise<void>((resolve) => execFile('pkill', ['-KILL', '-P', String(p.pid)], () => resolve()));
   p.stdin?.end(); // the watchdog terminates the child and exits once it is gone
   await exited;
 }

@@ -1,5 +1,5 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { fetch } from 'undici';
+import { Agent, fetch } from 'undici';
 import { ApiError } from './errors.ts';
 import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
 
@@ -72,6 +72,11 @@ export class KubeClient {
   private readonly server: string;
   private readonly observers: RequestObserver[] = [];
   private readonly fieldManager: string;
+  /**
+   * One connection pool for the client's life: keep-alive connections are reused across requests (a new
+   * TLS handshake per request would dominate the cost of small requests).
+   */
+  private dispatcher: Promise<Agent> | undefined;
 
   constructor(kubeConfig: KubeConfig, opts: { fieldManager?: string } = {}) {
     this.kubeConfig = kubeConfig;
@@ -83,6 +88,25 @@ export class KubeClient {
 
   observe(observer: RequestObserver): void {
     this.observers.push(observer);
+  }
+
+  private async makeDispatcher(): Promise<Agent> {
+    // TLS material (CA, client certificate) from the kubeconfig; credentials that rotate (tokens, exec
+    // plugins) are applied per request as headers.
+    const tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean } = {};
+    await this.kubeConfig.applyToHTTPSOptions(tls as never);
+    return new Agent({
+      connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized },
+      keepAliveTimeout: 30_000,
+      connections: 64,
+    });
+  }
+
+  /** Closes pooled connections (open watches end). */
+  async close(): Promise<void> {
+    const d = this.dispatcher;
+    this.dispatcher = undefined;
+    if (d) await (await d).destroy();
   }
 
   path(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
@@ -107,7 +131,9 @@ export class KubeClient {
   ): Promise<R> {
     const res = await this.send(method, path, opts);
     const text = await res.text();
-    return (text ? JSON.parse(text) : undefined) as R;
+    // Health endpoints answer text/plain; everything else JSON.
+    if (!text) return undefined as R;
+    return (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as R;
   }
 
   private async send(
@@ -119,6 +145,8 @@ export class KubeClient {
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), method as HttpMethod);
     await this.kubeConfig.applySecurityAuthentication(ctx);
+    this.dispatcher ??= this.makeDispatcher();
+    const dispatcher = await this.dispatcher;
     const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
@@ -133,7 +161,7 @@ export class KubeClient {
         method,
         headers,
         body,
-        dispatcher: ctx.getDispatcher() as never,
+        dispatcher,
         signal: opts.signal,
       });
       status = res.status;

@@ -10,11 +10,11 @@ export type WithStatus<S> = KubeObject & { status?: S };
  * updated object, or undefined when the write was skipped. A stale cache makes the write fail with
  * 409 Conflict, which the controller retries against the fresher cache.
  */
-export async function writeStatusIfChanged<S, T extends WithStatus<S>>(
+export async function writeStatusIfChanged<T extends WithStatus<unknown>>(
   client: KubeClient,
   rt: ResourceType<T>,
   cached: T,
-  status: S,
+  status: NonNullable<T['status']>,
   metrics?: RuntimeMetrics,
 ): Promise<T | undefined> {
   if (isDeepStrictEqual(normalize(cached.status), normalize(status))) {

@@ -1,0 +1,272 @@
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { kataConfigCRD } from '../../src/api/crds.ts';
+import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import type { ControlPlane } from '../../src/devcluster/controlplane.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { type ConfigMap, ConfigMaps, Events, Leases, Namespaces, Secrets } from '../../src/kube/resources.ts';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../src/runtime/finalizers.ts';
+import { Informer, labelIndex } from '../../src/runtime/informer.ts';
+import { Manager } from '../../src/runtime/manager.ts';
+import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
+import { writeStatusIfChanged } from '../../src/runtime/status.ts';
+import { testLogger, useControlPlane } from '../support/controlplane.ts';
+import { waitFor } from '../support/wait.ts';
+
+describe('controller runtime against a real kube-apiserver', () => {
+  // ConfigMap watches bypass the watch cache and etcd compacts every 2s, so that an informer holding an
+  // old resourceVersion really gets 410 Gone from the server.
+  const plane = useControlPlane({ apiserverArgs: ['--watch-cache-sizes=configmaps#0', '--etcd-compaction-interval=2s'] });
+  let cp: ControlPlane;
+  let client: KubeClient;
+
+  const ns = async (name: string) => {
+    await client.create(Namespaces, { metadata: { name } });
+    return name;
+  };
+  const cm = (name: string, namespace: string, labels: Record<string, string> = {}, data: Record<string, string> = {}): ConfigMap => ({
+    metadata: { name, namespace, labels },
+    data,
+  });
+  const namesRVs = (items: ConfigMap[]) => Object.fromEntries(items.map((o) => [o.metadata.name, o.metadata.resourceVersion]).sort());
+
+  before(async () => {
+    cp = plane.cp;
+    client = cp.client;
+    await cp.installCRDs([kataConfigCRD()]);
+  });
+
+  describe('informer', () => {
+    test('lists, then follows adds, updates and deletes through the watch; indexes by label', async () => {
+      const namespace = await ns('informer-basic');
+      await client.create(ConfigMaps, cm('pre-existing', namespace, { tier: 'a' }));
+      const inf = new Informer(client, ConfigMaps, { namespace, log: testLogger() });
+      inf.addIndex('tier', labelIndex('tier'));
+      const seen: string[] = [];
+      inf.addEventHandler({
+        add: (o) => seen.push(`add:${o.metadata.name}`),
+        update: (_o, n) => seen.push(`update:${n.metadata.name}`),
+        delete: (o) => seen.push(`delete:${o.metadata.name}`),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        assert.equal(await inf.waitForSync(), true);
+        assert.deepEqual(seen, ['add:pre-existing'], 'the initial list is delivered as adds');
+        assert.equal(inf.get(`${namespace}/pre-existing`)?.metadata.managedFields, undefined, 'managedFields are stripped');
+
+        await client.create(ConfigMaps, cm('b', namespace, { tier: 'b' }));
+        await client.patch(ConfigMaps, 'pre-existing', { metadata: { labels: { tier: 'b' } } }, { namespace });
+        await client.delete(ConfigMaps, 'b', { namespace });
+        await waitFor(() => seen.includes('delete:b'), { message: 'the delete of b' });
+        assert.deepEqual(seen, ['add:pre-existing', 'add:b', 'update:pre-existing', 'delete:b']);
+        assert.deepEqual(
+          inf.byIndex('tier', 'b').map((o) => o.metadata.name),
+          ['pre-existing'],
+          'the index follows label changes',
+        );
+        assert.deepEqual(inf.byIndex('tier', 'a'), []);
+        assert.ok(inf.stats.lists === 1 && inf.stats.relistsOnGone === 0);
+      } finally {
+        ac.abort();
+        await run;
+      }
+    });
+
+    test('relists when its resourceVersion was compacted away (410 Gone) and misses nothing', async () => {
+      const namespace = await ns('informer-gone');
+      const inf = new Informer(client, ConfigMaps, { namespace, watchTimeoutSeconds: 2, log: testLogger() });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        await client.create(ConfigMaps, cm('first', namespace));
+        await waitFor(() => inf.get(`${namespace}/first`), { message: 'first object seen' });
+        // Advance etcd's revision with other objects until compaction passes the informer's version.
+        const other = await ns('informer-gone-other');
+        let i = 0;
+        await waitFor(
+          async () => {
+            await client.create(Secrets, { metadata: { name: `s${i++}`, namespace: other } });
+            return inf.stats.relistsOnGone > 0;
+          },
+          { intervalMs: 500, timeoutMs: 120_000, message: 'a 410 Gone and a relist' },
+        );
+        await client.create(ConfigMaps, cm('second', namespace));
+        await waitFor(() => inf.get(`${namespace}/second`), { message: 'second object seen after the relist' });
+        const truth = await client.list(ConfigMaps, { namespace });
+        assert.deepEqual(namesRVs(inf.list()), namesRVs(truth.items));
+      } finally {
+        ac.abort();
+        await run;
+      }
+    });
+
+    test('survives a kube-apiserver restart and converges to the true state', async () => {
+      const namespace = await ns('informer-restart');
+      for (const n of ['keep', 'change', 'remove']) await client.create(ConfigMaps, cm(n, namespace, {}, { v: '1' }));
+      const inf = new Informer(client, ConfigMaps, {
+        namespace,
+        backoff: { initialMs: 1000, maxMs: 2000 },
+        log: testLogger(),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        const reconnectsBefore = inf.stats.reconnects;
+        await cp.stopApiServer();
+        await waitFor(() => inf.stats.reconnects > reconnectsBefore, { message: 'the informer noticing the outage' });
+        await cp.startApiServer();
+        // Changes made while the informer may still be backing off, before it reconnects.
+        await client.patch(ConfigMaps, 'change', { data: { v: '2' } }, { namespace });
+        await client.delete(ConfigMaps, 'remove', { namespace });
+        await client.create(ConfigMaps, cm('added', namespace));
+        await waitFor(
+          async () => {
+            const truth = await client.list(ConfigMaps, { namespace });
+            return JSON.stringify(namesRVs(inf.list())) === JSON.stringify(namesRVs(truth.items));
+          },
+          { message: 'the cache equal to a fresh list' },
+        );
+        assert.equal(inf.get(`${namespace}/change`)?.data?.v, '2');
+        assert.equal(inf.get(`${namespace}/remove`), undefined);
+      } finally {
+        ac.abort();
+        await run;
+      }
+    });
+  });
+
+  describe('status and finalizer helpers', () => {
+    test('writeStatusIfChanged writes a change once and skips an identical status', async () => {
+      const metrics = new RuntimeMetrics(undefined, { processMetrics: false });
+      const kc = await client.create(KataConfigs, { metadata: { name: 'status-test' }, spec: {} } as KataConfig);
+      const status = { kataNodes: { nodeCount: 2, readyNodeCount: 0, waitingToInstall: ['worker-0', 'worker-1'] } };
+      const written = await writeStatusIfChanged(client, KataConfigs, kc, status, metrics);
+      assert.ok(written, 'a changed status is written');
+      assert.notEqual(written.metadata.resourceVersion, kc.metadata.resourceVersion);
+      const skipped = await writeStatusIfChanged(client, KataConfigs, written, { ...status }, metrics);
+      assert.equal(skipped, undefined, 'an identical status is not written');
+      const fresh = await client.get(KataConfigs, 'status-test');
+      assert.equal(fresh.metadata.resourceVersion, written.metadata.resourceVersion, 'no write reached the server');
+      assert.deepEqual(fresh.status, status);
+      const counts = Object.fromEntries((await metrics.statusWrites.get()).values.map((v) => [v.labels.result, v.value]));
+      assert.deepEqual(counts, { written: 1, skipped: 1 });
+      await client.delete(KataConfigs, 'status-test');
+    });
+
+    test('a finalizer holds deletion until it is removed', async () => {
+      const namespace = await ns('finalizers');
+      let obj = await client.create(ConfigMaps, cm('held', namespace));
+      obj = await addFinalizer(client, ConfigMaps, obj, 'example.com/hold');
+      assert.ok(hasFinalizer(obj, 'example.com/hold'));
+      assert.deepEqual(await addFinalizer(client, ConfigMaps, obj, 'example.com/hold'), obj, 'adding twice is a no-op');
+      await client.delete(ConfigMaps, 'held', { namespace });
+      const deleting = await client.get(ConfigMaps, 'held', namespace);
+      assert.ok(deleting.metadata.deletionTimestamp, 'deletion is pending');
+      await removeFinalizer(client, ConfigMaps, deleting, 'example.com/hold');
+      assert.equal(await client.find(ConfigMaps, 'held', namespace), undefined, 'gone once the finalizer is removed');
+    });
+
+    test('a finalizer patch on a stale object fails with a conflict instead of overwriting', async () => {
+      const namespace = await ns('finalizer-conflict');
+      const stale = await client.create(ConfigMaps, cm('c', namespace));
+      await client.patch(ConfigMaps, 'c', { metadata: { finalizers: ['other.io/keep'] } }, { namespace });
+      await assert.rejects(addFinalizer(client, ConfigMaps, stale, 'example.com/mine'), (e: { status?: number }) => e.status === 409);
+      const now = await client.get(ConfigMaps, 'c', namespace);
+      assert.deepEqual(now.metadata.finalizers, ['other.io/keep']);
+      await client.patch(ConfigMaps, 'c', { metadata: { finalizers: null } }, { namespace });
+    });
+  });
+
+  describe('manager', () => {
+    test('leader election: exactly one of two managers reconciles; the other takes over when it stops', async () => {
+      const namespace = await ns('leader');
+      const reconciledBy: Record<string, string[]> = { one: [], two: [] };
+      const makeManager = (id: 'one' | 'two') => {
+        const m = new Manager({
+          client,
+          log: testLogger(),
+          metrics: new RuntimeMetrics(),
+          identity: id,
+          metricsAddress: '127.0.0.1:0',
+          leaderElection: { namespace, name: 'osc-test-leader', leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 300 },
+        });
+        const inf = m.informer(ConfigMaps, { namespace });
+        m.addController({
+          name: 'record',
+          watches: [{ informer: inf, keys: (o) => [o.metadata.name ?? ''] }],
+          reconcile: async (key) => {
+            reconciledBy[id]?.push(key);
+            return undefined;
+          },
+        });
+        return m;
+      };
+      const one = makeManager('one');
+      const two = makeManager('two');
+      const acOne = new AbortController();
+      const acTwo = new AbortController();
+      const runs: Promise<void>[] = [];
+      try {
+        runs.push(one.start(acOne.signal));
+        await waitFor(() => one.isLeader, { message: 'manager one leading' });
+        runs.push(two.start(acTwo.signal));
+        await waitFor(() => two.isReady, { message: 'manager two synced' });
+
+        await client.create(ConfigMaps, cm('a', namespace));
+        await waitFor(() => reconciledBy.one?.includes('a'), { message: 'leader reconciling a' });
+        assert.equal(two.isLeader, false);
+        assert.deepEqual(reconciledBy.two, [], 'the standby reconciles nothing');
+
+        // /metrics, /readyz and /healthz
+        const text = await (await fetch(`http://${one.boundAddress}/metrics`)).text();
+        assert.match(text, /leader_election_master_status\{name="osc-test-leader"\} 1/);
+        assert.match(text, /controller_runtime_reconcile_total\{controller="record",result="success"\} \d+/);
+        assert.match(text, /rest_client_requests_total\{verb="GET",resource="configmaps",code="200"\}/);
+        assert.match(text, /workqueue_adds_total\{name="record"\}/);
+        assert.match(text, /process_cpu_user_seconds_total/);
+        assert.equal((await fetch(`http://${two.boundAddress}/readyz`)).status, 200);
+        assert.equal((await fetch(`http://${two.boundAddress}/healthz`)).status, 200);
+
+        acOne.abort();
+        await runs[0];
+        const lease = await client.get(Leases, 'osc-test-leader', namespace);
+        assert.equal(lease.spec?.holderIdentity ?? null, null, 'a stopped leader releases its lease');
+        await waitFor(() => two.isLeader, { message: 'manager two taking over' });
+        await client.create(ConfigMaps, cm('b', namespace));
+        await waitFor(() => reconciledBy.two?.includes('b'), { message: 'new leader reconciling b' });
+        assert.equal(reconciledBy.one?.includes('b'), false);
+
+        // A leader that cannot renew stops reconciling.
+        await cp.stopApiServer();
+        try {
+          await waitFor(() => !two.isLeader, { message: 'leader giving up after the renew deadline' });
+        } finally {
+          await cp.startApiServer();
+        }
+        await waitFor(() => two.isLeader, { message: 'leading again once the API server is back' });
+      } finally {
+        acOne.abort();
+        acTwo.abort();
+        await Promise.all(runs);
+      }
+    });
+
+    test('records events about an object (events.k8s.io/v1), folding repeats into a series', async () => {
+      const m = new Manager({ client, log: testLogger(), metrics: new RuntimeMetrics(undefined, { processMetrics: false }) });
+      const kc = await client.create(KataConfigs, { metadata: { name: 'events-test' }, spec: {} } as KataConfig);
+      await m.events.record(kc, 'Normal', 'Installing', 'Install', 'Performing initial installation of kata on cluster');
+      await m.events.record(kc, 'Normal', 'Installing', 'Install', 'Performing initial installation of kata on cluster');
+      const events = (await client.list(Events, { namespace: 'default' })).items.filter((e) => e.regarding?.name === 'events-test');
+      assert.equal(events.length, 1);
+      assert.equal(events[0]?.reason, 'Installing');
+      assert.equal(events[0]?.regarding?.kind, 'KataConfig');
+      assert.equal(events[0]?.series?.count, 2);
+      const described = await cp.kubectl(['describe', 'kataconfig', 'events-test']);
+      assert.match(described.stdout, /Installing\s+.*Performing initial installation of kata on cluster/);
+      await client.delete(KataConfigs, 'events-test');
+    });
+  });
+});
