@@ -1,0 +1,376 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { MC_ROLE_LABEL, NFD_KATA_LABEL, OPERATOR_NAMESPACE, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../api/names.ts';
+import {
+  ContainerRuntimeConfigs,
+  type Infrastructure,
+  Infrastructures,
+  type MachineConfig,
+  type MachineConfigPool,
+  MachineConfigPools,
+  MachineConfigs,
+} from '../api/openshift.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
+import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { Informer } from '../runtime/informer.ts';
+import { silentLogger } from '../runtime/log.ts';
+import { ControlPlane } from './controlplane.ts';
+import {
+  CONTROLLER_VERSION,
+  FAIL_NEXT_UPDATE_ANNOTATION,
+  GENERATED_BY_CONTROLLER_ANNOTATION,
+  IGNITION_SPEC_VERSION,
+  MachineConfigOperator,
+} from './mco.ts';
+import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+import { mapLimit, type NodeInit, registerNode } from './nodes.ts';
+import { openshiftCRDs } from './openshift-crds.ts';
+
+export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
+
+export interface DevClusterOptions {
+  /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
+  workers?: number;
+  /** Control plane nodes `master-0`, ...; default 1 (3 on compact clusters). */
+  masters?: number;
+  /** Masters only, and they run workloads (they carry the worker role too); the worker pool has no machines. */
+  compact?: boolean;
+  /** How long a node is cordoned and NotReady while it reboots into a new machine config; default 2000ms. */
+  rebootMs?: number;
+  /** Which nodes Node Feature Discovery finds able to run VMs (and labels for kata); default 'all'. */
+  virtualizationCapable?: 'all' | 'none' | string[];
+  log?: Logger;
+  /** Where the control plane keeps its data; a temporary directory otherwise. */
+  dataDir?: string;
+  /** More CRDs to serve (e.g. osc's own KataConfig). */
+  extraCRDs?: CustomResourceDefinition[];
+  /** Extra kube-apiserver flags. */
+  apiserverArgs?: string[];
+  /** The Infrastructure's platform type; default 'None' (bare metal without a platform integration). */
+  platform?: 'None' | 'BareMetal' | 'AWS';
+  /** The region reported for platform AWS; default us-east-2. */
+  awsRegion?: string;
+}
+
+/** The namespaces an OpenShift cluster has that osc uses. */
+export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd'];
+
+/**
+ * A simulated OpenShift cluster (SPEC §8): a real etcd and kube-apiserver, the OpenShift API types as
+ * CRDs, Node objects for masters and workers, the `master` and `worker` MachineConfigPools with their base
+ * MachineConfigs, the `cluster` Infrastructure, and simulators for the Machine Config Operator and Node
+ * Feature Discovery. `start` answers once both pools are rendered and Updated.
+ *
+ * Failure injection: annotate a node with `osc.dev/fail-next-update: "<reason>"` (FAIL_NEXT_UPDATE_ANNOTATION)
+ * and its next machine config update goes Degraded with that reason until the annotation is removed.
+ */
+export class DevCluster {
+  readonly controlPlane: ControlPlane;
+  readonly client: KubeClient;
+  readonly kubeconfigPath: string;
+  readonly mco: MachineConfigOperator;
+  readonly nfd: NodeFeatureDiscovery;
+  /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
+  readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
+  readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
+  private readonly log: Logger;
+  private readonly abort = new AbortController();
+  private stopped = false;
+
+  private constructor(controlPlane: ControlPlane, opts: DevClusterOptions) {
+    this.controlPlane = controlPlane;
+    this.client = controlPlane.client;
+    this.kubeconfigPath = controlPlane.kubeconfigPath;
+    this.log = (opts.log ?? silentLogger()).child({ component: 'devcluster' });
+    const compact = opts.compact ?? false;
+    const workers = opts.workers ?? (compact ? 0 : 2);
+    if (compact && workers > 0) throw new Error('a compact cluster has no worker nodes: leave workers unset or 0');
+    this.options = { ...opts, compact, workers, masters: opts.masters ?? (compact ? 3 : 1) };
+    const log = opts.log ?? silentLogger();
+    this.informers = {
+      nodes: new Informer(this.client, Nodes, { log }),
+      pools: new Informer(this.client, MachineConfigPools, { log }),
+      machineConfigs: new Informer(this.client, MachineConfigs, { log }),
+    };
+    this.mco = new MachineConfigOperator({
+      client: this.client,
+      log,
+      rebootMs: opts.rebootMs ?? 2000,
+      informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
+    });
+    this.nfd = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes });
+  }
+
+  static async start(opts: DevClusterOptions = {}): Promise<DevCluster> {
+    const started = performance.now();
+    const controlPlane = await ControlPlane.start({ log: opts.log, dataDir: opts.dataDir, apiserverArgs: opts.apiserverArgs });
+    let dc: DevCluster | undefined;
+    try {
+      await controlPlane.installCRDs([...openshiftCRDs(), ...(opts.extraCRDs ?? [])]);
+      dc = new DevCluster(controlPlane, opts);
+      await dc.seed();
+      dc.log.info(
+        {
+          workers: dc.options.workers,
+          masters: dc.options.masters,
+          compact: dc.options.compact,
+          startupMs: Math.round(performance.now() - started),
+        },
+        'dev cluster ready',
+      );
+      return dc;
+    } catch (e) {
+      if (dc) await dc.stop();
+      else await controlPlane.stop();
+      throw e;
+    }
+  }
+
+  private get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  private async seed(): Promise<void> {
+    const { compact, workers, masters } = this.options;
+    for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
+    await this.createInfrastructure();
+    for (const role of ['master', 'worker'] as const) {
+      for (const mc of baseMachineConfigs(role)) await this.createIfAbsent(this.client.create(MachineConfigs, mc));
+    }
+    for (const pool of basePools()) await this.createIfAbsent(this.client.create(MachineConfigPools, pool));
+
+    await this.mco.start(this.signal);
+    await this.nfd.start(this.signal);
+    const rendered = await this.poll(
+      () => {
+        const m = this.informers.pools.get('master')?.spec?.configuration?.name;
+        const w = this.informers.pools.get('worker')?.spec?.configuration?.name;
+        return m && w ? { master: m, worker: w } : undefined;
+      },
+      60_000,
+      'the master and worker pools to be rendered',
+    );
+
+    // Nodes boot with their pool's rendered config, as the Machine Config Server serves it, and NFD has
+    // already labelled them (nodes added later are labelled by the NFD simulator after they join).
+    const inits: NodeInit[] = [
+      ...Array.from({ length: masters }, (_, i) => ({
+        name: `master-${i}`,
+        role: 'master' as const,
+        index: i,
+        schedulableMaster: compact,
+        bootConfig: rendered.master,
+      })),
+      ...Array.from({ length: workers }, (_, i) => ({
+        name: `worker-${i}`,
+        role: 'worker' as const,
+        index: i,
+        bootConfig: rendered.worker,
+      })),
+    ].map((n) => ({ ...n, virtualizationCapable: this.isCapable(n.name), nfdLabelled: true }));
+    await mapLimit(inits, 16, (n) => registerNode(this.client, n));
+    await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), 60_000, 'the nodes to be registered');
+    await this.waitForPoolsUpdated();
+    await this.poll(
+      () => inits.every((n) => !n.virtualizationCapable || this.informers.nodes.get(n.name)?.metadata.labels?.[NFD_KATA_LABEL] === 'true'),
+      60_000,
+      'Node Feature Discovery to label the virtualization-capable nodes',
+    );
+  }
+
+  private isCapable(name: string): boolean {
+    const v = this.options.virtualizationCapable ?? 'all';
+    return v === 'all' ? true : v === 'none' ? false : v.includes(name);
+  }
+
+  private async createInfrastructure(): Promise<void> {
+    const platform = this.options.platform ?? 'None';
+    const { masters, workers, compact } = this.options;
+    const schedulable = compact ? masters : workers;
+    await this.createIfAbsent(
+      this.client.create(Infrastructures, {
+        metadata: { name: 'cluster' },
+        spec: { cloudConfig: { name: '' }, platformSpec: { type: platform } } as Infrastructure['spec'],
+      }),
+    );
+    const status: Infrastructure['status'] & Record<string, unknown> = {
+      apiServerURL: this.controlPlane.apiserverUrl,
+      apiServerInternalURI: this.controlPlane.apiserverUrl,
+      controlPlaneTopology: masters >= 3 ? 'HighlyAvailable' : 'SingleReplica',
+      infrastructureTopology: schedulable >= 2 ? 'HighlyAvailable' : 'SingleReplica',
+      cpuPartitioning: 'None',
+      etcdDiscoveryDomain: '',
+      infrastructureName: `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`,
+      platform,
+      platformStatus: { type: platform, ...(platform === 'AWS' ? { aws: { region: this.options.awsRegion ?? 'us-east-2' } } : {}) },
+    };
+    await this.client.patch(Infrastructures, 'cluster', { status }, { subresource: 'status' });
+  }
+
+  private async createIfAbsent(p: Promise<unknown>): Promise<void> {
+    try {
+      await p;
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+
+  /** Polls a cheap predicate (an informer read) until it holds; for the few waits the dev cluster itself has. */
+  private async poll<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = fn();
+      if (v) return v;
+      if (this.signal.aborted) throw new Error(`dev cluster stopped while waiting for ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /**
+   * Answers once every pool has rendered its configuration and rolled it out: Updated, status caught up
+   * with spec, and its machine count equal to the nodes that belong to it.
+   */
+  async waitForPoolsUpdated(timeoutMs = 120_000): Promise<void> {
+    await this.poll(
+      () => {
+        const pools = this.informers.pools.list();
+        return (
+          pools.length > 0 &&
+          pools.every((p) => {
+            const s = p.status;
+            return (
+              !!p.spec.configuration?.name &&
+              !!s &&
+              s.observedGeneration === p.metadata.generation &&
+              s.configuration?.name === p.spec.configuration.name &&
+              s.machineCount === this.mco.nodesOf(p.metadata.name ?? '').length &&
+              s.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')
+            );
+          })
+        );
+      },
+      timeoutMs,
+      'all machine config pools to be Updated',
+    );
+  }
+
+  /** Adds a worker (`worker-<next>` unless named) that boots with the worker pool's configuration. */
+  async addWorker(name?: string, opts: { virtualizationCapable?: boolean } = {}): Promise<Node> {
+    let nodeName = name;
+    if (!nodeName) {
+      const nodes = await this.client.list(Nodes);
+      const used = nodes.items.map((n) => /^worker-(\d+)$/.exec(n.metadata.name ?? '')?.[1]).filter((x): x is string => x !== undefined);
+      nodeName = `worker-${used.length ? Math.max(...used.map(Number)) + 1 : 0}`;
+    }
+    const pool = await this.client.find(MachineConfigPools, 'worker');
+    const capable = opts.virtualizationCapable ?? this.isCapable(nodeName);
+    const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);
+    const node = await registerNode(this.client, {
+      name: nodeName,
+      role: 'worker',
+      index,
+      virtualizationCapable: capable,
+      bootConfig: pool?.spec.configuration?.name,
+    });
+    this.log.info({ node: nodeName }, 'worker added');
+    return node;
+  }
+
+  /** Deletes a node, as when a machine is removed from the cluster. */
+  async removeNode(name: string): Promise<void> {
+    await this.client.delete(Nodes, name);
+    this.log.info({ node: name }, 'node removed');
+  }
+
+  /** Stops the simulators, then etcd and kube-apiserver (their data goes with them unless dataDir was given). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abort.abort();
+    await this.controlPlane.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// What the installer and the MCO put on every cluster.
+
+const dataUrl = (s: string) => `data:text/plain;charset=utf-8;base64,${Buffer.from(s).toString('base64')}`;
+const file = (path: string, contents: string, mode = 0o644) => ({ path, mode, overwrite: true, contents: { source: dataUrl(contents) } });
+
+/** The base MachineConfigs of a role, named as on a real cluster, so that pools have something to render. */
+export function baseMachineConfigs(role: 'master' | 'worker'): MachineConfig[] {
+  const generated = { [GENERATED_BY_CONTROLLER_ANNOTATION]: CONTROLLER_VERSION };
+  const labels = { [MC_ROLE_LABEL]: role };
+  const ignition = { version: IGNITION_SPEC_VERSION };
+  const mc = (name: string, config: Record<string, unknown>, annotations: Record<string, string> = generated): MachineConfig => ({
+    metadata: { name, labels, annotations },
+    spec: { config: { ignition, ...config }, extensions: [], fips: false, kernelArguments: [], kernelType: '', osImageURL: '' },
+  });
+  return [
+    mc(`00-${role}`, {
+      storage: {
+        files: [
+          file('/etc/kubernetes/kubelet-ca.crt', '# the kubelet client CA bundle\n'),
+          file('/etc/NetworkManager/conf.d/99-osc-dev.conf', `[main]\n# ${role} node network configuration\n`),
+          file('/etc/sysctl.d/forward.conf', 'net.ipv4.ip_forward = 1\n'),
+        ],
+      },
+      systemd: { units: [{ name: 'machine-config-daemon-firstboot.service', enabled: true }] },
+    }),
+    mc(`01-${role}-container-runtime`, {
+      storage: {
+        files: [
+          file('/etc/crio/crio.conf.d/00-default', '[crio]\n  [crio.runtime]\n    log_level = "info"\n    default_runtime = "crun"\n'),
+        ],
+      },
+    }),
+    mc(`01-${role}-kubelet`, {
+      storage: {
+        files: [file('/etc/kubernetes/kubelet.conf', `kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\n# ${role}\n`)],
+      },
+      systemd: { units: [{ name: 'kubelet.service', enabled: true }] },
+    }),
+    mc(`99-${role}-generated-registries`, {
+      storage: {
+        files: [file('/etc/containers/registries.conf', 'unqualified-search-registries = ["registry.access.redhat.com", "docker.io"]\n')],
+      },
+    }),
+    mc(
+      `99-${role}-ssh`,
+      { passwd: { users: [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOscDevClusterKey osc-dev'] }] } },
+      {},
+    ),
+  ];
+}
+
+/** The built-in `master` and `worker` pools. */
+export function basePools(): MachineConfigPool[] {
+  const builtIn = 'machineconfiguration.openshift.io/mco-built-in';
+  return [
+    {
+      metadata: {
+        name: 'master',
+        labels: {
+          [builtIn]: '',
+          'operator.machineconfiguration.openshift.io/required-for-upgrade': '',
+          [`${POOL_LABEL_PREFIX}master`]: '',
+        },
+      },
+      spec: {
+        machineConfigSelector: { matchLabels: { [MC_ROLE_LABEL]: 'master' } },
+        nodeSelector: { matchLabels: { 'node-role.kubernetes.io/master': '' } },
+        paused: false,
+      },
+    },
+    {
+      metadata: { name: 'worker', labels: { [builtIn]: '', [`${POOL_LABEL_PREFIX}worker`]: '' } },
+      spec: {
+        machineConfigSelector: { matchLabels: { [MC_ROLE_LABEL]: 'worker' } },
+        nodeSelector: { matchLabels: { [WORKER_ROLE_LABEL]: '' } },
+        paused: false,
+      },
+    },
+  ];
+}

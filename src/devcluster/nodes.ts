@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import {
+  CONTROL_PLANE_ROLE_LABEL,
+  MASTER_ROLE_LABEL,
+  MCO_CURRENT_CONFIG,
+  MCO_DESIRED_CONFIG,
+  MCO_REASON,
+  MCO_STATE,
+  WORKER_ROLE_LABEL,
+} from '../api/names.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
+import { type Node, type NodeCondition, Nodes } from '../kube/resources.ts';
+import { NFD_FEATURE_LABELS_ANNOTATION, NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+
+/**
+ * Node objects as a kubelet on Red Hat Enterprise Linux CoreOS registers them: role labels, well-known
+ * labels, capacity, node info and conditions. No kubelet runs; the simulators change these objects the way
+ * the real components would.
+ */
+
+export const KUBELET_VERSION = 'v1.34.4';
+const OS_IMAGE = 'Red Hat Enterprise Linux CoreOS 9.6.20251015-1 (Plow)';
+const KERNEL = '5.14.0-570.49.1.el9_6.x86_64';
+const CRIO = 'cri-o://1.34.1-2.rhaos4.21.gitd7ddd5b.el9';
+
+export type NodeRole = 'master' | 'worker';
+
+export interface NodeInit {
+  name: string;
+  role: NodeRole;
+  /** A master that also runs workloads (compact clusters): it carries the worker role too and no taint. */
+  schedulableMaster?: boolean;
+  /** The node's hardware can run VMs (Node Feature Discovery will label it). */
+  virtualizationCapable?: boolean;
+  /** Register it with the labels NFD gives such hardware already on (a cluster where NFD has run). */
+  nfdLabelled?: boolean;
+  /** The rendered config the node booted with (what the Machine Config Server served it). */
+  bootConfig?: string;
+  /** Which address to give it: 10.0.<role>.<index+10>. */
+  index?: number;
+  cpu?: string;
+  memory?: string;
+}
+
+const hex = (s: string, n: number) => createHash('sha256').update(s).digest('hex').slice(0, n);
+const uuid = (s: string) => {
+  const h = hex(s, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+};
+
+export function readyCondition(ready: boolean, now = new Date()): NodeCondition {
+  const t = `${now.toISOString().slice(0, 19)}Z`;
+  return ready
+    ? {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'kubelet is posting ready status',
+        lastHeartbeatTime: t,
+        lastTransitionTime: t,
+      }
+    : {
+        type: 'Ready',
+        status: 'False',
+        reason: 'KubeletNotReady',
+        message: 'node is rebooting to apply a new machine config',
+        lastHeartbeatTime: t,
+        lastTransitionTime: t,
+      };
+}
+
+export function nodeObject(init: NodeInit, now = new Date()): Node {
+  const t = `${now.toISOString().slice(0, 19)}Z`;
+  const labels: Record<string, string> = {
+    'beta.kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': init.name,
+    'kubernetes.io/os': 'linux',
+    'node.openshift.io/os_id': 'rhcos',
+  };
+  if (init.role === 'master') {
+    labels[MASTER_ROLE_LABEL] = '';
+    labels[CONTROL_PLANE_ROLE_LABEL] = '';
+    if (init.schedulableMaster) labels[WORKER_ROLE_LABEL] = '';
+  } else {
+    labels[WORKER_ROLE_LABEL] = '';
+  }
+  const annotations: Record<string, string> = {
+    'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+    [VIRTUALIZATION_CAPABLE_ANNOTATION]: String(init.virtualizationCapable ?? true),
+  };
+  if (init.bootConfig) {
+    annotations[MCO_CURRENT_CONFIG] = init.bootConfig;
+    annotations[MCO_DESIRED_CONFIG] = init.bootConfig;
+    annotations[MCO_STATE] = 'Done';
+    annotations[MCO_REASON] = '';
+  }
+  if (init.nfdLabelled) {
+    const features = NodeFeatureDiscovery.featureLabels({ metadata: { annotations } });
+    Object.assign(labels, features);
+    if (Object.keys(features).length) annotations[NFD_FEATURE_LABELS_ANNOTATION] = Object.keys(features).sort().join(',');
+  }
+  const cpu = init.cpu ?? (init.role === 'master' ? '8' : '16');
+  const memory = init.memory ?? (init.role === 'master' ? '32Gi' : '64Gi');
+  const subnet = init.role === 'master' ? 0 : 1;
+  const address = `10.0.${subnet}.${(init.index ?? 0) + 10}`;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: init.name, labels, annotations },
+    spec: {
+      providerID: `none://${init.name}`,
+      ...(init.role === 'master' && !init.schedulableMaster ? { taints: [{ key: MASTER_ROLE_LABEL, effect: 'NoSchedule' }] } : {}),
+    },
+    status: {
+      capacity: { cpu, memory, pods: '250', 'ephemeral-storage': '125293548Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' },
+      allocatable: {
+        cpu: `${Number(cpu) * 1000 - 500}m`,
+        memory,
+        pods: '250',
+        'ephemeral-storage': '114396791822',
+        'hugepages-1Gi': '0',
+        'hugepages-2Mi': '0',
+      },
+      conditions: [
+        {
+          type: 'MemoryPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientMemory',
+          message: 'kubelet has sufficient memory available',
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        {
+          type: 'DiskPressure',
+          status: 'False',
+          reason: 'KubeletHasNoDiskPressure',
+          message: 'kubelet has no disk pressure',
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        {
+          type: 'PIDPressure',
+          status: 'False',
+          reason: 'KubeletHasSufficientPID',
+          message: 'kubelet has sufficient PID available',
+          lastHeartbeatTime: t,
+          lastTransitionTime: t,
+        },
+        readyCondition(true, now),
+      ],
+      addresses: [
+        { type: 'InternalIP', address },
+        { type: 'Hostname', address: init.name },
+      ],
+      nodeInfo: {
+        machineID: hex(`machine-${init.name}`, 32),
+        systemUUID: uuid(`system-${init.name}`),
+        bootID: uuid(`boot-${init.name}-${now.getTime()}`),
+        kernelVersion: KERNEL,
+        osImage: OS_IMAGE,
+        containerRuntimeVersion: CRIO,
+        kubeletVersion: KUBELET_VERSION,
+        kubeProxyVersion: '',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+      },
+    },
+  };
+}
+
+/**
+ * Registers a node the way a kubelet does: creates the object with its status (the API server keeps a
+ * Node's status on create; if it did not, the status goes through the status subresource), then clears
+ * the not-ready taint that the NodeTaint admission plugin puts on every new node, as the node lifecycle
+ * controller (absent here) does once the node is Ready. An existing node is left as it is.
+ */
+export async function registerNode(client: KubeClient, init: NodeInit): Promise<Node> {
+  const node = nodeObject(init);
+  let created: Node;
+  try {
+    created = await client.create(Nodes, node);
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+    return client.get(Nodes, init.name);
+  }
+  if (!created.status?.conditions?.some((c) => c.type === 'Ready'))
+    await client.patch(Nodes, init.name, { status: node.status }, { subresource: 'status', type: 'merge' });
+  return client.patch(Nodes, init.name, { spec: { taints: node.spec?.taints ?? null } });
+}
+
+export type Taint = NonNullable<NonNullable<Node['spec']>['taints']>[number];
+export const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable';
+export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
+
+/**
+ * The node's taints with the condition taints that the node lifecycle controller would maintain (there is
+ * no kube-controller-manager here): `unschedulable` while cordoned, `not-ready` while NotReady. Answers
+ * null for "no taints" (a merge patch value that removes the list).
+ */
+export function conditionTaints(node: Node | undefined, state: { cordoned: boolean; notReady: boolean }, now = new Date()): Taint[] | null {
+  const taints = (node?.spec?.taints ?? []).filter((t) => t.key !== UNSCHEDULABLE_TAINT && t.key !== NOT_READY_TAINT);
+  if (state.cordoned) taints.push({ key: UNSCHEDULABLE_TAINT, effect: 'NoSchedule' });
+  if (state.notReady) {
+    const timeAdded = `${now.toISOString().slice(0, 19)}Z`;
+    taints.push({ key: NOT_READY_TAINT, effect: 'NoSchedule' }, { key: NOT_READY_TAINT, effect: 'NoExecute', timeAdded } as Taint);
+  }
+  return taints.length ? taints : null;
+}
+
+/** Runs fn over items with at most `limit` in flight. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      results[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
