@@ -1,32 +1,102 @@
 import type { ResourceType } from '../kube/client.ts';
-import type { Condition, KubeObject, LabelSelector } from '../kube/types.ts';
-import { KATACONFIG_GROUP, type LogLevel } from './names.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
+import { type Extra, type Infer, s } from './schema.ts';
 
-/** The KataConfig API (SPEC §3). The CRD schema in crds.ts is generated from the same definitions. */
-export interface KataConfigSpec {
-  checkNodeEligibility?: boolean;
-  kataConfigPoolSelector?: LabelSelector | null;
-  logLevel?: LogLevel;
-  enablePeerPods?: boolean;
-}
+/**
+ * The KataConfig API (SPEC §3). These definitions are the single source of truth: the TypeScript types
+ * below are inferred from them, and crds.ts turns them into the CRD's validation schema.
+ */
 
-export interface KataNodes {
-  nodeCount: number;
-  readyNodeCount: number;
-  installed?: string[];
-  installing?: string[];
-  waitingToInstall?: string[];
-  failedToInstall?: string[];
-  uninstalling?: string[];
-  waitingToUninstall?: string[];
-  failedToUninstall?: string[];
-}
+const labelValue = s.string({ maxLength: 63, pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$' });
 
-export interface KataConfigStatus {
-  conditions?: Condition[];
-  kataNodes?: KataNodes;
-  runtimeClasses?: string[];
-}
+export const labelSelectorRequirementSchema = s.object(
+  {
+    key: s.string({ description: 'The label key that the selector applies to.', minLength: 1, maxLength: 317 }),
+    operator: s.enum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, {
+      description: 'How the key relates to the values: In, NotIn, Exists or DoesNotExist.',
+    }),
+    values: s.array(labelValue, {
+      description: 'Label values: required and non-empty for In and NotIn, absent for Exists and DoesNotExist.',
+    }),
+  },
+  {
+    required: ['key', 'operator'],
+    'x-kubernetes-validations': [
+      {
+        rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : true",
+        message: 'values must be a non-empty list when operator is In or NotIn: list the label values to match',
+      },
+      {
+        rule: "self.operator in ['Exists', 'DoesNotExist'] ? !has(self.values) || size(self.values) == 0 : true",
+        message: 'values must be empty when operator is Exists or DoesNotExist: remove values',
+      },
+    ],
+  },
+);
+
+export const labelSelectorSchema = (extra: Extra = {}) =>
+  s.object(
+    {
+      matchLabels: s.map(labelValue, { description: 'Nodes must carry every one of these labels with exactly this value.' }),
+      matchExpressions: s.array(labelSelectorRequirementSchema, { description: 'Label selector requirements; all must hold.' }),
+    },
+    { 'x-kubernetes-map-type': 'atomic', ...extra },
+  );
+
+export const kataConfigSpecSchema = s.object(
+  {
+    checkNodeEligibility: s.boolean({
+      description:
+        'Install only on nodes labelled feature.node.kubernetes.io/runtime.kata=true (by Node Feature Discovery or by hand). Not used with peer pods.',
+      default: false,
+    }),
+    kataConfigPoolSelector: labelSelectorSchema({ description: 'Which worker nodes get kata. Absent: all workers.', nullable: true }),
+    logLevel: s.enum(LOG_LEVELS, { description: 'CRI-O log level on the kata nodes.', default: 'info' }),
+    enablePeerPods: s.boolean({ description: 'Run pod VMs in the cloud (peer pods, runtime class kata-remote).', default: false }),
+  },
+  { description: 'KataConfig installs the Kata Containers runtime on the selected worker nodes.' },
+);
+
+export const conditionSchema = s.object(
+  {
+    type: s.string({ maxLength: 316 }),
+    status: s.enum(['True', 'False', 'Unknown'] as const),
+    reason: s.string({ maxLength: 1024 }),
+    message: s.string({ maxLength: 32768 }),
+    lastTransitionTime: s.string({ format: 'date-time' }),
+    observedGeneration: s.integer({ minimum: 0 }),
+  },
+  { required: ['type', 'status', 'lastTransitionTime'] },
+);
+
+const nodeList = (description: string) => s.array(s.string(), { description });
+
+export const kataNodesSchema = s.object(
+  {
+    nodeCount: s.integer({ description: 'Nodes selected for kata (0 while uninstalling).' }),
+    readyNodeCount: s.integer({ description: 'Nodes where kata is installed.' }),
+    installed: nodeList('Nodes where kata is installed.'),
+    installing: nodeList('Nodes installing kata now (rebooting).'),
+    waitingToInstall: nodeList('Nodes waiting for their turn to install kata.'),
+    failedToInstall: nodeList('Nodes whose installation failed.'),
+    uninstalling: nodeList('Nodes removing kata now (rebooting).'),
+    waitingToUninstall: nodeList('Nodes waiting for their turn to remove kata.'),
+    failedToUninstall: nodeList('Nodes whose removal of kata failed.'),
+  },
+  { required: ['nodeCount', 'readyNodeCount'] },
+);
+
+export const kataConfigStatusSchema = s.object({
+  conditions: s.array(conditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  kataNodes: kataNodesSchema,
+  runtimeClasses: s.array(s.string(), { description: 'RuntimeClasses this operator created.' }),
+});
+
+export type KataConfigSpec = Infer<typeof kataConfigSpecSchema>;
+export type KataNodes = Infer<typeof kataNodesSchema>;
+export type KataConfigStatus = Infer<typeof kataConfigStatusSchema>;
+export type KataCondition = Infer<typeof conditionSchema>;
 
 export interface KataConfig extends KubeObject {
   spec?: KataConfigSpec;
