@@ -7,6 +7,10 @@
 # The first build compiles Kubernetes from source: on 2 cores expect ten minutes or more.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if ! command -v go >/dev/null 2>&1; then
+  [[ -x /usr/local/go/bin/go ]] || { echo "[control-plane] Go is required to build etcd and kube-apiserver: install Go 1.24 or newer" >&2; exit 1; }
+  export PATH="$PATH:/usr/local/go/bin"
+fi
 cache_root=${OSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osc}
 
 version_of() { # module directory, module path -> pinned version

@@ -67,7 +67,7 @@ export const conditionSchema = s.object(
     lastTransitionTime: s.string({ format: 'date-time' }),
     observedGeneration: s.integer({ minimum: 0 }),
   },
-  { required: ['type', 'status', 'lastTransitionTime'] },
+  { required: ['type', 'status', 'reason', 'message', 'lastTransitionTime'] },
 );
 
 const nodeList = (description: string) => s.array(s.string(), { description });

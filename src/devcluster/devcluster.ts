@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { oscCRDs } from '../api/crds.ts';
 import { MC_ROLE_LABEL, NFD_KATA_LABEL, OPERATOR_NAMESPACE, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../api/names.ts';
 import {
   ContainerRuntimeConfigs,
@@ -43,7 +44,7 @@ export interface DevClusterOptions {
   log?: Logger;
   /** Where the control plane keeps its data; a temporary directory otherwise. */
   dataDir?: string;
-  /** More CRDs to serve (e.g. osc's own KataConfig). */
+  /** More CRDs to serve (osc's own are always served). */
   extraCRDs?: CustomResourceDefinition[];
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
@@ -107,7 +108,7 @@ export class DevCluster {
     const controlPlane = await ControlPlane.start({ log: opts.log, dataDir: opts.dataDir, apiserverArgs: opts.apiserverArgs });
     let dc: DevCluster | undefined;
     try {
-      await controlPlane.installCRDs([...openshiftCRDs(), ...(opts.extraCRDs ?? [])]);
+      await controlPlane.installCRDs([...openshiftCRDs(), ...oscCRDs(), ...(opts.extraCRDs ?? [])]);
       dc = new DevCluster(controlPlane, opts);
       await dc.seed();
       dc.log.info(

@@ -13,6 +13,7 @@ import {
 } from '../api/openshift.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
+import { selectorMatches, selectorString } from '../kube/labels.ts';
 import { type Node, Nodes } from '../kube/resources.ts';
 import { type KubeObject, keyOf, type LabelSelector, type OwnerReference } from '../kube/types.ts';
 import { rfc3339 } from '../runtime/conditions.ts';
@@ -52,6 +53,8 @@ import { conditionTaints, mapLimit, readyCondition } from './nodes.ts';
  * `NodeDegraded`/`Degraded`, and the rollout stops there. Remove the annotation and the node retries the
  * update, which then succeeds. A node already Degraded picks up a changed reason.
  */
+export { selectorMatches, selectorString };
+
 export const FAIL_NEXT_UPDATE_ANNOTATION = 'osc.dev/fail-next-update';
 
 /** The reason written when the failure annotation's value is empty. */
@@ -73,47 +76,6 @@ const DAEMON_MANAGER = 'machine-config-daemon';
 export type NodeState = 'Done' | 'Working' | 'Degraded' | 'Unreconcilable';
 
 /** Whether a label selector selects a set of labels. An absent selector selects nothing, `{}` everything. */
-export function selectorMatches(sel: LabelSelector | undefined | null, labels: Record<string, string> | undefined): boolean {
-  if (!sel) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const r of sel.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, r.key);
-    const values = r.values ?? [];
-    switch (r.operator) {
-      case 'In':
-        if (!has || !values.includes(l[r.key] as string)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[r.key] as string)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
-
-/** "a=b,c in (d,e)": for messages. */
-export function selectorString(sel: LabelSelector | undefined | null): string {
-  if (!sel) return '<none>';
-  const parts = Object.entries(sel.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
-  for (const r of sel.matchExpressions ?? []) {
-    const vs = `(${(r.values ?? []).join(',')})`;
-    if (r.operator === 'In') parts.push(`${r.key} in ${vs}`);
-    else if (r.operator === 'NotIn') parts.push(`${r.key} notin ${vs}`);
-    else if (r.operator === 'Exists') parts.push(r.key);
-    else parts.push(`!${r.key}`);
-  }
-  return parts.join(',') || '<everything>';
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // Node and pool arithmetic, as the real node controller does it (pkg/controller/node/status.go).
 

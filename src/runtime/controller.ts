@@ -22,6 +22,8 @@ export interface Watch<T extends KubeObject = KubeObject> {
   informer: Informer<T>;
   /** Which keys of the controller's primary resource an object's change concerns. */
   keys(obj: T): string[];
+  /** Whether an update matters at all (e.g. ignore node heartbeats); all updates count without it. */
+  updated?(oldObj: T, newObj: T): boolean;
 }
 
 export interface ControllerSpec {
@@ -62,6 +64,7 @@ export class Controller {
       w.informer.addEventHandler({
         add: enqueue,
         update: (oldObj, newObj) => {
+          if (w.updated && !w.updated(oldObj, newObj)) return;
           enqueue(oldObj);
           enqueue(newObj);
         },

@@ -1,0 +1,74 @@
+import { isDeepStrictEqual } from 'node:util';
+import { KataConfigs } from '../../api/kataconfig.ts';
+import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG } from '../../api/names.ts';
+import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
+import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { KataMetrics } from './metrics.ts';
+import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
+
+export const KATACONFIG_CONTROLLER = 'kataconfig';
+
+/** Pods are cached reduced to what the uninstall check reads: a big cluster's pods then cost little memory. */
+export const minimalPod = (p: Pod): Pod => ({
+  metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
+  spec: { runtimeClassName: p.spec?.runtimeClassName, containers: [] },
+});
+
+/** A node change matters when its labels, its Machine Config Operator annotations or its deletion change. */
+const nodeChanged = (a: Node, b: Node): boolean =>
+  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
+  !isDeepStrictEqual(a.metadata.annotations, b.metadata.annotations) ||
+  a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
+
+/**
+ * Wires the KataConfig controller into a manager: the caches it reads, and which changes wake it. Every
+ * watched change maps to the KataConfig's key, so progress is driven by events, never by a polling loop.
+ */
+export function setupKataConfigController(mgr: Manager, options: Partial<KataConfigOptions> = {}): KataConfigReconciler {
+  const kataConfigs = mgr.informer(KataConfigs);
+  const nodes = mgr.informer(Nodes);
+  const pools = mgr.informer(MachineConfigPools);
+  const machineConfigs = mgr.informer(MachineConfigs, { fieldSelector: `metadata.name=${EXTENSION_MACHINE_CONFIG}` });
+  const crioConfigs = mgr.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });
+  const runtimeClasses = mgr.informer(RuntimeClasses);
+  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const kataMetrics = new KataMetrics(mgr.metrics.registry);
+
+  const reconciler = new KataConfigReconciler({
+    client: mgr.client,
+    kataConfigs,
+    nodes,
+    pools,
+    machineConfigs,
+    crioConfigs,
+    runtimeClasses,
+    pods,
+    events: mgr.events,
+    metrics: mgr.metrics,
+    kataMetrics,
+    options: { ...defaultKataConfigOptions, ...options },
+  });
+
+  const all = () => kataConfigs.list().map((k) => k.metadata.name ?? '');
+  const deleting = () =>
+    kataConfigs
+      .list()
+      .filter((k) => k.metadata.deletionTimestamp)
+      .map((k) => k.metadata.name ?? '');
+  mgr.addController({
+    name: KATACONFIG_CONTROLLER,
+    watches: [
+      { informer: kataConfigs, keys: (k) => [k.metadata.name ?? ''] },
+      { informer: nodes, keys: all, updated: nodeChanged },
+      { informer: pools, keys: all },
+      { informer: machineConfigs, keys: all },
+      { informer: crioConfigs, keys: all },
+      { informer: runtimeClasses, keys: all },
+      // Pods matter only to a blocked uninstall: their deletion lets it proceed at once.
+      { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },
+    ],
+    reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
+  });
+  return reconciler;
+}

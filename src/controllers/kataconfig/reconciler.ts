@@ -1,0 +1,429 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { IN_PROGRESS, type KataConfig, type KataConfigStatus, KataConfigs, messages } from '../../api/kataconfig.ts';
+import {
+  CRIO_CONFIG,
+  EXTENSION_MACHINE_CONFIG,
+  KATA_NODE_ROLE_LABEL,
+  KATA_POOL,
+  KATACONFIG_FINALIZER,
+  type LogLevel,
+  MASTER_ROLE_LABEL,
+} from '../../api/names.ts';
+import {
+  type ContainerRuntimeConfig,
+  ContainerRuntimeConfigs,
+  type MachineConfig,
+  type MachineConfigPool,
+  MachineConfigPools,
+  MachineConfigs,
+} from '../../api/openshift.ts';
+import { apiVersionOf, type KubeClient } from '../../kube/client.ts';
+import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
+import { type Node, Nodes, type Pod, Pods, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
+import type { OwnerReference } from '../../kube/types.ts';
+import {
+  desiredCrioConfig,
+  desiredExtensionMachineConfig,
+  desiredKataPool,
+  kataPoolName,
+  poolSettled,
+  poolTargetHasKata,
+} from '../../platform/machineconfig.ts';
+import { setCondition } from '../../runtime/conditions.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { RuntimeMetrics } from '../../runtime/metrics.ts';
+import { writeStatusIfChanged } from '../../runtime/status.ts';
+import type { KataMetrics } from './metrics.ts';
+import {
+  type Classification,
+  classifyNodes,
+  done,
+  type InProgressState,
+  inProgressOf,
+  installCondition,
+  isCompactCluster,
+  podsUsing,
+  runtimeClassFor,
+  selectNodes,
+  uninstallCondition,
+} from './state.ts';
+
+export interface RuntimeClassOverhead {
+  memory: string;
+  cpu: string;
+}
+
+export interface KataConfigOptions {
+  /** Pod overhead per runtime class, for RuntimeClasses osc creates (never applied to existing ones). */
+  overhead: Record<string, RuntimeClassOverhead>;
+  /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
+  blockedRecheckMs: number;
+  /** How often to look again for NFD-labelled nodes when none is eligible (node label changes also wake it). */
+  eligibilityRecheckMs: number;
+}
+
+export const defaultKataConfigOptions: KataConfigOptions = {
+  overhead: { kata: { memory: '350Mi', cpu: '250m' }, 'kata-remote': { memory: '120Mi', cpu: '250m' } },
+  blockedRecheckMs: 15_000,
+  eligibilityRecheckMs: 30_000,
+};
+
+/** What the reconciler reads and writes through; injected so that it can be built over any caches. */
+export interface KataConfigContext {
+  client: KubeClient;
+  kataConfigs: Informer<KataConfig>;
+  nodes: Informer<Node>;
+  pools: Informer<MachineConfigPool>;
+  machineConfigs: Informer<MachineConfig>;
+  crioConfigs: Informer<ContainerRuntimeConfig>;
+  runtimeClasses: Informer<RuntimeClass>;
+  pods: Informer<Pod>;
+  events: EventRecorder;
+  metrics?: RuntimeMetrics;
+  kataMetrics?: KataMetrics;
+  options: KataConfigOptions;
+}
+
+const ownerOf = (kc: KataConfig): OwnerReference => ({
+  apiVersion: apiVersionOf(KataConfigs),
+  kind: 'KataConfig',
+  name: kc.metadata.name ?? '',
+  uid: kc.metadata.uid ?? '',
+  controller: true,
+  blockOwnerDeletion: false,
+});
+
+/** Phase changes worth an event, and their text. */
+function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc: KataConfig, rt: string, readyNodes: number) {
+  if (prev && prev.reason === next.reason && prev.status === next.status && prev.message === next.message) return undefined;
+  if (next === done || (next.status === 'False' && next.reason === '')) {
+    if (prev && prev.status === 'False' && prev.reason === '') return undefined;
+    return {
+      type: 'Normal' as const,
+      reason: 'Installed',
+      note: `${rt} is installed on ${readyNodes} node(s); RuntimeClass "${rt}" is available`,
+    };
+  }
+  if (prev && prev.reason === next.reason && next.reason !== 'Failed') return undefined;
+  const type = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' ? ('Warning' as const) : ('Normal' as const);
+  return { type, reason: next.reason || 'Progressing', note: next.message || `KataConfig ${kc.metadata.name}` };
+}
+
+/**
+ * Reconciles the (single) KataConfig: reads everything from the informer caches, computes the desired state
+ * and the status with pure functions (state.ts, platform/machineconfig.ts), then writes only what differs.
+ * Every step is idempotent, so a restart at any point converges to the same end state.
+ */
+export class KataConfigReconciler {
+  private readonly ctx: KataConfigContext;
+
+  constructor(ctx: KataConfigContext) {
+    this.ctx = ctx;
+  }
+
+  async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const kc = this.ctx.kataConfigs.get(name);
+    if (!kc) return undefined;
+    // Only one KataConfig may exist (the webhook refuses a second); should one slip through, the oldest wins.
+    const oldest = this.ctx.kataConfigs
+      .list()
+      .sort(
+        (a, b) =>
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+      )[0];
+    if (oldest && oldest.metadata.name !== name) {
+      log.warn({ active: oldest.metadata.name }, 'ignoring a second KataConfig: only one may exist');
+      return undefined;
+    }
+    return kc.metadata.deletionTimestamp ? this.uninstall(kc, log, signal) : this.install(kc, log, signal);
+  }
+
+  private async install(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const { client } = this.ctx;
+    const rt = runtimeClassFor(kc.spec);
+    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) kc = await addFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
+
+    if (!inProgressOf(kc)) {
+      // The documented first state: Installing, before any node is counted.
+      const state = { status: 'True' as const, reason: 'Installing' as const, message: messages.installing(rt) };
+      await this.writeStatus(
+        kc,
+        {
+          ...kc.status,
+          conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }),
+          kataNodes: { nodeCount: 0, readyNodeCount: 0 },
+        },
+        state,
+        rt,
+        0,
+      );
+      return undefined;
+    }
+
+    const nodes = this.ctx.nodes.list();
+    const compact = isCompactCluster(nodes);
+    const poolName = kataPoolName(compact);
+    const selection = selectNodes(nodes, kc.spec, compact);
+    const logLevel: LogLevel = kc.spec?.logLevel ?? 'info';
+    const wantCrio = logLevel !== 'info';
+    const owner = ownerOf(kc);
+
+    // Our MachineConfig exists before the pool, so that the pool's first rendering already has kata.
+    await this.ensureMachineConfig(desiredExtensionMachineConfig(poolName, kc.metadata.name ?? '', owner), signal);
+    if (!compact) {
+      await this.ensurePool(desiredKataPool(), signal);
+      await this.labelNodes(new Set(selection.nodes), signal);
+    }
+    if (wantCrio) await this.ensureCrioConfig(desiredCrioConfig(poolName, logLevel, owner), signal);
+    else await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
+
+    const classification = classifyNodes({
+      nodes,
+      selected: new Set(selection.nodes),
+      compact,
+      kataPool: this.ctx.pools.get(poolName),
+      basePool: this.ctx.pools.get(compact ? 'master' : 'worker'),
+      wantCrioConfig: wantCrio,
+    });
+    const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
+    const state = installCondition(classification, selection, rt, initial);
+    let runtimeClasses = kc.status?.runtimeClasses ?? [];
+    if (state === done) {
+      // The RuntimeClass comes last: before it exists, no pod can ask for kata and land on a node without it.
+      await this.ensureRuntimeClass(rt, compact, owner, signal);
+      if (!runtimeClasses.includes(rt)) runtimeClasses = [...runtimeClasses, rt];
+    }
+    await this.writeStatus(
+      kc,
+      {
+        conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }),
+        kataNodes: classification.kataNodes,
+        ...(runtimeClasses.length ? { runtimeClasses } : {}),
+      },
+      state,
+      rt,
+      classification.kataNodes.readyNodeCount,
+    );
+    this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
+    log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes }, 'reconciled');
+    if (selection.noEligibleNodes) return { requeueAfterMs: this.ctx.options.eligibilityRecheckMs };
+    return undefined;
+  }
+
+  private async uninstall(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
+    const { client } = this.ctx;
+    const rt = runtimeClassFor(kc.spec);
+    const nodes = this.ctx.nodes.list();
+    const compact = isCompactCluster(nodes);
+    const poolName = kataPoolName(compact);
+    const current = inProgressOf(kc);
+    const started = current?.reason === 'Uninstalling' || (current?.reason === 'Failed' && (kc.status?.kataNodes?.nodeCount ?? 0) === 0);
+    const wantCrio = (kc.spec?.logLevel ?? 'info') !== 'info';
+
+    if (!started) {
+      // A rollout in flight finishes first: pulling nodes out of a pool mid-update helps nobody.
+      const labelled = new Set(
+        nodes.filter((n) => n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined).map((n) => n.metadata.name ?? ''),
+      );
+      const inFlight = classifyNodes({
+        nodes,
+        selected: compact ? new Set(selectNodes(nodes, kc.spec, true).nodes) : labelled,
+        compact,
+        kataPool: this.ctx.pools.get(poolName),
+        basePool: this.ctx.pools.get(compact ? 'master' : 'worker'),
+        wantCrioConfig: wantCrio,
+      });
+      if (inFlight.kataNodes.installing?.length) {
+        log.info({ installing: inFlight.kataNodes.installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
+        return undefined;
+      }
+      // Any pod still using the runtime keeps kata in place. The cache wakes us; a live list decides.
+      const classes = new Set([...(kc.status?.runtimeClasses ?? []), rt]);
+      let blocked: InProgressState | undefined;
+      try {
+        const live = await client.list(Pods, { signal });
+        const using = podsUsing(live.items, classes);
+        if (using.length) {
+          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(rt) };
+          log.info({ pods: using.slice(0, 20), count: using.length }, 'uninstall blocked by pods using the runtime');
+        }
+      } catch (e) {
+        if (signal.aborted) throw e;
+        blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.listPodsFailed(errorMessage(e)) };
+      }
+      if (blocked) {
+        await this.writeStatus(
+          kc,
+          { ...kc.status, conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...blocked }) },
+          blocked,
+          rt,
+          0,
+        );
+        return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
+      }
+    }
+
+    // Nodes leave the kata pool (one reboot each, as the pool rolls them back to the worker config).
+    if (!compact) await this.labelNodes(new Set(), signal);
+    await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
+    // On a compact cluster the masters stay in their pool: removing our MachineConfig rolls them back.
+    if (compact) await this.deleteIfPresent(this.ctx.machineConfigs, MachineConfigs, EXTENSION_MACHINE_CONFIG, signal);
+
+    const basePool = this.ctx.pools.get(compact ? 'master' : 'worker');
+    const classification: Classification = classifyNodes({
+      nodes,
+      selected: new Set(),
+      compact,
+      kataPool: this.ctx.pools.get(poolName),
+      basePool,
+      wantCrioConfig: false,
+    });
+    const state = uninstallCondition(classification, rt);
+    const kataNodes = classification.kataNodes;
+    const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
+    const baseClean = !compact || (!poolTargetHasKata(basePool, false) && !poolTargetHasKata(basePool, true) && poolSettled(basePool));
+    if (nodesBack && baseClean && state.reason !== 'Failed') {
+      await this.cleanUp(kc, signal);
+      this.ctx.kataMetrics?.reset();
+      await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', `${rt} was removed from the cluster`);
+      log.info('uninstalled');
+      return undefined;
+    }
+    await this.writeStatus(
+      kc,
+      { ...kc.status, conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }), kataNodes },
+      state,
+      rt,
+      0,
+    );
+    this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
+    return undefined;
+  }
+
+  /** Everything osc created goes, then the finalizer: nothing may be left behind. */
+  private async cleanUp(kc: KataConfig, signal: AbortSignal): Promise<void> {
+    const { client } = this.ctx;
+    for (const rc of kc.status?.runtimeClasses ?? []) {
+      const existing = this.ctx.runtimeClasses.get(rc) ?? (await client.find(RuntimeClasses, rc, undefined, signal));
+      // Only ours: a RuntimeClass someone else made is not ours to delete.
+      if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig')) await client.delete(RuntimeClasses, rc, { signal });
+    }
+    // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
+    // make us leave an object behind.
+    await client.delete(ContainerRuntimeConfigs, CRIO_CONFIG, { signal });
+    await client.delete(MachineConfigs, EXTENSION_MACHINE_CONFIG, { signal });
+    await client.delete(MachineConfigPools, KATA_POOL, { signal });
+    await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
+  }
+
+  private async writeStatus(
+    kc: KataConfig,
+    status: KataConfigStatus,
+    state: InProgressState,
+    rt: string,
+    readyNodes: number,
+  ): Promise<void> {
+    const prev = inProgressOf(kc);
+    const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, status, this.ctx.metrics);
+    if (!written) return;
+    const ev = phaseEvent(
+      prev
+        ? { status: prev.status as 'True' | 'False', reason: (prev.reason ?? '') as InProgressState['reason'], message: prev.message ?? '' }
+        : undefined,
+      state,
+      kc,
+      rt,
+      readyNodes,
+    );
+    if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
+  }
+
+  private async ensureMachineConfig(desired: MachineConfig, signal: AbortSignal): Promise<void> {
+    const existing = this.ctx.machineConfigs.get(desired.metadata.name ?? '');
+    if (!existing) return this.create(MachineConfigs, desired, signal);
+    const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
+    if (labelsMatch && isDeepStrictEqual(existing.spec.extensions, desired.spec.extensions)) return;
+    await this.ctx.client.patch(
+      MachineConfigs,
+      desired.metadata.name ?? '',
+      { metadata: { labels: desired.metadata.labels }, spec: desired.spec },
+      { signal },
+    );
+  }
+
+  private async ensurePool(desired: MachineConfigPool, signal: AbortSignal): Promise<void> {
+    const existing = this.ctx.pools.get(desired.metadata.name ?? '');
+    if (!existing) return this.create(MachineConfigPools, desired, signal);
+    if (
+      isDeepStrictEqual(existing.spec.machineConfigSelector, desired.spec.machineConfigSelector) &&
+      isDeepStrictEqual(existing.spec.nodeSelector, desired.spec.nodeSelector)
+    )
+      return;
+    await this.ctx.client.patch(
+      MachineConfigPools,
+      desired.metadata.name ?? '',
+      { spec: { machineConfigSelector: desired.spec.machineConfigSelector, nodeSelector: desired.spec.nodeSelector } },
+      { signal },
+    );
+  }
+
+  private async ensureCrioConfig(desired: ContainerRuntimeConfig, signal: AbortSignal): Promise<void> {
+    const existing = this.ctx.crioConfigs.get(CRIO_CONFIG);
+    if (!existing) return this.create(ContainerRuntimeConfigs, desired, signal);
+    if (isDeepStrictEqual(existing.spec, desired.spec)) return;
+    await this.ctx.client.patch(ContainerRuntimeConfigs, CRIO_CONFIG, { spec: desired.spec }, { signal });
+  }
+
+  private async ensureRuntimeClass(rt: string, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead.
+    if (this.ctx.runtimeClasses.get(rt)) return;
+    const overhead = this.ctx.options.overhead[rt];
+    const rc: RuntimeClass = {
+      metadata: { name: rt, ownerReferences: [owner] },
+      handler: rt,
+      ...(overhead ? { overhead: { podFixed: { memory: overhead.memory, cpu: overhead.cpu } } } : {}),
+      scheduling: { nodeSelector: compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' } },
+    };
+    await this.create(RuntimeClasses, rc, signal);
+  }
+
+  /** Adds the kata-oc role label to exactly the wanted nodes and removes it from all others. */
+  private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<void> {
+    for (const node of this.ctx.nodes.list()) {
+      const name = node.metadata.name ?? '';
+      const has = node.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined;
+      if (has === wanted.has(name) || node.metadata.deletionTimestamp) continue;
+      await this.ctx.client.patch(Nodes, name, { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: has ? null : '' } } }, { signal });
+    }
+  }
+
+  private async create<T extends { metadata: { name?: string } }>(
+    rt: Parameters<KubeClient['create']>[0],
+    obj: T,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.ctx.client.create(rt, obj as never, { signal });
+    } catch (e) {
+      // The cache may lag behind our own earlier create.
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+
+  /** Deletes what the cache shows; cheap to call on every reconcile. */
+  private async deleteIfPresent(
+    cache: { get(name: string): unknown },
+    rt: Parameters<KubeClient['delete']>[0],
+    name: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (!cache.get(name)) return;
+    await this.ctx.client.delete(rt, name, { signal });
+  }
+}

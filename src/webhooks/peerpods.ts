@@ -1,0 +1,29 @@
+import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { ConfigMaps, type Pod } from '../kube/resources.ts';
+import { PEER_PODS_DEFAULTS } from '../peerpods/config.ts';
+import { mutatePeerPod } from '../peerpods/mutate.ts';
+import type { AdmissionRequest, Decision } from './admission.ts';
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/**
+ * Mutates kata-remote pods at admission (SPEC §6): resources become annotations sizing the pod VM and one
+ * kata.peerpods.io/vm, and the instance type is chosen from peer-pods-cm (read per request, so an edit of
+ * the ConfigMap applies to the next pod at once).
+ */
+export function peerPodAdmission(client: KubeClient, namespace = OPERATOR_NAMESPACE) {
+  return async (req: AdmissionRequest<Pod>): Promise<Decision> => {
+    if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
+    const cm = await client.find(ConfigMaps, PEER_PODS_CM, namespace);
+    const data = cm?.data ?? {};
+    const defaultType = data.PODVM_INSTANCE_TYPE || PEER_PODS_DEFAULTS.PODVM_INSTANCE_TYPE;
+    const result = mutatePeerPod(req.object, { defaultType, allowedTypes: list(data.PODVM_INSTANCE_TYPES) });
+    if (!result.allowed) return { allowed: false, code: 400, reason: 'BadRequest', message: result.message };
+    return { allowed: true, patch: result.patch, warnings: result.warnings };
+  };
+}

@@ -1,0 +1,90 @@
+import { createServer, type Server } from 'node:https';
+import type { Logger } from 'pino';
+import { errorMessage } from '../kube/errors.ts';
+import { parseAddress } from '../runtime/manager.ts';
+import { type AdmissionRequest, type AdmissionReview, type Decision, respond } from './admission.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: handlers take any kind of object
+export type AdmissionHandler = (req: AdmissionRequest<any>) => Decision | Promise<Decision>;
+
+const MAX_BODY = 8 * 1024 * 1024;
+
+/**
+ * Serves AdmissionReviews over TLS. A handler that throws is answered with a denial naming the error (the
+ * webhook configuration's failurePolicy decides what the API server makes of an unreachable webhook).
+ */
+export class WebhookServer {
+  private server: Server | undefined;
+  private readonly handlers = new Map<string, AdmissionHandler>();
+  private readonly log: Logger;
+
+  constructor(log: Logger) {
+    this.log = log;
+  }
+
+  handle(path: string, handler: AdmissionHandler): void {
+    this.handlers.set(path, handler);
+  }
+
+  async listen(address: string, tls: { certPem: string; keyPem: string }): Promise<number> {
+    const { host, port } = parseAddress(address);
+    const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+      const handler = this.handlers.get((req.url ?? '').split('?')[0] ?? '');
+      if (req.method !== 'POST' || !handler) {
+        res.writeHead(req.method === 'GET' && req.url === '/healthz' ? 200 : 404).end();
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_BODY) req.destroy();
+        else chunks.push(c);
+      });
+      req.on('end', async () => {
+        let review: AdmissionReview;
+        try {
+          review = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          res.writeHead(400).end('malformed AdmissionReview');
+          return;
+        }
+        const request = review.request;
+        if (!request?.uid) {
+          res.writeHead(400).end('AdmissionReview without a request');
+          return;
+        }
+        let decision: Decision;
+        try {
+          decision = await handler(request);
+        } catch (e) {
+          this.log.error({ err: errorMessage(e), path: req.url }, 'admission handler failed');
+          decision = { allowed: false, code: 500, reason: 'InternalError', message: `osc admission webhook error: ${errorMessage(e)}` };
+        }
+        const body: AdmissionReview = {
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: respond(request.uid, decision),
+        };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    this.server = server;
+    const a = server.address();
+    const bound = typeof a === 'object' && a ? a.port : port;
+    this.log.info({ address: `${host}:${bound}`, paths: [...this.handlers.keys()] }, 'serving admission webhooks');
+    return bound;
+  }
+
+  async close(): Promise<void> {
+    const s = this.server;
+    this.server = undefined;
+    if (!s) return;
+    await new Promise<void>((r) => s.close(() => r()));
+    s.closeAllConnections();
+  }
+}

@@ -1,0 +1,104 @@
+import { after, before } from 'node:test';
+import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { DevCluster, type DevClusterOptions } from '../../src/devcluster/devcluster.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { createOperator, type Operator, type OperatorOptions } from '../../src/operator.ts';
+import { Informer } from '../../src/runtime/informer.ts';
+import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
+import { testLogger } from './controlplane.ts';
+
+/** One dev cluster (real control plane + simulated OpenShift) for a whole test file. */
+export function useDevCluster(opts: DevClusterOptions = {}): { readonly dev: DevCluster } {
+  const ref: { dev?: DevCluster } = {};
+  before(async () => {
+    const t0 = Date.now();
+    ref.dev = await DevCluster.start({ rebootMs: 400, log: testLogger(), ...opts });
+    console.log(`# dev cluster: kube-apiserver ${ref.dev.controlPlane.version}, ready in ${Date.now() - t0} ms`);
+  });
+  after(() => ref.dev?.stop());
+  return {
+    get dev(): DevCluster {
+      if (!ref.dev) throw new Error('dev cluster not started yet');
+      return ref.dev;
+    },
+  };
+}
+
+export interface RunningOperator {
+  operator: Operator;
+  stop(): Promise<void>;
+}
+
+/** Runs the operator in this process against the dev cluster, as `osc run` would (webhooks on loopback). */
+export async function startOperator(dev: DevCluster, opts: Partial<OperatorOptions> = {}): Promise<RunningOperator> {
+  const operator = await createOperator({
+    kubeConfig: dev.controlPlane.kubeConfig,
+    log: testLogger(),
+    leaderElection: false,
+    metricsAddress: '127.0.0.1:0',
+    healthAddress: '',
+    webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
+    metrics: new RuntimeMetrics(),
+    ...opts,
+  });
+  const ac = new AbortController();
+  const run = operator.run(ac.signal);
+  return {
+    operator,
+    stop: async () => {
+      ac.abort();
+      await run;
+    },
+  };
+}
+
+/** The parts of a KataConfig status the documents show (times dropped), as one comparable value. */
+export function statusView(kc: KataConfig) {
+  const c = kc.status?.conditions?.find((x) => x.type === 'InProgress');
+  return {
+    inProgress: c ? { status: c.status, reason: c.reason, message: c.message } : undefined,
+    kataNodes: kc.status?.kataNodes,
+    runtimeClasses: kc.status?.runtimeClasses,
+  };
+}
+export type StatusView = ReturnType<typeof statusView>;
+
+/** Records every distinct status a KataConfig goes through, from a watch (nothing is missed or sampled). */
+export class StatusRecorder {
+  readonly seen: StatusView[] = [];
+  readonly deleted: boolean[] = [];
+  private readonly ac = new AbortController();
+  private readonly informer: Informer<KataConfig>;
+  private readonly run: Promise<void>;
+
+  constructor(client: KubeClient, name: string) {
+    this.informer = new Informer(client, KataConfigs, { fieldSelector: `metadata.name=${name}` });
+    const push = (kc: KataConfig) => {
+      const v = statusView(kc);
+      const last = this.seen.at(-1);
+      if (!last || JSON.stringify(last) !== JSON.stringify(v)) this.seen.push(v);
+    };
+    this.informer.addEventHandler({ add: push, update: (_o, n) => push(n), delete: () => this.deleted.push(true) });
+    this.run = this.informer.run(this.ac.signal);
+  }
+
+  get current(): KataConfig | undefined {
+    return this.informer.list()[0];
+  }
+
+  synced(): Promise<boolean> {
+    return this.informer.waitForSync();
+  }
+
+  async stop(): Promise<void> {
+    this.ac.abort();
+    await this.run;
+  }
+}
+
+/** Whether `expected` occurs in `seen` in order (other states may come between). */
+export function inOrder<T>(seen: readonly T[], expected: readonly ((s: T) => boolean)[]): { ok: boolean; matched: number } {
+  let i = 0;
+  for (const s of seen) if (i < expected.length && expected[i]?.(s)) i++;
+  return { ok: i === expected.length, matched: i };
+}
