@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { oscCRDs } from '../../src/api/crds.ts';
+import { useControlPlane } from '../support/controlplane.ts';
+
+/**
+ * Invalid KataConfigs are refused by the API server itself (the CRD schema and its CEL rules), with a
+ * message that names the field and says what is allowed.
+ */
+describe('KataConfig validation at the API server', () => {
+  const plane = useControlPlane();
+  before(() => plane.cp.installCRDs(oscCRDs()));
+
+  const create = (spec: string) =>
+    plane.cp.kubectl(['create', '-f', '-'], {
+      input: `apiVersion: kataconfiguration.openshift.io/v1\nkind: KataConfig\nmetadata:\n  name: bad\nspec:\n${spec}`,
+    });
+
+  const table: { name: string; spec: string; expect: RegExp[] }[] = [
+    {
+      name: 'unknown logLevel',
+      spec: '  logLevel: verbose\n',
+      expect: [
+        /spec\.logLevel: Unsupported value: "verbose": supported values: "fatal", "panic", "error", "warn", "info", "debug", "trace"/,
+      ],
+    },
+    {
+      name: 'logLevel of the wrong case',
+      spec: '  logLevel: INFO\n',
+      expect: [/spec\.logLevel: Unsupported value: "INFO"/],
+    },
+    {
+      name: 'checkNodeEligibility not a boolean',
+      spec: '  checkNodeEligibility: "yes"\n',
+      expect: [/spec\.checkNodeEligibility: Invalid value: "string": spec\.checkNodeEligibility in body must be of type boolean/],
+    },
+    {
+      name: 'enablePeerPods not a boolean',
+      spec: '  enablePeerPods: 1\n',
+      expect: [/spec\.enablePeerPods: Invalid value: "integer": spec\.enablePeerPods in body must be of type boolean/],
+    },
+    {
+      name: 'unknown selector operator',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: zone\n      operator: Equals\n      values: [a]\n',
+      expect: [
+        /spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.operator: Unsupported value: "Equals": supported values: "In", "NotIn", "Exists", "DoesNotExist"/,
+      ],
+    },
+    {
+      name: 'In without values',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: zone\n      operator: In\n',
+      expect: [
+        /spec\.kataConfigPoolSelector\.matchExpressions\[0\]: Invalid value: "object": values must be a non-empty list when operator is In or NotIn: list the label values to match/,
+      ],
+    },
+    {
+      name: 'NotIn with an empty list',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: zone\n      operator: NotIn\n      values: []\n',
+      expect: [/matchExpressions\[0\]: Invalid value: "object": values must be a non-empty list when operator is In or NotIn/],
+    },
+    {
+      name: 'Exists with values',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: zone\n      operator: Exists\n      values: [a]\n',
+      expect: [
+        /matchExpressions\[0\]: Invalid value: "object": values must be empty when operator is Exists or DoesNotExist: remove values/,
+      ],
+    },
+    {
+      name: 'expression without a key',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - operator: Exists\n',
+      expect: [/spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.key: Required value/],
+    },
+    {
+      name: 'matchLabels value that is not a valid label value',
+      spec: '  kataConfigPoolSelector:\n    matchLabels:\n      zone: "not valid!"\n',
+      expect: [
+        /spec\.kataConfigPoolSelector\.matchLabels\.zone: Invalid value: "not valid!": spec\.kataConfigPoolSelector\.matchLabels\.zone in body should match/,
+      ],
+    },
+    {
+      name: 'matchLabels as a list (nodeSelector syntax is not supported)',
+      spec: '  kataConfigPoolSelector:\n    matchLabels:\n    - zone=a\n',
+      expect: [
+        /spec\.kataConfigPoolSelector\.matchLabels: Invalid value: "array": spec\.kataConfigPoolSelector\.matchLabels in body must be of type object/,
+      ],
+    },
+    {
+      name: 'a misspelt field',
+      spec: '  loglevel: debug\n',
+      expect: [/unknown field "spec\.loglevel"/],
+    },
+  ];
+
+  for (const row of table) {
+    test(`rejects ${row.name}`, async () => {
+      const r = await create(row.spec);
+      assert.notEqual(r.code, 0, `accepted: ${r.stdout}`);
+      for (const e of row.expect) assert.match(r.stderr, e);
+    });
+  }
+
+  test('accepts the documented examples (and defaults logLevel to info)', async () => {
+    const ok = await create(
+      '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n',
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);
+    const minimal = await plane.cp.kubectl(['create', '-f', '-'], {
+      input: 'apiVersion: kataconfiguration.openshift.io/v1\nkind: KataConfig\nmetadata:\n  name: minimal\n',
+    });
+    assert.equal(minimal.code, 0, minimal.stderr);
+    const got = await plane.cp.kubectl(['get', 'kataconfig', 'minimal', '-o', 'jsonpath={.spec}']);
+    assert.equal(got.stdout, '');
+    const withSpec = await plane.cp.kubectl(['create', '-f', '-'], {
+      input: 'apiVersion: kataconfiguration.openshift.io/v1\nkind: KataConfig\nmetadata:\n  name: defaulted\nspec: {}\n',
+    });
+    assert.equal(withSpec.code, 0, withSpec.stderr);
+    const spec = JSON.parse((await plane.cp.kubectl(['get', 'kataconfig', 'defaulted', '-o', 'jsonpath={.spec}'])).stdout);
+    assert.deepEqual(spec, { checkNodeEligibility: false, enablePeerPods: false, logLevel: 'info' });
+  });
+});

@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { MachineConfigPool } from '../../src/api/openshift.ts';
+import {
+  type Classification,
+  classifyNodes,
+  done,
+  installCondition,
+  isCompactCluster,
+  podsUsing,
+  runtimeClassFor,
+  selectNodes,
+  uninstallCondition,
+} from '../../src/controllers/kataconfig/state.ts';
+import type { Node } from '../../src/kube/resources.ts';
+import { poolTargetHasKata } from '../../src/platform/machineconfig.ts';
+
+const KATA_TARGET = 'rendered-kata-oc-aaa';
+const WORKER_TARGET = 'rendered-worker-bbb';
+
+function node(
+  name: string,
+  opts: { roles?: string[]; labels?: Record<string, string>; state?: string; current?: string; reason?: string } = {},
+): Node {
+  const labels: Record<string, string> = { ...opts.labels };
+  for (const r of opts.roles ?? ['worker']) labels[`node-role.kubernetes.io/${r}`] = '';
+  const annotations: Record<string, string> = {};
+  if (opts.state) annotations['machineconfiguration.openshift.io/state'] = opts.state;
+  if (opts.current) annotations['machineconfiguration.openshift.io/currentConfig'] = opts.current;
+  if (opts.reason) annotations['machineconfiguration.openshift.io/reason'] = opts.reason;
+  return { metadata: { name, labels, annotations } };
+}
+
+function pool(name: string, target: string, sources: string[]): MachineConfigPool {
+  return {
+    metadata: { name, generation: 1 },
+    spec: { configuration: { name: target, source: sources.map((s) => ({ name: s })) } },
+    status: {
+      observedGeneration: 1,
+      conditions: [
+        { type: 'Updated', status: 'True' },
+        { type: 'Updating', status: 'False' },
+      ],
+    },
+  };
+}
+
+const kataPool = pool('kata-oc', KATA_TARGET, ['00-worker', '50-enable-sandboxed-containers-extension']);
+const workerPool = pool('worker', WORKER_TARGET, ['00-worker']);
+
+const classify = (nodes: Node[], selected: string[], extra: Partial<Parameters<typeof classifyNodes>[0]> = {}): Classification =>
+  classifyNodes({ nodes, selected: new Set(selected), compact: false, kataPool, basePool: workerPool, wantCrioConfig: false, ...extra });
+
+describe('node classification (SPEC §4 table)', () => {
+  const rows: { name: string; n: Node; selected: boolean; list: string | undefined }[] = [
+    {
+      name: 'Done, at the kata target, in the kata pool',
+      n: node('a', { state: 'Done', current: KATA_TARGET }),
+      selected: true,
+      list: 'installed',
+    },
+    {
+      name: 'Done, at the worker target, not in the kata pool',
+      n: node('a', { state: 'Done', current: WORKER_TARGET }),
+      selected: false,
+      list: undefined,
+    },
+    { name: 'Working, in the kata pool', n: node('a', { state: 'Working', current: WORKER_TARGET }), selected: true, list: 'installing' },
+    {
+      name: 'Working, leaving the kata pool',
+      n: node('a', { state: 'Working', current: KATA_TARGET }),
+      selected: false,
+      list: 'uninstalling',
+    },
+    {
+      name: 'Done, not at the kata target, in the kata pool',
+      n: node('a', { state: 'Done', current: WORKER_TARGET }),
+      selected: true,
+      list: 'waitingToInstall',
+    },
+    {
+      name: 'Done, still on kata, not in the kata pool',
+      n: node('a', { state: 'Done', current: KATA_TARGET }),
+      selected: false,
+      list: 'waitingToUninstall',
+    },
+    {
+      name: 'Degraded, in the kata pool',
+      n: node('a', { state: 'Degraded', current: WORKER_TARGET, reason: 'boom' }),
+      selected: true,
+      list: 'failedToInstall',
+    },
+    {
+      name: 'Degraded, leaving the kata pool',
+      n: node('a', { state: 'Degraded', current: KATA_TARGET, reason: 'boom' }),
+      selected: false,
+      list: 'failedToUninstall',
+    },
+  ];
+  for (const row of rows) {
+    test(row.name, () => {
+      const c = classify([row.n], row.selected ? ['a'] : []);
+      const lists = Object.entries(c.kataNodes).filter(([k]) => k !== 'nodeCount' && k !== 'readyNodeCount');
+      assert.deepEqual(lists, row.list ? [[row.list, ['a']]] : []);
+      assert.equal(c.kataNodes.nodeCount, row.selected ? 1 : 0);
+      assert.equal(c.kataNodes.readyNodeCount, row.list === 'installed' ? 1 : 0);
+      if (row.list?.startsWith('failed')) assert.deepEqual(c.failures, [{ node: 'a', reason: 'boom' }]);
+    });
+  }
+
+  test('a Working node of the worker pool that never had kata is not listed', () => {
+    const c = classify([node('a', { state: 'Working', current: 'rendered-worker-old' })], []);
+    assert.deepEqual(c.kataNodes, { nodeCount: 0, readyNodeCount: 0 });
+  });
+
+  test('a node at the kata target is not installed until the target contains our MachineConfig', () => {
+    const stale = pool('kata-oc', KATA_TARGET, ['00-worker']);
+    const c = classify([node('a', { state: 'Done', current: KATA_TARGET })], ['a'], { kataPool: stale });
+    assert.deepEqual(c.kataNodes.waitingToInstall, ['a']);
+    assert.equal(c.settled, false);
+  });
+
+  test('with a log level set, the target must also carry the generated CRI-O config', () => {
+    const withCrio = pool('kata-oc', KATA_TARGET, ['50-enable-sandboxed-containers-extension', '99-kata-oc-generated-containerruntime']);
+    assert.equal(poolTargetHasKata(withCrio, true), true);
+    assert.equal(poolTargetHasKata(withCrio, false), false, 'a leftover CRI-O config means the rollout back to info is pending');
+    assert.equal(poolTargetHasKata(kataPool, true), false);
+    // A CRI-O config someone made for the worker pool is not ours.
+    const theirs = pool('kata-oc', KATA_TARGET, ['50-enable-sandboxed-containers-extension', '99-worker-generated-containerruntime']);
+    assert.equal(poolTargetHasKata(theirs, false), true);
+  });
+
+  test('lists are sorted by name with numbers in order, and empty lists are omitted', () => {
+    const nodes = ['worker-10', 'worker-2', 'worker-1'].map((n) => node(n, { state: 'Done', current: WORKER_TARGET }));
+    const c = classify(nodes, ['worker-10', 'worker-2', 'worker-1']);
+    assert.deepEqual(c.kataNodes, { nodeCount: 3, readyNodeCount: 0, waitingToInstall: ['worker-1', 'worker-2', 'worker-10'] });
+  });
+
+  test('settled only when every selected node is installed and nothing else moves', () => {
+    const a = node('a', { state: 'Done', current: KATA_TARGET });
+    const b = node('b', { state: 'Done', current: KATA_TARGET });
+    assert.equal(classify([a, b], ['a', 'b']).settled, true);
+    assert.equal(classify([a, node('b', { state: 'Working', current: KATA_TARGET })], ['a']).settled, false, 'a node leaving');
+    assert.equal(classify([a], ['a', 'gone']).settled, false, 'a selected node not yet installed');
+  });
+
+  test('compact clusters: masters in the master pool; uninstall lists masters until the pool drops kata', () => {
+    const masterWithKata = pool('master', 'rendered-master-k', ['00-master', '50-enable-sandboxed-containers-extension']);
+    const masterWithout = pool('master', 'rendered-master-n', ['00-master']);
+    const m = (n: string, state: string, current: string) => node(n, { roles: ['master', 'worker'], state, current });
+    const install = classifyNodes({
+      nodes: [m('master-0', 'Done', 'rendered-master-k'), m('master-1', 'Working', 'rendered-master-0')],
+      selected: new Set(['master-0', 'master-1']),
+      compact: true,
+      kataPool: masterWithKata,
+      basePool: masterWithKata,
+      wantCrioConfig: false,
+    });
+    assert.deepEqual(install.kataNodes, { nodeCount: 2, readyNodeCount: 1, installed: ['master-0'], installing: ['master-1'] });
+    const uninstall = classifyNodes({
+      nodes: [
+        m('master-0', 'Done', 'rendered-master-k'),
+        m('master-1', 'Working', 'rendered-master-k'),
+        m('master-2', 'Done', 'rendered-master-n'),
+      ],
+      selected: new Set(),
+      compact: true,
+      kataPool: masterWithout,
+      basePool: masterWithout,
+      wantCrioConfig: false,
+    });
+    assert.deepEqual(uninstall.kataNodes, {
+      nodeCount: 0,
+      readyNodeCount: 0,
+      uninstalling: ['master-1'],
+      waitingToUninstall: ['master-0'],
+    });
+  });
+});
+
+describe('node selection', () => {
+  const nodes = [
+    node('master-0', { roles: ['master', 'control-plane'] }),
+    node('worker-0', { labels: { zone: 'a', 'feature.node.kubernetes.io/runtime.kata': 'true' } }),
+    node('worker-1', { labels: { zone: 'b' } }),
+    node('worker-2', { labels: { zone: 'c', 'feature.node.kubernetes.io/runtime.kata': 'true' } }),
+  ];
+
+  test('all workers by default, never masters', () => {
+    assert.deepEqual(selectNodes(nodes, {}, false), { nodes: ['worker-0', 'worker-1', 'worker-2'], noEligibleNodes: false });
+  });
+
+  test('kataConfigPoolSelector: matchLabels and every matchExpressions operator', () => {
+    const sel = (s: object) => selectNodes(nodes, { kataConfigPoolSelector: s }, false).nodes;
+    assert.deepEqual(sel({ matchLabels: { zone: 'b' } }), ['worker-1']);
+    assert.deepEqual(sel({ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'c'] }] }), ['worker-0', 'worker-2']);
+    assert.deepEqual(sel({ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }), ['worker-1', 'worker-2']);
+    assert.deepEqual(sel({ matchExpressions: [{ key: 'feature.node.kubernetes.io/runtime.kata', operator: 'Exists' }] }), [
+      'worker-0',
+      'worker-2',
+    ]);
+    assert.deepEqual(sel({ matchExpressions: [{ key: 'feature.node.kubernetes.io/runtime.kata', operator: 'DoesNotExist' }] }), [
+      'worker-1',
+    ]);
+    assert.deepEqual(
+      sel({ matchLabels: { zone: 'a' }, matchExpressions: [{ key: 'zone', operator: 'In', values: ['b'] }] }),
+      [],
+      'all terms must hold',
+    );
+    assert.deepEqual(sel({}), ['worker-0', 'worker-1', 'worker-2'], 'an empty selector selects every worker');
+  });
+
+  test('checkNodeEligibility keeps the NFD-labelled nodes, and says when there are none', () => {
+    assert.deepEqual(selectNodes(nodes, { checkNodeEligibility: true }, false), {
+      nodes: ['worker-0', 'worker-2'],
+      noEligibleNodes: false,
+    });
+    const unlabelled = nodes.map((n) =>
+      node(n.metadata.name ?? '', { roles: n.metadata.name?.startsWith('master') ? ['master'] : ['worker'] }),
+    );
+    assert.deepEqual(selectNodes(unlabelled, { checkNodeEligibility: true }, false), { nodes: [], noEligibleNodes: true });
+    assert.deepEqual(
+      selectNodes(unlabelled, { checkNodeEligibility: true, enablePeerPods: true }, false).nodes.length,
+      3,
+      'not used with peer pods',
+    );
+  });
+
+  test('compact clusters select every master and ignore the selector', () => {
+    const compact = [node('master-0', { roles: ['master', 'worker'] }), node('master-1', { roles: ['master', 'worker'] })];
+    assert.equal(isCompactCluster(compact), true);
+    assert.equal(isCompactCluster(nodes), false);
+    assert.deepEqual(selectNodes(compact, { kataConfigPoolSelector: { matchLabels: { zone: 'x' } } }, true).nodes, [
+      'master-0',
+      'master-1',
+    ]);
+  });
+
+  test('nodes being deleted are not selected', () => {
+    const deleting = { ...node('worker-9'), metadata: { ...node('worker-9').metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    assert.deepEqual(selectNodes([...nodes, deleting], {}, false).nodes, ['worker-0', 'worker-1', 'worker-2']);
+  });
+});
+
+describe('conditions', () => {
+  const settled: Classification = { kataNodes: { nodeCount: 1, readyNodeCount: 1, installed: ['a'] }, failures: [], settled: true };
+  const moving: Classification = { kataNodes: { nodeCount: 1, readyNodeCount: 0, installing: ['a'] }, failures: [], settled: false };
+  const sel = { nodes: ['a'], noEligibleNodes: false };
+
+  test('the documented messages for kata and kata-remote', () => {
+    assert.deepEqual(installCondition(moving, sel, 'kata', true), {
+      status: 'True',
+      reason: 'Installing',
+      message: 'Performing initial installation of kata on cluster',
+    });
+    assert.deepEqual(
+      installCondition(moving, sel, 'kata-remote', true).message,
+      'Performing initial installation of kata-remote on cluster',
+    );
+    assert.deepEqual(installCondition(moving, sel, 'kata', false), {
+      status: 'True',
+      reason: 'Updating',
+      message: 'Adding and/or removing kata-enabled nodes',
+    });
+    assert.equal(installCondition(settled, sel, 'kata', true), done);
+    assert.deepEqual(uninstallCondition(moving, 'kata-remote'), {
+      status: 'True',
+      reason: 'Uninstalling',
+      message: 'Removing kata-remote from cluster',
+    });
+  });
+
+  test('a failed node wins, with its MCO reason', () => {
+    const failed: Classification = { ...moving, failures: [{ node: 'worker-1', reason: 'disk full' }] };
+    assert.deepEqual(installCondition(failed, sel, 'kata', true), {
+      status: 'True',
+      reason: 'Failed',
+      message: 'Node worker-1 Degraded: disk full',
+    });
+    assert.deepEqual(uninstallCondition(failed, 'kata'), {
+      status: 'True',
+      reason: 'Failed',
+      message: 'Node worker-1 Degraded: disk full',
+    });
+  });
+
+  test('no eligible node: the original operator’s hint about NFD', () => {
+    const none: Classification = { kataNodes: { nodeCount: 0, readyNodeCount: 0 }, failures: [], settled: true };
+    assert.deepEqual(installCondition(none, { nodes: [], noEligibleNodes: true }, 'kata', true), {
+      status: 'True',
+      reason: 'Installing',
+      message: 'no Nodes with required labels found. Is NFD running?',
+    });
+  });
+
+  test('runtime class and blocking pods', () => {
+    assert.equal(runtimeClassFor({}), 'kata');
+    assert.equal(runtimeClassFor({ enablePeerPods: true }), 'kata-remote');
+    const pods = [
+      { metadata: { name: 'p1', namespace: 'ns' }, spec: { runtimeClassName: 'kata' } },
+      { metadata: { name: 'p2', namespace: 'ns' }, spec: { runtimeClassName: 'runc' } },
+      { metadata: { name: 'p3', namespace: 'a' }, spec: {} },
+    ];
+    assert.deepEqual(podsUsing(pods, new Set(['kata'])), ['ns/p1']);
+    assert.deepEqual(podsUsing(pods, new Set(['kata-remote'])), []);
+  });
+});
