@@ -1,0 +1,174 @@
+import { existsSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { InvalidArgumentError } from 'commander';
+import { KataConfigs } from '../api/kataconfig.ts';
+import { KATACONFIG_GROUP } from '../api/names.ts';
+import { KubeClient } from '../kube/client.ts';
+import { ApiError, errorMessage } from '../kube/errors.ts';
+
+/** A failure the user can act on: printed as `error: <message>` and exits with exitCode. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = 1) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+  }
+}
+
+/** Where a command writes: the process's streams, or buffers in tests. */
+export interface CliIO {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream;
+}
+
+export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process.stderr });
+
+export const KATACONFIG_CRD = `${KataConfigs.plural}.${KATACONFIG_GROUP}`;
+
+export const missingCrdMessage = () =>
+  `the KataConfig API is not installed in this cluster (${KATACONFIG_CRD}); run "osc install" first`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Option parsers (commander calls them; InvalidArgumentError becomes "option '...' argument '...' is invalid").
+
+export function parseNonNegativeInt(value: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected a whole number (0, 1, 2, ...).');
+  return Number(value);
+}
+
+export function parsePositiveInt(value: string): number {
+  const n = parseNonNegativeInt(value);
+  if (n === 0) throw new InvalidArgumentError('expected a number greater than 0.');
+  return n;
+}
+
+/** host:port, :port, or port; '0' or '' disables where the flag allows it. */
+export function parseAddress(value: string): string {
+  const v = value.trim();
+  if (v === '' || v === '0') return v;
+  const m = /^(?:(\[[^\]]+\]|[^:]*):)?(\d+)$/.exec(v);
+  if (!m || Number(m[2]) > 65535) throw new InvalidArgumentError('expected host:port, :port or a port number.');
+  return m[1] === undefined ? `0.0.0.0:${m[2]}` : `${m[1] || '0.0.0.0'}:${m[2]}`;
+}
+
+export function parseUrl(value: string): string {
+  try {
+    const u = new URL(value.replace('{port}', '1'));
+    if (u.protocol !== 'https:') throw new Error('not https');
+  } catch {
+    throw new InvalidArgumentError('expected an https:// URL (may contain {port}).');
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Connecting to a cluster.
+
+export interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+/** --kubeconfig, else KUBECONFIG / ~/.kube/config, else the in-cluster ServiceAccount. */
+export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (flags.kubeconfig) {
+      if (!existsSync(flags.kubeconfig)) throw new CliError(`kubeconfig file ${flags.kubeconfig} does not exist (check --kubeconfig)`);
+      kc.loadFromFile(flags.kubeconfig);
+    } else {
+      const env = process.env.KUBECONFIG;
+      const missing = env
+        ?.split(':')
+        .filter(Boolean)
+        .filter((p) => !existsSync(p));
+      if (env && missing?.length === env.split(':').filter(Boolean).length) {
+        throw new CliError(`kubeconfig file ${missing.join(', ')} does not exist (check KUBECONFIG)`);
+      }
+      kc.loadFromDefault();
+    }
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`cannot load the kubeconfig: ${errorMessage(e)}`);
+  }
+  if (flags.context) {
+    if (!kc.getContexts().some((c) => c.name === flags.context)) throw new CliError(`context "${flags.context}" not found in the kubeconfig`);
+    kc.setCurrentContext(flags.context);
+  }
+  if (!kc.getCurrentCluster()) throw new CliError('the kubeconfig has no current cluster: set a current-context or pass --context');
+  return kc;
+}
+
+/** The network-level reason a request failed (undici wraps it in "fetch failed"). */
+export function networkReason(e: unknown): string {
+  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return 'no answer within 10s';
+  const cause = (e as { cause?: unknown })?.cause as { message?: string; code?: string; errors?: { message?: string }[] } | undefined;
+  if (cause?.errors?.length) return cause.errors.map((x) => x.message).join('; ');
+  if (cause?.message) return cause.message;
+  if (cause?.code) return cause.code;
+  return errorMessage(e);
+}
+
+/**
+ * A client for the cluster, after checking that it answers and accepts our credentials, and (unless told
+ * otherwise) that it serves the KataConfig API. Each failure becomes a message that says what to check.
+ */
+export async function connect(kc: KubeConfig, opts: { requireKataConfigAPI?: boolean; fieldManager?: string } = {}): Promise<KubeClient> {
+  const client = new KubeClient(kc, { fieldManager: opts.fieldManager ?? 'osc' });
+  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+  try {
+    // Discovery needs an authenticated user (unlike /version), so it checks the credentials too.
+    await client.request('GET', '/api', { signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    await client.close();
+    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
+      throw new CliError(`the Kubernetes API at ${server} refused our credentials: ${e.message} (check --kubeconfig / KUBECONFIG)`);
+    }
+    if (e instanceof ApiError) throw new CliError(`the Kubernetes API at ${server} answered ${e.status}: ${e.message}`);
+    throw new CliError(`cannot reach the Kubernetes API at ${server}: ${networkReason(e)} (check --kubeconfig / KUBECONFIG)`);
+  }
+  if (opts.requireKataConfigAPI !== false && !(await hasKataConfigAPI(client))) {
+    await client.close();
+    throw new CliError(missingCrdMessage());
+  }
+  return client;
+}
+
+/** Whether the API server serves kataconfiguration.openshift.io/v1 kataconfigs (discovery, no CRD read rights needed). */
+export async function hasKataConfigAPI(client: KubeClient): Promise<boolean> {
+  try {
+    const res = await client.request<{ resources?: { name: string }[] }>('GET', `/apis/${KATACONFIG_GROUP}/${KataConfigs.version}`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    return res.resources?.some((r) => r.name === KataConfigs.plural) ?? false;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return false;
+    throw e;
+  }
+}
+
+/** Resolves on the first SIGINT/SIGTERM (a second one exits at once); the handlers go with `dispose`. */
+export function onShutdownSignal(onFirst: (sig: NodeJS.Signals) => void): { dispose(): void } {
+  let seen = false;
+  const handler = (sig: NodeJS.Signals) => {
+    if (seen) {
+      process.stderr.write(`\nsecond ${sig}: exiting now\n`);
+      process.exit(130);
+    }
+    seen = true;
+    onFirst(sig);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    dispose: () => {
+      process.removeListener('SIGINT', handler);
+      process.removeListener('SIGTERM', handler);
+    },
+  };
+}
+
+export const write = (s: NodeJS.WritableStream, text: string): void => {
+  s.write(text.endsWith('\n') ? text : `${text}\n`);
+};
