@@ -1,6 +1,7 @@
 import type { CustomResourceDefinition } from '../kube/resources.ts';
 import { kataConfigSpecSchema, kataConfigStatusSchema } from './kataconfig.ts';
 import { KATACONFIG_GROUP } from './names.ts';
+import { peerPodConfigCRD } from './peerpodconfig.ts';
 
 /** The KataConfig CRD, generated from the schema definitions in kataconfig.ts. */
 export function kataConfigCRD(): CustomResourceDefinition {
@@ -45,5 +46,5 @@ export function kataConfigCRD(): CustomResourceDefinition {
 
 /** Every CRD osc itself defines (the OpenShift ones come from the platform or the dev cluster). */
 export function oscCRDs(): CustomResourceDefinition[] {
-  return [kataConfigCRD()];
+  return [kataConfigCRD(), peerPodConfigCRD()];
 }

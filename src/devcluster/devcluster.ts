@@ -14,6 +14,7 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { ControlPlane } from './controlplane.ts';
@@ -25,7 +26,7 @@ import {
   MachineConfigOperator,
 } from './mco.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
-import { mapLimit, type NodeInit, registerNode } from './nodes.ts';
+import { type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 
 export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };

@@ -16,11 +16,12 @@ import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import { selectorMatches, selectorString } from '../kube/labels.ts';
 import { type Node, Nodes } from '../kube/resources.ts';
 import { type KubeObject, keyOf, type LabelSelector, type OwnerReference } from '../kube/types.ts';
+import { mapLimit } from '../runtime/concurrency.ts';
 import { rfc3339 } from '../runtime/conditions.ts';
 import { Controller } from '../runtime/controller.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { conditionTaints, mapLimit, readyCondition } from './nodes.ts';
+import { conditionTaints, readyCondition } from './nodes.ts';
 
 /**
  * A simulator of the Machine Config Operator (SPEC §8), faithful to what a client can observe:

@@ -209,18 +209,3 @@ export function conditionTaints(node: Node | undefined, state: { cordoned: boole
   }
   return taints.length ? taints : null;
 }
-
-/** Runs fn over items with at most `limit` in flight. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= items.length) return;
-      results[i] = await fn(items[i] as T, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}

@@ -30,6 +30,7 @@ import {
   poolSettled,
   poolTargetHasKata,
 } from '../../platform/machineconfig.ts';
+import { mapLimit } from '../../runtime/concurrency.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -393,14 +394,25 @@ export class KataConfigReconciler {
     await this.create(RuntimeClasses, rc, signal);
   }
 
-  /** Adds the kata-oc role label to exactly the wanted nodes and removes it from all others. */
+  /**
+   * Adds the kata-oc role label to exactly the wanted nodes and removes it from all others, a bounded
+   * number of patches at a time: on a large cluster the first status must not wait for a long serial loop.
+   */
   private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<void> {
-    for (const node of this.ctx.nodes.list()) {
-      const name = node.metadata.name ?? '';
-      const has = node.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined;
-      if (has === wanted.has(name) || node.metadata.deletionTimestamp) continue;
-      await this.ctx.client.patch(Nodes, name, { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: has ? null : '' } } }, { signal });
-    }
+    const changes = this.ctx.nodes
+      .list()
+      .filter(
+        (n) =>
+          !n.metadata.deletionTimestamp && (n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined) !== wanted.has(n.metadata.name ?? ''),
+      );
+    await mapLimit(changes, 16, (node) =>
+      this.ctx.client.patch(
+        Nodes,
+        node.metadata.name ?? '',
+        { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(node.metadata.name ?? '') ? '' : null } } },
+        { signal },
+      ),
+    );
   }
 
   private async create<T extends { metadata: { name?: string } }>(

@@ -1,0 +1,114 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { KataConfigs } from '../../api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { applyAll, deleteAll, INSTALL_FIELD_MANAGER } from '../../install/apply.ts';
+import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
+import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
+import { errorMessage } from '../../kube/errors.ts';
+import type { KubeObject } from '../../kube/types.ts';
+import { loadOrCreateWebhookTLS, WEBHOOK_SECRET } from '../../webhooks/setup.ts';
+import { type CliIO, CliError, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, write } from '../common.ts';
+
+export interface InstallFlags extends ClusterFlags {
+  dryRun?: boolean;
+  outputDir?: string;
+  image?: string;
+  logLevel: string;
+}
+
+/** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
+export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
+  if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
+  const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel });
+  if (flags.dryRun) {
+    if (flags.outputDir) {
+      const dir = resolve(flags.outputDir);
+      await mkdir(dir, { recursive: true });
+      for (const f of files) {
+        await writeFile(join(dir, f.file), fileText(f));
+        write(io.stdout, `wrote ${join(dir, f.file)}`);
+      }
+    } else {
+      io.stdout.write(files.map(fileText).join('---\n'));
+    }
+    return 0;
+  }
+
+  const client = await connect(loadKubeConfig(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
+  try {
+    const out = (line: string) => write(io.stdout, line);
+    const webhookFile = files.find((f) => f.file.includes('webhook'));
+    await applyAll(
+      client,
+      files.filter((f) => f !== webhookFile).flatMap((f) => f.objects),
+      out,
+    );
+    // The serving certificate the operator's webhooks present, and its CA in the webhook configurations
+    // (the operator reuses an existing secret, so both agree).
+    const tls = await loadOrCreateWebhookTLS(client, OPERATOR_NAMESPACE);
+    out(`secret/${WEBHOOK_SECRET} ready (webhook serving certificate)`);
+    await applyAll(client, await webhookConfigurations(tls.caPem), out);
+    write(
+      io.stdout,
+      [
+        '',
+        `osc is installed in namespace ${OPERATOR_NAMESPACE} (deployment ${NAMES.deployment}).`,
+        'Next: create a KataConfig to install kata on the worker nodes, e.g. "kubectl create -f cluster-kataconfig.yaml",',
+        `and follow it with "${programName} status --watch".`,
+      ].join('\n'),
+    );
+    return 0;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`install failed: ${errorMessage(e)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+export interface UninstallFlags extends ClusterFlags {
+  keepNamespace?: boolean;
+}
+
+/** `osc uninstall`: refuses while a KataConfig exists (kata would be left on the nodes), else removes what install made. */
+export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<number> {
+  const client = await connect(loadKubeConfig(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
+  try {
+    if (await hasKataConfigAPI(client)) {
+      const existing = (await client.list(KataConfigs)).items;
+      if (existing.length) {
+        const name = existing[0]?.metadata.name ?? '';
+        const deleting = existing[0]?.metadata.deletionTimestamp;
+        throw new CliError(
+          `KataConfig "${name}" still exists${deleting ? ' (its deletion is in progress)' : ''}: ` +
+            `${deleting ? 'wait until it is gone' : `delete it first ("kubectl delete kataconfig ${name}") and wait until it is gone`}, ` +
+            'so that the operator removes kata from the nodes. Uninstalling the operator now would leave kata on the nodes ' +
+            'and the KataConfig stuck on its finalizer.',
+        );
+      }
+    }
+    const files = await manifestFiles();
+    const objects: KubeObject[] = [];
+    for (const f of files) {
+      if (f.file.startsWith('00-') && flags.keepNamespace) continue;
+      objects.push(...f.objects);
+      if (f.file.startsWith('30-')) {
+        // What the operator created at run time in its namespace (deleted before the namespace).
+        objects.push(
+          { apiVersion: 'v1', kind: 'Secret', metadata: { name: WEBHOOK_SECRET, namespace: OPERATOR_NAMESPACE } },
+          { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEADER_ELECTION_LEASE, namespace: OPERATOR_NAMESPACE } },
+        );
+      }
+    }
+    const deleted = await deleteAll(client, objects, (line) => write(io.stdout, line));
+    if (deleted === 0) throw new CliError('osc is not installed in this cluster: nothing to uninstall');
+    write(io.stdout, `\nosc is uninstalled${flags.keepNamespace ? ` (namespace ${OPERATOR_NAMESPACE} kept)` : ''}.`);
+    return 0;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`uninstall failed: ${errorMessage(e)}`);
+  } finally {
+    await client.close();
+  }
+}

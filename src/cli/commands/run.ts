@@ -1,0 +1,61 @@
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { errorMessage } from '../../kube/errors.ts';
+import { createOperator } from '../../operator.ts';
+import { createLogger } from '../../runtime/log.ts';
+import { type CliIO, CliError, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal } from '../common.ts';
+
+export interface RunFlags extends ClusterFlags {
+  namespace?: string;
+  leaderElect: boolean;
+  metricsBindAddress: string;
+  healthProbeBindAddress: string;
+  webhookBindAddress: string;
+  webhookUrl?: string;
+  webhooks: boolean;
+  logLevel: string;
+}
+
+/** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
+export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
+  const kubeConfig = loadKubeConfig(flags);
+  // Fail fast, with a message a human can act on, rather than retrying in the logs forever.
+  const probe = await connect(kubeConfig, { requireKataConfigAPI: true });
+  await probe.close();
+
+  const namespace = flags.namespace || process.env.POD_NAMESPACE || OPERATOR_NAMESPACE;
+  const log = createLogger({ level: flags.logLevel, destination: io.stdout });
+  const ac = new AbortController();
+  const signals = onShutdownSignal((sig) => {
+    log.info({ signal: sig }, 'shutting down');
+    ac.abort();
+  });
+  try {
+    const operator = await createOperator({
+      kubeConfig,
+      log,
+      namespace,
+      leaderElection: flags.leaderElect,
+      metricsAddress: flags.metricsBindAddress === '0' ? '' : flags.metricsBindAddress,
+      healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
+      webhook: flags.webhooks ? { address: flags.webhookBindAddress, ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}) } : false,
+    });
+    log.info(
+      {
+        namespace,
+        server: kubeConfig.getCurrentCluster()?.server,
+        leaderElection: flags.leaderElect,
+        webhookPort: operator.webhookPort,
+        webhookRegistration: !flags.webhooks ? 'disabled' : flags.webhookUrl ? 'url' : 'service',
+      },
+      'operator starting',
+    );
+    await operator.run(ac.signal);
+    log.info('operator stopped');
+    return 0;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`the operator failed: ${errorMessage(e)}`);
+  } finally {
+    signals.dispose();
+  }
+}

@@ -1,0 +1,191 @@
+import { createWriteStream } from 'node:fs';
+import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
+import { dirname, relative, resolve } from 'node:path';
+import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { DevCluster } from '../../devcluster/devcluster.ts';
+import { errorMessage } from '../../kube/errors.ts';
+import { createOperator, type Operator } from '../../operator.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { createLogger, type Logger } from '../../runtime/log.ts';
+import { type CliIO, CliError, onShutdownSignal, write } from '../common.ts';
+import { oneLine, summarize } from '../render.ts';
+
+export interface DevFlags {
+  workers?: number;
+  masters?: number;
+  compact?: boolean;
+  rebootMs: number;
+  eligible: string;
+  platform: 'None' | 'BareMetal' | 'AWS';
+  home?: string;
+  logLevel: string;
+}
+
+export interface StartFlags extends DevFlags {
+  metricsBindAddress: string;
+  quiet?: boolean;
+}
+
+/** `$OSC_HOME`, else `.osc` in the current directory (the repository when run with `npm start`). */
+export function oscHome(flag?: string): string {
+  return resolve(flag ?? process.env.OSC_HOME ?? '.osc');
+}
+
+function virtualizationCapable(eligible: string): 'all' | 'none' | string[] {
+  const v = eligible.trim();
+  if (v === 'all' || v === 'none') return v;
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+const display = (p: string) => {
+  const rel = relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
+};
+
+/** How the user runs osc: through npm in a checkout, or the installed command. */
+const oscCommand = (name: string) => (process.env.npm_lifecycle_event ? 'npm run osc --' : name);
+
+/**
+ * `osc dev` and `osc start`: the dev cluster (and, for start, the operator in this process), until Ctrl-C;
+ * then the operator stops, then the cluster, and the kubeconfig goes with them.
+ */
+export async function runDevEnvironment(flags: StartFlags, io: CliIO, opts: { withOperator: boolean; programName: string }): Promise<number> {
+  if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
+  const home = oscHome(flags.home);
+  await mkdir(home, { recursive: true });
+  const logPath = resolve(home, 'osc.log');
+  const logStream = createWriteStream(logPath, { flags: 'w' });
+  const log: Logger = createLogger({ level: flags.logLevel, destination: logStream });
+  const kubeconfigPath = resolve(home, 'kubeconfig');
+
+  const ac = new AbortController();
+  const signals = onShutdownSignal((sig) => {
+    write(io.stdout, `\n${sig}: stopping${opts.withOperator ? ' the operator, then' : ''} the cluster...`);
+    ac.abort();
+  });
+
+  let dev: DevCluster | undefined;
+  let operator: Operator | undefined;
+  let operatorRun: Promise<void> | undefined;
+  let watcher: Informer<KataConfig> | undefined;
+  const operatorAbort = new AbortController();
+  const watchAbort = new AbortController();
+  let code = 0;
+  try {
+    const started = Date.now();
+    write(
+      io.stdout,
+      `Starting the dev cluster: etcd, kube-apiserver and a simulated OpenShift (the first run builds the control plane; logs: ${display(logPath)})...`,
+    );
+    dev = await DevCluster.start({
+      workers: flags.workers,
+      masters: flags.masters,
+      compact: flags.compact,
+      rebootMs: flags.rebootMs,
+      virtualizationCapable: virtualizationCapable(flags.eligible),
+      platform: flags.platform,
+      log,
+    });
+    if (ac.signal.aborted) return 130;
+    await copyFile(dev.kubeconfigPath, kubeconfigPath);
+    await chmod(kubeconfigPath, 0o600);
+
+    let metricsUrl = '';
+    if (opts.withOperator) {
+      operator = await createOperator({
+        kubeConfig: dev.controlPlane.kubeConfig,
+        log,
+        leaderElection: true,
+        metricsAddress: flags.metricsBindAddress,
+        healthAddress: '',
+        // Outside the cluster: the API server reaches the webhooks by URL on loopback.
+        webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
+      });
+      const op = operator;
+      operatorRun = op.run(operatorAbort.signal).catch((e) => {
+        write(io.stderr, `error: the operator stopped: ${errorMessage(e)}`);
+        code = 1;
+        ac.abort();
+      });
+      // Ready once its caches have synced (a second or so); not an event the manager publishes.
+      const deadline = Date.now() + 60_000;
+      while (!op.manager.isReady && !ac.signal.aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      if (!op.manager.isReady && !ac.signal.aborted) throw new CliError(`the operator did not become ready within 60s; see ${logPath}`);
+      const addr = op.manager.boundAddress;
+      if (addr) metricsUrl = `http://${addr}/metrics`;
+    }
+    if (ac.signal.aborted) return code || 130;
+
+    const { workers, masters, compact } = dev.options;
+    const nodes = compact ? `${masters} masters that also run workloads` : `${masters} master${masters === 1 ? '' : 's'}, ${workers} worker${workers === 1 ? '' : 's'}`;
+    const kubectl = dev.controlPlane.binaries.kubectl;
+    const osc = oscCommand(opts.programName);
+    const lines = [
+      '',
+      `The dev cluster is up (${((Date.now() - started) / 1000).toFixed(1)}s): Kubernetes ${dev.controlPlane.version}, a simulated OpenShift with ${nodes};`,
+      `nodes "reboot" in ${flags.rebootMs} ms when their machine config changes.${opts.withOperator ? ' The operator is running.' : ''}`,
+      '',
+      'Point kubectl at it (in another terminal):',
+      '',
+      `  export KUBECONFIG=${kubeconfigPath}`,
+      `  export PATH=${dirname(kubectl)}:$PATH    # the matching kubectl; or: alias kubectl=${kubectl}`,
+      '',
+      'Then try:',
+      '',
+      '  kubectl get nodes',
+      '  kubectl get machineconfigpools',
+      ...(opts.withOperator
+        ? ['  kubectl create -f cluster-kataconfig.yaml     # the KataConfig of the README walkthrough', `  ${osc} status --watch`]
+        : [`  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address=0 --webhook-url 'https://127.0.0.1:{port}' --webhook-bind-address 127.0.0.1:0`]),
+      '',
+      `Logs: ${logPath}${metricsUrl ? `    Metrics: ${metricsUrl}` : ''}`,
+      'Press Ctrl-C to stop; the cluster and everything in it go away.',
+      '',
+    ];
+    write(io.stdout, lines.join('\n'));
+
+    if (opts.withOperator && !flags.quiet) {
+      // One line per KataConfig state, so that the transitions show here too.
+      watcher = new Informer(dev.client, KataConfigs, {});
+      let last = '';
+      const show = (kc: KataConfig) => {
+        const line = oneLine(summarize(kc));
+        if (line === last) return;
+        last = line;
+        write(io.stdout, `${new Date().toTimeString().slice(0, 8)}  ${line}`);
+      };
+      watcher.addEventHandler({
+        add: show,
+        update: (_, kc) => show(kc),
+        delete: (kc) => {
+          last = '';
+          write(io.stdout, `${new Date().toTimeString().slice(0, 8)}  KataConfig ${kc.metadata.name}: deleted`);
+        },
+      });
+      void watcher.run(watchAbort.signal);
+    }
+
+    await new Promise<void>((r) => (ac.signal.aborted ? r() : ac.signal.addEventListener('abort', () => r(), { once: true })));
+    return code;
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    throw new CliError(`${opts.withOperator ? 'osc start' : 'osc dev'} failed: ${errorMessage(e)} (logs: ${logPath})`);
+  } finally {
+    signals.dispose();
+    watchAbort.abort();
+    operatorAbort.abort();
+    if (operatorRun) {
+      await operatorRun;
+      write(io.stdout, 'operator stopped');
+    }
+    if (dev) {
+      await dev.stop();
+      write(io.stdout, 'cluster stopped (etcd and kube-apiserver are gone)');
+    }
+    await rm(kubeconfigPath, { force: true });
+    await new Promise<void>((r) => logStream.end(() => r()));
+  }
+}

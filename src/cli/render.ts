@@ -1,0 +1,133 @@
+import { IN_PROGRESS, type KataConfig, type KataNodes } from '../api/kataconfig.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../api/names.ts';
+
+/** How `osc status` names each kataNodes list, in the order the table shows them. */
+export const NODE_STATES = [
+  ['installed', 'installed'],
+  ['installing', 'installing'],
+  ['waitingToInstall', 'waiting to install'],
+  ['failedToInstall', 'failed to install'],
+  ['uninstalling', 'uninstalling'],
+  ['waitingToUninstall', 'waiting to uninstall'],
+  ['failedToUninstall', 'failed to uninstall'],
+] as const satisfies readonly (readonly [keyof KataNodes, string])[];
+
+export interface NodeState {
+  node: string;
+  state: string;
+}
+
+/** What an administrator wants at a glance; also the `-o json|yaml` shape of `osc status`. */
+export interface StatusSummary {
+  name: string;
+  /** Pending | Installing | Updating | Uninstalling | Failed | BlockedByExistingKataPods | Installed */
+  phase: string;
+  inProgress: string | undefined;
+  reason: string;
+  message: string;
+  deletionRequested: boolean;
+  /** True when nothing is in flight: installed and idle (InProgress False, no reason). */
+  settled: boolean;
+  runtimeClass: string;
+  nodeCount: number;
+  readyNodeCount: number;
+  nodes: NodeState[];
+  runtimeClasses: string[];
+  lastTransitionTime?: string;
+}
+
+export function summarize(kc: KataConfig): StatusSummary {
+  const cond = kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
+  const kn = kc.status?.kataNodes;
+  const runtimeClass = kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
+  const nodes: NodeState[] = [];
+  for (const [key, label] of NODE_STATES) {
+    const list = kn?.[key];
+    if (Array.isArray(list)) for (const node of list) nodes.push({ node, state: label });
+  }
+  nodes.sort((a, b) => a.node.localeCompare(b.node, undefined, { numeric: true }));
+  const reason = cond?.reason ?? '';
+  const settled = cond?.status === 'False' && reason === '' && !kc.metadata.deletionTimestamp;
+  const phase = !cond ? 'Pending' : reason || (cond.status === 'False' ? 'Installed' : 'InProgress');
+  return {
+    name: kc.metadata.name ?? '',
+    phase,
+    inProgress: cond?.status,
+    reason,
+    message: cond?.message ?? '',
+    deletionRequested: !!kc.metadata.deletionTimestamp,
+    settled,
+    runtimeClass,
+    nodeCount: kn?.nodeCount ?? 0,
+    readyNodeCount: kn?.readyNodeCount ?? 0,
+    nodes,
+    runtimeClasses: kc.status?.runtimeClasses ?? [],
+    ...(cond?.lastTransitionTime ? { lastTransitionTime: cond.lastTransitionTime } : {}),
+  };
+}
+
+export function progressBar(done: number, total: number, width = 10): string {
+  const filled = total > 0 ? Math.min(width, Math.round((done / total) * width)) : 0;
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+}
+
+const LEFT_TO_UNINSTALL = new Set(['uninstalling', 'waiting to uninstall', 'failed to uninstall']);
+
+/** One line per state, for a log of transitions: `KataConfig x: Installing — 1/2 nodes ready — installing: worker-1`. */
+export function oneLine(s: StatusSummary): string {
+  const byState = new Map<string, string[]>();
+  for (const n of s.nodes) byState.set(n.state, [...(byState.get(n.state) ?? []), n.node]);
+  const parts = [`KataConfig ${s.name}: ${s.phase}${s.deletionRequested && !isUninstallPhase(s.phase) ? ' (deletion requested)' : ''}`];
+  if (!isUninstallPhase(s.phase) && s.phase !== 'Pending') parts.push(`${s.readyNodeCount}/${s.nodeCount} nodes ready`);
+  if (byState.size) parts.push([...byState].map(([state, ns]) => `${state}: ${ns.join(', ')}`).join('; '));
+  if (s.phase === 'Failed' || s.phase === 'BlockedByExistingKataPods') parts.push(s.message);
+  return parts.join(' — ');
+}
+
+const isUninstallPhase = (phase: string) => phase === 'Uninstalling' || phase === 'BlockedByExistingKataPods';
+
+function describePhase(s: StatusSummary): string {
+  if (s.phase === 'Pending') return 'waiting for the operator to pick it up';
+  if (s.phase === 'Installed') {
+    return s.runtimeClasses.includes(s.runtimeClass)
+      ? `${s.runtimeClass} is installed on ${s.readyNodeCount} node(s); pods can use runtimeClassName: ${s.runtimeClass}`
+      : `${s.runtimeClass} is installed on ${s.readyNodeCount} node(s)`;
+  }
+  return s.message;
+}
+
+/**
+ * The text `osc status` prints for one KataConfig. `uninstallTotal` (the most nodes seen left to
+ * uninstall, which --watch remembers) turns the uninstall count into a progress bar.
+ */
+export function renderStatus(s: StatusSummary, opts: { uninstallTotal?: number } = {}): string {
+  const lines: string[] = [];
+  const deletion = s.deletionRequested && !isUninstallPhase(s.phase) ? ' (deletion requested: uninstall starts when this settles)' : '';
+  const what = describePhase(s);
+  lines.push(`KataConfig ${s.name}: ${s.phase}${what ? ` — ${what}` : ''}${deletion}`);
+  if (isUninstallPhase(s.phase)) {
+    const left = s.nodes.filter((n) => LEFT_TO_UNINSTALL.has(n.state)).length;
+    const total = Math.max(opts.uninstallTotal ?? 0, left);
+    if (total > 0) lines.push(`${progressBar(total - left, total)} ${total - left}/${total} nodes uninstalled`);
+  } else if (s.phase !== 'Pending') {
+    lines.push(`${progressBar(s.readyNodeCount, s.nodeCount)} ${s.readyNodeCount}/${s.nodeCount} nodes`);
+  }
+  if (s.nodes.length) {
+    const width = Math.max(4, ...s.nodes.map((n) => n.node.length)) + 3;
+    lines.push(`${'NODE'.padEnd(width)}STATE`);
+    for (const n of s.nodes) lines.push(`${n.node.padEnd(width)}${n.state}`);
+  }
+  lines.push(
+    s.runtimeClasses.length
+      ? `RuntimeClasses: ${s.runtimeClasses.join(', ')}`
+      : `RuntimeClasses: none yet (${s.runtimeClass} is created when every selected node is installed)`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** The text when there is no KataConfig at all. */
+export function renderNone(watching: boolean): string {
+  return watching
+    ? 'No KataConfig in this cluster yet: waiting for one to be created (Ctrl-C to stop).\n'
+    : 'No KataConfig in this cluster. Create one to install kata, e.g. "kubectl create -f cluster-kataconfig.yaml".\n';
+}

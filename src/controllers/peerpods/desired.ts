@@ -1,0 +1,342 @@
+import { createHash } from 'node:crypto';
+import {
+  CAA_DAEMONSET,
+  KATA_NODE_ROLE_LABEL,
+  MASTER_ROLE_LABEL,
+  PEER_POD_CONFIG,
+  PEER_PODS_CM,
+  PEER_PODS_SECRET,
+  PODVM_IMAGE_CREATION_JOB,
+  PODVM_IMAGE_DELETION_JOB,
+} from '../../api/names.ts';
+import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
+import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
+import type { Condition, OwnerReference } from '../../kube/types.ts';
+import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
+import type { ConditionInput } from '../../runtime/conditions.ts';
+
+/**
+ * Pure computations of the peer pods controller: the objects it wants, and what its conditions say. Nothing
+ * here reads a Secret's values except configHash, which only digests them.
+ */
+
+/** The finalizer that keeps a KataConfig until the peer-pod parts are gone (image deleted first). */
+export const PEERPODS_FINALIZER = 'kataconfiguration.openshift.io/peerpods-finalizer';
+
+/** Annotations and labels osc puts on what it creates (prefix of the KataConfig API group). */
+const P = 'peerpods.kataconfiguration.openshift.io';
+/** On the DaemonSet's pod template: a digest of peer-pods-cm + peer-pods-secret; an edit rolls the pods. */
+export const CONFIG_HASH_ANNOTATION = `${P}/config-hash`;
+/** On the DaemonSet: a digest of what osc wants it to be, so that a change of the desired spec is seen. */
+export const SPEC_HASH_ANNOTATION = `${P}/spec-hash`;
+/** On the PeerPodConfig: the PEERPODS_LIMIT_PER_NODE its limit was last taken from. */
+export const LIMIT_FROM_CM_ANNOTATION = `${P}/limit-from-configmap`;
+/** On peer-pods-cm: the AMI the operator's image job built (only that image is deleted on uninstall). */
+export const IMAGE_ID_ANNOTATION = `${P}/podvm-image-id`;
+/** On an image job: peer-pods-cm's resourceVersion when the job was made (a creation job must change it). */
+export const CM_VERSION_ANNOTATION = `${P}/configmap-resource-version`;
+/** On a deletion job: the AMI it deletes. */
+export const DELETES_IMAGE_ANNOTATION = `${P}/deletes-image`;
+
+export const COMPONENT_LABEL = 'app.kubernetes.io/component';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'osc-operator';
+export const IMAGE_JOB_COMPONENT = 'podvm-image';
+/** The label selector that finds osc's image jobs. */
+export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+export const CAA_APP_LABEL = 'app';
+
+/** Condition types the peer pods controller owns on the KataConfig. */
+export const CONFIG_VALID = 'PeerPodsConfigValid';
+export const IMAGE_JOB_RUNNING = 'PodVMImageJobRunning';
+export const IMAGE_JOB_COMPLETED = 'PodVMImageJobCompleted';
+export const IMAGE_JOB_FAILED = 'PodVMImageJobFailed';
+export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
+export const IMAGE_CONDITIONS = [IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
+
+export interface PeerPodsImages {
+  /** The cloud-api-adaptor (CAA) image the DaemonSet runs. */
+  caa: string;
+  /** The image of the pod VM image jobs (`/podvm-builder.sh create|delete`). */
+  podvmBuilder: string;
+}
+
+/** The product's images, as OpenShift sandboxed containers 1.12 ships them. */
+export const DEFAULT_IMAGES: PeerPodsImages = {
+  caa: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0',
+  podvmBuilder: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0',
+};
+
+const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+const sortedEntries = (r: Record<string, string> | undefined) => Object.entries(r ?? {}).sort(([a], [b]) => a.localeCompare(b));
+
+/**
+ * A digest of the peer pods configuration (ConfigMap data + Secret data). It goes on the DaemonSet's pod
+ * template so that an edit of either restarts the cloud-api-adaptor; it reveals nothing of the values.
+ */
+export function configHash(cm: ConfigMap | undefined, secret: Secret | undefined): string {
+  return digest({
+    cm: sortedEntries(cm?.data),
+    secret: sortedEntries(secret?.data),
+    secretString: sortedEntries(secret?.stringData),
+  });
+}
+
+/** The nodes that run peer pods: the kata-oc nodes, or the masters on a compact cluster. */
+export const kataNodeSelector = (compact: boolean): Record<string, string> =>
+  compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' };
+
+export function isKataNode(node: Node, compact: boolean): boolean {
+  if (node.metadata.deletionTimestamp) return false;
+  const [key] = Object.keys(kataNodeSelector(compact));
+  return node.metadata.labels?.[key as string] !== undefined;
+}
+
+const ownedLabels = (component: string) => ({
+  'app.kubernetes.io/name': 'osc',
+  [COMPONENT_LABEL]: component,
+  [MANAGED_BY_LABEL]: MANAGED_BY,
+});
+
+export function desiredPeerPodConfig(namespace: string, limit: number, compact: boolean, owner: OwnerReference): PeerPodConfig {
+  return {
+    metadata: {
+      name: PEER_POD_CONFIG,
+      namespace,
+      labels: ownedLabels('peerpodconfig'),
+      annotations: { [LIMIT_FROM_CM_ANNOTATION]: String(limit) },
+      ownerReferences: [owner],
+    },
+    spec: {
+      cloudSecretName: PEER_PODS_SECRET,
+      configMapName: PEER_PODS_CM,
+      limit: String(limit),
+      nodeSelector: kataNodeSelector(compact),
+    },
+  };
+}
+
+/**
+ * The cloud-api-adaptor DaemonSet: one pod per kata node, its environment straight from peer-pods-cm and
+ * peer-pods-secret (envFrom: the values never pass through osc), restarted when either changes (the
+ * config-hash annotation on the pod template). The adaptor plumbs pod networking into the node's network
+ * namespaces over VXLAN, which needs the host network and a privileged container: it cannot run as
+ * non-root; nothing else is given to it.
+ */
+export function desiredDaemonSet(opts: {
+  namespace: string;
+  image: string;
+  configHash: string;
+  compact: boolean;
+  owner: OwnerReference;
+}): DaemonSet {
+  const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
+  const spec: DaemonSet['spec'] = {
+    selector: { matchLabels: labels },
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+    template: {
+      metadata: { labels: { ...labels, ...ownedLabels('cloud-api-adaptor') }, annotations: { [CONFIG_HASH_ANNOTATION]: opts.configHash } },
+      spec: {
+        nodeSelector: kataNodeSelector(opts.compact),
+        ...(opts.compact ? { tolerations: [{ key: MASTER_ROLE_LABEL, operator: 'Exists', effect: 'NoSchedule' }] } : {}),
+        hostNetwork: true,
+        priorityClassName: 'system-node-critical',
+        automountServiceAccountToken: false,
+        terminationGracePeriodSeconds: 30,
+        containers: [
+          {
+            name: 'cloud-api-adaptor',
+            image: opts.image,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['/usr/local/bin/entrypoint.sh'],
+            envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM } }],
+            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            securityContext: { privileged: true, readOnlyRootFilesystem: true },
+            resources: { requests: { cpu: '10m', memory: '64Mi' } },
+            volumeMounts: [
+              { name: 'pods-dir', mountPath: '/run/peerpod' },
+              { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'pods-dir', hostPath: { path: '/run/peerpod', type: 'DirectoryOrCreate' } },
+          { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
+        ],
+      },
+    },
+  };
+  return {
+    metadata: {
+      name: CAA_DAEMONSET,
+      namespace: opts.namespace,
+      labels: { ...labels, ...ownedLabels('cloud-api-adaptor') },
+      annotations: { [SPEC_HASH_ANNOTATION]: digest(spec) },
+      ownerReferences: [opts.owner],
+    },
+    spec,
+  };
+}
+
+export type ImageJobKind = 'creation' | 'deletion';
+export const imageJobName = (kind: ImageJobKind) => (kind === 'creation' ? PODVM_IMAGE_CREATION_JOB : PODVM_IMAGE_DELETION_JOB);
+
+/**
+ * A pod VM image job: `/podvm-builder.sh create` builds the image in the cloud and writes its ID into
+ * PODVM_AMI_ID; `delete` removes the image named by AMI_ID. One attempt and one retry (backoffLimit), then
+ * the job is Failed and osc reports it instead of trying forever.
+ */
+export function desiredImageJob(opts: {
+  kind: ImageJobKind;
+  namespace: string;
+  image: string;
+  backoffLimit: number;
+  configHash: string;
+  cmResourceVersion: string;
+  owner: OwnerReference;
+  /** The AMI a deletion job deletes. */
+  amiId?: string;
+}): Job {
+  const name = imageJobName(opts.kind);
+  const labels = { ...ownedLabels(IMAGE_JOB_COMPONENT), 'job-name': name };
+  return {
+    metadata: {
+      name,
+      namespace: opts.namespace,
+      labels,
+      annotations: {
+        [CONFIG_HASH_ANNOTATION]: opts.configHash,
+        [CM_VERSION_ANNOTATION]: opts.cmResourceVersion,
+        ...(opts.amiId ? { [DELETES_IMAGE_ANNOTATION]: opts.amiId } : {}),
+      },
+      ownerReferences: [opts.owner],
+    },
+    spec: {
+      parallelism: 1,
+      completions: 1,
+      backoffLimit: opts.backoffLimit,
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [
+            {
+              name: opts.kind === 'creation' ? 'create' : 'delete',
+              image: opts.image,
+              command: ['/podvm-builder.sh', opts.kind === 'creation' ? 'create' : 'delete'],
+              envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
+              env: opts.amiId ? [{ name: 'AMI_ID', value: opts.amiId }] : [],
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
+export type JobPhase = 'active' | 'complete' | 'failed';
+
+/** Where a Job stands, from its status conditions (the Job controller's view). */
+export function jobPhase(job: Job): JobPhase {
+  const conds = job.status?.conditions ?? [];
+  if (conds.some((c) => c.type === 'Complete' && c.status === 'True')) return 'complete';
+  if (conds.some((c) => c.type === 'Failed' && c.status === 'True')) return 'failed';
+  return 'active';
+}
+
+export function jobFailureDetail(job: Job): string {
+  const c = job.status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
+  if (!c) return 'the job failed';
+  return [c.reason, c.message].filter(Boolean).join(': ') || 'the job failed';
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Conditions
+
+/** PeerPodsConfigValid: the validation's verdict. Problems name the key and the fix; never a secret value. */
+export function configCondition(v: PeerPodsValidation): ConditionInput {
+  if (v.problems.length > 0) {
+    return { type: CONFIG_VALID, status: 'False', reason: 'InvalidConfiguration', message: formatProblems(v.problems) };
+  }
+  const notes = v.warnings.map((w) => w.message.replace(/\.$/, ''));
+  return {
+    type: CONFIG_VALID,
+    status: 'True',
+    reason: 'Valid',
+    message: `The peer pods configuration (${PEER_PODS_CM}, ${PEER_PODS_SECRET}) is valid${notes.length ? `; note: ${notes.join('; ')}` : ''}.`,
+  };
+}
+
+/** What the latest image job says, for the three PodVMImageJob* conditions. */
+export type ImageObservation =
+  | { state: 'running'; kind: ImageJobKind; amiId?: string }
+  | { state: 'completed'; kind: ImageJobKind; amiId: string }
+  | { state: 'failed'; kind: ImageJobKind; detail: string; namespace: string }
+  /** An AMI is in use that no job of osc made (the administrator's): nothing runs, nothing failed. */
+  | { state: 'provided'; amiId: string };
+
+/**
+ * The PodVMImageJobRunning / Completed / Failed conditions for an observation: exactly one of them is True
+ * while a job has something to say.
+ */
+export function imageConditions(o: ImageObservation): ConditionInput[] {
+  const cond = (type: string, status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
+    type,
+    status,
+    reason,
+    message,
+  });
+  const job = (kind: ImageJobKind) => `Job ${imageJobName(kind)}`;
+  switch (o.state) {
+    case 'running': {
+      const what =
+        o.kind === 'creation'
+          ? `${job(o.kind)} is building the pod VM image; PODVM_AMI_ID in ${PEER_PODS_CM} is filled in when it is done`
+          : `${job(o.kind)} is deleting the pod VM image ${o.amiId ?? ''}`.trimEnd();
+      const reason = o.kind === 'creation' ? 'ImageCreationRunning' : 'ImageDeletionRunning';
+      return [
+        cond(IMAGE_JOB_RUNNING, 'True', reason, what),
+        cond(IMAGE_JOB_COMPLETED, 'False', reason, what),
+        cond(IMAGE_JOB_FAILED, 'False', reason, what),
+      ];
+    }
+    case 'completed': {
+      const reason = o.kind === 'creation' ? 'ImageCreated' : 'ImageDeleted';
+      const what =
+        o.kind === 'creation'
+          ? `${job(o.kind)} created the pod VM image ${o.amiId}; PODVM_AMI_ID in ${PEER_PODS_CM} is set`
+          : `${job(o.kind)} deleted the pod VM image ${o.amiId}; PODVM_AMI_ID in ${PEER_PODS_CM} is empty`;
+      return [
+        cond(IMAGE_JOB_RUNNING, 'False', reason, what),
+        cond(IMAGE_JOB_COMPLETED, 'True', reason, what),
+        cond(IMAGE_JOB_FAILED, 'False', reason, what),
+      ];
+    }
+    case 'failed': {
+      const name = imageJobName(o.kind);
+      const reason = o.kind === 'creation' ? 'ImageCreationFailed' : 'ImageDeletionFailed';
+      const next =
+        o.kind === 'creation'
+          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set PODVM_AMI_ID to an existing AMI`
+          : `delete the image by hand if it still exists, then clear PODVM_AMI_ID in ${PEER_PODS_CM}`;
+      const what = `${job(o.kind)} failed (${o.detail}); see oc logs -n ${o.namespace} jobs/${name} and oc get events -n ${o.namespace} --field-selector involvedObject.name=${name}; ${next}`;
+      return [
+        cond(IMAGE_JOB_RUNNING, 'False', reason, what),
+        cond(IMAGE_JOB_COMPLETED, 'False', reason, what),
+        cond(IMAGE_JOB_FAILED, 'True', reason, what),
+      ];
+    }
+    case 'provided': {
+      const what = `PODVM_AMI_ID in ${PEER_PODS_CM} is set to ${o.amiId}: no pod VM image job is needed`;
+      return [
+        cond(IMAGE_JOB_RUNNING, 'False', 'ImageProvided', what),
+        cond(IMAGE_JOB_COMPLETED, 'False', 'ImageProvided', what),
+        cond(IMAGE_JOB_FAILED, 'False', 'ImageProvided', what),
+      ];
+    }
+  }
+}
+
+export const hasAnyCondition = (conditions: readonly Condition[] | undefined, types: readonly string[]) =>
+  (conditions ?? []).some((c) => types.includes(c.type));

@@ -1,0 +1,252 @@
+/**
+ * The manifests that put the operator into a cluster (`osc install`, committed under config/): namespace,
+ * CRDs, ServiceAccount, least-privilege RBAC, the operator Deployment, its Services and the admission
+ * webhook configurations. Pure and deterministic: the same inputs give byte-identical YAML, so that the
+ * committed copy can be checked against what `osc install --dry-run` prints.
+ */
+import { readFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { oscCRDs } from '../api/crds.ts';
+import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import type { KubeClient } from '../kube/client.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { registerWebhooks, WEBHOOK_SERVICE } from '../webhooks/setup.ts';
+import { clusterRules, eventRules, namespaceRules } from './rbac.ts';
+
+export const NAMES = {
+  serviceAccount: 'osc-controller-manager',
+  deployment: 'osc-controller-manager',
+  clusterRole: 'osc-manager-role',
+  clusterRoleBinding: 'osc-manager-rolebinding',
+  role: 'osc-manager-role',
+  roleBinding: 'osc-manager-rolebinding',
+  eventsRole: 'osc-events-role',
+  eventsRoleBinding: 'osc-events-rolebinding',
+  webhookService: WEBHOOK_SERVICE,
+  metricsService: 'osc-metrics-service',
+  container: 'manager',
+} as const;
+
+/** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
+export const EVENTS_NAMESPACE = 'default';
+
+export const PORTS = { metrics: 8080, health: 8081, webhook: 9443 } as const;
+
+export function packageVersion(): string {
+  // src/install and dist/install are both two levels below the package root.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? '0.0.0';
+}
+
+export const defaultImage = (): string => `quay.io/osc/osc-operator:v${packageVersion()}`;
+
+export interface ManifestOptions {
+  /** The operator image; default quay.io/osc/osc-operator:v<package version>. */
+  image?: string;
+  /** The operator's log level (its --log-level). */
+  logLevel?: string;
+  replicas?: number;
+}
+
+export interface ManifestFile {
+  /** File name under config/. */
+  file: string;
+  title: string;
+  objects: KubeObject[];
+}
+
+const labels = (component: string) => ({
+  'app.kubernetes.io/name': 'osc',
+  'app.kubernetes.io/component': component,
+  'app.kubernetes.io/part-of': 'openshift-sandboxed-containers',
+});
+const podLabels = { 'app.kubernetes.io/name': 'osc', 'app.kubernetes.io/component': 'operator' };
+
+const ns = OPERATOR_NAMESPACE;
+
+/** The operator's command line in the Deployment (`osc run ...`). */
+export function operatorArgs(logLevel = 'info'): string[] {
+  return [
+    'run',
+    '--leader-elect',
+    `--metrics-bind-address=:${PORTS.metrics}`,
+    `--health-probe-bind-address=:${PORTS.health}`,
+    `--webhook-bind-address=:${PORTS.webhook}`,
+    `--log-level=${logLevel}`,
+  ];
+}
+
+function deployment(opts: ManifestOptions): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAMES.deployment, namespace: ns, labels: labels('operator') },
+    spec: {
+      replicas: opts.replicas ?? 1,
+      selector: { matchLabels: podLabels },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: { ...labels('operator'), ...podLabels }, annotations: { 'kubectl.kubernetes.io/default-container': NAMES.container } },
+        spec: {
+          serviceAccountName: NAMES.serviceAccount,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          nodeSelector: { 'kubernetes.io/os': 'linux' },
+          terminationGracePeriodSeconds: 30,
+          containers: [
+            {
+              name: NAMES.container,
+              image: opts.image ?? defaultImage(),
+              imagePullPolicy: 'IfNotPresent',
+              args: operatorArgs(opts.logLevel),
+              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              ports: [
+                { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
+                { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
+                { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
+              ],
+              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10 },
+              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                capabilities: { drop: ['ALL'] },
+                readOnlyRootFilesystem: true,
+                runAsNonRoot: true,
+              },
+            },
+          ],
+        },
+      },
+    },
+  } as KubeObject;
+}
+
+/**
+ * The webhook configurations exactly as the operator registers them (src/webhooks/setup.ts), pointing at
+ * the operator's Service. Without caBundle in the committed copy: `osc install` (and the operator at
+ * start) fill it in from the serving certificate in secret osc-webhook-server-cert.
+ */
+export async function webhookConfigurations(caPem = ''): Promise<KubeObject[]> {
+  const objects: KubeObject[] = [];
+  const recorder = {
+    apply: async (rt: { group: string; version: string; kind: string }, obj: KubeObject) => {
+      objects.push({ apiVersion: `${rt.group}/${rt.version}`, kind: rt.kind, ...obj });
+      return obj;
+    },
+  };
+  await registerWebhooks(recorder as unknown as KubeClient, { service: { namespace: ns, name: WEBHOOK_SERVICE, port: 443 } }, caPem);
+  if (!caPem) {
+    for (const o of objects) {
+      for (const w of (o as { webhooks?: { clientConfig?: { caBundle?: string } }[] }).webhooks ?? []) delete w.clientConfig?.caBundle;
+    }
+  }
+  return objects;
+}
+
+/** Every manifest, grouped into the files under config/ (applied in this order). */
+export async function manifestFiles(opts: ManifestOptions = {}): Promise<ManifestFile[]> {
+  const sa = { kind: 'ServiceAccount', name: NAMES.serviceAccount, namespace: ns };
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  return [
+    {
+      file: '00-namespace.yaml',
+      title: 'The operator namespace',
+      objects: [
+        {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: {
+            name: ns,
+            labels: {
+              ...labels('operator'),
+              'openshift.io/cluster-monitoring': 'true',
+              'pod-security.kubernetes.io/enforce': 'privileged',
+              'pod-security.kubernetes.io/audit': 'privileged',
+              'pod-security.kubernetes.io/warn': 'privileged',
+            },
+          },
+        },
+      ],
+    },
+    {
+      file: '10-crds.yaml',
+      title: 'The KataConfig API',
+      objects: oscCRDs().map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...c.metadata.labels, ...labels('api') } } })),
+    },
+    {
+      file: '20-rbac.yaml',
+      title: 'The operator ServiceAccount and its least-privilege RBAC (see src/install/rbac.ts for why each rule)',
+      objects: [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAMES.serviceAccount, namespace: ns, labels: labels('operator') } },
+        { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: NAMES.clusterRole, labels: labels('rbac') }, rules: clusterRules() },
+        {
+          apiVersion: rbac,
+          kind: 'ClusterRoleBinding',
+          metadata: { name: NAMES.clusterRoleBinding, labels: labels('rbac') },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAMES.clusterRole },
+          subjects: [sa],
+        },
+        { apiVersion: rbac, kind: 'Role', metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') }, rules: namespaceRules() },
+        {
+          apiVersion: rbac,
+          kind: 'RoleBinding',
+          metadata: { name: NAMES.roleBinding, namespace: ns, labels: labels('rbac') },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.role },
+          subjects: [sa],
+        },
+        {
+          apiVersion: rbac,
+          kind: 'Role',
+          metadata: { name: NAMES.eventsRole, namespace: EVENTS_NAMESPACE, labels: labels('rbac') },
+          rules: eventRules(),
+        },
+        {
+          apiVersion: rbac,
+          kind: 'RoleBinding',
+          metadata: { name: NAMES.eventsRoleBinding, namespace: EVENTS_NAMESPACE, labels: labels('rbac') },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.eventsRole },
+          subjects: [sa],
+        },
+      ] as KubeObject[],
+    },
+    {
+      file: '30-operator.yaml',
+      title: 'The operator Deployment and its Services',
+      objects: [
+        deployment(opts),
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: NAMES.webhookService, namespace: ns, labels: labels('webhook') },
+          spec: { selector: podLabels, ports: [{ name: 'https', port: 443, targetPort: 'webhook-server', protocol: 'TCP' }] },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: NAMES.metricsService, namespace: ns, labels: labels('metrics') },
+          spec: { selector: podLabels, ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: 'metrics', protocol: 'TCP' }] },
+        },
+      ] as KubeObject[],
+    },
+    {
+      file: '40-webhooks.yaml',
+      title: 'Admission webhooks (caBundle is filled in by "osc install" and by the operator from secret osc-webhook-server-cert)',
+      objects: await webhookConfigurations(),
+    },
+  ];
+}
+
+export async function manifests(opts: ManifestOptions = {}): Promise<KubeObject[]> {
+  return (await manifestFiles(opts)).flatMap((f) => f.objects);
+}
+
+export const GENERATED_HEADER = '# Generated by "osc install --dry-run --output-dir config"; do not edit by hand.';
+
+/** Objects as a multi-document YAML stream. */
+export function toYaml(objects: KubeObject[]): string {
+  return objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+}
+
+export function fileText(f: ManifestFile): string {
+  return `${GENERATED_HEADER}\n# ${f.title}\n${toYaml(f.objects)}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * The operator's permissions, derived from every API call it makes (src/controllers/kataconfig,
+ * src/webhooks, src/runtime) and from what peer pods needs. Least privilege: namespaced things are granted
+ * by Roles in the namespace where they live; names are pinned with resourceNames wherever the verb allows
+ * it (create and collection-wide list/watch cannot be restricted by name; a list or watch with a
+ * `metadata.name=` field selector is authorized against resourceNames).
+ */
+import { KataConfigs } from '../api/kataconfig.ts';
+import {
+  CRIO_CONFIG,
+  EXTENSION_MACHINE_CONFIG,
+  KATA_POOL,
+  KATA_REMOTE_RUNTIME_CLASS,
+  KATA_RUNTIME_CLASS,
+  KATACONFIG_GROUP,
+} from '../api/names.ts';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/** Matches src/operator.ts LEADER_ELECTION_LEASE (kept literal so that this module imports no runtime). */
+export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
+
+const MCO = 'machineconfiguration.openshift.io';
+const READ = ['get', 'list', 'watch'];
+
+/** Cluster-scoped objects, and pods in every namespace. */
+export function clusterRules(): PolicyRule[] {
+  return [
+    // The KataConfig: read (informer, the webhook's duplicate check), finalizer (merge patch), status (PUT).
+    { apiGroups: [KATACONFIG_GROUP], resources: [KataConfigs.plural], verbs: [...READ, 'patch'] },
+    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/status`], verbs: ['update', 'patch'] },
+    // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs (OpenShift).
+    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/finalizers`], verbs: ['update'] },
+    // Node selection and the kata-oc role label (merge patch of labels); peer pods advertises
+    // kata.peerpods.io/vm in node status.
+    { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
+    { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
+    // Uninstall refuses while pods use the runtime: pods are listed and watched cluster-wide, never written.
+    { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+    // Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides
+    // the node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
+    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: READ },
+    { apiGroups: [MCO], resources: ['machineconfigpools', 'machineconfigs', 'containerruntimeconfigs'], verbs: ['create'] },
+    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
+    { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
+    { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
+    // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted.
+    { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
+    { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: ['delete'], resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] },
+    // The admission webhooks register themselves (server-side apply: patch, and create the first time).
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
+      verbs: ['create'],
+    },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
+      verbs: ['get', 'patch', 'update'],
+      resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION],
+    },
+  ];
+}
+
+/** In the operator's namespace. */
+export function namespaceRules(): PolicyRule[] {
+  return [
+    // Leader election: one Lease, created by the first replica.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [LEADER_ELECTION_LEASE] },
+    // Events about namespaced objects.
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    // The webhook serving certificate (created by the first replica when absent) and peer-pods-secret (read).
+    { apiGroups: [''], resources: ['secrets'], verbs: [...READ, 'create'] },
+    // peer-pods-cm: read by the pod webhook and the peer pods controller, PODVM_AMI_ID written back.
+    { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'update', 'patch'] },
+    // Peer pods: the cloud-api-adaptor DaemonSet, the pod VM image jobs and the PeerPodConfig.
+    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+    { apiGroups: ['confidentialcontainers.org'], resources: ['peerpodconfigs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+  ];
+}
+
+/** In `default`, where events about cluster-scoped objects (the KataConfig) go, as client-go does. */
+export function eventRules(): PolicyRule[] {
+  return [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }];
+}
