@@ -63,7 +63,11 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
       `documented step ${order.matched + 1} not seen in order; recorded:\n${seen.map((s) => JSON.stringify(s)).join('\n')}`,
     );
     // Until the end nothing says "done", never more than one node is unavailable, and no RuntimeClass is reported.
-    assert.deepEqual(seen[0], { inProgress: undefined, kataNodes: undefined, runtimeClasses: undefined }, 'as created, before the operator wrote');
+    assert.deepEqual(
+      seen[0],
+      { inProgress: undefined, kataNodes: undefined, runtimeClasses: undefined },
+      'as created, before the operator wrote',
+    );
     for (const s of seen.slice(1, -1)) {
       assert.equal(s.inProgress?.status, 'True', `not done before the end: ${JSON.stringify(s)}`);
       assert.equal(s.inProgress?.reason, 'Installing');
@@ -109,6 +113,17 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
 
     const rcs = await kubectl(['get', 'runtimeclass']);
     assert.match(rcs.stdout, /^NAME\s+HANDLER\s+AGE\s*\nkata\s+kata\s+\S+/);
+  });
+
+  test('metrics: kata nodes per state, the InProgress reason and the runtime class', async () => {
+    const text = await (await fetch(`http://${op.operator.manager.boundAddress}/metrics`)).text();
+    assert.match(text, /^osc_kata_nodes\{state="installed"\} 2$/m);
+    assert.match(text, /^osc_kata_nodes\{state="installing"\} 0$/m);
+    assert.match(text, /^osc_kata_selected_nodes 2$/m);
+    assert.match(text, /^osc_kataconfig_in_progress\{reason="Installing"\} 0$/m);
+    assert.match(text, /^osc_runtime_class_available\{runtime_class="kata"\} 1$/m);
+    assert.match(text, /^controller_runtime_reconcile_total\{controller="kataconfig",result="success"\} \d+$/m);
+    assert.match(text, /^osc_status_writes_total\{resource="kataconfigs",result="written"\} \d+$/m);
   });
 
   test('a second KataConfig is refused at admission with the documented message', async () => {
@@ -267,5 +282,21 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     );
     const kcs = (await c.list(KataConfigs)).items as KataConfig[];
     assert.deepEqual(kcs, []);
+  });
+
+  test('one event for every phase change, in order', async () => {
+    const events = (await cluster.dev.client.list(Events, { namespace: 'default' })).items
+      .filter((e) => e.regarding?.kind === 'KataConfig' && e.regarding.name === KC)
+      .sort((a, b) => (a.eventTime ?? '').localeCompare(b.eventTime ?? ''));
+    const reasons = events.map((e) => e.reason);
+    const expected = ['Installing', 'Installed', 'Updating', 'Failed', 'BlockedByExistingKataPods', 'Uninstalling', 'Uninstalled'];
+    let i = 0;
+    for (const r of reasons) if (r === expected[i]) i++;
+    assert.equal(i, expected.length, `phase events in order; got ${reasons.join(', ')}`);
+    const installing = events.find((e) => e.reason === 'Installing');
+    assert.equal(installing?.note, 'Performing initial installation of kata on cluster');
+    assert.equal(installing?.type, 'Normal');
+    assert.equal(events.find((e) => e.reason === 'BlockedByExistingKataPods')?.type, 'Warning');
+    assert.equal(events.find((e) => e.reason === 'Uninstalling')?.note, 'Removing kata from cluster');
   });
 });
