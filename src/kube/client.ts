@@ -1,5 +1,8 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
+
+type ConnectOptions = { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean };
+
 import { ApiError } from './errors.ts';
 import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
 
@@ -76,9 +79,13 @@ export class KubeClient {
    * One connection pool for the client's life: keep-alive connections are reused across requests (a new
    * TLS handshake per request would dominate the cost of small requests).
    */
-  private dispatcher: Promise<Agent> | undefined;
+  private dispatcher: Promise<{ pooled: Agent; connect: ConnectOptions }> | undefined;
+  private readonly watchAgents = new Set<Agent>();
 
-  constructor(kubeConfig: KubeConfig, opts: { fieldManager?: string } = {}) {
+  private readonly requestTimeoutMs: number;
+
+  constructor(kubeConfig: KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number } = {}) {
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.kubeConfig = kubeConfig;
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context');
@@ -90,23 +97,23 @@ export class KubeClient {
     this.observers.push(observer);
   }
 
-  private async makeDispatcher(): Promise<Agent> {
+  private async makeDispatchers(): Promise<{ pooled: Agent; connect: ConnectOptions }> {
     // TLS material (CA, client certificate) from the kubeconfig; credentials that rotate (tokens, exec
     // plugins) are applied per request as headers.
     const tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean } = {};
     await this.kubeConfig.applyToHTTPSOptions(tls as never);
-    return new Agent({
-      connect: { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized },
-      keepAliveTimeout: 30_000,
-      connections: 64,
-    });
+    const connect = { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized };
+    // undici's own timeouts destroy a socket that stopped answering, so that it is not reused.
+    const t = this.requestTimeoutMs;
+    return { pooled: new Agent({ connect, keepAliveTimeout: 30_000, connections: 64, headersTimeout: t, bodyTimeout: t }), connect };
   }
 
   /** Closes pooled connections (open watches end). */
   async close(): Promise<void> {
     const d = this.dispatcher;
     this.dispatcher = undefined;
-    if (d) await (await d).destroy();
+    for (const a of this.watchAgents) await a.destroy();
+    if (d) await (await d).pooled.destroy();
   }
 
   path(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
@@ -139,14 +146,21 @@ export class KubeClient {
   private async send(
     method: string,
     path: string,
-    opts: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string; signal?: AbortSignal },
+    opts: {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+      signal?: AbortSignal;
+      /** A dispatcher of the caller's (watches bring their own). */
+      dispatcher?: Agent;
+    },
   ) {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), method as HttpMethod);
     await this.kubeConfig.applySecurityAuthentication(ctx);
-    this.dispatcher ??= this.makeDispatcher();
-    const dispatcher = await this.dispatcher;
+    this.dispatcher ??= this.makeDispatchers();
+    const dispatchers = await this.dispatcher;
     const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
@@ -155,14 +169,21 @@ export class KubeClient {
     }
     const started = performance.now();
     const verb = method === 'GET' && url.searchParams.get('watch') === 'true' ? 'WATCH' : method;
+    // A request on a connection that died silently must not hang forever; watches have their own idle timer.
+    const signal =
+      verb === 'WATCH'
+        ? opts.signal
+        : opts.signal
+          ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.requestTimeoutMs)])
+          : AbortSignal.timeout(this.requestTimeoutMs);
     let status = 0;
     try {
       const res = await fetch(url, {
         method,
         headers,
         body,
-        dispatcher,
-        signal: opts.signal,
+        dispatcher: opts.dispatcher ?? dispatchers.pooled,
+        signal,
       });
       status = res.status;
       if (res.status >= 400) {
@@ -312,9 +333,15 @@ export class KubeClient {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => controller.abort(new WatchIdleError(opts.idleTimeoutMs ?? 0)), opts.idleTimeoutMs);
     };
+    // Each watch owns its connection, closed with the watch: a pooled keep-alive connection would be
+    // handed, possibly dead and silent, to the next request.
+    this.dispatcher ??= this.makeDispatchers();
+    const agent = new Agent({ connect: (await this.dispatcher).connect });
+    this.watchAgents.add(agent);
     try {
       armIdle();
       const res = await this.send('GET', this.path(rt, opts.namespace), {
+        dispatcher: agent,
         query: {
           watch: true,
           allowWatchBookmarks: true,
@@ -346,6 +373,8 @@ export class KubeClient {
       clearTimeout(idleTimer);
       opts.signal?.removeEventListener('abort', abortFromCaller);
       controller.abort();
+      this.watchAgents.delete(agent);
+      agent.destroy().catch(() => {});
     }
   }
 

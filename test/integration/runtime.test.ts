@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { connect, createServer, type Socket } from 'node:net';
 import { before, describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { kataConfigCRD } from '../../src/api/crds.ts';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import type { ControlPlane } from '../../src/devcluster/controlplane.ts';
-import type { KubeClient } from '../../src/kube/client.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { type ConfigMap, ConfigMaps, Events, Leases, Namespaces, Secrets } from '../../src/kube/resources.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../src/runtime/finalizers.ts';
 import { Informer, labelIndex } from '../../src/runtime/informer.ts';
@@ -134,6 +136,65 @@ describe('controller runtime against a real kube-apiserver', () => {
       } finally {
         ac.abort();
         await run;
+      }
+    });
+
+    test('reconnects a watch that goes silent without closing (a dead connection)', async () => {
+      const namespace = await ns('informer-silent');
+      // A TCP proxy in front of the API server that can freeze the connections it has: they stay open but
+      // carry nothing, as when a peer vanishes without a FIN. New connections still pass.
+      const target = new URL(cp.apiserverUrl);
+      const live = new Set<{ frozen: boolean; sockets: Socket[] }>();
+      const proxy = createServer((downstream) => {
+        const upstream = connect(Number(target.port), target.hostname);
+        const conn = { frozen: false, sockets: [downstream, upstream] };
+        live.add(conn);
+        downstream.on('data', (d) => conn.frozen || upstream.write(d));
+        upstream.on('data', (d) => conn.frozen || downstream.write(d));
+        const end = () => {
+          live.delete(conn);
+          downstream.destroy();
+          upstream.destroy();
+        };
+        downstream.on('close', end);
+        upstream.on('close', end);
+        downstream.on('error', end);
+        upstream.on('error', end);
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      const port = (proxy.address() as { port: number }).port;
+      const kc = new KubeConfig();
+      const cluster = cp.kubeConfig.getCurrentCluster();
+      kc.loadFromOptions({
+        clusters: [{ ...cluster, name: 'proxied', server: `https://127.0.0.1:${port}` }],
+        users: cp.kubeConfig.getUsers(),
+        contexts: [{ name: 'proxied', cluster: 'proxied', user: cp.kubeConfig.getCurrentUser()?.name }],
+        currentContext: 'proxied',
+      });
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 3000 });
+      const inf = new Informer(proxied, ConfigMaps, {
+        namespace,
+        idleTimeoutMs: 1500,
+        backoff: { initialMs: 100, maxMs: 500 },
+        log: testLogger(),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        await client.create(ConfigMaps, cm('before', namespace));
+        await waitFor(() => inf.get(`${namespace}/before`), { message: 'seen through the proxy' });
+        const reconnects = inf.stats.reconnects;
+        for (const c of live) c.frozen = true;
+        await client.create(ConfigMaps, cm('during', namespace));
+        await waitFor(() => inf.get(`${namespace}/during`), { message: 'seen after the silent watch was replaced' });
+        assert.ok(inf.stats.reconnects > reconnects, 'the silent watch was abandoned and re-established');
+      } finally {
+        ac.abort();
+        await run;
+        await proxied.close();
+        for (const c of live) for (const s of c.sockets) s.destroy();
+        await new Promise<void>((r) => proxy.close(() => r()));
       }
     });
   });

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { waitFor } from '../support/wait.ts';
+
+const exec = promisify(execFile);
+
+/** Processes whose command line mentions the data directory (etcd and kube-apiserver carry it in flags). */
+async function processesUsing(dir: string): Promise<string[]> {
+  try {
+    const { stdout } = await exec('pgrep', ['-f', '-a', dir]);
+    return stdout
+      .split('\n')
+      .filter((l) => l.trim() && !l.includes('pgrep'))
+      .map((l) => l.slice(0, 120));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+/** A child process that starts a control plane, prints its data directory, and waits to be killed. */
+function startChild(detached: boolean) {
+  const script = `
+    import { ControlPlane } from ${JSON.stringify(new URL('../../src/devcluster/controlplane.ts', import.meta.url).pathname)};
+    const cp = await ControlPlane.start();
+    console.log('DATADIR ' + cp.dataDir);
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], detached });
+  const dataDir = new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /DATADIR (\S+)/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+  });
+  return { child, dataDir };
+}
+
+describe('the control plane never outlives its owner', () => {
+  test('SIGKILL of the owning process: etcd and kube-apiserver stop and the data directory goes', async () => {
+    const { child, dataDir } = startChild(false);
+    const dir = await dataDir;
+    assert.ok((await processesUsing(dir)).length >= 2, 'etcd and kube-apiserver run');
+    child.kill('SIGKILL');
+    await waitFor(async () => (await processesUsing(dir)).length === 0 && !existsSync(dir), {
+      timeoutMs: 60_000,
+      message: `no process left using ${dir}`,
+    });
+  });
+
+  test('Ctrl-C (SIGINT to the whole process group): nothing survives', async () => {
+    const { child, dataDir } = startChild(true);
+    const dir = await dataDir;
+    assert.ok((await processesUsing(dir)).length >= 2);
+    process.kill(-(child.pid ?? 0), 'SIGINT'); // what a terminal does on Ctrl-C
+    await waitFor(async () => (await processesUsing(dir)).length === 0 && !existsSync(dir), {
+      timeoutMs: 60_000,
+      message: `no process left using ${dir}`,
+    });
+  });
+});
