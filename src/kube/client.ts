@@ -27,6 +27,13 @@ const patchContentType: Record<PatchType, string> = {
   apply: 'application/apply-patch+yaml',
 };
 
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
 export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
@@ -126,16 +133,7 @@ export class KubeClient {
   }
 
   /** One HTTP exchange with the API server; answers parsed JSON or throws ApiError. */
-  async request<R = unknown>(
-    method: string,
-    path: string,
-    opts: {
-      query?: Record<string, string | number | boolean | undefined>;
-      body?: unknown;
-      contentType?: string;
-      signal?: AbortSignal;
-    } = {},
-  ): Promise<R> {
+  async request<R = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
     const res = await this.send(method, path, opts);
     const text = await res.text();
     // Health endpoints answer text/plain; everything else JSON.
@@ -143,18 +141,7 @@ export class KubeClient {
     return (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as R;
   }
 
-  private async send(
-    method: string,
-    path: string,
-    opts: {
-      query?: Record<string, string | number | boolean | undefined>;
-      body?: unknown;
-      contentType?: string;
-      signal?: AbortSignal;
-      /** A dispatcher of the caller's (watches bring their own). */
-      dispatcher?: Agent;
-    },
-  ) {
+  private async send(method: string, path: string, opts: RequestOptions & { dispatcher?: Agent }) {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), method as HttpMethod);

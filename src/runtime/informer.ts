@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { type KubeClient, type ResourceType, WatchIdleError } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
 import { type KubeObject, keyOf } from '../kube/types.ts';
+import { sleep } from './concurrency.ts';
 
 export interface EventHandler<T> {
   add?(obj: T): void;
@@ -30,19 +31,6 @@ export interface InformerOptions {
 }
 
 class GoneError extends Error {}
-
-/** Thrown into the loop's sleeps when the informer stops. */
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /**
  * Keeps an in-memory copy of one kind of resource in sync with the API server: list, then watch from the

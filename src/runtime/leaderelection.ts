@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.ts';
 import { errorMessage, isConflict, isNotFound } from '../kube/errors.ts';
 import { type Lease, Leases } from '../kube/resources.ts';
+import { sleep } from './concurrency.ts';
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -18,18 +19,6 @@ export interface LeaderElectionConfig {
 export const defaultLeaderElection = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-
-const wait = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /**
  * Lease-based leader election, as client-go does it. Whether another holder's lease expired is judged by
@@ -61,7 +50,7 @@ export class LeaderElector {
   async run(signal: AbortSignal, lead: (leadSignal: AbortSignal) => Promise<void>): Promise<'stopped' | 'lost'> {
     while (!signal.aborted) {
       if (await this.tryAcquireOrRenew()) break;
-      await wait(this.config.retryPeriodMs, signal);
+      await sleep(this.config.retryPeriodMs, signal);
     }
     if (signal.aborted) return 'stopped';
     this.leading = true;
@@ -71,7 +60,7 @@ export class LeaderElector {
     let outcome: 'stopped' | 'lost' = 'stopped';
     let lastRenew = Date.now();
     while (!signal.aborted) {
-      await wait(this.config.retryPeriodMs, signal);
+      await sleep(this.config.retryPeriodMs, signal);
       if (signal.aborted) break;
       if (await this.tryAcquireOrRenew()) {
         lastRenew = Date.now();
