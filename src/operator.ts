@@ -4,6 +4,8 @@ import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from './api/names.ts';
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
+import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
+import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { Manager } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
@@ -32,6 +34,8 @@ export interface OperatorOptions {
    */
   webhook?: false | { address: string; url?: string; register?: boolean };
   kataConfig?: Partial<KataConfigOptions>;
+  /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
+  peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
   identity?: string;
   metrics?: RuntimeMetrics;
   /** Lease timings, for tests. */
@@ -60,6 +64,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     leaderElection: opts.leaderElection === false ? undefined : { namespace, name: LEADER_ELECTION_LEASE, ...opts.leaseTimings },
   });
   setupKataConfigController(manager, opts.kataConfig);
+  setupPeerPodsController(manager, { ...opts.peerPods, namespace });
 
   const operator: Operator = {
     manager,

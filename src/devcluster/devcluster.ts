@@ -17,6 +17,7 @@ import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { SimulatedCloud } from './cloud.ts';
 import { ControlPlane } from './controlplane.ts';
 import {
   CONTROLLER_VERSION,
@@ -53,6 +54,8 @@ export interface DevClusterOptions {
   platform?: 'None' | 'BareMetal' | 'AWS';
   /** The region reported for platform AWS; default us-east-2. */
   awsRegion?: string;
+  /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
+  podvmImageJobMs?: number;
 }
 
 /** The namespaces an OpenShift cluster has that osc uses. */
@@ -73,6 +76,8 @@ export class DevCluster {
   readonly kubeconfigPath: string;
   readonly mco: MachineConfigOperator;
   readonly nfd: NodeFeatureDiscovery;
+  /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts). */
+  readonly cloud: SimulatedCloud;
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -102,6 +107,7 @@ export class DevCluster {
       informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
     });
     this.nfd = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes });
+    this.cloud = new SimulatedCloud({ client: this.client, log, nodes: this.informers.nodes, imageJobMs: opts.podvmImageJobMs });
   }
 
   static async start(opts: DevClusterOptions = {}): Promise<DevCluster> {
@@ -144,6 +150,7 @@ export class DevCluster {
 
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
+    await this.cloud.start(this.signal);
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;

@@ -48,6 +48,7 @@ import {
   installCondition,
   isCompactCluster,
   podsUsing,
+  runtimeClassesFor,
   runtimeClassFor,
   selectNodes,
   uninstallCondition,
@@ -194,10 +195,19 @@ export class KataConfigReconciler {
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     const state = installCondition(classification, selection, rt, initial);
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
+    const wanted = runtimeClassesFor(kc.spec);
     if (state === done) {
-      // The RuntimeClass comes last: before it exists, no pod can ask for kata and land on a node without it.
-      await this.ensureRuntimeClass(rt, compact, owner, signal);
-      if (!runtimeClasses.includes(rt)) runtimeClasses = [...runtimeClasses, rt];
+      // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
+      for (const name of wanted) {
+        await this.ensureRuntimeClass(name, compact, owner, signal);
+        if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
+      }
+    }
+    // A RuntimeClass no longer offered (peer pods turned off) goes once no pod uses it.
+    for (const name of runtimeClasses.filter((n) => !wanted.includes(n))) {
+      if (podsUsing(this.ctx.pods.list(), new Set([name])).length) continue;
+      await this.deleteOwnRuntimeClass(name, signal);
+      runtimeClasses = runtimeClasses.filter((n) => n !== name);
     }
     await this.writeStatus(
       kc,
@@ -310,11 +320,7 @@ export class KataConfigReconciler {
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
   private async cleanUp(kc: KataConfig, signal: AbortSignal): Promise<void> {
     const { client } = this.ctx;
-    for (const rc of kc.status?.runtimeClasses ?? []) {
-      const existing = this.ctx.runtimeClasses.get(rc) ?? (await client.find(RuntimeClasses, rc, undefined, signal));
-      // Only ours: a RuntimeClass someone else made is not ours to delete.
-      if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig')) await client.delete(RuntimeClasses, rc, { signal });
-    }
+    for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
     await client.delete(ContainerRuntimeConfigs, CRIO_CONFIG, { signal });
@@ -392,6 +398,13 @@ export class KataConfigReconciler {
       scheduling: { nodeSelector: compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' } },
     };
     await this.create(RuntimeClasses, rc, signal);
+  }
+
+  /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
+  private async deleteOwnRuntimeClass(name: string, signal: AbortSignal): Promise<void> {
+    const existing = this.ctx.runtimeClasses.get(name) ?? (await this.ctx.client.find(RuntimeClasses, name, undefined, signal));
+    if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
+      await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
 
   /**

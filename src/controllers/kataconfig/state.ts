@@ -22,8 +22,13 @@ import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from '../../platform
 
 /** Pure computations of the KataConfig controller: what should be, and what the status says. */
 
+/** The runtime class the messages name: kata, or kata-remote with peer pods. */
 export const runtimeClassFor = (spec: KataConfigSpec | undefined): string =>
   spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
+
+/** Every RuntimeClass osc provides: with peer pods the default kata one stays beside kata-remote (seed 002 §3.3). */
+export const runtimeClassesFor = (spec: KataConfigSpec | undefined): string[] =>
+  spec?.enablePeerPods ? [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] : [KATA_RUNTIME_CLASS];
 
 const hasLabel = (n: Node, l: string) => n.metadata.labels?.[l] !== undefined;
 const isMaster = (n: Node) => hasLabel(n, MASTER_ROLE_LABEL) || hasLabel(n, CONTROL_PLANE_ROLE_LABEL);

@@ -33,8 +33,6 @@ export const SPEC_HASH_ANNOTATION = `${P}/spec-hash`;
 export const LIMIT_FROM_CM_ANNOTATION = `${P}/limit-from-configmap`;
 /** On peer-pods-cm: the AMI the operator's image job built (only that image is deleted on uninstall). */
 export const IMAGE_ID_ANNOTATION = `${P}/podvm-image-id`;
-/** On an image job: peer-pods-cm's resourceVersion when the job was made (a creation job must change it). */
-export const CM_VERSION_ANNOTATION = `${P}/configmap-resource-version`;
 /** On a deletion job: the AMI it deletes. */
 export const DELETES_IMAGE_ANNOTATION = `${P}/deletes-image`;
 
@@ -66,6 +64,14 @@ export const DEFAULT_IMAGES: PeerPodsImages = {
   caa: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0',
   podvmBuilder: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0',
 };
+
+/** The images, as the operator's deployment may override them (RELATED_IMAGE_*, OLM's convention). */
+export function imagesFromEnv(env: Record<string, string | undefined> = process.env): PeerPodsImages {
+  return {
+    caa: env.RELATED_IMAGE_CAA || DEFAULT_IMAGES.caa,
+    podvmBuilder: env.RELATED_IMAGE_PODVM_BUILDER || DEFAULT_IMAGES.podvmBuilder,
+  };
+}
 
 const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
 const sortedEntries = (r: Record<string, string> | undefined) => Object.entries(r ?? {}).sort(([a], [b]) => a.localeCompare(b));
@@ -192,7 +198,6 @@ export function desiredImageJob(opts: {
   image: string;
   backoffLimit: number;
   configHash: string;
-  cmResourceVersion: string;
   owner: OwnerReference;
   /** The AMI a deletion job deletes. */
   amiId?: string;
@@ -206,7 +211,6 @@ export function desiredImageJob(opts: {
       labels,
       annotations: {
         [CONFIG_HASH_ANNOTATION]: opts.configHash,
-        [CM_VERSION_ANNOTATION]: opts.cmResourceVersion,
         ...(opts.amiId ? { [DELETES_IMAGE_ANNOTATION]: opts.amiId } : {}),
       },
       ownerReferences: [opts.owner],

@@ -1,0 +1,92 @@
+import { isDeepStrictEqual } from 'node:util';
+import { KataConfigs } from '../../api/kataconfig.ts';
+import {
+  CAA_DAEMONSET,
+  KATA_REMOTE_RUNTIME_CLASS,
+  OPERATOR_NAMESPACE,
+  PEER_POD_CONFIG,
+  PEER_POD_VM_RESOURCE,
+  PEER_PODS_CM,
+  PEER_PODS_SECRET,
+} from '../../api/names.ts';
+import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
+import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets } from '../../kube/resources.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { minimalPod } from '../kataconfig/controller.ts';
+import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
+import { PeerPodsMetrics } from './metrics.ts';
+import { defaultPeerPodsOptions, type PeerPodsOptions, PeerPodsReconciler, REMOTE_PODS_INDEX } from './reconciler.ts';
+
+export const PEERPODS_CONTROLLER = 'peerpods';
+
+/** A node matters to peer pods when its labels (kata-oc, roles), its peer-pod capacity or its deletion change. */
+const nodeChanged = (a: Node, b: Node): boolean =>
+  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
+  a.status?.capacity?.[PEER_POD_VM_RESOURCE] !== b.status?.capacity?.[PEER_POD_VM_RESOURCE] ||
+  a.status?.allocatable?.[PEER_POD_VM_RESOURCE] !== b.status?.allocatable?.[PEER_POD_VM_RESOURCE] ||
+  a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
+
+/**
+ * Wires the peer pods controller into a manager. It reconciles the KataConfig's key, like the KataConfig
+ * controller, but owns only the peer-pod parts: its caches watch exactly the objects it reads (the
+ * ConfigMap, Secret, PeerPodConfig and DaemonSet by name, the image jobs by label), so an edit of
+ * peer-pods-cm or peer-pods-secret is re-checked at once.
+ */
+export function setupPeerPodsController(mgr: Manager, options: Partial<PeerPodsOptions> = {}): PeerPodsReconciler {
+  const opts: PeerPodsOptions = {
+    namespace: OPERATOR_NAMESPACE,
+    ...defaultPeerPodsOptions,
+    ...options,
+    images: { ...imagesFromEnv(), ...options.images },
+  };
+  const namespace = opts.namespace;
+  const byName = (name: string) => ({ namespace, fieldSelector: `metadata.name=${name}` });
+  const kataConfigs = mgr.informer(KataConfigs);
+  const configMaps = mgr.informer(ConfigMaps, byName(PEER_PODS_CM));
+  const secrets = mgr.informer(Secrets, byName(PEER_PODS_SECRET));
+  const peerPodConfigs = mgr.informer(PeerPodConfigs, byName(PEER_POD_CONFIG));
+  const daemonSets = mgr.informer(DaemonSets, byName(CAA_DAEMONSET));
+  const jobs = mgr.informer(Jobs, { namespace, labelSelector: IMAGE_JOB_SELECTOR });
+  const nodes = mgr.informer(Nodes);
+  // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
+  const pods = mgr.informer(Pods, { transform: minimalPod });
+  pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
+
+  const reconciler = new PeerPodsReconciler({
+    client: mgr.client,
+    kataConfigs,
+    configMaps,
+    secrets,
+    peerPodConfigs,
+    daemonSets,
+    jobs,
+    nodes,
+    pods,
+    events: mgr.events,
+    metrics: mgr.metrics,
+    peerPodsMetrics: new PeerPodsMetrics(mgr.metrics.registry),
+    options: opts,
+  });
+
+  // With no KataConfig, a change still wakes one reconcile (under a name no KataConfig has) that removes
+  // leftovers, should there be any.
+  const all = () => {
+    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    return names.length ? names : [''];
+  };
+  mgr.addController({
+    name: PEERPODS_CONTROLLER,
+    watches: [
+      { informer: kataConfigs, keys: (k) => [k.metadata.name ?? ''] },
+      { informer: configMaps, keys: all },
+      { informer: secrets, keys: all },
+      { informer: peerPodConfigs, keys: all },
+      { informer: daemonSets, keys: all },
+      { informer: jobs, keys: all },
+      { informer: nodes, keys: all, updated: nodeChanged },
+      { informer: pods, keys: (p) => (p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS ? all() : []) },
+    ],
+    reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
+  });
+  return reconciler;
+}

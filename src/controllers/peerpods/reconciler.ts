@@ -1,0 +1,668 @@
+import type { Logger } from 'pino';
+import { IN_PROGRESS, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import {
+  CAA_DAEMONSET,
+  KATA_REMOTE_RUNTIME_CLASS,
+  KATACONFIG_FINALIZER,
+  PEER_POD_CONFIG,
+  PEER_POD_VM_RESOURCE,
+  PEER_PODS_CM,
+  PEER_PODS_SECRET,
+} from '../../api/names.ts';
+import { type PeerPodConfig, PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
+import { apiVersionOf, type KubeClient } from '../../kube/client.ts';
+import { errorMessage, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../../kube/errors.ts';
+import {
+  type ConfigMap,
+  ConfigMaps,
+  type DaemonSet,
+  DaemonSets,
+  type Job,
+  Jobs,
+  type Node,
+  Nodes,
+  type Pod,
+  type Secret,
+} from '../../kube/resources.ts';
+import type { Condition, KubeObject, OwnerReference } from '../../kube/types.ts';
+import { validatePeerPodsConfig } from '../../peerpods/config.ts';
+import { type ConditionInput, findCondition, removeCondition, setCondition } from '../../runtime/conditions.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
+import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { RuntimeMetrics } from '../../runtime/metrics.ts';
+import { writeStatusIfChanged } from '../../runtime/status.ts';
+import { isCompactCluster } from '../kataconfig/state.ts';
+import {
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_VALID,
+  configCondition,
+  configHash,
+  DEFAULT_IMAGES,
+  DELETES_IMAGE_ANNOTATION,
+  desiredDaemonSet,
+  desiredImageJob,
+  desiredPeerPodConfig,
+  hasAnyCondition,
+  IMAGE_CONDITIONS,
+  IMAGE_ID_ANNOTATION,
+  IMAGE_JOB_COMPLETED,
+  IMAGE_JOB_FAILED,
+  IMAGE_JOB_RUNNING,
+  type ImageJobKind,
+  type ImageObservation,
+  imageConditions,
+  imageJobName,
+  isKataNode,
+  jobFailureDetail,
+  jobPhase,
+  LIMIT_FROM_CM_ANNOTATION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  PEERPODS_CONDITIONS,
+  PEERPODS_FINALIZER,
+  type PeerPodsImages,
+  SPEC_HASH_ANNOTATION,
+} from './desired.ts';
+import type { PeerPodsMetrics } from './metrics.ts';
+
+export interface PeerPodsOptions {
+  /** Where peer-pods-cm, peer-pods-secret, the PeerPodConfig, the DaemonSet and the jobs live. */
+  namespace: string;
+  images: PeerPodsImages;
+  /** Retries of a pod VM image job before it is Failed (and reported, not retried). */
+  imageJobBackoffLimit: number;
+  /** How often a removal waiting for kata-remote pods to go looks again (pod deletions also wake it). */
+  blockedRecheckMs: number;
+}
+
+export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
+  images: DEFAULT_IMAGES,
+  imageJobBackoffLimit: 1,
+  blockedRecheckMs: 15_000,
+};
+
+export const REMOTE_PODS_INDEX = 'peerpods.runtimeClassName';
+
+export interface PeerPodsContext {
+  client: KubeClient;
+  kataConfigs: Informer<KataConfig>;
+  configMaps: Informer<ConfigMap>;
+  secrets: Informer<Secret>;
+  peerPodConfigs: Informer<PeerPodConfig>;
+  daemonSets: Informer<DaemonSet>;
+  jobs: Informer<Job>;
+  nodes: Informer<Node>;
+  /** Pods, indexed by runtime class under REMOTE_PODS_INDEX. */
+  pods: Informer<Pod>;
+  events: EventRecorder;
+  metrics?: RuntimeMetrics;
+  peerPodsMetrics?: PeerPodsMetrics;
+  options: PeerPodsOptions;
+}
+
+const ownerOf = (kc: KataConfig): OwnerReference => ({
+  apiVersion: apiVersionOf(KataConfigs),
+  kind: 'KataConfig',
+  name: kc.metadata.name ?? '',
+  uid: kc.metadata.uid ?? '',
+  controller: false,
+  blockOwnerDeletion: false,
+});
+
+const ours = (o: { metadata: { labels?: Record<string, string> } } | undefined) => o?.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
+
+/** The event worth recording when one of our conditions changes, if any. */
+function conditionEvent(prev: Condition | undefined, next: Condition | undefined) {
+  if (!next || (prev && prev.status === next.status && prev.reason === next.reason && prev.message === next.message)) return undefined;
+  switch (next.type) {
+    case CONFIG_VALID:
+      if (next.status === 'False') return { type: 'Warning' as const, reason: 'InvalidPeerPodsConfiguration', note: next.message };
+      if (prev?.status === 'True') return undefined; // only the warnings changed
+      return { type: 'Normal' as const, reason: 'PeerPodsConfigurationValid', note: next.message };
+    case IMAGE_JOB_RUNNING:
+      return next.status === 'True' ? { type: 'Normal' as const, reason: 'PodVMImageJobRunning', note: next.message } : undefined;
+    case IMAGE_JOB_COMPLETED:
+      if (next.status !== 'True') return undefined;
+      return {
+        type: 'Normal' as const,
+        reason: next.reason === 'ImageDeleted' ? 'PodVMImageDeleted' : 'PodVMImageCreated',
+        note: next.message,
+      };
+    case IMAGE_JOB_FAILED:
+      return next.status === 'True' ? { type: 'Warning' as const, reason: 'PodVMImageJobFailed', note: next.message } : undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Reconciles the peer-pod parts of the (single) KataConfig when it enables peer pods (SPEC §6): checks
+ * peer-pods-cm and peer-pods-secret, creates the PeerPodConfig, advertises kata.peerpods.io/vm on the kata
+ * nodes, runs the cloud-api-adaptor DaemonSet and the pod VM image jobs, and reports in its own conditions.
+ * When peer pods are turned off or the KataConfig is deleted it removes all of it, deleting the image it
+ * built first, and only then lets go of its finalizer. The InProgress rollout belongs to the KataConfig
+ * controller; this one never touches it.
+ */
+export class PeerPodsReconciler {
+  private readonly ctx: PeerPodsContext;
+  private readonly failuresCounted = new Set<string>();
+
+  constructor(ctx: PeerPodsContext) {
+    this.ctx = ctx;
+  }
+
+  private get ns(): string {
+    return this.ctx.options.namespace;
+  }
+
+  private cached<T extends KubeObject>(informer: Informer<T>, name: string): T | undefined {
+    return informer.get(`${this.ns}/${name}`);
+  }
+
+  async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    try {
+      return await this.reconcileOnce(name, log, signal);
+    } catch (e) {
+      // Every object we write with a resourceVersion is one we watch: a 409 means a newer version is on its
+      // way to our cache, and its event brings us back. No error, no backoff.
+      if (!isConflict(e) || isAlreadyExists(e)) throw e;
+      log.debug({ err: errorMessage(e) }, 'an object changed meanwhile; reconciling again with the newer version');
+      return undefined;
+    }
+  }
+
+  private async reconcileOnce(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const kc = this.ctx.kataConfigs.get(name);
+    if (!kc) {
+      if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
+      return undefined;
+    }
+    const oldest = this.ctx.kataConfigs
+      .list()
+      .sort(
+        (a, b) =>
+          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
+          (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
+      )[0];
+    if (oldest && oldest.metadata.name !== name) return undefined;
+    if (kc.metadata.deletionTimestamp) return this.remove(kc, 'delete', log, signal);
+    if (!kc.spec?.enablePeerPods) return this.remove(kc, 'disable', log, signal);
+    return this.install(kc, log, signal);
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Install
+
+  private async install(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const { client } = this.ctx;
+    if (!hasFinalizer(kc, PEERPODS_FINALIZER)) kc = await addFinalizer(client, KataConfigs, kc, PEERPODS_FINALIZER);
+    const cm = this.cached(this.ctx.configMaps, PEER_PODS_CM);
+    const secret = this.cached(this.ctx.secrets, PEER_PODS_SECRET);
+    const validation = validatePeerPodsConfig(cm, secret);
+    let conditions = setCondition(kc.status?.conditions, configCondition(validation));
+    const compact = isCompactCluster(this.ctx.nodes.list());
+    const owner = ownerOf(kc);
+
+    // A deletion job from an earlier removal (peer pods turned off and on again): let it finish first; a
+    // failed one (kept for its logs) is history now.
+    let deleting = false;
+    const oldDeletion = this.cached(this.ctx.jobs, imageJobName('deletion'));
+    if (oldDeletion && !oldDeletion.metadata.deletionTimestamp) {
+      const phase = jobPhase(oldDeletion);
+      if (phase === 'active') {
+        deleting = true;
+        const amiId = oldDeletion.metadata.annotations?.[DELETES_IMAGE_ANNOTATION];
+        for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }))
+          conditions = setCondition(conditions, c);
+      } else if (phase === 'complete') await this.completeDeletion(oldDeletion, log, signal);
+      else await this.deleteJob('deletion', signal);
+    }
+
+    if (validation.config && cm) {
+      const hash = configHash(cm, secret);
+      await this.ensurePeerPodConfig(validation.config.limitPerNode, compact, owner, signal);
+      // The adaptor starts only with a valid configuration; a later invalid edit does not restart it.
+      await this.ensureDaemonSet(hash, compact, owner, signal);
+      if (!deleting) {
+        const observation = await this.reconcileImageCreation(kc, validation.config.amiId, hash, owner, log, signal);
+        if (observation) for (const c of imageConditions(observation)) conditions = setCondition(conditions, c);
+      }
+    } else {
+      log.info({ problems: validation.problems.map((p) => p.key) }, 'peer pods configuration invalid; waiting for it to be fixed');
+    }
+    // The PeerPodConfig's limit; should an administrator remove it, PEERPODS_LIMIT_PER_NODE still holds.
+    const ppc = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
+    const limit = ppc ? (parseLimit(ppc.spec.limit) ?? validation.config?.limitPerNode) : undefined;
+    const advertised = await this.syncNodeCapacity(limit, compact, signal);
+    await this.updatePeerPodConfigStatus(advertised, compact);
+
+    // Metrics first: whoever sees the status change must find them agreeing.
+    const m = this.ctx.peerPodsMetrics;
+    if (m) {
+      m.enabled.set(1);
+      m.configValid.set(validation.config ? 1 : 0);
+      m.configProblems.set(validation.problems.length);
+      m.vmLimit.set(limit ?? 0);
+      m.nodes.set(advertised.length);
+      this.observeJobs();
+    }
+    this.observePods();
+    await this.writeConditions(kc, conditions);
+    return undefined;
+  }
+
+  private async ensurePeerPodConfig(limit: number, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+    const existing = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
+    if (!existing) {
+      await this.create(PeerPodConfigs, desiredPeerPodConfig(this.ns, limit, compact, owner), signal);
+      return;
+    }
+    // spec.limit belongs to the administrator (the documented oc patch) until PEERPODS_LIMIT_PER_NODE changes.
+    if (existing.metadata.annotations?.[LIMIT_FROM_CM_ANNOTATION] === String(limit)) return;
+    await this.ctx.client.patch(
+      PeerPodConfigs,
+      PEER_POD_CONFIG,
+      { metadata: { annotations: { [LIMIT_FROM_CM_ANNOTATION]: String(limit) } }, spec: { limit: String(limit) } },
+      { namespace: this.ns, signal },
+    );
+  }
+
+  private async ensureDaemonSet(hash: string, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+    const desired = desiredDaemonSet({ namespace: this.ns, image: this.ctx.options.images.caa, configHash: hash, compact, owner });
+    const existing = this.cached(this.ctx.daemonSets, CAA_DAEMONSET);
+    if (!existing) {
+      await this.create(DaemonSets, desired, signal);
+      return;
+    }
+    if (existing.metadata.annotations?.[SPEC_HASH_ANNOTATION] === desired.metadata.annotations?.[SPEC_HASH_ANNOTATION]) return;
+    // A full update (not a merge): stale keys (an old node selector, say) must go. A stale cache gets a 409.
+    await this.ctx.client.update(
+      DaemonSets,
+      {
+        ...existing,
+        metadata: {
+          ...existing.metadata,
+          labels: { ...existing.metadata.labels, ...desired.metadata.labels },
+          annotations: { ...existing.metadata.annotations, ...desired.metadata.annotations },
+        },
+        spec: desired.spec,
+      },
+      { signal },
+    );
+  }
+
+  /**
+   * The pod VM image: while PODVM_AMI_ID is empty, Job osc-podvm-image-creation builds it and fills it in.
+   * A finished job is read once: success records the image as osc's (an annotation on peer-pods-cm, so that
+   * only this image is deleted on uninstall) and removes the job; a failure keeps the job (its logs) and
+   * is not retried until the configuration changes or the job is deleted.
+   */
+  private async reconcileImageCreation(
+    kc: KataConfig,
+    amiId: string,
+    hash: string,
+    owner: OwnerReference,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<ImageObservation | undefined> {
+    const job = this.cached(this.ctx.jobs, imageJobName('creation'));
+    if (job?.metadata.deletionTimestamp) return undefined;
+    if (job) {
+      const phase = jobPhase(job);
+      if (phase === 'active') return { state: 'running', kind: 'creation' };
+      if (phase === 'complete') {
+        // The job writes PODVM_AMI_ID before it completes, but our ConfigMap cache may not have seen it yet.
+        const live = await this.ctx.client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+        const built = live?.data?.PODVM_AMI_ID ?? '';
+        if (built) {
+          await this.recordImage(built, live, signal);
+          await this.deleteJob('creation', signal);
+          log.info({ amiId: built }, 'pod VM image created');
+          return { state: 'completed', kind: 'creation', amiId: built };
+        }
+      }
+      // Failed (or completed without an image): reported; retried only for a changed configuration.
+      if (job.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== hash) {
+        log.info('peer pods configuration changed since the pod VM image job failed: trying again');
+        await this.deleteJob('creation', signal);
+        return undefined;
+      }
+      if (amiId) {
+        // The administrator supplied an image instead.
+        await this.deleteJob('creation', signal);
+        return { state: 'provided', amiId };
+      }
+      this.countFailure('creation', job);
+      const detail = phase === 'complete' ? `it completed without setting PODVM_AMI_ID in ${PEER_PODS_CM}` : jobFailureDetail(job);
+      return { state: 'failed', kind: 'creation', detail, namespace: this.ns };
+    }
+    if (amiId) {
+      const conds = kc.status?.conditions;
+      if (findCondition(conds, IMAGE_JOB_COMPLETED)?.status === 'True') return undefined;
+      return hasAnyCondition(conds, IMAGE_CONDITIONS) ? { state: 'provided', amiId } : undefined;
+    }
+    // No job and no image: build one (after a live look, in case the cache lags behind a recent fill).
+    const live = await this.ctx.client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+    if (live?.data?.PODVM_AMI_ID) return undefined;
+    await this.create(
+      Jobs,
+      desiredImageJob({
+        kind: 'creation',
+        namespace: this.ns,
+        image: this.ctx.options.images.podvmBuilder,
+        backoffLimit: this.ctx.options.imageJobBackoffLimit,
+        configHash: hash,
+        owner,
+      }),
+      signal,
+    );
+    log.info('PODVM_AMI_ID is empty: started the pod VM image creation job');
+    return { state: 'running', kind: 'creation' };
+  }
+
+  private async recordImage(amiId: string, cm: ConfigMap | undefined, signal: AbortSignal): Promise<void> {
+    if (!cm || cm.metadata.annotations?.[IMAGE_ID_ANNOTATION] === amiId) return;
+    await this.ctx.client.patch(
+      ConfigMaps,
+      PEER_PODS_CM,
+      { metadata: { annotations: { [IMAGE_ID_ANNOTATION]: amiId } } },
+      { namespace: this.ns, signal },
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Removal (KataConfig deleted, or enablePeerPods turned off)
+
+  private async remove(kc: KataConfig, mode: 'delete' | 'disable', log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const { client } = this.ctx;
+    if (!hasFinalizer(kc, PEERPODS_FINALIZER)) {
+      if (mode === 'disable' && hasAnyCondition(kc.status?.conditions, PEERPODS_CONDITIONS)) {
+        await this.writeConditions(kc, this.withoutOurConditions(kc.status?.conditions, false));
+      }
+      this.ctx.peerPodsMetrics?.reset();
+      this.observePods();
+      return undefined;
+    }
+    if (mode === 'delete' && !kataUninstallStarted(kc)) {
+      // The KataConfig controller decides first whether pods block the uninstall (and says so in InProgress).
+      return undefined;
+    }
+    const remote = this.remotePods();
+    if (remote.length > 0) {
+      log.info({ pods: remote.slice(0, 20), count: remote.length }, 'peer pods removal waits for pods using kata-remote');
+      if (mode === 'disable') {
+        await this.ctx.events.record(
+          kc,
+          'Warning',
+          'PeerPodsRemovalBlocked',
+          'Disable',
+          `Existing pods using "${KATA_REMOTE_RUNTIME_CLASS}" RuntimeClass found. Please delete the pods manually for peer pods to be disabled`,
+        );
+      }
+      return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
+    }
+
+    // 1. No new pod VMs: the adaptor goes first, and a creation job in flight is stopped.
+    if (this.cached(this.ctx.daemonSets, CAA_DAEMONSET)) await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
+    const creation = this.cached(this.ctx.jobs, imageJobName('creation'));
+    if (creation && !creation.metadata.deletionTimestamp) {
+      if (jobPhase(creation) === 'complete') {
+        const live = await client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+        if (live?.data?.PODVM_AMI_ID) await this.recordImage(live.data.PODVM_AMI_ID, live, signal);
+      }
+      await this.deleteJob('creation', signal);
+      return undefined; // the ConfigMap and job caches catch up, then we go on
+    }
+
+    // 2. The image osc built is deleted (never one the administrator supplied).
+    const { observation, wait } = await this.reconcileImageDeletion(kc, log, signal);
+    let conditions = kc.status?.conditions;
+    if (observation) for (const c of imageConditions(observation)) conditions = setCondition(conditions, c);
+    if (wait) {
+      await this.writeConditions(kc, conditions ?? []);
+      this.observeJobs();
+      return undefined;
+    }
+
+    // 3. The rest: PeerPodConfig, node capacities; then the conditions and the finalizer.
+    await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
+    await client.delete(PeerPodConfigs, PEER_POD_CONFIG, { namespace: this.ns, signal });
+    await this.syncNodeCapacity(undefined, false, signal);
+    if (mode === 'disable') conditions = this.withoutOurConditions(conditions, observation?.state === 'failed');
+    const written = await this.writeConditions(kc, conditions ?? []);
+    await removeFinalizer(client, KataConfigs, written ?? kc, PEERPODS_FINALIZER);
+    this.ctx.peerPodsMetrics?.reset();
+    this.observePods();
+    await this.ctx.events.record(
+      kc,
+      'Normal',
+      'PeerPodsRemoved',
+      mode === 'delete' ? 'Uninstall' : 'Disable',
+      `Removed the peer pods components (${CAA_DAEMONSET}, ${PEER_POD_CONFIG}, ${PEER_POD_VM_RESOURCE} on the nodes)`,
+    );
+    log.info({ mode }, 'peer pods components removed');
+    return undefined;
+  }
+
+  /**
+   * Deletes the pod VM image osc built (PODVM_AMI_ID equals the image recorded on peer-pods-cm) with Job
+   * osc-podvm-image-deletion, then empties PODVM_AMI_ID. A failed deletion is reported and the removal goes
+   * on (the documented update procedure has the administrator check that PODVM_AMI_ID is empty).
+   */
+  private async reconcileImageDeletion(
+    kc: KataConfig,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<{ observation?: ImageObservation; wait: boolean }> {
+    const { client } = this.ctx;
+    const cm = this.cached(this.ctx.configMaps, PEER_PODS_CM);
+    const amiId = cm?.data?.PODVM_AMI_ID ?? '';
+    const oursToDelete = amiId !== '' && cm?.metadata.annotations?.[IMAGE_ID_ANNOTATION] === amiId;
+    const job = this.cached(this.ctx.jobs, imageJobName('deletion'));
+    if (job?.metadata.deletionTimestamp) return { wait: true };
+    const deleting = job?.metadata.annotations?.[DELETES_IMAGE_ANNOTATION] ?? '';
+
+    if (job && jobPhase(job) === 'complete') {
+      await this.completeDeletion(job, log, signal);
+      return { observation: { state: 'completed', kind: 'deletion', amiId: deleting }, wait: false };
+    }
+    if (job && jobPhase(job) === 'failed') {
+      this.countFailure('deletion', job);
+      log.warn({ amiId: deleting }, 'pod VM image deletion failed; going on with the removal');
+      return { observation: { state: 'failed', kind: 'deletion', detail: jobFailureDetail(job), namespace: this.ns }, wait: false };
+    }
+    if (job) return { observation: { state: 'running', kind: 'deletion', amiId: deleting }, wait: true };
+    if (!oursToDelete) return { wait: false };
+    // Look again before deleting anything: the cache may lag behind our own clearing of PODVM_AMI_ID.
+    const live = await client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+    const liveAmi = live?.data?.PODVM_AMI_ID ?? '';
+    if (!liveAmi || live?.metadata.annotations?.[IMAGE_ID_ANNOTATION] !== liveAmi) return { wait: true };
+    await this.create(
+      Jobs,
+      desiredImageJob({
+        kind: 'deletion',
+        namespace: this.ns,
+        image: this.ctx.options.images.podvmBuilder,
+        backoffLimit: this.ctx.options.imageJobBackoffLimit,
+        configHash: configHash(live, this.cached(this.ctx.secrets, PEER_PODS_SECRET)),
+        owner: ownerOf(kc),
+        amiId: liveAmi,
+      }),
+      signal,
+    );
+    log.info({ amiId: liveAmi }, 'started the pod VM image deletion job');
+    return { observation: { state: 'running', kind: 'deletion', amiId: liveAmi }, wait: true };
+  }
+
+  /** A finished deletion job: PODVM_AMI_ID ends empty (the job clears it; if it did not, we do), then the job goes. */
+  private async completeDeletion(job: Job, log: Logger, signal: AbortSignal): Promise<void> {
+    const { client } = this.ctx;
+    const deleted = job.metadata.annotations?.[DELETES_IMAGE_ANNOTATION] ?? '';
+    const live = await client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+    const clear = deleted !== '' && live?.data?.PODVM_AMI_ID === deleted;
+    if (live && (clear || live.metadata.annotations?.[IMAGE_ID_ANNOTATION] === deleted)) {
+      await client.patch(
+        ConfigMaps,
+        PEER_PODS_CM,
+        {
+          metadata: { annotations: { [IMAGE_ID_ANNOTATION]: null }, resourceVersion: live.metadata.resourceVersion },
+          ...(clear ? { data: { PODVM_AMI_ID: '' } } : {}),
+        },
+        { namespace: this.ns, signal },
+      );
+    }
+    await this.deleteJob('deletion', signal);
+    log.info({ amiId: deleted }, 'pod VM image deleted');
+  }
+
+  /** With no KataConfig at all, nothing of ours should remain (e.g. a finalizer removed by hand). */
+  private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
+    const { client } = this.ctx;
+    let removed = false;
+    if (ours(this.cached(this.ctx.daemonSets, CAA_DAEMONSET))) {
+      await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
+      removed = true;
+    }
+    if (ours(this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG))) {
+      await client.delete(PeerPodConfigs, PEER_POD_CONFIG, { namespace: this.ns, signal });
+      removed = true;
+    }
+    const creation = this.cached(this.ctx.jobs, imageJobName('creation'));
+    if (creation && !creation.metadata.deletionTimestamp && jobPhase(creation) !== 'failed') await this.deleteJob('creation', signal);
+    if ((await this.syncNodeCapacity(undefined, false, signal)).length === 0 && removed) log.info('removed peer pods leftovers');
+    this.ctx.peerPodsMetrics?.reset();
+    this.observePods();
+  }
+
+  // -------------------------------------------------------------------------------------------------------
+  // Shared steps
+
+  /**
+   * Advertises kata.peerpods.io/vm = limit in the status (capacity and allocatable) of each kata node, and
+   * removes it elsewhere (or everywhere when limit is undefined). Answers the nodes that advertise it.
+   */
+  private async syncNodeCapacity(limit: number | undefined, compact: boolean, signal: AbortSignal): Promise<string[]> {
+    const path = (field: 'capacity' | 'allocatable') => `/status/${field}/${PEER_POD_VM_RESOURCE.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const advertised: string[] = [];
+    for (const node of this.ctx.nodes.list()) {
+      const name = node.metadata.name ?? '';
+      const want = limit !== undefined && isKataNode(node, compact) ? String(limit) : undefined;
+      const cap = node.status?.capacity?.[PEER_POD_VM_RESOURCE];
+      const alloc = node.status?.allocatable?.[PEER_POD_VM_RESOURCE];
+      if (want !== undefined) advertised.push(name);
+      if (cap === want && alloc === want) continue;
+      const ops: unknown[] = [];
+      if (want === undefined) {
+        if (cap !== undefined) ops.push({ op: 'remove', path: path('capacity') });
+        if (alloc !== undefined) ops.push({ op: 'remove', path: path('allocatable') });
+      } else {
+        ops.push({ op: 'add', path: path('capacity'), value: want });
+        if (node.status?.allocatable) ops.push({ op: 'add', path: path('allocatable'), value: want });
+      }
+      try {
+        await this.ctx.client.patch(Nodes, name, ops, { type: 'json', subresource: 'status', signal });
+      } catch (e) {
+        // The node went away, or a stale cache asked to remove what is already gone: the next event settles it.
+        if (!isNotFound(e) && !isInvalid(e)) throw e;
+      }
+    }
+    return advertised.sort();
+  }
+
+  private async updatePeerPodConfigStatus(advertised: string[], compact: boolean): Promise<void> {
+    const ppc = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
+    if (!ppc || ppc.metadata.deletionTimestamp) return;
+    const kataNodes = this.ctx.nodes
+      .list()
+      .filter((n) => isKataNode(n, compact))
+      .map((n) => n.metadata.name ?? '');
+    const setupCompleted =
+      kataNodes.length > 0 && kataNodes.every((n) => advertised.includes(n)) && !!this.cached(this.ctx.daemonSets, CAA_DAEMONSET);
+    try {
+      await writeStatusIfChanged(
+        this.ctx.client,
+        PeerPodConfigs,
+        ppc,
+        { setupCompleted, ...(advertised.length ? { nodes: advertised } : {}) },
+        this.ctx.metrics,
+      );
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /** Writes the KataConfig's conditions (everything else kept), with an event for each change worth one. */
+  private async writeConditions(kc: KataConfig, conditions: Condition[]): Promise<KataConfig | undefined> {
+    const before = kc.status?.conditions;
+    const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, { ...kc.status, conditions }, this.ctx.metrics);
+    if (!written) return undefined;
+    for (const type of PEERPODS_CONDITIONS) {
+      const ev = conditionEvent(findCondition(before, type), findCondition(conditions, type));
+      if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
+    }
+    return written;
+  }
+
+  private withoutOurConditions(conditions: Condition[] | undefined, keepImageFailure: boolean): Condition[] {
+    let out = conditions ?? [];
+    for (const type of PEERPODS_CONDITIONS) {
+      if (keepImageFailure && (IMAGE_CONDITIONS as readonly string[]).includes(type)) continue;
+      out = removeCondition(out, type);
+    }
+    return out;
+  }
+
+  private remotePods(): string[] {
+    return this.ctx.pods.byIndex(REMOTE_PODS_INDEX, KATA_REMOTE_RUNTIME_CLASS).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
+  }
+
+  private observePods(): void {
+    this.ctx.peerPodsMetrics?.pods.set(this.ctx.pods.byIndex(REMOTE_PODS_INDEX, KATA_REMOTE_RUNTIME_CLASS).length);
+  }
+
+  private observeJobs(): void {
+    const m = this.ctx.peerPodsMetrics;
+    if (!m) return;
+    for (const kind of ['creation', 'deletion'] as ImageJobKind[]) {
+      const job = this.cached(this.ctx.jobs, imageJobName(kind));
+      m.setImageJob(kind, job ? jobPhase(job) : undefined);
+    }
+  }
+
+  private countFailure(kind: ImageJobKind, job: Job): void {
+    const uid = job.metadata.uid ?? '';
+    if (this.failuresCounted.has(uid)) return;
+    this.failuresCounted.add(uid);
+    this.ctx.peerPodsMetrics?.imageJobFailures.inc({ job: kind });
+  }
+
+  private async deleteJob(kind: ImageJobKind, signal: AbortSignal): Promise<void> {
+    await this.ctx.client.delete(Jobs, imageJobName(kind), { namespace: this.ns, propagationPolicy: 'Background', signal });
+  }
+
+  private async create<T extends { metadata: { name?: string; namespace?: string } }>(
+    rt: Parameters<KubeClient['create']>[0],
+    obj: T,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.ctx.client.create(rt, obj as never, { signal });
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e; // the cache may lag behind our own earlier create
+    }
+  }
+}
+
+/**
+ * Whether the KataConfig controller has begun its uninstall (past the check for pods using the runtime),
+ * or is done with it: only then do the peer-pod parts go.
+ */
+export function kataUninstallStarted(kc: KataConfig): boolean {
+  if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return true;
+  const c = kc.status?.conditions?.find((x) => x.type === IN_PROGRESS);
+  return c?.reason === 'Uninstalling' || (c?.reason === 'Failed' && (kc.status?.kataNodes?.nodeCount ?? 0) === 0);
+}
+
+export type { ConditionInput };
