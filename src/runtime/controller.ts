@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { errorMessage } from '../kube/errors.ts';
+import { errorMessage, isConflict } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Informer } from './informer.ts';
 import type { RuntimeMetrics } from './metrics.ts';
@@ -114,7 +114,9 @@ export class Controller {
       if (signal.aborted) return;
       this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
       this.metrics?.reconcileErrors.inc({ controller: this.name });
-      log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
+      // A conflict only means the cache was a step behind a write: routine, retried at once against fresher data.
+      if (isConflict(e)) log.debug({ err: errorMessage(e) }, 'conflict; retrying');
+      else log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
       this.queue.addRateLimited(key);
     } finally {
       end?.();
