@@ -1,7 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
-import { OPERATOR_NAMESPACE } from './api/names.ts';
+import { LEADER_ELECTION_LEASE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
+
+export { LEADER_ELECTION_LEASE };
+
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
@@ -13,8 +16,6 @@ import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconf
 import { peerPodAdmission } from './webhooks/peerpods.ts';
 import { WebhookServer } from './webhooks/server.ts';
 import { loadOrCreateWebhookTLS, PEER_POD_WEBHOOK_PATH, registerWebhooks, WEBHOOK_SERVICE } from './webhooks/setup.ts';
-
-export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -53,7 +54,7 @@ export interface Operator {
 /** Assembles the operator: the manager with its controllers, and the admission webhooks. */
 export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const namespace = opts.namespace ?? OPERATOR_NAMESPACE;
-  const client = new KubeClient(opts.kubeConfig, { fieldManager: 'osc-operator' });
+  const client = new KubeClient(opts.kubeConfig, { fieldManager: OPERATOR_FIELD_MANAGER });
   const manager = new Manager({
     client,
     log: opts.log,

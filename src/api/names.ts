@@ -1,5 +1,9 @@
 /** Every fixed name of the product (SPEC §2). Users and documentation rely on these exact strings. */
 export const OPERATOR_NAMESPACE = 'openshift-sandboxed-containers-operator';
+/** The operator's Lease (leader election) in its namespace. */
+export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
+/** The field manager of the operator's writes; the installer applies the webhook configurations under it too. */
+export const OPERATOR_FIELD_MANAGER = 'osc-operator';
 
 export const KATACONFIG_GROUP = 'kataconfiguration.openshift.io';
 export const KATACONFIG_FINALIZER = 'kataconfiguration.openshift.io/finalizer';

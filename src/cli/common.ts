@@ -26,8 +26,7 @@ export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process
 
 export const KATACONFIG_CRD = `${KataConfigs.plural}.${KATACONFIG_GROUP}`;
 
-export const missingCrdMessage = () =>
-  `the KataConfig API is not installed in this cluster (${KATACONFIG_CRD}); run "osc install" first`;
+export const missingCrdMessage = () => `the KataConfig API is not installed in this cluster (${KATACONFIG_CRD}); run "osc install" first`;
 
 // ---------------------------------------------------------------------------------------------------------
 // Option parsers (commander calls them; InvalidArgumentError becomes "option '...' argument '...' is invalid").
@@ -49,7 +48,7 @@ export function parseAddress(value: string): string {
   if (v === '' || v === '0') return v;
   const m = /^(?:(\[[^\]]+\]|[^:]*):)?(\d+)$/.exec(v);
   if (!m || Number(m[2]) > 65535) throw new InvalidArgumentError('expected host:port, :port or a port number.');
-  return m[1] === undefined ? `0.0.0.0:${m[2]}` : `${m[1] || '0.0.0.0'}:${m[2]}`;
+  return m[1] === undefined ? `:${m[2]}` : v;
 }
 
 export function parseUrl(value: string): string {
@@ -93,7 +92,8 @@ export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
     throw new CliError(`cannot load the kubeconfig: ${errorMessage(e)}`);
   }
   if (flags.context) {
-    if (!kc.getContexts().some((c) => c.name === flags.context)) throw new CliError(`context "${flags.context}" not found in the kubeconfig`);
+    if (!kc.getContexts().some((c) => c.name === flags.context))
+      throw new CliError(`context "${flags.context}" not found in the kubeconfig`);
     kc.setCurrentContext(flags.context);
   }
   if (!kc.getCurrentCluster()) throw new CliError('the kubeconfig has no current cluster: set a current-context or pass --context');
@@ -126,6 +126,12 @@ export async function connect(kc: KubeConfig, opts: { requireKataConfigAPI?: boo
       throw new CliError(`the Kubernetes API at ${server} refused our credentials: ${e.message} (check --kubeconfig / KUBECONFIG)`);
     }
     if (e instanceof ApiError) throw new CliError(`the Kubernetes API at ${server} answered ${e.status}: ${e.message}`);
+    const code = (x: unknown) => String((x as { code?: unknown } | undefined)?.code ?? '');
+    if (code(e).startsWith('ERR_OSSL') || code((e as { cause?: unknown })?.cause).startsWith('ERR_OSSL')) {
+      throw new CliError(
+        `the kubeconfig's certificate or key for ${server} is unusable: ${networkReason(e)} (check --kubeconfig / KUBECONFIG)`,
+      );
+    }
     throw new CliError(`cannot reach the Kubernetes API at ${server}: ${networkReason(e)} (check --kubeconfig / KUBECONFIG)`);
   }
   if (opts.requireKataConfigAPI !== false && !(await hasKataConfigAPI(client))) {

@@ -75,8 +75,9 @@ const LEFT_TO_UNINSTALL = new Set(['uninstalling', 'waiting to uninstall', 'fail
 
 /** One line per state, for a log of transitions: `KataConfig x: Installing — 1/2 nodes ready — installing: worker-1`. */
 export function oneLine(s: StatusSummary): string {
-  const byState = new Map<string, string[]>();
-  for (const n of s.nodes) byState.set(n.state, [...(byState.get(n.state) ?? []), n.node]);
+  const byState = new Map<string, string[]>(NODE_STATES.map(([, label]) => [label, []]));
+  for (const n of s.nodes) byState.get(n.state)?.push(n.node);
+  for (const [state, ns] of byState) if (!ns.length) byState.delete(state);
   const parts = [`KataConfig ${s.name}: ${s.phase}${s.deletionRequested && !isUninstallPhase(s.phase) ? ' (deletion requested)' : ''}`];
   if (!isUninstallPhase(s.phase) && s.phase !== 'Pending') parts.push(`${s.readyNodeCount}/${s.nodeCount} nodes ready`);
   if (byState.size) parts.push([...byState].map(([state, ns]) => `${state}: ${ns.join(', ')}`).join('; '));

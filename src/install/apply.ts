@@ -1,3 +1,4 @@
+import { OPERATOR_FIELD_MANAGER } from '../api/names.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import {
   ClusterRoleBindings,
@@ -49,14 +50,27 @@ export function displayName(obj: KubeObject): string {
 export const INSTALL_FIELD_MANAGER = 'osc-install';
 
 /**
+ * The field manager the operator registers its webhooks with (src/operator.ts's KubeClient). `osc install`
+ * applies the webhook configurations under the same manager: when the operator later registers them (by
+ * Service, or by URL when it runs outside the cluster), server-side apply then replaces our clientConfig
+ * instead of merging a url into a service (which the API server rejects: exactly one of them).
+ */
+export { OPERATOR_FIELD_MANAGER };
+
+/**
  * Server-side applies the objects in order (idempotent: a second install changes nothing); CRDs are
  * waited for until the API server serves them. Answers one line per object, as `kubectl apply` does.
  */
-export async function applyAll(client: KubeClient, objects: KubeObject[], onApplied?: (line: string) => void): Promise<void> {
+export async function applyAll(
+  client: KubeClient,
+  objects: KubeObject[],
+  onApplied?: (line: string) => void,
+  fieldManager = INSTALL_FIELD_MANAGER,
+): Promise<void> {
   for (const obj of objects) {
     const rt = resourceOf(obj);
     const before = await client.find(rt, obj.metadata.name ?? '', obj.metadata.namespace);
-    const after = await client.apply(rt, obj, { fieldManager: INSTALL_FIELD_MANAGER });
+    const after = await client.apply(rt, obj, { fieldManager });
     const verb = !before ? 'created' : before.metadata.resourceVersion === after.metadata.resourceVersion ? 'unchanged' : 'configured';
     onApplied?.(`${displayName(obj)} ${verb}`);
   }

@@ -86,7 +86,10 @@ function deployment(opts: ManifestOptions): KubeObject {
       selector: { matchLabels: podLabels },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: { ...labels('operator'), ...podLabels }, annotations: { 'kubectl.kubernetes.io/default-container': NAMES.container } },
+        metadata: {
+          labels: { ...labels('operator'), ...podLabels },
+          annotations: { 'kubectl.kubernetes.io/default-container': NAMES.container },
+        },
         spec: {
           serviceAccountName: NAMES.serviceAccount,
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },

@@ -5,6 +5,7 @@
  * it (create and collection-wide list/watch cannot be restricted by name; a list or watch with a
  * `metadata.name=` field selector is authorized against resourceNames).
  */
+
 import { KataConfigs } from '../api/kataconfig.ts';
 import {
   CRIO_CONFIG,
@@ -13,6 +14,7 @@ import {
   KATA_REMOTE_RUNTIME_CLASS,
   KATA_RUNTIME_CLASS,
   KATACONFIG_GROUP,
+  LEADER_ELECTION_LEASE,
 } from '../api/names.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
 
@@ -24,7 +26,7 @@ export interface PolicyRule {
 }
 
 /** Matches src/operator.ts LEADER_ELECTION_LEASE (kept literal so that this module imports no runtime). */
-export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
+export { LEADER_ELECTION_LEASE };
 
 const MCO = 'machineconfiguration.openshift.io';
 const READ = ['get', 'list', 'watch'];
@@ -52,7 +54,12 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
     // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted.
     { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
-    { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: ['delete'], resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] },
+    {
+      apiGroups: ['node.k8s.io'],
+      resources: ['runtimeclasses'],
+      verbs: ['delete'],
+      resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS],
+    },
     // The admission webhooks register themselves (server-side apply: patch, and create the first time).
     {
       apiGroups: ['admissionregistration.k8s.io'],

@@ -18,6 +18,7 @@ import {
   OPERATOR_NAMESPACE,
 } from '../api/names.ts';
 import { ContainerRuntimeConfigs, Infrastructures, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../api/openshift.ts';
+import { PeerPodConfigs } from '../api/peerpodconfig.ts';
 import { renderStatus, summarize } from '../cli/render.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
@@ -46,14 +47,6 @@ import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from
 
 export const REDACTED = 'REDACTED';
 
-const PeerPodConfigs: ResourceType = {
-  group: 'confidentialcontainers.org',
-  version: 'v1alpha1',
-  plural: 'peerpodconfigs',
-  kind: 'PeerPodConfig',
-  namespaced: true,
-};
-
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** A copy of a Secret with its keys and every value replaced (a last-applied annotation would repeat them). */
@@ -70,11 +63,14 @@ export function redactSecret(s: Secret): Secret {
   return out;
 }
 
-/** managedFields say who wrote what, which nobody reads in a support case, and they double the size. */
+/**
+ * managedFields say who wrote what, which nobody reads in a support case, and they double the size.
+ * apiVersion and kind go first, as kubectl prints them.
+ */
 function tidy<T extends KubeObject>(o: T): T {
-  if (!o.metadata?.managedFields) return o;
-  const { managedFields: _, ...metadata } = o.metadata;
-  return { ...o, metadata };
+  const { apiVersion, kind, metadata, ...rest } = o;
+  const { managedFields: _, ...meta } = metadata ?? {};
+  return { apiVersion, kind, metadata: meta, ...rest } as T;
 }
 
 /** What matters of a node: kata labels, the Machine Config Operator's annotations, conditions, capacity. */
@@ -95,7 +91,12 @@ export function nodeView(n: Node): KubeObject & Record<string, unknown> {
       ...(n.metadata.deletionTimestamp ? { deletionTimestamp: n.metadata.deletionTimestamp } : {}),
     },
     spec: { unschedulable: n.spec?.unschedulable ?? false, taints: n.spec?.taints ?? [] },
-    status: { conditions: n.status?.conditions, capacity: n.status?.capacity, allocatable: n.status?.allocatable, nodeInfo: n.status?.nodeInfo },
+    status: {
+      conditions: n.status?.conditions,
+      capacity: n.status?.capacity,
+      allocatable: n.status?.allocatable,
+      nodeInfo: n.status?.nodeInfo,
+    },
   };
 }
 
@@ -148,7 +149,11 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       return undefined;
     }
   };
-  const list = async <T extends KubeObject>(rt: ResourceType<T>, path: string, o: { namespace?: string; filter?: (x: T) => boolean } = {}) => {
+  const list = async <T extends KubeObject>(
+    rt: ResourceType<T>,
+    path: string,
+    o: { namespace?: string; filter?: (x: T) => boolean } = {},
+  ) => {
     const got = await attempt(`${rt.plural}${o.namespace ? ` in ${o.namespace}` : ''}`, () => client.list(rt, { namespace: o.namespace }));
     if (!got) return [] as T[];
     const items = got.items.filter(o.filter ?? (() => true)).map(tidy);

@@ -2,13 +2,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
-import { applyAll, deleteAll, INSTALL_FIELD_MANAGER } from '../../install/apply.ts';
+import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
 import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { loadOrCreateWebhookTLS, WEBHOOK_SECRET } from '../../webhooks/setup.ts';
-import { type CliIO, CliError, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, write } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, write } from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
   dryRun?: boolean;
@@ -48,7 +48,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
     // (the operator reuses an existing secret, so both agree).
     const tls = await loadOrCreateWebhookTLS(client, OPERATOR_NAMESPACE);
     out(`secret/${WEBHOOK_SECRET} ready (webhook serving certificate)`);
-    await applyAll(client, await webhookConfigurations(tls.caPem), out);
+    await applyAll(client, await webhookConfigurations(tls.caPem), out, OPERATOR_FIELD_MANAGER);
     write(
       io.stdout,
       [

@@ -2,7 +2,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { type CliIO, CliError, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal } from '../common.ts';
 
 export interface RunFlags extends ClusterFlags {
   namespace?: string;

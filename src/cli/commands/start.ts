@@ -7,7 +7,7 @@ import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { type CliIO, CliError, onShutdownSignal, write } from '../common.ts';
+import { CliError, type CliIO, onShutdownSignal, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
@@ -52,7 +52,11 @@ const oscCommand = (name: string) => (process.env.npm_lifecycle_event ? 'npm run
  * `osc dev` and `osc start`: the dev cluster (and, for start, the operator in this process), until Ctrl-C;
  * then the operator stops, then the cluster, and the kubeconfig goes with them.
  */
-export async function runDevEnvironment(flags: StartFlags, io: CliIO, opts: { withOperator: boolean; programName: string }): Promise<number> {
+export async function runDevEnvironment(
+  flags: StartFlags,
+  io: CliIO,
+  opts: { withOperator: boolean; programName: string },
+): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
   const home = oscHome(flags.home);
   await mkdir(home, { recursive: true });
@@ -120,7 +124,9 @@ export async function runDevEnvironment(flags: StartFlags, io: CliIO, opts: { wi
     if (ac.signal.aborted) return code || 130;
 
     const { workers, masters, compact } = dev.options;
-    const nodes = compact ? `${masters} masters that also run workloads` : `${masters} master${masters === 1 ? '' : 's'}, ${workers} worker${workers === 1 ? '' : 's'}`;
+    const nodes = compact
+      ? `${masters} masters that also run workloads`
+      : `${masters} master${masters === 1 ? '' : 's'}, ${workers} worker${workers === 1 ? '' : 's'}`;
     const kubectl = dev.controlPlane.binaries.kubectl;
     const osc = oscCommand(opts.programName);
     const lines = [
@@ -139,7 +145,9 @@ export async function runDevEnvironment(flags: StartFlags, io: CliIO, opts: { wi
       '  kubectl get machineconfigpools',
       ...(opts.withOperator
         ? ['  kubectl create -f cluster-kataconfig.yaml     # the KataConfig of the README walkthrough', `  ${osc} status --watch`]
-        : [`  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address=0 --webhook-url 'https://127.0.0.1:{port}' --webhook-bind-address 127.0.0.1:0`]),
+        : [
+            `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
+          ]),
       '',
       `Logs: ${logPath}${metricsUrl ? `    Metrics: ${metricsUrl}` : ''}`,
       'Press Ctrl-C to stop; the cluster and everything in it go away.',

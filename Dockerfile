@@ -1,0 +1,48 @@
+# syntax=docker/dockerfile:1
+#
+# The osc operator image (what config/30-operator.yaml's Deployment runs: `osc run ...`).
+#
+#   docker build -t registry.example.com/osc:dev .
+#   npm run osc -- install --image registry.example.com/osc:dev
+#
+# Three stages: compile TypeScript to dist/ with the dev dependencies; install the production
+# dependencies alone; copy both into a slim Node 24 runtime that runs as a non-root user.
+
+ARG NODE_IMAGE=docker.io/library/node:24-bookworm-slim
+
+# --- build: dist/ from src/ -------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# No install scripts: the image already has Node 24 (the `node` dev dependency would fetch another).
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
+
+# --- deps: production dependencies only -------------------------------------------------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+# --- runtime --------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE}
+LABEL org.opencontainers.image.title="osc" \
+      org.opencontainers.image.description="OpenShift sandboxed containers operator: Kata Containers and peer pods driven by one KataConfig" \
+      org.opencontainers.image.licenses="Apache-2.0"
+# The operator needs node alone: drop the package managers (less to patch, less to exploit).
+RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
+      /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps --chown=0:0 /app/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/dist ./dist
+COPY --chown=0:0 package.json ./
+COPY --chown=0:0 bin ./bin
+# A numeric, non-root user (runAsNonRoot can verify it; OpenShift assigns its own UID anyway). Files
+# stay root-owned and read-only to it: the Deployment mounts the root filesystem read-only.
+USER 65532:65532
+EXPOSE 8080 8081 9443
+ENTRYPOINT ["node", "/app/bin/osc.js"]
+CMD ["run"]

@@ -1,0 +1,96 @@
+import { stringify } from 'yaml';
+import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal, write } from '../common.ts';
+import { renderNone, renderStatus, type StatusSummary, summarize } from '../render.ts';
+
+export type OutputFormat = 'text' | 'json' | 'yaml';
+
+export interface StatusFlags extends ClusterFlags {
+  watch?: boolean;
+  output: OutputFormat;
+}
+
+const UNINSTALL_STATES = new Set(['uninstalling', 'waiting to uninstall', 'failed to uninstall']);
+
+function format(summaries: StatusSummary[], output: OutputFormat, watching: boolean, uninstallTotal = 0): string {
+  if (output === 'json') {
+    const value = watching ? summaries[0] : { kataConfigs: summaries };
+    return `${JSON.stringify(value, null, watching ? undefined : 2)}\n`;
+  }
+  if (output === 'yaml') return stringify(watching ? summaries[0] : { kataConfigs: summaries }, { lineWidth: 0 });
+  if (summaries.length === 0) return renderNone(watching);
+  return summaries.map((s) => renderStatus(s, { uninstallTotal })).join('\n');
+}
+
+/** `osc status`: the KataConfig at a glance; with --watch, live until the rollout settles or the KataConfig is gone. */
+export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
+  const client = await connect(loadKubeConfig(flags));
+  try {
+    if (!flags.watch) {
+      const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+      io.stdout.write(format(items.map(summarize), flags.output, false));
+      return 0;
+    }
+    return await watch(flags, io, new Informer<KataConfig>(client, KataConfigs, {}));
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * Renders on every change the watch delivers (no polling). Exits 0 once the KataConfig is installed and
+ * idle (InProgress False without a reason), or once it is gone after a delete; 130 on Ctrl-C.
+ */
+async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfig>): Promise<number> {
+  const ac = new AbortController();
+  const tty = flags.output === 'text' && !!io.stdout.isTTY;
+  let last = '';
+  let uninstallTotal = 0;
+  let blocks = 0;
+  const emit = (text: string) => {
+    if (text === last) return;
+    last = text;
+    if (tty) io.stdout.write(`\x1b[H\x1b[2J${text}\n(watching; Ctrl-C to stop)\n`);
+    else if (flags.output === 'yaml') io.stdout.write(`${blocks ? '---\n' : ''}${text}`);
+    else io.stdout.write(`${blocks && flags.output === 'text' ? '\n' : ''}${text}`);
+    blocks++;
+  };
+
+  return new Promise<number>((resolve) => {
+    let done = false;
+    const finish = (code: number) => {
+      if (done) return;
+      done = true;
+      signals.dispose();
+      ac.abort();
+      resolve(code);
+    };
+    const signals = onShutdownSignal(() => finish(130));
+    const show = (kc: KataConfig) => {
+      if (done) return;
+      const s = summarize(kc);
+      const left = s.nodes.filter((n) => UNINSTALL_STATES.has(n.state)).length;
+      uninstallTotal = Math.max(uninstallTotal, left);
+      emit(format([s], flags.output, true, uninstallTotal));
+      if (s.settled) finish(0);
+    };
+    informer.addEventHandler({
+      add: show,
+      update: (_, kc) => show(kc),
+      delete: (kc) => {
+        if (done) return;
+        if (flags.output === 'text') {
+          emit(`KataConfig ${kc.metadata.name}: deleted — ${summarize(kc).runtimeClass} was removed from the cluster\n`);
+        } else {
+          emit(format([{ ...summarize(kc), phase: 'Deleted' }], flags.output, true));
+        }
+        finish(0);
+      },
+    });
+    informer.run(ac.signal).catch(() => finish(1));
+    void informer.waitForSync(ac.signal).then((synced) => {
+      if (synced && !done && informer.list().length === 0 && flags.output === 'text') write(io.stdout, renderNone(true).trimEnd());
+    });
+  });
+}

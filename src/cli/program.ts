@@ -1,0 +1,220 @@
+import { Command, Option } from 'commander';
+import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { packageVersion } from '../install/manifests.ts';
+import { type CliIO, parseAddress, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+const clusterOptions = (cmd: Command): Command =>
+  cmd
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)')
+    .option('--context <name>', 'kubeconfig context to use (default: its current context)');
+
+function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
+  return cmd
+    .option('--workers <n>', 'worker nodes (default: 2, or 0 with --compact)', parseNonNegativeInt)
+    .option('--masters <n>', 'control plane nodes (default: 1, or 3 with --compact)', parsePositiveInt)
+    .option('--compact', 'a compact cluster: masters only, and they run workloads (kata goes on the master pool)')
+    .option(
+      '--reboot-ms <ms>',
+      'how long a node is cordoned and NotReady while it "reboots" into a new machine config',
+      parseNonNegativeInt,
+      defaults.rebootMs,
+    )
+    .option('--eligible <nodes>', 'nodes Node Feature Discovery finds able to run kata: all, none, or a comma-separated list', 'all')
+    .addOption(
+      new Option('--platform <type>', 'the platform the Infrastructure reports').choices(['None', 'BareMetal', 'AWS']).default('None'),
+    )
+    .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
+    .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'));
+}
+
+/**
+ * The `osc` command line. Every action answers an exit code through `result`; failures throw CliError
+ * (printed by main as `error: ...`). Commands that need the whole module graph load it lazily so that
+ * `--help` stays fast.
+ */
+export function buildProgram(io: CliIO, name = 'osc', result: { code: number } = { code: 0 }): Command {
+  const program = new Command(name);
+  program
+    .description(
+      'OpenShift sandboxed containers (osc): runs workloads in Kata Containers VMs on the worker nodes a KataConfig selects.\n' +
+        'Install the operator, create one KataConfig, and follow the rollout node by node.',
+    )
+    .version(packageVersion(), '-v, --version', 'print the osc version')
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .showHelpAfterError(`(run "${name} <command> --help" for usage)`)
+    .exitOverride()
+    .addHelpText(
+      'after',
+      examples([
+        `${name} start                     # a simulated OpenShift cluster with the operator, on this machine`,
+        `${name} install                   # put the operator into the cluster in $KUBECONFIG`,
+        `${name} status --watch            # follow a KataConfig rollout`,
+        `${name} must-gather               # collect everything support needs into a .tar.gz`,
+      ]),
+    );
+
+  devOptions(
+    program
+      .command('start')
+      .description(
+        'the dev environment in one process: a simulated OpenShift cluster (real kube-apiserver and etcd) and the operator, ' +
+          'until Ctrl-C. Prints how to point kubectl at it.',
+      ),
+    { rebootMs: 4000 },
+  )
+    .option(
+      '--metrics-bind-address <addr>',
+      "the operator's /metrics address (host:port; port 0 picks a free port)",
+      parseAddress,
+      '127.0.0.1:0',
+    )
+    .option('--quiet', 'do not print a line per KataConfig state change')
+    .addHelpText(
+      'after',
+      examples([
+        `${name} start`,
+        `${name} start --workers 3 --reboot-ms 10000`,
+        `${name} start --eligible worker-0   # then: checkNodeEligibility: true`,
+      ]),
+    )
+    .action(async (flags) => {
+      const { runDevEnvironment } = await import('./commands/start.ts');
+      result.code = await runDevEnvironment(flags, io, { withOperator: true, programName: name });
+    });
+
+  devOptions(
+    program
+      .command('dev')
+      .description('the simulated OpenShift cluster alone (no operator), until Ctrl-C; writes a kubeconfig and prints its path'),
+    { rebootMs: 2000 },
+  )
+    .addHelpText(
+      'after',
+      examples([`${name} dev`, `${name} dev --compact`, `OSC_HOME=/tmp/osc ${name} dev --workers 4 --eligible worker-0,worker-1`]),
+    )
+    .action(async (flags) => {
+      const { runDevEnvironment } = await import('./commands/start.ts');
+      result.code = await runDevEnvironment({ ...flags, metricsBindAddress: '' }, io, { withOperator: false, programName: name });
+    });
+
+  clusterOptions(
+    program
+      .command('run')
+      .description('the operator itself: in a pod (in-cluster credentials) or against any cluster with a kubeconfig; JSON logs on stdout'),
+  )
+    .option(
+      '--namespace <ns>',
+      `the operator's namespace: lease, webhook certificate, peer pods (default: $POD_NAMESPACE, else ${OPERATOR_NAMESPACE})`,
+    )
+    .option('--leader-elect', 'reconcile only while holding the leader lease, so replicas can run side by side (default)', true)
+    .option('--no-leader-elect', 'reconcile without a lease (a single instance)')
+    .option('--metrics-bind-address <addr>', '/metrics (and probes) address; 0 disables', parseAddress, ':8080')
+    .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; 0 disables', parseAddress, ':8081')
+    .option('--webhook-bind-address <addr>', 'admission webhook server address (TLS)', parseAddress, ':9443')
+    .option(
+      '--webhook-url <url>',
+      'register the webhooks at this URL instead of the in-cluster Service ({port} is replaced by the bound port)',
+      parseUrl,
+    )
+    .option('--no-webhooks', 'neither serve nor register the admission webhooks')
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+    .addHelpText(
+      'after',
+      examples([
+        `${name} run                                   # in a pod: what the Deployment runs`,
+        `${name} run --kubeconfig ~/.kube/config --no-leader-elect --webhook-url 'https://127.0.0.1:{port}' --webhook-bind-address 127.0.0.1:0`,
+      ]),
+    )
+    .action(async (flags) => {
+      const { runOperator } = await import('./commands/run.ts');
+      result.code = await runOperator(flags, io);
+    });
+
+  clusterOptions(
+    program
+      .command('install')
+      .description(
+        `install the operator: namespace ${OPERATOR_NAMESPACE}, CRDs, ServiceAccount, RBAC, Deployment, webhook Service and configurations with certificates`,
+      ),
+  )
+    .option('--dry-run', 'print the manifests instead of applying them (the same ones are committed under config/)')
+    .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
+    .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)')
+    .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
+    .addHelpText(
+      'after',
+      examples([
+        `${name} install`,
+        `${name} install --dry-run > osc.yaml`,
+        `${name} install --dry-run --output-dir config`,
+        `${name} install --image registry.example.com/osc:dev`,
+      ]),
+    )
+    .action(async (flags) => {
+      const { install } = await import('./commands/install.ts');
+      result.code = await install(flags, io, name);
+    });
+
+  clusterOptions(program.command('uninstall').description('remove the operator; refuses while a KataConfig exists (delete it first)'))
+    .option('--keep-namespace', `keep namespace ${OPERATOR_NAMESPACE} (and the peer-pods ConfigMap and Secret in it)`)
+    .addHelpText('after', examples(['kubectl delete kataconfig cluster-kataconfig   # first: kata leaves the nodes', `${name} uninstall`]))
+    .action(async (flags) => {
+      const { uninstall } = await import('./commands/install.ts');
+      result.code = await uninstall(flags, io);
+    });
+
+  clusterOptions(
+    program.command('status').description('the KataConfig at a glance: phase, message, progress, per-node state, runtime classes'),
+  )
+    .option('-w, --watch', 'follow it live until the rollout settles, or the KataConfig is gone after a delete')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json', 'yaml']).default('text'))
+    .addHelpText(
+      'after',
+      examples([`${name} status`, `${name} status --watch`, `${name} status -o yaml`, 'kubectl kata status -w      # as a kubectl plugin']),
+    )
+    .action(async (flags) => {
+      const { status } = await import('./commands/status.ts');
+      result.code = await status(flags, io);
+    });
+
+  clusterOptions(
+    program
+      .command('must-gather')
+      .description(
+        'collect the KataConfig, pools, machine configs, nodes, runtime classes, events, operator namespace and logs into a .tar.gz; secrets redacted',
+      ),
+  )
+    .option('--dest-dir <dir>', 'where to write the archive', '.')
+    .addHelpText('after', examples([`${name} must-gather`, `${name} must-gather --dest-dir /tmp`]))
+    .action(async (flags) => {
+      const { mustGatherCommand } = await import('./commands/mustgather.ts');
+      result.code = await mustGatherCommand(flags, io);
+    });
+
+  program
+    .command('policy')
+    .description('Kata Agent policy tooling for peer pods: generate, check and encode policies (osc policy --help)')
+    .argument('[args...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const { runPolicyCommand } = await import('../peerpods/policy-cli.ts');
+      const stdin = args.includes('-') ? await readStdin() : undefined;
+      const r = runPolicyCommand(args, { stdin });
+      io.stdout.write(r.stdout);
+      io.stderr.write(r.stderr);
+      result.code = r.code;
+    });
+
+  return program;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

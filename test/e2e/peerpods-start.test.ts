@@ -1,0 +1,147 @@
+/**
+ * End to end, as a user does it: `osc start --platform AWS` in its own process, then only kubectl (with the
+ * kubeconfig it writes) for the peer pods walkthrough of seed 002: ConfigMap and Secret, a KataConfig with
+ * enablePeerPods, kata-remote and the pod VM image, a mutated pod, deletion with PODVM_AMI_ID left empty.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { controlPlaneBinaries, runKubectl } from '../../src/devcluster/controlplane.ts';
+import { waitFor } from '../support/wait.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const NS = 'openshift-sandboxed-containers-operator';
+
+describe('e2e: osc start --platform AWS, then the peer pods walkthrough with kubectl', () => {
+  let home = '';
+  let proc: ChildProcess | undefined;
+  let output = '';
+  let kubectlPath = '';
+
+  before(async () => {
+    home = await mkdtemp(join(tmpdir(), 'osc-e2e-peerpods-'));
+    kubectlPath = (await controlPlaneBinaries()).kubectl;
+    proc = spawn(
+      process.execPath,
+      [
+        join(root, 'bin', 'osc.js'),
+        'start',
+        '--platform',
+        'AWS',
+        '--workers',
+        '1',
+        '--reboot-ms',
+        '300',
+        '--home',
+        home,
+        '--quiet',
+        '--metrics-bind-address',
+        '127.0.0.1:0',
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_lifecycle_event: '' } },
+    );
+    proc.stdout?.on('data', (d) => {
+      output += String(d);
+    });
+    proc.stderr?.on('data', (d) => {
+      output += String(d);
+    });
+    await waitFor(() => output.includes('The dev cluster is up') || proc?.exitCode !== null, { timeoutMs: 180_000, message: 'osc start' });
+    assert.ok(output.includes('The dev cluster is up'), output);
+  });
+
+  after(async () => {
+    if (proc && proc.exitCode === null) {
+      const exited = new Promise((r) => proc?.once('exit', r));
+      proc.kill('SIGINT');
+      await exited;
+    }
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  const kubectl = (args: string[], input?: string) => runKubectl(kubectlPath, join(home, 'kubeconfig'), args, input);
+  const ok = async (args: string[], input?: string) => {
+    const r = await kubectl(args, input);
+    assert.equal(r.code, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const amiId = () => ok(['get', 'configmap', '-n', NS, 'peer-pods-cm', '-o', 'jsonpath={.data.PODVM_AMI_ID}']);
+
+  test('install with peer pods, a mutated workload pod, and uninstall', async () => {
+    assert.ok(existsSync(join(home, 'kubeconfig')));
+    await ok([
+      'create',
+      'secret',
+      'generic',
+      'peer-pods-secret',
+      '-n',
+      NS,
+      '--from-literal',
+      'AWS_ACCESS_KEY_ID=AKIAE2E',
+      '--from-literal',
+      'AWS_SECRET_ACCESS_KEY=e2e-secret',
+    ]);
+    const region = await ok(['get', 'infrastructure/cluster', '-o', 'jsonpath={.status.platformStatus.aws.region}']);
+    await ok(
+      ['create', '-f', '-'],
+      `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: peer-pods-cm
+  namespace: ${NS}
+data:
+  CLOUD_PROVIDER: "aws"
+  VXLAN_PORT: "9000"
+  PODVM_INSTANCE_TYPE: "t3.medium"
+  PODVM_INSTANCE_TYPES: "t3.small,t3.medium,t3.large"
+  PODVM_AMI_ID: ""
+  AWS_REGION: "${region}"
+  AWS_SUBNET_ID: "subnet-0a1b2c3d4e5f67890"
+  AWS_VPC_ID: "vpc-0a1b2c3d4e5f67890"
+  AWS_SG_IDS: "sg-0a1b2c3d4e5f67890"
+`,
+    );
+    await ok(
+      ['create', '-f', '-'],
+      'apiVersion: kataconfiguration.openshift.io/v1\nkind: KataConfig\nmetadata:\n  name: example-kataconfig\nspec:\n  enablePeerPods: true\n  logLevel: info\n',
+    );
+    await waitFor(
+      async () => (await kubectl(['get', 'runtimeclass', 'kata-remote'])).code === 0 && /^ami-[0-9a-f]{17}$/.test(await amiId()),
+      {
+        timeoutMs: 120_000,
+        message: 'kata-remote installed and the pod VM image built',
+      },
+    );
+    const ds = await ok(['get', '-n', NS, 'ds/osc-caa-ds']);
+    assert.match(ds, /osc-caa-ds\s+1\s+1\s+1\s+1\s+1\s+node-role.kubernetes.io\/kata-oc=/);
+
+    await ok(['create', 'namespace', 'demo']);
+    const created = await kubectl(
+      ['create', '-f', '-'],
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: hello\n  namespace: demo\nspec:\n  runtimeClassName: kata-remote\n  containers:\n  - name: c\n    image: registry.access.redhat.com/ubi9/ubi:9.3\n    resources:\n      limits:\n        cpu: "2"\n        memory: 6Gi\n',
+    );
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stderr, /Warning: no Kata Agent policy/);
+    const type = await ok([
+      'get',
+      'pod',
+      'hello',
+      '-n',
+      'demo',
+      '-o',
+      'jsonpath={.metadata.annotations.io\\.katacontainers\\.config\\.hypervisor\\.machine_type}',
+    ]);
+    assert.equal(type, 't3.large');
+    await ok(['delete', 'pod', 'hello', '-n', 'demo']);
+
+    const deleted = await ok(['delete', 'kataconfig', 'example-kataconfig', '--timeout=180s']);
+    assert.match(deleted, /deleted/);
+    assert.equal(await amiId(), '');
+    const left = await kubectl(['get', '-n', NS, 'ds/osc-caa-ds']);
+    assert.notEqual(left.code, 0);
+  });
+});

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { main } from '../../src/cli/main.ts';
+import { EVENTS_NAMESPACE, fileText, manifestFiles, manifests, NAMES, operatorArgs } from '../../src/install/manifests.ts';
+import { clusterRules, LEADER_ELECTION_LEASE, namespaceRules } from '../../src/install/rbac.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { LEADER_ELECTION_LEASE as OPERATOR_LEASE } from '../../src/operator.ts';
+
+const configDir = join(import.meta.dirname, '..', '..', 'config');
+
+async function run(args: string[]) {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const chunks: string[] = [];
+  const errChunks: string[] = [];
+  out.on('data', (d) => chunks.push(String(d)));
+  err.on('data', (d) => errChunks.push(String(d)));
+  const code = await main(args, { io: { stdout: out, stderr: err } });
+  return { code, stdout: chunks.join(''), stderr: errChunks.join('') };
+}
+
+const docs = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJSON() as KubeObject)
+    .filter(Boolean);
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+
+/** Whether some rule grants verb on group/resource (and, when given, that name). */
+const grants = (rules: Rule[], group: string, resource: string, verb: string, name?: string) =>
+  rules.some(
+    (r) =>
+      r.apiGroups.includes(group) &&
+      r.resources.includes(resource) &&
+      r.verbs.includes(verb) &&
+      (!r.resourceNames || (name !== undefined && r.resourceNames.includes(name))),
+  );
+
+describe('osc install manifests', () => {
+  test('config/ holds exactly what "osc install --dry-run --output-dir config" writes', async () => {
+    const files = await manifestFiles();
+    const committed = readdirSync(configDir)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort();
+    assert.deepEqual(
+      committed,
+      files.map((f) => f.file),
+      'regenerate with: npm run osc -- install --dry-run --output-dir config',
+    );
+    for (const f of files) {
+      assert.equal(
+        readFileSync(join(configDir, f.file), 'utf8'),
+        fileText(f),
+        `config/${f.file} is stale: npm run osc -- install --dry-run --output-dir config`,
+      );
+    }
+  });
+
+  test('--dry-run prints the same objects as config/, in apply order', async () => {
+    const r = await run(['install', '--dry-run']);
+    assert.equal(r.code, 0, r.stderr);
+    const printed = docs(r.stdout);
+    const fromConfig = readdirSync(configDir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort()
+      .flatMap((f) => docs(readFileSync(join(configDir, f), 'utf8')));
+    assert.deepEqual(printed, fromConfig);
+    assert.deepEqual(
+      printed.map((o) => o.kind),
+      [
+        'Namespace',
+        ...printed.filter((o) => o.kind === 'CustomResourceDefinition').map(() => 'CustomResourceDefinition'),
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'Role',
+        'RoleBinding',
+        'Deployment',
+        'Service',
+        'Service',
+        'ValidatingWebhookConfiguration',
+        'MutatingWebhookConfiguration',
+      ],
+    );
+    assert.ok(printed.some((o) => o.metadata.name === 'kataconfigs.kataconfiguration.openshift.io'));
+  });
+
+  test('--image and --log-level reach the Deployment', async () => {
+    const r = await run(['install', '--dry-run', '--image', 'registry.example.com/osc:dev', '--log-level', 'debug']);
+    assert.equal(r.code, 0, r.stderr);
+    const dep = docs(r.stdout).find((o) => o.kind === 'Deployment') as KubeObject & {
+      spec: { template: { spec: { containers: { image: string; args: string[] }[] } } };
+    };
+    assert.equal(dep.spec.template.spec.containers[0]?.image, 'registry.example.com/osc:dev');
+    assert.ok(dep.spec.template.spec.containers[0]?.args.includes('--log-level=debug'));
+  });
+
+  test('the Deployment runs osc run as non-root, with probes and resource requests, under its ServiceAccount', async () => {
+    const dep = (await manifests()).find((o) => o.kind === 'Deployment') as KubeObject & {
+      // biome-ignore lint/suspicious/noExplicitAny: a manifest read back
+      spec: any;
+    };
+    assert.equal(dep.metadata.namespace, OPERATOR_NAMESPACE);
+    const pod = dep.spec.template.spec;
+    assert.equal(pod.serviceAccountName, NAMES.serviceAccount);
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    const c = pod.containers[0];
+    assert.deepEqual(c.args, operatorArgs());
+    assert.equal(c.args[0], 'run');
+    assert.ok(c.args.includes('--leader-elect'));
+    assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+    assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(c.livenessProbe.httpGet.path, '/healthz');
+    assert.equal(c.readinessProbe.httpGet.path, '/readyz');
+    assert.ok(c.resources.requests.cpu && c.resources.requests.memory);
+    assert.deepEqual(c.env, [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    // The webhook Service reaches the container's webhook port.
+    const svc = (await manifests()).find((o) => o.metadata.name === NAMES.webhookService) as KubeObject & {
+      spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };
+    };
+    assert.deepEqual(svc.spec.ports[0], { name: 'https', port: 443, targetPort: 'webhook-server', protocol: 'TCP' });
+    for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(dep.spec.template.metadata.labels[k], v);
+  });
+
+  test('RBAC is least privilege: no wildcards, secrets and workloads only in the operator namespace', async () => {
+    const all = await manifests();
+    const rulesOf = (kind: string, ns?: string) =>
+      all.filter((o) => o.kind === kind && o.metadata.namespace === ns).flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
+    const cluster = rulesOf('ClusterRole');
+    const inNs = rulesOf('Role', OPERATOR_NAMESPACE);
+    const inDefault = rulesOf('Role', EVENTS_NAMESPACE);
+    for (const r of [...cluster, ...inNs, ...inDefault]) {
+      for (const field of [r.apiGroups, r.resources, r.verbs]) assert.ok(!field.includes('*'), `wildcard in ${JSON.stringify(r)}`);
+      assert.ok(!r.verbs.includes('escalate') && !r.verbs.includes('bind') && !r.verbs.includes('impersonate'));
+    }
+    // Cluster-wide: nothing on secrets, configmaps, workloads, RBAC; pods are only read.
+    for (const res of [
+      'secrets',
+      'configmaps',
+      'daemonsets',
+      'jobs',
+      'deployments',
+      'roles',
+      'clusterroles',
+      'rolebindings',
+      'serviceaccounts',
+    ]) {
+      assert.ok(!cluster.some((r) => r.resources.includes(res)), `cluster-wide rule on ${res}`);
+    }
+    assert.ok(!grants(cluster, '', 'pods', 'delete') && !grants(cluster, '', 'pods', 'create'));
+    assert.ok(grants(cluster, '', 'pods', 'list') && grants(cluster, '', 'pods', 'watch'));
+    // Writes are pinned to the operator's own objects where the verb allows it.
+    assert.ok(grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '50-enable-sandboxed-containers-extension'));
+    assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '00-worker'));
+    assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigpools', 'delete', 'worker'));
+    assert.ok(!grants(cluster, 'node.k8s.io', 'runtimeclasses', 'delete', 'runc'));
+    assert.ok(!grants(cluster, '', 'nodes', 'delete') && !grants(cluster, '', 'nodes', 'update'));
+    // The operator's needs: leases, events, the webhook certificate, the KataConfig status.
+    assert.ok(grants(inNs, 'coordination.k8s.io', 'leases', 'update', LEADER_ELECTION_LEASE));
+    assert.ok(grants(inNs, '', 'secrets', 'create') && grants(inNs, '', 'secrets', 'get'));
+    assert.ok(!grants(inNs, '', 'secrets', 'delete'));
+    assert.ok(grants(inDefault, 'events.k8s.io', 'events', 'create'));
+    assert.ok(grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs/status', 'update'));
+    assert.ok(!grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs', 'delete'));
+    assert.deepEqual(inNs, namespaceRules());
+    assert.deepEqual(cluster, clusterRules());
+  });
+
+  test('the lease the RBAC names is the one the operator takes', () => {
+    assert.equal(LEADER_ELECTION_LEASE, OPERATOR_LEASE);
+  });
+
+  test('the webhook configurations match what the operator registers, without a caBundle to commit', async () => {
+    const hooks = (await manifests()).filter((o) => o.kind?.endsWith('WebhookConfiguration')) as (KubeObject & {
+      webhooks: { clientConfig: { service?: { name: string; namespace: string }; caBundle?: string } }[];
+    })[];
+    assert.equal(hooks.length, 2);
+    for (const h of hooks) {
+      for (const w of h.webhooks) {
+        assert.deepEqual(
+          { ...w.clientConfig.service, path: undefined, port: undefined },
+          {
+            name: NAMES.webhookService,
+            namespace: OPERATOR_NAMESPACE,
+            path: undefined,
+            port: undefined,
+          },
+        );
+        assert.equal(w.clientConfig.caBundle, undefined);
+      }
+    }
+  });
+});

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { after, describe, test } from 'node:test';
+import { parseAddress, parseNonNegativeInt, parseUrl } from '../../src/cli/common.ts';
+import { main } from '../../src/cli/main.ts';
+import { freePort, kubeconfigText } from '../../src/devcluster/controlplane.ts';
+import { REDACTED, redactSecret } from '../../src/mustgather/collect.ts';
+
+async function run(args: string[], name?: string) {
+  const out = new PassThrough();
+  const err = new PassThrough();
+  const chunks: string[] = [];
+  const errChunks: string[] = [];
+  out.on('data', (d) => chunks.push(String(d)));
+  err.on('data', (d) => errChunks.push(String(d)));
+  const code = await main(args, { io: { stdout: out, stderr: err }, name });
+  return { code, stdout: chunks.join(''), stderr: errChunks.join('') };
+}
+
+const COMMANDS = ['start', 'dev', 'run', 'install', 'uninstall', 'status', 'must-gather'];
+const CLUSTER_COMMANDS: string[][] = [['run'], ['install'], ['uninstall'], ['status'], ['status', '--watch'], ['must-gather']];
+
+describe('osc command line', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'osc-cli-unit-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('osc policy: generates a hardened policy, checks it, encodes it; usage errors exit 2', async () => {
+    const hardened = await run(['policy', 'hardened', '--no-exec']);
+    assert.equal(hardened.code, 0, hardened.stderr);
+    assert.match(hardened.stdout, /^package agent_policy$/m);
+    assert.match(hardened.stdout, /^default ExecProcessRequest := false$/m);
+    const file = join(dir, 'policy.rego');
+    writeFileSync(file, hardened.stdout);
+    const check = await run(['policy', 'check', file]);
+    assert.equal(check.code, 0, check.stderr);
+    const encoded = await run(['policy', 'encode', file]);
+    assert.equal(Buffer.from(encoded.stdout.trim(), 'base64').toString('utf8'), hardened.stdout);
+    writeFileSync(join(dir, 'bad.rego'), 'package wrong\ndefault ExecProcessRequest := maybe\n');
+    const bad = await run(['policy', 'check', join(dir, 'bad.rego')]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stdout + bad.stderr, /agent_policy/);
+    assert.equal((await run(['policy', 'frobnicate'])).code, 2);
+  });
+
+  test('--help for the program and every command, with examples', async () => {
+    const top = await run(['--help']);
+    assert.equal(top.code, 0);
+    for (const c of COMMANDS) assert.match(top.stdout, new RegExp(`^  ${c} `, 'm'), `${c} listed`);
+    for (const c of COMMANDS) {
+      const r = await run([c, '--help']);
+      assert.equal(r.code, 0, `${c} --help`);
+      assert.match(r.stdout, new RegExp(`^Usage: osc ${c} \\[options\\]`), c);
+      assert.match(r.stdout, /\nExamples:\n {2}\$ /, `${c} has examples`);
+    }
+  });
+
+  test('as a kubectl plugin the usage says "kubectl kata"', async () => {
+    const r = await run(['status', '--help'], 'kubectl kata');
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^Usage: kubectl kata status \[options\]/);
+  });
+
+  test('--version', async () => {
+    const r = await run(['--version']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+  });
+
+  test('bad flags: commander says what is wrong, exit code non-zero', async () => {
+    const cases: [string[], RegExp][] = [
+      [['bogus'], /error: unknown command 'bogus'/],
+      [['status', '--bogus'], /error: unknown option '--bogus'/],
+      [['status', '-o', 'xml'], /error: option '-o, --output <format>' argument 'xml' is invalid\. Allowed choices are text, json, yaml\./],
+      [['start', '--workers', 'two'], /error: option '--workers <n>' argument 'two' is invalid\. expected a whole number/],
+      [['dev', '--masters', '0'], /error: option '--masters <n>' argument '0' is invalid\. expected a number greater than 0/],
+      [['dev', '--reboot-ms', '-5'], /argument '-5' is invalid/],
+      [['dev', '--platform', 'GCP'], /Allowed choices are None, BareMetal, AWS/],
+      [['run', '--metrics-bind-address', 'nowhere'], /argument 'nowhere' is invalid\. expected host:port/],
+      [['run', '--webhook-url', 'http://127.0.0.1:1'], /expected an https:\/\/ URL/],
+      [['run', '--log-level', 'loud'], /Allowed choices are trace, debug, info, warn, error, fatal, silent/],
+      [['status', 'extra'], /error: too many arguments for 'status'/],
+      [['install', '--output-dir', dir], /error: --output-dir writes the manifests instead of installing them: add --dry-run/],
+      [['start', '--compact', '--workers', '2'], /error: --compact clusters have no worker nodes/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await run(args);
+      assert.notEqual(r.code, 0, `${args.join(' ')} exits non-zero`);
+      assert.match(r.stderr, expected, `${args.join(' ')}: ${r.stderr}`);
+    }
+  });
+
+  test('a kubeconfig that does not exist is named', async () => {
+    for (const args of CLUSTER_COMMANDS) {
+      const r = await run([...args, '--kubeconfig', join(dir, 'missing')]);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.match(r.stderr, /^error: kubeconfig file .*missing does not exist \(check --kubeconfig\)\n$/);
+    }
+  });
+
+  test('an unreachable cluster: every command says so, with the address and what to check', async () => {
+    const port = await freePort(); // nothing listens there
+    const kubeconfig = join(dir, 'unreachable');
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters:',
+        '- name: c',
+        '  cluster:',
+        `    server: https://127.0.0.1:${port}`,
+        '    insecure-skip-tls-verify: true',
+        'users:',
+        '- name: u',
+        '  user:',
+        '    token: not-a-real-token',
+        'contexts:',
+        '- name: c',
+        '  context: {cluster: c, user: u}',
+        'current-context: c',
+        '',
+      ].join('\n'),
+    );
+    for (const args of CLUSTER_COMMANDS) {
+      const r = await run([...args, '--kubeconfig', kubeconfig]);
+      assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(
+        r.stderr,
+        `error: cannot reach the Kubernetes API at https://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port} (check --kubeconfig / KUBECONFIG)\n`,
+        args.join(' '),
+      );
+    }
+  });
+
+  test('unusable TLS material in the kubeconfig is called that, not "unreachable"', async () => {
+    const kubeconfig = join(dir, 'bad-pem');
+    const port = await freePort();
+    writeFileSync(kubeconfig, kubeconfigText(`https://127.0.0.1:${port}`, 'not a certificate', 'cert', 'key'));
+    const r = await run(['status', '--kubeconfig', kubeconfig]);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      new RegExp(`^error: the kubeconfig's certificate or key for https://127\\.0\\.0\\.1:${port} is unusable: .*PEM`),
+    );
+  });
+
+  test('an unknown --context is named', async () => {
+    const kubeconfig = join(dir, 'ctx');
+    writeFileSync(kubeconfig, kubeconfigText('https://127.0.0.1:1', 'ca', 'cert', 'key'));
+    const r = await run(['status', '--kubeconfig', kubeconfig, '--context', 'nope']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, 'error: context "nope" not found in the kubeconfig\n');
+  });
+
+  test('option parsers', () => {
+    assert.equal(parseNonNegativeInt('3'), 3);
+    assert.throws(() => parseNonNegativeInt('3.5'));
+    assert.equal(parseAddress(':8080'), ':8080');
+    assert.equal(parseAddress('8080'), ':8080');
+    assert.equal(parseAddress('127.0.0.1:0'), '127.0.0.1:0');
+    assert.equal(parseAddress('0'), '0');
+    assert.throws(() => parseAddress('host:99999'));
+    assert.equal(parseUrl('https://127.0.0.1:{port}'), 'https://127.0.0.1:{port}');
+  });
+
+  test('must-gather redaction keeps keys, drops every value and the last-applied copy', () => {
+    const s = redactSecret({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'peer-pods-secret',
+        namespace: 'x',
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"AWS_SECRET_ACCESS_KEY":"c2VjcmV0"}}', keep: 'me' },
+      },
+      data: { AWS_ACCESS_KEY_ID: 'a2V5', AWS_SECRET_ACCESS_KEY: 'c2VjcmV0' },
+      stringData: { token: 'plain' },
+    });
+    assert.deepEqual(s.data, { AWS_ACCESS_KEY_ID: REDACTED, AWS_SECRET_ACCESS_KEY: REDACTED });
+    assert.deepEqual(s.stringData, { token: REDACTED });
+    assert.deepEqual(s.metadata.annotations, { keep: 'me' });
+    assert.ok(!JSON.stringify(s).includes('c2VjcmV0') && !JSON.stringify(s).includes('plain'));
+  });
+});

@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KataConfig } from '../../src/api/kataconfig.ts';
+import { oneLine, progressBar, renderNone, renderStatus, summarize } from '../../src/cli/render.ts';
+
+const kc = (status: KataConfig['status'], extra: Partial<KataConfig> = {}): KataConfig => ({
+  apiVersion: 'kataconfiguration.openshift.io/v1',
+  kind: 'KataConfig',
+  metadata: { name: 'example-kataconfig', ...extra.metadata },
+  spec: { checkNodeEligibility: false, logLevel: 'info', ...extra.spec },
+  status,
+});
+
+const cond = (status: 'True' | 'False', reason: string, message: string) => [
+  { type: 'InProgress', status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z' },
+];
+
+describe('osc status rendering', () => {
+  test('progress bar', () => {
+    assert.equal(progressBar(1, 2), '[#####-----]');
+    assert.equal(progressBar(0, 2), '[----------]');
+    assert.equal(progressBar(2, 2), '[##########]');
+    assert.equal(progressBar(0, 0), '[----------]');
+    assert.equal(progressBar(1, 3), '[###-------]');
+  });
+
+  test('an install half way: phase, message, bar, per-node table, no runtime class yet', () => {
+    const s = summarize(
+      kc({
+        conditions: cond('True', 'Installing', 'Performing initial installation of kata on cluster'),
+        kataNodes: { nodeCount: 2, readyNodeCount: 1, installed: ['worker-1'], installing: ['worker-0'] },
+      }),
+    );
+    assert.equal(s.phase, 'Installing');
+    assert.equal(s.settled, false);
+    assert.deepEqual(s.nodes, [
+      { node: 'worker-0', state: 'installing' },
+      { node: 'worker-1', state: 'installed' },
+    ]);
+    assert.equal(
+      renderStatus(s),
+      [
+        'KataConfig example-kataconfig: Installing — Performing initial installation of kata on cluster',
+        '[#####-----] 1/2 nodes',
+        'NODE       STATE',
+        'worker-0   installing',
+        'worker-1   installed',
+        'RuntimeClasses: none yet (kata is created when every selected node is installed)',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(oneLine(s), 'KataConfig example-kataconfig: Installing — 1/2 nodes ready — installed: worker-1; installing: worker-0');
+  });
+
+  test('installed and idle is settled', () => {
+    const s = summarize(
+      kc({
+        conditions: cond('False', '', ''),
+        kataNodes: { nodeCount: 2, readyNodeCount: 2, installed: ['worker-0', 'worker-1'] },
+        runtimeClasses: ['kata'],
+      }),
+    );
+    assert.equal(s.phase, 'Installed');
+    assert.equal(s.settled, true);
+    const text = renderStatus(s);
+    assert.match(
+      text,
+      /^KataConfig example-kataconfig: Installed — kata is installed on 2 node\(s\); pods can use runtimeClassName: kata\n/,
+    );
+    assert.match(text, /\[##########\] 2\/2 nodes/);
+    assert.match(text, /RuntimeClasses: kata\n$/);
+  });
+
+  test('a KataConfig nobody has picked up yet is Pending, and not settled', () => {
+    const s = summarize(kc(undefined));
+    assert.equal(s.phase, 'Pending');
+    assert.equal(s.settled, false);
+    assert.match(renderStatus(s), /Pending — waiting for the operator to pick it up/);
+  });
+
+  test('a blocked uninstall is not settled though InProgress is False, and says why', () => {
+    const s = summarize(
+      kc(
+        {
+          conditions: cond(
+            'False',
+            'BlockedByExistingKataPods',
+            'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
+          ),
+          kataNodes: { nodeCount: 2, readyNodeCount: 2, installed: ['worker-0', 'worker-1'] },
+          runtimeClasses: ['kata'],
+        },
+        { metadata: { name: 'example-kataconfig', deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      ),
+    );
+    assert.equal(s.settled, false);
+    assert.match(renderStatus(s), /BlockedByExistingKataPods — Existing pods using "kata" RuntimeClass found/);
+  });
+
+  test('uninstall progress uses the most nodes seen left to uninstall', () => {
+    const s = summarize(
+      kc(
+        {
+          conditions: cond('True', 'Uninstalling', 'Removing kata from cluster'),
+          kataNodes: { nodeCount: 0, readyNodeCount: 0, uninstalling: ['worker-1'] },
+        },
+        { metadata: { name: 'example-kataconfig', deletionTimestamp: '2026-01-01T00:00:00Z' } },
+      ),
+    );
+    assert.match(renderStatus(s, { uninstallTotal: 2 }), /\[#####-----\] 1\/2 nodes uninstalled/);
+    assert.match(renderStatus(s), /\[----------\] 0\/1 nodes uninstalled/);
+  });
+
+  test('failed nodes and peer pods', () => {
+    const s = summarize(
+      kc(
+        {
+          conditions: cond('True', 'Failed', 'Node worker-0 Degraded: disk full'),
+          kataNodes: { nodeCount: 1, readyNodeCount: 0, failedToInstall: ['worker-0'] },
+        },
+        { spec: { enablePeerPods: true } },
+      ),
+    );
+    assert.equal(s.runtimeClass, 'kata-remote');
+    const text = renderStatus(s);
+    assert.match(text, /Failed — Node worker-0 Degraded: disk full/);
+    assert.match(text, /worker-0\s+failed to install/);
+    assert.match(text, /none yet \(kata-remote is created/);
+  });
+
+  test('no KataConfig', () => {
+    assert.match(renderNone(false), /^No KataConfig in this cluster\./);
+    assert.match(renderNone(true), /waiting for one to be created/);
+  });
+});
