@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL } from '../../src/api/names.ts';
@@ -56,6 +57,66 @@ describe('KataConfig convergence: restarts, deletion mid-install, a node deleted
     } finally {
       await rec.stop();
       await op.stop();
+    }
+  });
+
+  test('the operator process killed (SIGKILL) mid-install and mid-uninstall: a new one converges', async () => {
+    const dev = cluster.dev;
+    const rec = new StatusRecorder(dev.client, 'killed');
+    await rec.synced();
+    const main = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+    const args = [
+      main,
+      'run',
+      '--kubeconfig',
+      dev.controlPlane.kubeconfigPath,
+      '--no-leader-elect',
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '0',
+      '--webhook-bind-address',
+      '127.0.0.1:0',
+      '--webhook-url',
+      'https://127.0.0.1:{port}',
+    ];
+    // Ready once its caches synced (after it registered its webhooks): until then, with the webhook's
+    // failurePolicy Fail, a KataConfig cannot be created.
+    const launch = () => {
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      const ready = new Promise<void>((resolve) =>
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('"caches synced"')) resolve();
+        }),
+      );
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      return { child, exited, ready };
+    };
+    let op = launch();
+    try {
+      await op.ready;
+      await create(dev, 'killed');
+      await waitFor(() => (rec.seen.at(-1)?.kataNodes?.readyNodeCount ?? 0) >= 1, { timeoutMs: 120_000, message: 'one node installed' });
+      op.child.kill('SIGKILL');
+      await op.exited;
+      op = launch();
+      await waitFor(() => settled(rec.seen.at(-1)) && rec.seen.at(-1)?.kataNodes?.readyNodeCount === 3, {
+        timeoutMs: 120_000,
+        message: 'install finished by the new process',
+      });
+      await dev.client.delete(KataConfigs, 'killed');
+      await waitFor(() => rec.seen.at(-1)?.kataNodes?.uninstalling?.length, { timeoutMs: 120_000, message: 'uninstall under way' });
+      op.child.kill('SIGKILL');
+      await op.exited;
+      op = launch();
+      await waitFor(() => rec.deleted.length > 0, { timeoutMs: 120_000, message: 'KataConfig gone after the kill' });
+      await assertNothingLeft(dev);
+    } finally {
+      await rec.stop();
+      op.child.kill('SIGKILL');
+      await op.exited;
     }
   });
 
