@@ -15,7 +15,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # No install scripts: the image already has Node 24 (the `node` dev dependency would fetch another).
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN npm install --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
@@ -24,7 +24,7 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # --- runtime --------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE}
