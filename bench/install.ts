@@ -4,18 +4,15 @@
  *   node bench/install.ts [--workers 100,1000] [--reboot-ms 100] [--max-unavailable 10%]
  *
  * Prints, per size: how long after a node's Machine Config Operator state changes the KataConfig status
- * shows it (p50, p99: both observed by watches in this process, on one clock), status writes and API
+ * shows it (p50, p99: both observed by the watches of one observer process, on one clock), status writes and API
  * requests per node, and the operator's peak memory (its own process: getrusage maxRSS).
  */
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { type KataConfig, KataConfigs } from '../src/api/kataconfig.ts';
-import { KATA_POOL, MCO_CURRENT_CONFIG, MCO_STATE } from '../src/api/names.ts';
+import { KataConfigs } from '../src/api/kataconfig.ts';
 import { MachineConfigPools } from '../src/api/openshift.ts';
 import { DevCluster } from '../src/devcluster/devcluster.ts';
-import { type Node, Nodes } from '../src/kube/resources.ts';
 import { desiredKataPool } from '../src/platform/machineconfig.ts';
-import { Informer } from '../src/runtime/informer.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 
 const { values } = parseArgs({
@@ -39,6 +36,22 @@ interface Report {
   requests: Record<string, number>;
   statusWrites: number;
   reconciles: number;
+  reconcileErrors: number;
+  statusConflicts: number;
+}
+
+/** A benchmark helper process with a request/answer channel over IPC. */
+function spawnChild(script: string, args: string[]) {
+  const child = fork(new URL(script, import.meta.url).pathname, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting: ((m: unknown) => void)[] = [];
+  const early: unknown[] = [];
+  child.on('message', (m) => {
+    const w = waiting.shift();
+    if (w) w(m);
+    else early.push(m);
+  });
+  const next = () => (early.length ? Promise.resolve(early.shift()) : new Promise<unknown>((r) => waiting.push(r)));
+  return { child, next };
 }
 
 const pct = (xs: number[], p: number) => {
@@ -55,58 +68,21 @@ async function runOnce(workers: number) {
   const pool = desiredKataPool();
   await dev.client.create(MachineConfigPools, { ...pool, spec: { ...pool.spec, maxUnavailable } });
 
-  const ac = new AbortController();
-  // When each node entered a state, as seen by a watch: "installing" (Working) and "installed" (Done on kata).
-  const nodeSeen = new Map<string, number>();
-  const statusSeen = new Map<string, number>();
-  const nodes = new Informer<Node>(dev.client, Nodes);
-  const onNode = (n: Node) => {
-    const a = n.metadata.annotations ?? {};
-    const name = n.metadata.name ?? '';
-    if (a[MCO_STATE] === 'Working' && !nodeSeen.has(`installing/${name}`)) nodeSeen.set(`installing/${name}`, performance.now());
-    if (a[MCO_STATE] === 'Done' && a[MCO_CURRENT_CONFIG]?.startsWith(`rendered-${KATA_POOL}-`) && !nodeSeen.has(`installed/${name}`))
-      nodeSeen.set(`installed/${name}`, performance.now());
-  };
-  nodes.addEventHandler({ add: onNode, update: (_o, n) => onNode(n) });
-  const kcs = new Informer<KataConfig>(dev.client, KataConfigs);
-  let done = false;
-  const onKc = (kc: KataConfig) => {
-    const now = performance.now();
-    for (const list of ['installing', 'installed'] as const)
-      for (const name of kc.status?.kataNodes?.[list] ?? []) if (!statusSeen.has(`${list}/${name}`)) statusSeen.set(`${list}/${name}`, now);
-    const c = kc.status?.conditions?.find((x) => x.type === 'InProgress');
-    if (c?.status === 'False' && kc.status?.kataNodes?.readyNodeCount === workers) done = true;
-  };
-  kcs.addEventHandler({ add: onKc, update: (_o, n) => onKc(n) });
-  void nodes.run(ac.signal);
-  void kcs.run(ac.signal);
-  await Promise.all([nodes.waitForSync(), kcs.waitForSync()]);
-
-  const child = fork(new URL('./operator-process.ts', import.meta.url).pathname, [dev.controlPlane.kubeconfigPath], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const messages: ((m: unknown) => void)[] = [];
-  child.on('message', (m) => messages.shift()?.(m));
-  const next = () => new Promise<unknown>((r) => messages.push(r));
-  await next(); // ready
+  const operator = spawnChild('operator-process.ts', [dev.controlPlane.kubeconfigPath]);
+  const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
+  await Promise.all([operator.next(), observer.next()]); // both ready
   const tInstall = Date.now();
   await dev.client.create(KataConfigs, { metadata: { name: 'bench' }, spec: {} });
-  while (!done) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (Date.now() - tInstall > 30 * 60_000) throw new Error('install did not finish in 30 minutes');
-  }
+  await observer.next(); // done: every node installed, InProgress False
   const installMs = Date.now() - tInstall;
-  child.send({ cmd: 'report' });
-  const report = (await next()) as Report;
-  child.send({ cmd: 'stop' });
-  await new Promise((r) => child.once('exit', r));
-
-  const delays: number[] = [];
-  for (const [key, at] of nodeSeen) {
-    const shown = statusSeen.get(key);
-    if (shown !== undefined) delays.push(Math.max(0, shown - at));
+  operator.child.send({ cmd: 'report' });
+  const report = (await operator.next()) as Report;
+  observer.child.send({ cmd: 'report' });
+  const { delays } = (await observer.next()) as { delays: number[] };
+  for (const c of [operator, observer]) {
+    c.child.send({ cmd: 'stop' });
+    await new Promise((r) => c.child.once('exit', r));
   }
-  ac.abort();
   await dev.stop();
   const totalRequests = Object.values(report.requests).reduce((a, b) => a + b, 0);
   return {
@@ -122,6 +98,8 @@ async function runOnce(workers: number) {
     apiRequestsPerNode: +(totalRequests / workers).toFixed(2),
     requestsByVerb: report.requests,
     reconciles: report.reconciles,
+    reconcileErrors: report.reconcileErrors,
+    statusWriteErrors: report.statusConflicts,
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorRSSAfterImportsMiB: +(report.importRSSKiB / 1024).toFixed(1),
   };

@@ -35,6 +35,8 @@ process.on('message', async (msg: { cmd: string }) => {
     }
     const writes = (await metrics.statusWrites.get()).values.find((v) => v.labels.result === 'written')?.value ?? 0;
     const reconciles = (await metrics.reconcileTotal.get()).values.reduce((a, v) => a + v.value, 0);
+    const reconcileErrors = (await metrics.reconcileErrors.get()).values.reduce((a, v) => a + v.value, 0);
+    const statusConflicts = (await metrics.statusWrites.get()).values.find((v) => v.labels.result === 'error')?.value ?? 0;
     process.send?.({
       importRSSKiB,
       maxRSSKiB: process.resourceUsage().maxRSS,
@@ -42,6 +44,8 @@ process.on('message', async (msg: { cmd: string }) => {
       requests,
       statusWrites: writes,
       reconciles,
+      reconcileErrors,
+      statusConflicts,
     });
   } else if (msg.cmd === 'stop') {
     ac.abort();

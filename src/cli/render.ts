@@ -2,6 +2,9 @@ import { IN_PROGRESS, type KataConfig, type KataNodes } from '../api/kataconfig.
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../api/names.ts';
 
 /** How `osc status` names each kataNodes list, in the order the table shows them. */
+/** worker-2 before worker-10; one collator, not one per comparison. */
+const nodeOrder = new Intl.Collator(undefined, { numeric: true }).compare;
+
 export const NODE_STATES = [
   ['installed', 'installed'],
   ['installing', 'installing'],
@@ -45,7 +48,7 @@ export function summarize(kc: KataConfig): StatusSummary {
     const list = kn?.[key];
     if (Array.isArray(list)) for (const node of list) nodes.push({ node, state: label });
   }
-  nodes.sort((a, b) => a.node.localeCompare(b.node, undefined, { numeric: true }));
+  nodes.sort((a, b) => nodeOrder(a.node, b.node));
   const reason = cond?.reason ?? '';
   const settled = cond?.status === 'False' && reason === '' && !kc.metadata.deletionTimestamp;
   const phase = !cond ? 'Pending' : reason || (cond.status === 'False' ? 'Installed' : 'InProgress');

@@ -6,6 +6,9 @@ import type { Informer } from './informer.ts';
 import type { RuntimeMetrics } from './metrics.ts';
 import { type BackoffOptions, defaultBackoff, WorkQueue } from './queue.ts';
 
+/** How soon a key whose write hit a 409 Conflict is retried: long enough for the cache to catch up. */
+export const CONFLICT_RETRY_MS = 20;
+
 export interface ReconcileContext {
   /** Aborts when the manager stops or loses leadership: pass it to every API call. */
   signal: AbortSignal;
@@ -114,9 +117,14 @@ export class Controller {
       if (signal.aborted) return;
       this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
       this.metrics?.reconcileErrors.inc({ controller: this.name });
-      // A conflict only means the cache was a step behind a write: routine, retried at once against fresher data.
-      if (isConflict(e)) log.debug({ err: errorMessage(e) }, 'conflict; retrying');
-      else log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
+      // A conflict only means the cache was a step behind a write (often our own): routine, and retried
+      // shortly without growing the key's backoff, which would otherwise reach seconds after a few in a row.
+      if (isConflict(e)) {
+        log.debug({ err: errorMessage(e) }, 'conflict; retrying');
+        this.queue.addAfter(key, CONFLICT_RETRY_MS);
+        return;
+      }
+      log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
       this.queue.addRateLimited(key);
     } finally {
       end?.();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
-import { Controller } from '../../src/runtime/controller.ts';
+import { ApiError } from '../../src/kube/errors.ts';
+import { CONFLICT_RETRY_MS, Controller } from '../../src/runtime/controller.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
 
@@ -93,6 +94,36 @@ describe('Controller', () => {
     assert.equal(c.queue.retries('k'), 0, 'success forgets the failures');
     const errors = await metrics.reconcileErrors.get();
     assert.equal(errors.values[0]?.value, 2);
+    ac.abort();
+    await run;
+  });
+
+  test('a 409 conflict is retried after a short fixed delay, without growing the backoff', async () => {
+    let calls = 0;
+    const c = new Controller(
+      {
+        name: 'conflicts',
+        backoff: { baseDelayMs: 100, maxDelayMs: 10_000 },
+        watches: [],
+        reconcile: async () => {
+          calls++;
+          if (calls <= 5) throw new ApiError(409, 'Conflict', 'the object has been modified');
+          return undefined;
+        },
+      },
+      silentLogger(),
+    );
+    const ac = new AbortController();
+    const run = c.run(ac.signal);
+    c.queue.add('k');
+    await flush();
+    for (let i = 1; i <= 5; i++) {
+      assert.equal(calls, i);
+      mock.timers.tick(CONFLICT_RETRY_MS);
+      await flush();
+    }
+    assert.equal(calls, 6, 'five conflicts in a row cost 5 x CONFLICT_RETRY_MS, not an exponential backoff');
+    assert.equal(c.queue.retries('k'), 0);
     ac.abort();
     await run;
   });

@@ -54,6 +54,9 @@ import {
   uninstallCondition,
 } from './state.ts';
 
+/** Node label changes per reconcile pass (see labelNodes). */
+const LABELS_PER_PASS = 64;
+
 export interface RuntimeClassOverhead {
   memory: string;
   cpu: string;
@@ -175,15 +178,8 @@ export class KataConfigReconciler {
     const wantCrio = logLevel !== 'info';
     const owner = ownerOf(kc);
 
-    // Our MachineConfig exists before the pool, so that the pool's first rendering already has kata.
-    await this.ensureMachineConfig(desiredExtensionMachineConfig(poolName, kc.metadata.name ?? '', owner), signal);
-    if (!compact) {
-      await this.ensurePool(desiredKataPool(), signal);
-      await this.labelNodes(new Set(selection.nodes), signal);
-    }
-    if (wantCrio) await this.ensureCrioConfig(desiredCrioConfig(poolName, logLevel, owner), signal);
-    else await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
-
+    // The status comes first: it is computed from the desired selection and the MCO's view of the nodes,
+    // not from our own writes below, and on a large cluster it must not wait for them.
     const classification = classifyNodes({
       nodes,
       selected: new Set(selection.nodes),
@@ -221,7 +217,20 @@ export class KataConfigReconciler {
       classification.kataNodes.readyNodeCount,
     );
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
-    log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes }, 'reconciled');
+
+    // Our MachineConfig exists before the pool, so that the pool's first rendering already has kata.
+    await this.ensureMachineConfig(desiredExtensionMachineConfig(poolName, kc.metadata.name ?? '', owner), signal);
+    let labelsPending = 0;
+    if (!compact) {
+      await this.ensurePool(desiredKataPool(), signal);
+      labelsPending = await this.labelNodes(new Set(selection.nodes), signal);
+    }
+    if (wantCrio) await this.ensureCrioConfig(desiredCrioConfig(poolName, logLevel, owner), signal);
+    else await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
+
+    log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes, labelsPending }, 'reconciled');
+    // More nodes to label: another pass at once, with a status write in between.
+    if (labelsPending > 0) return { requeueAfterMs: 0 };
     if (selection.noEligibleNodes) return { requeueAfterMs: this.ctx.options.eligibilityRecheckMs };
     return undefined;
   }
@@ -281,7 +290,7 @@ export class KataConfigReconciler {
     }
 
     // Nodes leave the kata pool (one reboot each, as the pool rolls them back to the worker config).
-    if (!compact) await this.labelNodes(new Set(), signal);
+    const labelsPending = compact ? 0 : await this.labelNodes(new Set(), signal);
     await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
     // On a compact cluster the masters stay in their pool: removing our MachineConfig rolls them back.
     if (compact) await this.deleteIfPresent(this.ctx.machineConfigs, MachineConfigs, EXTENSION_MACHINE_CONFIG, signal);
@@ -299,7 +308,7 @@ export class KataConfigReconciler {
     const kataNodes = classification.kataNodes;
     const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
     const baseClean = !compact || (!poolTargetHasKata(basePool, false) && !poolTargetHasKata(basePool, true) && poolSettled(basePool));
-    if (nodesBack && baseClean && state.reason !== 'Failed') {
+    if (labelsPending === 0 && nodesBack && baseClean && state.reason !== 'Failed') {
       await this.cleanUp(kc, signal);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', `${rt} was removed from the cluster`);
@@ -314,7 +323,7 @@ export class KataConfigReconciler {
       0,
     );
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    return undefined;
+    return labelsPending > 0 ? { requeueAfterMs: 0 } : undefined;
   }
 
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
@@ -408,17 +417,19 @@ export class KataConfigReconciler {
   }
 
   /**
-   * Adds the kata-oc role label to exactly the wanted nodes and removes it from all others, a bounded
-   * number of patches at a time: on a large cluster the first status must not wait for a long serial loop.
+   * Adds the kata-oc role label to the wanted nodes and removes it from all others: at most
+   * LABELS_PER_PASS nodes per call, 16 patches at a time, so that on a large cluster status writes are not
+   * held up behind a thousand patches. Answers how many nodes still need a change.
    */
-  private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<void> {
+  private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<number> {
     const changes = this.ctx.nodes
       .list()
       .filter(
         (n) =>
           !n.metadata.deletionTimestamp && (n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined) !== wanted.has(n.metadata.name ?? ''),
       );
-    await mapLimit(changes, 16, (node) =>
+    const now = changes.slice(0, LABELS_PER_PASS);
+    await mapLimit(now, 16, (node) =>
       this.ctx.client.patch(
         Nodes,
         node.metadata.name ?? '',
@@ -426,6 +437,7 @@ export class KataConfigReconciler {
         { signal },
       ),
     );
+    return changes.length - now.length;
   }
 
   private async create<T extends { metadata: { name?: string } }>(
