@@ -1,5 +1,5 @@
-import type { ResourceType } from '../kube/client.ts';
-import type { KubeObject } from '../kube/types.ts';
+import { apiVersionOf, type ResourceType } from '../kube/client.ts';
+import type { KubeObject, OwnerReference } from '../kube/types.ts';
 import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 
@@ -127,3 +127,16 @@ export const messages = {
   noEligibleNodes: () => 'no Nodes with required labels found. Is NFD running?',
   duplicate: () => 'A KataConfig instance already exists, refusing to create a duplicate',
 };
+
+/**
+ * An owner reference to the KataConfig, for what osc makes on its behalf. Informational: osc deletes
+ * everything itself on uninstall (a cluster without a garbage collector must end up clean too).
+ */
+export const kataConfigOwner = (kc: KataConfig, controller: boolean): OwnerReference => ({
+  apiVersion: apiVersionOf(KataConfigs),
+  kind: 'KataConfig',
+  name: kc.metadata.name ?? '',
+  uid: kc.metadata.uid ?? '',
+  controller,
+  blockOwnerDeletion: false,
+});

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { IN_PROGRESS, type KataConfig, type KataConfigStatus, KataConfigs, messages } from '../../api/kataconfig.ts';
+import { IN_PROGRESS, type KataConfig, type KataConfigStatus, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -18,7 +18,7 @@ import {
   MachineConfigPools,
   MachineConfigs,
 } from '../../api/openshift.ts';
-import { apiVersionOf, type KubeClient } from '../../kube/client.ts';
+import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
 import { type Node, Nodes, type Pod, Pods, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
@@ -93,14 +93,7 @@ export interface KataConfigContext {
   options: KataConfigOptions;
 }
 
-const ownerOf = (kc: KataConfig): OwnerReference => ({
-  apiVersion: apiVersionOf(KataConfigs),
-  kind: 'KataConfig',
-  name: kc.metadata.name ?? '',
-  uid: kc.metadata.uid ?? '',
-  controller: true,
-  blockOwnerDeletion: false,
-});
+const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
 
 /** Phase changes worth an event, and their text. */
 function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc: KataConfig, rt: string, readyNodes: number) {

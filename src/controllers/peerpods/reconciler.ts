@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { IN_PROGRESS, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { IN_PROGRESS, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -10,7 +10,7 @@ import {
   PEER_PODS_SECRET,
 } from '../../api/names.ts';
 import { type PeerPodConfig, PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
-import { apiVersionOf, type KubeClient } from '../../kube/client.ts';
+import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists, isConflict, isInvalid, isNotFound } from '../../kube/errors.ts';
 import {
   type ConfigMap,
@@ -102,14 +102,7 @@ export interface PeerPodsContext {
   options: PeerPodsOptions;
 }
 
-const ownerOf = (kc: KataConfig): OwnerReference => ({
-  apiVersion: apiVersionOf(KataConfigs),
-  kind: 'KataConfig',
-  name: kc.metadata.name ?? '',
-  uid: kc.metadata.uid ?? '',
-  controller: false,
-  blockOwnerDeletion: false,
-});
+const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, false);
 
 const ours = (o: { metadata: { labels?: Record<string, string> } } | undefined) => o?.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY;
 
