@@ -15,7 +15,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import { selectorMatches, selectorString } from '../kube/labels.ts';
 import { type Node, Nodes } from '../kube/resources.ts';
-import { type KubeObject, keyOf, type LabelSelector, type OwnerReference } from '../kube/types.ts';
+import { type KubeObject, keyOf, type OwnerReference } from '../kube/types.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { rfc3339 } from '../runtime/conditions.ts';
 import { Controller } from '../runtime/controller.ts';
