@@ -140,3 +140,19 @@ export const kataConfigOwner = (kc: KataConfig, controller: boolean): OwnerRefer
   controller,
   blockOwnerDeletion: false,
 });
+
+/**
+ * The KataConfig osc acts on. Only one may exist (the webhook refuses a second); should another slip
+ * through (webhook down, or created before the operator ran), the oldest wins and the others are ignored.
+ */
+export function activeKataConfig(all: readonly KataConfig[]): KataConfig | undefined {
+  let active: KataConfig | undefined;
+  for (const k of all) {
+    if (!active) active = k;
+    else {
+      const [a, b] = [k.metadata.creationTimestamp ?? '', active.metadata.creationTimestamp ?? ''];
+      if (a < b || (a === b && (k.metadata.name ?? '') < (active.metadata.name ?? ''))) active = k;
+    }
+  }
+  return active;
+}

@@ -1,6 +1,7 @@
 import type { ResourceType } from '../kube/client.ts';
 import type { CustomResourceDefinition } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { customResourceDefinition } from './crd.ts';
 import { type Infer, type Schema, s } from './schema.ts';
 
 /**
@@ -76,39 +77,18 @@ export function parseLimit(limit: string | number | undefined): number | undefin
 
 /** The PeerPodConfig CRD, generated from the schema definitions above. */
 export function peerPodConfigCRD(): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `peerpodconfigs.${PEERPODCONFIG_GROUP}` },
-    spec: {
-      group: PEERPODCONFIG_GROUP,
-      scope: 'Namespaced',
-      names: { kind: 'PeerPodConfig', listKind: 'PeerPodConfigList', plural: 'peerpodconfigs', singular: 'peerpodconfig' },
-      versions: [
-        {
-          name: PEERPODCONFIG_VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Limit', type: 'string', jsonPath: '.spec.limit' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: 'PeerPodConfig is the Schema for the peerpodconfigs API',
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: peerPodConfigSpecSchema.openapi,
-                status: peerPodConfigStatusSchema.openapi,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    group: PEERPODCONFIG_GROUP,
+    version: PEERPODCONFIG_VERSION,
+    kind: 'PeerPodConfig',
+    plural: 'peerpodconfigs',
+    scope: 'Namespaced',
+    description: 'PeerPodConfig is the Schema for the peerpodconfigs API',
+    printerColumns: [
+      { name: 'Limit', type: 'string', jsonPath: '.spec.limit' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    spec: peerPodConfigSpecSchema,
+    status: peerPodConfigStatusSchema,
+  });
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { activeKataConfig } from '../../src/api/kataconfig.ts';
 import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import {
   type Classification,
@@ -303,5 +304,14 @@ describe('conditions', () => {
     ];
     assert.deepEqual(podsUsing(pods, new Set(['kata'])), ['ns/p1']);
     assert.deepEqual(podsUsing(pods, new Set(['kata-remote'])), []);
+  });
+});
+
+describe('the active KataConfig', () => {
+  test('the oldest wins; at the same second, the first by name; none when there is none', () => {
+    const kc = (name: string, created: string) => ({ metadata: { name, creationTimestamp: created } });
+    assert.equal(activeKataConfig([]), undefined);
+    assert.equal(activeKataConfig([kc('b', '2026-01-02T00:00:00Z'), kc('a', '2026-01-03T00:00:00Z')])?.metadata.name, 'b');
+    assert.equal(activeKataConfig([kc('z', '2026-01-02T00:00:00Z'), kc('m', '2026-01-02T00:00:00Z')])?.metadata.name, 'm');
   });
 });

@@ -1,6 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { IN_PROGRESS, type KataConfig, type KataConfigStatus, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
+import {
+  activeKataConfig,
+  IN_PROGRESS,
+  type KataConfig,
+  type KataConfigStatus,
+  KataConfigs,
+  kataConfigOwner,
+  messages,
+} from '../../api/kataconfig.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -126,14 +134,7 @@ export class KataConfigReconciler {
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const kc = this.ctx.kataConfigs.get(name);
     if (!kc) return undefined;
-    // Only one KataConfig may exist (the webhook refuses a second); should one slip through, the oldest wins.
-    const oldest = this.ctx.kataConfigs
-      .list()
-      .sort(
-        (a, b) =>
-          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-          (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
-      )[0];
+    const oldest = activeKataConfig(this.ctx.kataConfigs.list());
     if (oldest && oldest.metadata.name !== name) {
       log.warn({ active: oldest.metadata.name }, 'ignoring a second KataConfig: only one may exist');
       return undefined;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { IN_PROGRESS, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
+import { activeKataConfig, IN_PROGRESS, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -172,13 +172,7 @@ export class PeerPodsReconciler {
       if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
       return undefined;
     }
-    const oldest = this.ctx.kataConfigs
-      .list()
-      .sort(
-        (a, b) =>
-          (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-          (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''),
-      )[0];
+    const oldest = activeKataConfig(this.ctx.kataConfigs.list());
     if (oldest && oldest.metadata.name !== name) return undefined;
     if (kc.metadata.deletionTimestamp) return this.remove(kc, 'delete', log, signal);
     if (!kc.spec?.enablePeerPods) return this.remove(kc, 'disable', log, signal);
