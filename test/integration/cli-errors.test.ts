@@ -8,28 +8,16 @@ import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { main } from '../../src/cli/main.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import { CustomResourceDefinitions, Deployments, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
+import { runOsc as osc } from '../support/cli.ts';
 import { useControlPlane } from '../support/controlplane.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const MISSING_CRD =
   'error: the KataConfig API is not installed in this cluster (kataconfigs.kataconfiguration.openshift.io); run "osc install" first\n';
-
-async function osc(args: string[]) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (d) => (stdout += String(d)));
-  err.on('data', (d) => (stderr += String(d)));
-  const code = await main(args, { io: { stdout: out, stderr: err } });
-  return { code, stdout, stderr };
-}
 
 /** Runs an executable to completion. */
 function exec(

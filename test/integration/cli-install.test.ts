@@ -9,12 +9,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { x as extract } from 'tar';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { main } from '../../src/cli/main.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import {
   ClusterRoleBindings,
@@ -32,6 +30,7 @@ import {
 } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { WEBHOOK_SECRET } from '../../src/webhooks/setup.ts';
+import { runOsc as osc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -49,18 +48,6 @@ spec:
 
 /** Resolves 'timeout' after ms without holding the process open. */
 const timeout = (ms: number) => new Promise<string>((r) => setTimeout(() => r('timeout'), ms).unref());
-
-/** `osc` in this process, its output captured. */
-async function osc(args: string[]) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  out.on('data', (d) => (stdout += String(d)));
-  err.on('data', (d) => (stderr += String(d)));
-  const code = await main(args, { io: { stdout: out, stderr: err } });
-  return { code, stdout, stderr };
-}
 
 /** `osc` as a child process, as a user runs it. */
 class OscProcess {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL } from '../../src/api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { Events, Nodes, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
-import { inOrder, type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
+import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 const KC = 'example-kataconfig';
@@ -19,18 +19,7 @@ const onePair = (a: string[] | undefined, b: string[] | undefined) =>
 
 describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () => {
   const cluster = useDevCluster({ workers: 2 });
-  let op: RunningOperator;
-  let recorder: StatusRecorder;
-
-  before(async () => {
-    op = await startOperator(cluster.dev);
-    recorder = new StatusRecorder(cluster.dev.client, KC);
-    await recorder.synced();
-  });
-  after(async () => {
-    await recorder?.stop();
-    await op?.stop();
-  });
+  const running = useOperator(cluster, KC);
 
   const kubectl = (args: string[], input?: string) => cluster.dev.controlPlane.kubectl(args, { input });
   const get = () => cluster.dev.client.get(KataConfigs, KC);
@@ -39,11 +28,11 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
   test('install: the documented transitions, in order, and the kata RuntimeClass only at the end', async () => {
     const created = await kubectl(['create', '-f', '-'], kataConfigYaml());
     assert.equal(created.code, 0, created.stderr);
-    await waitFor(() => settled(recorder.seen.at(-1)) && recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
+    await waitFor(() => settled(running.recorder.seen.at(-1)) && running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
       timeoutMs: 120_000,
       message: 'kata installed on both workers',
     });
-    const seen = recorder.seen;
+    const seen = running.recorder.seen;
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
         eq(s.inProgress, { status: 'True', reason: 'Installing', message: 'Performing initial installation of kata on cluster' }) &&
@@ -116,7 +105,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
   });
 
   test('metrics: kata nodes per state, the InProgress reason and the runtime class', async () => {
-    const text = await (await fetch(`http://${op.operator.manager.boundAddress}/metrics`)).text();
+    const text = await (await fetch(`http://${running.op.operator.manager.boundAddress}/metrics`)).text();
     assert.match(text, /^osc_kata_nodes\{state="installed"\} 2$/m);
     assert.match(text, /^osc_kata_nodes\{state="installing"\} 0$/m);
     assert.match(text, /^osc_kata_selected_nodes 2$/m);
@@ -134,16 +123,18 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
   });
 
   test('updating: a new worker joins, a selector edit removes a node, and the status says Updating', async () => {
-    const mark = recorder.seen.length;
+    const mark = running.recorder.seen.length;
     await cluster.dev.addWorker('worker-2');
     await waitFor(
-      () => eq(recorder.seen.at(-1)?.kataNodes?.installed, ['worker-0', 'worker-1', 'worker-2']) && settled(recorder.seen.at(-1)),
+      () =>
+        eq(running.recorder.seen.at(-1)?.kataNodes?.installed, ['worker-0', 'worker-1', 'worker-2']) &&
+        settled(running.recorder.seen.at(-1)),
       {
         timeoutMs: 120_000,
         message: 'worker-2 installed',
       },
     );
-    const joined = recorder.seen.slice(mark);
+    const joined = running.recorder.seen.slice(mark);
     assert.ok(
       joined.some((s) => eq(s.inProgress, { status: 'True', reason: 'Updating', message: 'Adding and/or removing kata-enabled nodes' })),
       JSON.stringify(joined),
@@ -153,22 +144,28 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     // Narrow the selection: worker-2 stops matching and loses kata.
     await cluster.dev.client.patch(Nodes, 'worker-0', { metadata: { labels: { kata: 'yes' } } });
     await cluster.dev.client.patch(Nodes, 'worker-1', { metadata: { labels: { kata: 'yes' } } });
-    const mark2 = recorder.seen.length;
+    const mark2 = running.recorder.seen.length;
     await cluster.dev.client.patch(KataConfigs, KC, {
       spec: { kataConfigPoolSelector: { matchExpressions: [{ key: 'kata', operator: 'In', values: ['yes'] }] } },
     });
-    await waitFor(() => settled(recorder.seen.at(-1)) && recorder.seen.at(-1)?.kataNodes?.nodeCount === 2 && recorder.seen.length > mark2, {
-      timeoutMs: 120_000,
-      message: 'worker-2 removed',
-    });
-    const left = recorder.seen.slice(mark2);
+    await waitFor(
+      () =>
+        settled(running.recorder.seen.at(-1)) &&
+        running.recorder.seen.at(-1)?.kataNodes?.nodeCount === 2 &&
+        running.recorder.seen.length > mark2,
+      {
+        timeoutMs: 120_000,
+        message: 'worker-2 removed',
+      },
+    );
+    const left = running.recorder.seen.slice(mark2);
     assert.ok(
       left.some((s) => sorted([...(s.kataNodes?.uninstalling ?? []), ...(s.kataNodes?.waitingToUninstall ?? [])]).includes('worker-2')),
     );
     assert.ok(left.every((s) => s.inProgress?.reason === 'Updating' || settled(s)));
     const w2 = await cluster.dev.client.get(Nodes, 'worker-2');
     assert.equal(w2.metadata.labels?.[KATA_NODE_ROLE_LABEL], undefined);
-    assert.deepEqual(recorder.seen.at(-1)?.kataNodes, { installed: ['worker-0', 'worker-1'], nodeCount: 2, readyNodeCount: 2 });
+    assert.deepEqual(running.recorder.seen.at(-1)?.kataNodes, { installed: ['worker-0', 'worker-1'], nodeCount: 2, readyNodeCount: 2 });
   });
 
   test('logLevel: a non-default level rolls out kata-crio-config; info removes it again', async () => {
@@ -179,26 +176,26 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     assert.deepEqual(crc.spec.machineConfigPoolSelector, {
       matchLabels: { 'pools.operator.machineconfiguration.openshift.io/kata-oc': '' },
     });
-    const mark = recorder.seen.length;
+    const mark = running.recorder.seen.length;
     await waitFor(
       async () => {
         const pool = await cluster.dev.client.get(MachineConfigPools, KATA_POOL);
         return (
           (pool.spec.configuration?.source ?? []).some((s) => s.name.includes('generated-containerruntime')) &&
-          settled(recorder.seen.at(-1))
+          settled(running.recorder.seen.at(-1))
         );
       },
       { timeoutMs: 120_000, message: 'the CRI-O config rolled out' },
     );
     assert.ok(
-      recorder.seen.slice(mark - 1).some((s) => s.inProgress?.reason === 'Updating'),
+      running.recorder.seen.slice(mark - 1).some((s) => s.inProgress?.reason === 'Updating'),
       'the rollout shows as Updating',
     );
     await cluster.dev.client.patch(KataConfigs, KC, { spec: { logLevel: 'info' } });
     await waitFor(async () => !(await cluster.dev.client.find(ContainerRuntimeConfigs, CRIO_CONFIG)), {
       message: 'kata-crio-config removed',
     });
-    await waitFor(() => settled(recorder.seen.at(-1)), { timeoutMs: 120_000, message: 'settled again' });
+    await waitFor(() => settled(running.recorder.seen.at(-1)), { timeoutMs: 120_000, message: 'settled again' });
   });
 
   test('a node that fails its update: Failed with the node’s message, and recovery when it heals', async () => {
@@ -206,8 +203,8 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
       metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: 'failed to pull the extension image' } },
     });
     await cluster.dev.client.patch(KataConfigs, KC, { spec: { logLevel: 'warn' } });
-    await waitFor(() => recorder.seen.at(-1)?.inProgress?.reason === 'Failed', { timeoutMs: 120_000, message: 'Failed reported' });
-    const failed = recorder.seen.at(-1);
+    await waitFor(() => running.recorder.seen.at(-1)?.inProgress?.reason === 'Failed', { timeoutMs: 120_000, message: 'Failed reported' });
+    const failed = running.recorder.seen.at(-1);
     assert.deepEqual(failed?.inProgress, {
       status: 'True',
       reason: 'Failed',
@@ -218,11 +215,11 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     assert.ok(events.items.some((e) => e.regarding?.name === KC && e.reason === 'Failed' && e.type === 'Warning'));
 
     await cluster.dev.client.patch(Nodes, 'worker-1', { metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: null } } });
-    await waitFor(() => settled(recorder.seen.at(-1)) && recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
+    await waitFor(() => settled(running.recorder.seen.at(-1)) && running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
       timeoutMs: 120_000,
       message: 'recovered',
     });
-    assert.equal(recorder.seen.at(-1)?.kataNodes?.failedToInstall, undefined);
+    assert.equal(running.recorder.seen.at(-1)?.kataNodes?.failedToInstall, undefined);
   });
 
   test('uninstall: blocked while a kata pod exists, then the documented transitions and nothing left behind', async () => {
@@ -231,10 +228,12 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
       'apiVersion: v1\nkind: Pod\nmetadata:\n  name: hello-openshift\n  namespace: default\n  labels:\n    app: hello-openshift\nspec:\n  runtimeClassName: kata\n  containers:\n  - name: hello-openshift\n    image: quay.io/openshift/origin-hello-openshift\n    ports:\n    - containerPort: 8888\n',
     );
     assert.equal(pod.code, 0, pod.stderr);
-    const mark = recorder.seen.length;
+    const mark = running.recorder.seen.length;
     const deletion = kubectl(['delete', 'kataconfig', KC, '--timeout=300s']);
-    await waitFor(() => recorder.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', { message: 'blocked by the pod' });
-    assert.deepEqual(recorder.seen.at(-1)?.inProgress, {
+    await waitFor(() => running.recorder.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', {
+      message: 'blocked by the pod',
+    });
+    assert.deepEqual(running.recorder.seen.at(-1)?.inProgress, {
       status: 'False',
       reason: 'BlockedByExistingKataPods',
       message: 'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
@@ -247,9 +246,9 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     const deleted = await deletion; // kubectl delete waits until the finalizer is gone
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stdout, new RegExp(`kataconfig.kataconfiguration.openshift.io "${KC}" deleted`));
-    await waitFor(() => recorder.deleted.length > 0, { message: 'KataConfig gone' });
+    await waitFor(() => running.recorder.deleted.length > 0, { message: 'KataConfig gone' });
 
-    const seen = recorder.seen.slice(mark);
+    const seen = running.recorder.seen.slice(mark);
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
         eq(s.inProgress, { status: 'True', reason: 'Uninstalling', message: 'Removing kata from cluster' }) &&

@@ -6,7 +6,7 @@
  * seed's §3.3 example omits it although its text says it installs kata-remote.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
@@ -25,7 +25,7 @@ import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { IMAGE_ID_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
-import { inOrder, type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
+import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
@@ -101,19 +101,8 @@ const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.condition
 
 describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
   const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
-  let op: RunningOperator;
-  let recorder: StatusRecorder;
+  const running = useOperator(cluster, KC);
   let firstAmi = '';
-
-  before(async () => {
-    op = await startOperator(cluster.dev);
-    recorder = new StatusRecorder(cluster.dev.client, KC);
-    await recorder.synced();
-  });
-  after(async () => {
-    await recorder?.stop();
-    await op?.stop();
-  });
 
   const kubectl = async (args: string[], input?: string) => cluster.dev.controlPlane.kubectl(args, { input });
   const ok = async (args: string[], input?: string) => {
@@ -162,7 +151,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
   test('§3.3: the KataConfig installs kata-remote: documented transitions, the DaemonSet, the runtime classes', async () => {
     const created = await ok(['create', '-f', '-'], kataConfigYaml);
     assert.match(created.stdout, /kataconfig.kataconfiguration.openshift.io\/example-kataconfig created/);
-    await waitFor(() => settled(recorder.seen.at(-1)) && recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
+    await waitFor(() => settled(running.recorder.seen.at(-1)) && running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
       timeoutMs: 120_000,
       message: 'kata-remote installed on both workers',
     });
@@ -178,9 +167,9 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
         eq(s.kataNodes, { installed: ['worker-0', 'worker-1'], nodeCount: 2, readyNodeCount: 2 }) &&
         eq(s.runtimeClasses, ['kata', 'kata-remote']),
     ];
-    const order = inOrder(recorder.seen, documented);
-    assert.ok(order.ok, `step ${order.matched + 1} not seen; recorded:\n${recorder.seen.map((s) => JSON.stringify(s)).join('\n')}`);
-    for (const s of recorder.seen) {
+    const order = inOrder(running.recorder.seen, documented);
+    assert.ok(order.ok, `step ${order.matched + 1} not seen; recorded:\n${running.recorder.seen.map((s) => JSON.stringify(s)).join('\n')}`);
+    for (const s of running.recorder.seen) {
       if (s.inProgress?.message) assert.doesNotMatch(s.inProgress.message, /\bkata\b(?!-remote)/, 'messages say kata-remote');
     }
 
@@ -280,7 +269,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
         ]),
       { message: 'kata.peerpods.io/vm = 12' },
     );
-    const metrics = await op.operator.manager.metrics.registry.metrics();
+    const metrics = await running.op.operator.manager.metrics.registry.metrics();
     assert.match(metrics, /^osc_peerpods_vm_limit 12$/m);
   });
 
@@ -291,8 +280,8 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.ok(m, cm.stdout);
     firstAmi = m[1] as string;
     assert.ok(cluster.dev.cloud.images.has(firstAmi), 'the image exists in the cloud');
-    await waitFor(() => cond(recorder.current, 'PodVMImageJobCompleted')?.status === 'True', { message: 'Completed condition' });
-    const kc = recorder.current;
+    await waitFor(() => cond(running.recorder.current, 'PodVMImageJobCompleted')?.status === 'True', { message: 'Completed condition' });
+    const kc = running.recorder.current;
     assert.match(cond(kc, 'PodVMImageJobCompleted')?.message ?? '', new RegExp(firstAmi));
     assert.equal(cond(kc, 'PodVMImageJobRunning')?.status, 'False');
     assert.equal(cond(kc, 'PodVMImageJobFailed')?.status, 'False');
@@ -402,16 +391,18 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.deepEqual(runc.spec?.containers[0]?.resources, { requests: { cpu: '100m' } });
     assert.equal(runc.metadata.annotations, undefined);
 
-    await waitFor(async () => /^osc_peerpods_pods 4$/m.test(await op.operator.manager.metrics.registry.metrics()), {
+    await waitFor(async () => /^osc_peerpods_pods 4$/m.test(await running.op.operator.manager.metrics.registry.metrics()), {
       message: 'osc_peerpods_pods counts the four kata-remote pods',
     });
   });
 
   test('§4.2–4.4: delete the KataConfig (blocked while kata-remote pods run), PODVM_AMI_ID ends empty, re-create', async () => {
-    const mark = recorder.seen.length;
+    const mark = running.recorder.seen.length;
     const deletion = kubectl(['delete', 'kataconfig', KC, '--timeout=300s']);
-    await waitFor(() => recorder.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', { message: 'blocked by the pods' });
-    assert.deepEqual(recorder.seen.at(-1)?.inProgress, {
+    await waitFor(() => running.recorder.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', {
+      message: 'blocked by the pods',
+    });
+    assert.deepEqual(running.recorder.seen.at(-1)?.inProgress, {
       status: 'False',
       reason: 'BlockedByExistingKataPods',
       message: 'Existing pods using "kata-remote" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
@@ -442,10 +433,10 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
       (s) => s.kataNodes?.nodeCount === 0 && onePair(s.kataNodes.uninstalling, s.kataNodes.waitingToUninstall),
       (s) => s.kataNodes?.nodeCount === 0 && s.kataNodes.uninstalling?.length === 1 && !s.kataNodes.waitingToUninstall,
     ];
-    const order = inOrder(recorder.seen.slice(mark), documented);
+    const order = inOrder(running.recorder.seen.slice(mark), documented);
     assert.ok(
       order.ok,
-      `uninstall step ${order.matched + 1} not seen:\n${recorder.seen
+      `uninstall step ${order.matched + 1} not seen:\n${running.recorder.seen
         .slice(mark)
         .map((s) => JSON.stringify(s))
         .join('\n')}`,
@@ -461,7 +452,10 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     // §4.4: re-create; a new image is built.
     await ok(['create', '-f', '-'], kataConfigYaml);
     await waitFor(
-      async () => settled(recorder.seen.at(-1)) && recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2 && /^ami-/.test(await amiId()),
+      async () =>
+        settled(running.recorder.seen.at(-1)) &&
+        running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2 &&
+        /^ami-/.test(await amiId()),
       {
         timeoutMs: 120_000,
         message: 're-installed with a new image',
@@ -493,18 +487,18 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     );
     for (const p of remote) await ok(['delete', 'pod', p.metadata.name ?? '', '-n', p.metadata.namespace ?? '']);
     // §5.2
-    const mark = recorder.seen.length;
+    const mark = running.recorder.seen.length;
     const deleted = await ok(['delete', 'kataconfig', KC, '--timeout=300s']);
     assert.match(deleted.stdout, /"example-kataconfig" deleted/);
-    assert.ok(recorder.seen.slice(mark).some((s) => s.inProgress?.message === 'Removing kata-remote from cluster'));
-    assert.ok(recorder.seen.slice(mark).every((s) => s.inProgress?.reason !== 'BlockedByExistingKataPods'));
+    assert.ok(running.recorder.seen.slice(mark).some((s) => s.inProgress?.message === 'Removing kata-remote from cluster'));
+    assert.ok(running.recorder.seen.slice(mark).every((s) => s.inProgress?.reason !== 'BlockedByExistingKataPods'));
     assert.equal(await amiId(), '');
     assert.equal(cluster.dev.cloud.images.size, 0, 'no pod VM image left in the cloud');
     await assertNothingLeft();
     await nothingLeaks();
 
     // §5.4 (after the operator is gone)
-    await op.stop();
+    await running.op.stop();
     await ok(['delete', 'crd', 'kataconfigs.kataconfiguration.openshift.io']);
     const crd = await kubectl(['get', 'crd', 'kataconfigs.kataconfiguration.openshift.io']);
     assert.notEqual(crd.code, 0);
@@ -528,7 +522,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     const cm = await client.get(ConfigMaps, PEER_PODS_CM, NS);
     assert.equal(cm.metadata.annotations?.[IMAGE_ID_ANNOTATION], undefined);
     assert.deepEqual((await client.list(KataConfigs)).items, []);
-    const kc = recorder.current;
+    const kc = running.recorder.current;
     assert.equal(kc, undefined, `KataConfig gone (finalizer ${PEERPODS_FINALIZER} released)`);
   }
 });

@@ -102,3 +102,33 @@ export function inOrder<T>(seen: readonly T[], expected: readonly ((s: T) => boo
   for (const s of seen) if (i < expected.length && expected[i]?.(s)) i++;
   return { ok: i === expected.length, matched: i };
 }
+
+/**
+ * The operator, in this process, for a whole test file on a dev cluster, with a StatusRecorder on the
+ * KataConfig named `name`. Call at the top of a describe, after useDevCluster.
+ */
+export function useOperator(
+  cluster: { readonly dev: DevCluster },
+  name: string,
+): { readonly op: RunningOperator; readonly recorder: StatusRecorder } {
+  const ref: { op?: RunningOperator; recorder?: StatusRecorder } = {};
+  before(async () => {
+    ref.op = await startOperator(cluster.dev);
+    ref.recorder = new StatusRecorder(cluster.dev.client, name);
+    await ref.recorder.synced();
+  });
+  after(async () => {
+    await ref.recorder?.stop();
+    await ref.op?.stop();
+  });
+  return {
+    get op(): RunningOperator {
+      if (!ref.op) throw new Error('operator not started yet');
+      return ref.op;
+    },
+    get recorder(): StatusRecorder {
+      if (!ref.recorder) throw new Error('recorder not started yet');
+      return ref.recorder;
+    },
+  };
+}

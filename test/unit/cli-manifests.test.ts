@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { main } from '../../src/cli/main.ts';
 import { EVENTS_NAMESPACE, fileText, manifestFiles, manifests, NAMES, operatorArgs } from '../../src/install/manifests.ts';
 import { clusterRules, LEADER_ELECTION_LEASE, namespaceRules } from '../../src/install/rbac.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { LEADER_ELECTION_LEASE as OPERATOR_LEASE } from '../../src/operator.ts';
+import { runOsc as run } from '../support/cli.ts';
 
 const configDir = join(import.meta.dirname, '..', '..', 'config');
-
-async function run(args: string[]) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: string[] = [];
-  const errChunks: string[] = [];
-  out.on('data', (d) => chunks.push(String(d)));
-  err.on('data', (d) => errChunks.push(String(d)));
-  const code = await main(args, { io: { stdout: out, stderr: err } });
-  return { code, stdout: chunks.join(''), stderr: errChunks.join('') };
-}
 
 const docs = (text: string) =>
   parseAllDocuments(text)

@@ -2,23 +2,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import { parseAddress, parseNonNegativeInt, parseUrl } from '../../src/cli/common.ts';
-import { main } from '../../src/cli/main.ts';
 import { freePort, kubeconfigText } from '../../src/devcluster/controlplane.ts';
 import { REDACTED, redactSecret } from '../../src/mustgather/collect.ts';
-
-async function run(args: string[], name?: string) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks: string[] = [];
-  const errChunks: string[] = [];
-  out.on('data', (d) => chunks.push(String(d)));
-  err.on('data', (d) => errChunks.push(String(d)));
-  const code = await main(args, { io: { stdout: out, stderr: err }, name });
-  return { code, stdout: chunks.join(''), stderr: errChunks.join('') };
-}
+import { runOsc as run } from '../support/cli.ts';
 
 const COMMANDS = ['start', 'dev', 'run', 'install', 'uninstall', 'status', 'must-gather'];
 const CLUSTER_COMMANDS: string[][] = [['run'], ['install'], ['uninstall'], ['status'], ['status', '--watch'], ['must-gather']];
