@@ -20,8 +20,8 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { MC_ROLE_LABEL, MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_STATE } from '../../src/api/names.ts';
-import { type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
+import { MC_ROLE_LABEL, MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_STATE, POOL_LABEL_PREFIX } from '../../src/api/names.ts';
+import { type MachineConfig, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import type { ResourceType } from '../../src/kube/client.ts';
 import { DaemonSets, Namespaces, type Node, Nodes, type Pod, Pods } from '../../src/kube/resources.ts';
@@ -397,5 +397,35 @@ describe('machine config operator simulator', () => {
     );
     assert.equal(pods.get(`${NS}/agent-0`)?.metadata.uid ?? onNode('worker-0', 'agent')[0]?.metadata.uid, agentUid);
     assert.ok(dc.mco.stats.evictions >= 3);
+  });
+
+  test('deleting a pool and its MachineConfig back to back, as an uninstall does, logs no error', async () => {
+    const c = dc.client;
+    for (let i = 0; i < 3; i++) {
+      const name = `scratch-${i}`;
+      const pool: MachineConfigPool = {
+        metadata: { name, labels: { [`${POOL_LABEL_PREFIX}${name}`]: '' } },
+        spec: {
+          machineConfigSelector: { matchExpressions: [{ key: MC_ROLE_LABEL, operator: 'In', values: [name, 'worker'] }] },
+          nodeSelector: { matchLabels: { [`node-role.kubernetes.io/${name}`]: '' } },
+        },
+      };
+      const mc: MachineConfig = {
+        metadata: { name: `50-${name}`, labels: { [MC_ROLE_LABEL]: name } },
+        spec: { config: { ignition: { version: '3.2.0' } }, extensions: ['sandboxed-containers'] },
+      };
+      await c.create(MachineConfigPools, pool);
+      await c.create(MachineConfigs, mc);
+      await waitFor(() => pools.get(name)?.spec.configuration?.source?.some((s) => s.name === `50-${name}`), {
+        message: `${name} to render its MachineConfig`,
+      });
+      await c.delete(MachineConfigs, `50-${name}`);
+      await c.delete(MachineConfigPools, name);
+      await waitFor(async () => !(await c.list(MachineConfigs)).items.some((m) => m.metadata.name?.startsWith(`rendered-${name}-`)), {
+        message: `the rendered configs of ${name} to be removed`,
+      });
+    }
+    const errors = records.filter((r) => r.level === 'error');
+    assert.deepEqual(errors, []);
   });
 });

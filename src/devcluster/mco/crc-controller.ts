@@ -76,12 +76,17 @@ export async function syncContainerRuntimeConfig(ctx: CrcContext, name: string, 
       !isDeepStrictEqual(existing.metadata.labels ?? {}, mc.metadata.labels) ||
       ownerOf(existing, 'ContainerRuntimeConfig')?.uid !== g.crcUid
     ) {
-      const updated = await client.update(
-        MachineConfigs,
-        { ...mc, metadata: { ...existing.metadata, labels: mc.metadata.labels, ownerReferences: mc.metadata.ownerReferences } },
-        { signal, fieldManager: CONTROLLER_MANAGER },
-      );
-      ctx.mcView.observe(updated);
+      try {
+        const updated = await client.update(
+          MachineConfigs,
+          { ...mc, metadata: { ...existing.metadata, labels: mc.metadata.labels, ownerReferences: mc.metadata.ownerReferences } },
+          { signal, fieldManager: CONTROLLER_MANAGER },
+        );
+        ctx.mcView.observe(updated);
+      } catch (e) {
+        // Deleted meanwhile: its deletion event brings us back to create it.
+        if (!isNotFound(e)) throw e;
+      }
     }
   }
   const wantedNames = new Set(wanted.map((g) => g.name));

@@ -111,12 +111,20 @@ export class PoolController {
       await this.ensureRenderedMachineConfig(pool, rendered, signal);
       const conf = pool.spec?.configuration;
       if (conf?.name !== rendered.name || !isDeepStrictEqual(conf?.source ?? [], rendered.source)) {
-        const patched = await this.ctx.client.patch(
-          MachineConfigPools,
-          name,
-          { spec: { configuration: { name: rendered.name, source: rendered.source } } },
-          { signal, fieldManager: CONTROLLER_MANAGER },
-        );
+        let patched: MachineConfigPool;
+        try {
+          patched = await this.ctx.client.patch(
+            MachineConfigPools,
+            name,
+            { spec: { configuration: { name: rendered.name, source: rendered.source } } },
+            { signal, fieldManager: CONTROLLER_MANAGER },
+          );
+        } catch (e) {
+          // Deleted since our cache last saw it (an uninstall deletes a pool right after its MachineConfig):
+          // routine; its deletion event brings the garbage collection here.
+          if (isNotFound(e)) return;
+          throw e;
+        }
         this.ctx.log.info({ pool: name, config: rendered.name }, 'rendered a new configuration');
         this.ctx.poolView.observe(patched);
         pool = this.ctx.poolView.get(name) ?? patched;
@@ -164,14 +172,19 @@ export class PoolController {
     const existing = this.ctx.mcView.get(r.name);
     if (existing) {
       if (ownerOf(existing, 'MachineConfigPool')?.uid !== owner.uid) {
-        this.ctx.mcView.observe(
-          await this.ctx.client.patch(
-            MachineConfigs,
-            r.name,
-            { metadata: { ownerReferences: [owner] } },
-            { signal, fieldManager: CONTROLLER_MANAGER },
-          ),
-        );
+        try {
+          this.ctx.mcView.observe(
+            await this.ctx.client.patch(
+              MachineConfigs,
+              r.name,
+              { metadata: { ownerReferences: [owner] } },
+              { signal, fieldManager: CONTROLLER_MANAGER },
+            ),
+          );
+        } catch (e) {
+          // Deleted meanwhile: its deletion event brings us back to create it.
+          if (!isNotFound(e)) throw e;
+        }
       }
       return;
     }
