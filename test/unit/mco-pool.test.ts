@@ -143,8 +143,10 @@ describe('pool status', () => {
 describe('candidates', () => {
   const names = (ns: Node[]) => ns.map((n) => n.metadata.name);
 
-  test('maxUnavailable nodes at a time, in name order with numbers compared as numbers', () => {
-    const nodes = ['worker-10', 'worker-2', 'worker-1'].map((n) => node(n));
+  test('maxUnavailable nodes at a time, in the given (update) order', () => {
+    const m = new PoolMembership();
+    for (const n of ['worker-10', 'worker-2', 'worker-1']) m.assign(n, node(n), [pool('worker')]);
+    const nodes = m.nodesOf('worker').map((n) => node(n));
     assert.deepEqual(names(selectCandidates(pool('worker'), nodes, NEW)), ['worker-1']);
     assert.deepEqual(names(selectCandidates(pool('worker', { maxUnavailable: 2 }), nodes, NEW)), ['worker-1', 'worker-2']);
     assert.deepEqual(names(selectCandidates(pool('worker', { maxUnavailable: '100%' }), nodes, NEW)), [
