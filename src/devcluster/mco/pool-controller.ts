@@ -139,7 +139,11 @@ export class PoolController {
       const candidates = selectCandidates(pool, this.memberNodes(memberNames), target);
       if (candidates.length > 0) {
         // The pool says it is updating before any node is handed the new config, as the real one does.
-        if (!reportsUpdating(pool.status, target)) pool = await this.writePoolStatus(pool, memberNames, renderError, signal);
+        if (!reportsUpdating(pool.status, target)) {
+          const announced = await this.writePoolStatus(pool, memberNames, renderError, signal);
+          if (!announced) return;
+          pool = announced;
+        }
         await mapLimit(candidates, 16, (n) => {
           this.ctx.log.info({ pool: name, node: n.metadata.name, config: target }, 'setting node desired config');
           return this.patchNode(n.metadata.name ?? '', { metadata: { annotations: { [MCO_DESIRED_CONFIG]: target } } }, signal);
@@ -224,13 +228,13 @@ export class PoolController {
     );
   }
 
-  /** Writes the pool's status if it changed; answers the pool as it now is. */
+  /** Writes the pool's status if it changed; answers the pool as it now is (undefined: it is gone). */
   private async writePoolStatus(
     pool: MachineConfigPool,
     memberNames: string[],
     renderError: string | undefined,
     signal: AbortSignal,
-  ): Promise<MachineConfigPool> {
+  ): Promise<MachineConfigPool | undefined> {
     const name = pool.metadata.name ?? '';
     const status = computePoolStatus(pool, {
       nodes: this.memberNodes(memberNames),
@@ -250,7 +254,7 @@ export class PoolController {
       return this.ctx.poolView.get(name) ?? patched;
     } catch (e) {
       if (!isNotFound(e)) throw e;
-      return pool;
+      return undefined;
     }
   }
 
