@@ -26,7 +26,7 @@ import {
   GENERATED_BY_CONTROLLER_ANNOTATION,
   IGNITION_SPEC_VERSION,
   MachineConfigOperator,
-} from './mco.ts';
+} from './mco/index.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
 import { type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
@@ -42,6 +42,10 @@ export interface DevClusterOptions {
   compact?: boolean;
   /** How long a node is cordoned and NotReady while it reboots into a new machine config; default 2000ms. */
   rebootMs?: number;
+  /** How long after a node is handed a new machine config its (simulated) daemon picks it up; default 500ms. */
+  pickupDelayMs?: number;
+  /** How long a node drain waits before asking again for an eviction a PodDisruptionBudget refused; default 5000ms. */
+  drainRetryMs?: number;
   /** Which nodes Node Feature Discovery finds able to run VMs (and labels for kata); default 'all'. */
   virtualizationCapable?: 'all' | 'none' | string[];
   log?: Logger;
@@ -112,6 +116,8 @@ export class DevCluster {
       client: this.client,
       log,
       rebootMs: opts.rebootMs ?? 2000,
+      pickupDelayMs: opts.pickupDelayMs,
+      drainRetryMs: opts.drainRetryMs,
       informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
     });
     this.nfd = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes });

@@ -168,22 +168,3 @@ export async function registerNode(client: KubeClient, init: NodeInit): Promise<
     return client.get(Nodes, init.name);
   }
 }
-
-export type Taint = NonNullable<NonNullable<Node['spec']>['taints']>[number];
-export const UNSCHEDULABLE_TAINT = 'node.kubernetes.io/unschedulable';
-export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
-
-/**
- * The node's taints with the condition taints that the node lifecycle controller would maintain (there is
- * no kube-controller-manager here): `unschedulable` while cordoned, `not-ready` while NotReady. Answers
- * null for "no taints" (a merge patch value that removes the list).
- */
-export function conditionTaints(node: Node | undefined, state: { cordoned: boolean; notReady: boolean }, now = new Date()): Taint[] | null {
-  const taints = (node?.spec?.taints ?? []).filter((t) => t.key !== UNSCHEDULABLE_TAINT && t.key !== NOT_READY_TAINT);
-  if (state.cordoned) taints.push({ key: UNSCHEDULABLE_TAINT, effect: 'NoSchedule' });
-  if (state.notReady) {
-    const timeAdded = `${now.toISOString().slice(0, 19)}Z`;
-    taints.push({ key: NOT_READY_TAINT, effect: 'NoSchedule' }, { key: NOT_READY_TAINT, effect: 'NoExecute', timeAdded } as Taint);
-  }
-  return taints.length ? taints : null;
-}

@@ -27,7 +27,6 @@ import {
   MachineConfigs,
 } from '../../src/api/openshift.ts';
 import { DevCluster, FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
-import { maxUnavailableOf } from '../../src/devcluster/mco.ts';
 import { Namespaces, type Node, Nodes } from '../../src/kube/resources.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { createLogger, silentLogger } from '../../src/runtime/log.ts';
@@ -45,15 +44,9 @@ let nodes: Informer<Node>;
 /** The most worker nodes seen unavailable at once since the last reset, from every node event. */
 let maxUnavailableNodes = 0;
 let nodeWasNotReady = new Set<string>();
-const cordonedWithoutTaint = new Set<string>();
 
 function trackNodes(): void {
   const workers = nodes.list().filter((n) => n.metadata.name?.startsWith('worker-'));
-  for (const n of workers) {
-    const taints = (n.spec?.taints ?? []).map((t) => `${t.key}:${t.effect}`);
-    if (n.spec?.unschedulable && !taints.includes('node.kubernetes.io/unschedulable:NoSchedule'))
-      cordonedWithoutTaint.add(n.metadata.name ?? '');
-  }
   maxUnavailableNodes = Math.max(maxUnavailableNodes, workers.filter(nodeUnavailable).length);
   for (const n of workers)
     if (n.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True') nodeWasNotReady.add(n.metadata.name ?? '');
@@ -112,7 +105,14 @@ function rolloutStatuses(mark: number, name: string, newTarget: string): PoolSum
 }
 
 before(async () => {
-  dc = await DevCluster.start({ workers: 3, masters: 1, rebootMs: 300, virtualizationCapable: ['worker-0', 'worker-1'], log });
+  dc = await DevCluster.start({
+    workers: 3,
+    masters: 1,
+    rebootMs: 300,
+    pickupDelayMs: 100,
+    virtualizationCapable: ['worker-0', 'worker-1'],
+    log,
+  });
   pools = new Informer(dc.client, MachineConfigPools, { log });
   nodes = new Informer(dc.client, Nodes, { log });
   pools.addEventHandler({ add: (p) => history.record(p), update: (_, p) => history.record(p) });
@@ -230,16 +230,6 @@ describe('dev cluster', () => {
     }
   });
 
-  test('maxUnavailable: an integer or a percentage of the pool, rounded down, at least 1', () => {
-    const p = (maxUnavailable?: number | string) => ({ metadata: {}, spec: { maxUnavailable } }) as MachineConfigPool;
-    assert.equal(maxUnavailableOf(p(), 10), 1);
-    assert.equal(maxUnavailableOf(p(3), 10), 3);
-    assert.equal(maxUnavailableOf(p('50%'), 3), 1);
-    assert.equal(maxUnavailableOf(p('50%'), 10), 5);
-    assert.equal(maxUnavailableOf(p('10%'), 3), 1);
-    assert.equal(maxUnavailableOf(p(0), 3), 1);
-  });
-
   test('a new MachineConfig rolls out one node at a time, the pool status right at every step', async () => {
     const before = pool('worker')?.spec.configuration?.name;
     const masterBefore = pool('master')?.spec.configuration?.name;
@@ -263,9 +253,11 @@ describe('dev cluster', () => {
       assert.equal(s.updating, 'True');
       assert.equal(s.config, before);
     }
-    // One node at a time: the updated count climbs 0, 1, 2, 3 with one node unavailable until the end.
+    // The pool reports Updating before any node is handed the config; then one node at a time: the
+    // updated count climbs 0, 1, 2, 3 with one node unavailable until the end.
     const steps = statuses.map((s) => [s.updatedMachineCount, s.unavailableMachineCount]);
     assert.deepEqual(steps, [
+      [0, 0],
       [0, 1],
       [1, 1],
       [2, 1],
@@ -273,7 +265,6 @@ describe('dev cluster', () => {
     ]);
     assert.equal(maxUnavailableNodes, 1, 'never more than one worker node unavailable');
     assert.deepEqual([...nodeWasNotReady].sort(), WORKERS, 'every worker rebooted (NotReady)');
-    assert.deepEqual([...cordonedWithoutTaint], [], 'a cordoned node carries the unschedulable taint');
 
     for (const w of WORKERS) {
       const n = node(w);
@@ -304,7 +295,8 @@ describe('dev cluster', () => {
     const statuses = rolloutStatuses(mark, 'worker', settled.spec.configuration?.name ?? '');
     for (const s of statuses) assertConsistent(s, 2);
     assert.equal(Math.max(...statuses.map((s) => s.unavailableMachineCount ?? 0)), 2);
-    assert.equal(statuses[0]?.unavailableMachineCount, 2, 'two nodes start at once');
+    assert.equal(statuses[0]?.unavailableMachineCount, 0, 'Updating is reported before any node starts');
+    assert.equal(statuses[1]?.unavailableMachineCount, 2, 'then two nodes start at once');
     assert.equal(maxUnavailableNodes, 2);
 
     await dc.client.patch(MachineConfigPools, 'worker', { spec: { maxUnavailable: null } });
@@ -374,10 +366,11 @@ describe('dev cluster', () => {
     assert.deepEqual([crcStatus.type, crcStatus.status, crcStatus.message], ['Success', 'True', 'Success']);
     const crcStatuses = rolloutStatuses(crcMark, 'kata-oc', withCrc.spec.configuration?.name ?? '');
     assert.deepEqual(
-      crcStatuses.map((s) => [s.updated, s.updatedMachineCount]),
+      crcStatuses.map((s) => [s.updated, s.updatedMachineCount, s.unavailableMachineCount]),
       [
-        ['False', 0],
-        ['True', 1],
+        ['False', 0, 0],
+        ['False', 0, 1],
+        ['True', 1, 0],
       ],
     );
     assert.equal(pool('worker')?.spec.configuration?.name, workerConfig, 'a kata-oc CRC does not touch the worker pool');

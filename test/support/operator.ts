@@ -12,7 +12,7 @@ export function useDevCluster(opts: DevClusterOptions = {}): { readonly dev: Dev
   const ref: { dev?: DevCluster } = {};
   before(async () => {
     const t0 = Date.now();
-    ref.dev = await DevCluster.start({ rebootMs: 400, log: testLogger(), ...opts });
+    ref.dev = await DevCluster.start({ rebootMs: 400, pickupDelayMs: 100, log: testLogger(), ...opts });
     console.log(`# dev cluster: kube-apiserver ${ref.dev.controlPlane.version}, ready in ${Date.now() - t0} ms`);
   });
   after(() => ref.dev?.stop());
