@@ -80,6 +80,50 @@ describe('osc command line', () => {
     }
   });
 
+  test('--output-dir: a file in the way or a directory that cannot be made is a clear error, not EEXIST or a hang', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, '');
+    const onFile = await run(['install', '--dry-run', '--output-dir', file]);
+    assert.equal(onFile.code, 1);
+    assert.equal(
+      onFile.stderr,
+      `error: --output-dir ${file}: ${file} exists and is not a directory: choose another directory or remove the file\n`,
+    );
+    const below = await run(['install', '--dry-run', '--output-dir', join(file, 'sub')]);
+    assert.equal(below.code, 1);
+    assert.match(below.stderr, /^error: --output-dir .*a-file\/sub: .*a part of the path is a file, not a directory\n$/);
+    // mkdir under /proc answers ENOENT for a parent that exists: Node's recursive mkdir spun there forever.
+    const proc = await run(['install', '--dry-run', '--output-dir', '/proc/osc-config']);
+    assert.equal(proc.code, 1);
+    assert.match(
+      proc.stderr,
+      /^error: --output-dir \/proc\/osc-config: cannot create directory \/proc\/osc-config: .*; choose a directory you can write to\n$/,
+    );
+    const fresh = await run(['install', '--dry-run', '--output-dir', join(dir, 'new', 'config')]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.match(fresh.stdout, /wrote .*new\/config\/10-crds\.yaml/);
+  });
+
+  test('no kubeconfig anywhere: says so, instead of talking about localhost:8080', async () => {
+    const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG, KSH: process.env.KUBERNETES_SERVICE_HOST };
+    process.env.HOME = join(dir, 'empty-home');
+    delete process.env.KUBECONFIG;
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    try {
+      for (const args of CLUSTER_COMMANDS) {
+        const r = await run(args);
+        assert.equal(r.code, 1, args.join(' '));
+        assert.match(r.stderr, /^error: no kubeconfig found: KUBECONFIG is not set, .*empty-home\/\.kube\/config does not exist/, r.stderr);
+        assert.doesNotMatch(r.stderr, /8080/);
+      }
+    } finally {
+      for (const [k, v] of Object.entries({ HOME: saved.HOME, KUBECONFIG: saved.KUBECONFIG, KUBERNETES_SERVICE_HOST: saved.KSH })) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   test('a kubeconfig that does not exist is named', async () => {
     for (const args of CLUSTER_COMMANDS) {
       const r = await run([...args, '--kubeconfig', join(dir, 'missing')]);
