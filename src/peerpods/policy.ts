@@ -18,6 +18,13 @@
 export const AGENT_POLICY_ANNOTATION = 'io.katacontainers.config.agent.policy';
 export const POLICY_PACKAGE = 'agent_policy';
 
+/** The requests every pod needs to start: a policy that always refuses one of them is refused itself. */
+export const STARTUP_REQUESTS: readonly string[] = Object.freeze([
+  'CreateSandboxRequest',
+  'CreateContainerRequest',
+  'StartContainerRequest',
+]);
+
 /** Every agent API request the product documents (seed 002 §3.5), alphabetically. */
 export const AGENT_REQUESTS: readonly string[] = Object.freeze([
   'AddARPNeighborsRequest',
@@ -440,7 +447,19 @@ export function checkPolicy(text: string): PolicyCheck {
         message: 'AllowRequestsFailingPolicy is true: the agent serves every request the policy denies; use it only for debugging',
       });
     } else {
-      const missing = AGENT_REQUESTS.filter((r) => !decision(p, r).defined);
+      // One rule for what the webhook refuses: a policy with which the pod can never start. That is a
+      // policy the agent cannot read (no package line...), and as much one that refuses a request every
+      // pod needs to start.
+      for (const name of STARTUP_REQUESTS) {
+        const d = decision(p, name);
+        if (d.hasRules || d.def === true || (d.def === undefined && d.defined)) continue;
+        issues.push({
+          line: p.defaults.find((x) => x.name === name)?.line ?? 0,
+          severity: 'fatal',
+          message: `${name} is ${d.defined ? 'false' : 'not defined'} and no rule allows it: the agent refuses it, so no pod can start; write "default ${name} := true"`,
+        });
+      }
+      const missing = AGENT_REQUESTS.filter((r) => !decision(p, r).defined && !STARTUP_REQUESTS.includes(r));
       if (missing.length > 0) {
         issues.push({
           line: 0,

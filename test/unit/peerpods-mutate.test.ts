@@ -313,13 +313,25 @@ describe('mutatePeerPod: resources', () => {
 
 describe('mutatePeerPod: the agent policy', () => {
   test('requests without a rule: warned (the agent denies them)', () => {
-    const text = 'package agent_policy\ndefault ExecProcessRequest := false\n';
+    const text =
+      'package agent_policy\ndefault ExecProcessRequest := false\ndefault CreateSandboxRequest := true\ndefault CreateContainerRequest := true\ndefault StartContainerRequest := true\n';
     const { warnings } = mutated(pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy(text) }));
     assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^agent policy: no rule for AddARPNeighborsRequest, .*CopyFileRequest, .*: the agent denies them/);
+  });
+  test('one rule: a policy that denies CreateSandboxRequest is refused, as one without a package line is', () => {
+    const denies = hardenedPolicy().replace('default CreateSandboxRequest := true', 'default CreateSandboxRequest := false');
+    const r = mutatePeerPod(pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy(denies) }), SETTINGS);
+    assert.equal(r.allowed, false);
     assert.match(
-      warnings[0] ?? '',
-      /^agent policy: no rule for AddARPNeighborsRequest, .*CreateContainerRequest, .*: the agent denies them/,
+      r.allowed ? '' : r.message,
+      /^annotation io\.katacontainers\.config\.agent\.policy: the Kata Agent cannot use this policy, so the pod would never start: line \d+: CreateSandboxRequest is false and no rule allows it/,
     );
+    const noPackage = mutatePeerPod(
+      pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy('default ExecProcessRequest := false\n') }),
+      SETTINGS,
+    );
+    assert.equal(noPackage.allowed, false);
   });
   test('no policy: warned', () => {
     assert.deepEqual(mutated(pod([{ name: 'a' }], {})).warnings, [NO_POLICY_WARNING]);

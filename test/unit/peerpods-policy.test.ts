@@ -163,6 +163,20 @@ describe('checkPolicy: bad policies', () => {
       problems: ['line 1: package is "policy": the Kata Agent reads only package agent_policy; write "package agent_policy"'],
     },
     {
+      name: 'a policy that denies CreateSandboxRequest (the pod could never start: refused like a missing package line)',
+      text: edited((s) => s.replace('default CreateSandboxRequest := true', 'default CreateSandboxRequest := false')),
+      problems: [
+        'line 8: CreateSandboxRequest is false and no rule allows it: the agent refuses it, so no pod can start; write "default CreateSandboxRequest := true"',
+      ],
+    },
+    {
+      name: 'a policy without StartContainerRequest',
+      text: edited((s) => s.replace('default StartContainerRequest := true\n', '')),
+      problems: [
+        'StartContainerRequest is not defined and no rule allows it: the agent refuses it, so no pod can start; write "default StartContainerRequest := true"',
+      ],
+    },
+    {
       name: 'package not first',
       text: 'default ExecProcessRequest := false\npackage agent_policy\n',
       problems: ['line 2: the package line must come first'],
@@ -253,7 +267,9 @@ describe('checkPolicy: bad policies', () => {
 
 describe('checkPolicy: warnings and accepted forms', () => {
   test('missing requests: the agent denies them', () => {
-    const r = checkPolicy('package agent_policy\n\ndefault ExecProcessRequest := false\ndefault CreateContainerRequest := true\n');
+    const r = checkPolicy(
+      'package agent_policy\n\ndefault ExecProcessRequest := false\ndefault CreateContainerRequest := true\ndefault CreateSandboxRequest := true\ndefault StartContainerRequest := true\n',
+    );
     assert.equal(r.ok, true);
     assert.equal(r.warnings.length, 1);
     assert.match(r.warnings[0] ?? '', /^no rule for AddARPNeighborsRequest, AddSwapRequest, .*, WriteStreamRequest: the agent denies them/);
@@ -286,7 +302,7 @@ describe('checkPolicy: warnings and accepted forms', () => {
       '',
       'default CreateContainerRequest := {"allowed": false, "ops": []}',
       ...AGENT_REQUESTS.filter((r) => r !== 'CreateContainerRequest' && r !== 'StartContainerRequest').map(
-        (r) => `default ${r} = ${r === 'ExecProcessRequest'} # trailing } comment`,
+        (r) => `default ${r} = ${r === 'ExecProcessRequest' || r === 'CreateSandboxRequest'} # trailing } comment`,
       ),
       'default AllowRequestsFailingPolicy := false',
       'StartContainerRequest {',
