@@ -85,6 +85,21 @@ describe('KataConfig validation at the API server', () => {
       ],
     },
     {
+      name: "the documentation's placeholder <label_key> as a matchLabels key",
+      spec: '  kataConfigPoolSelector:\n    matchLabels:\n      <label_key>: <label_value>\n',
+      expect: [/spec\.kataConfigPoolSelector\.matchLabels: Invalid value: "object": every key must be a valid label key/],
+    },
+    {
+      name: 'a matchExpressions key that is not a label key',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: bad key!\n      operator: Exists\n',
+      expect: [/spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/],
+    },
+    {
+      name: 'a label key whose name part is longer than 63 characters',
+      spec: `  kataConfigPoolSelector:\n    matchLabels:\n      example.com/${'a'.repeat(64)}: x\n`,
+      expect: [/matchLabels: Invalid value: "object": every key must be a valid label key/],
+    },
+    {
       name: 'a misspelt field',
       spec: '  loglevel: debug\n',
       expect: [/unknown field "spec\.loglevel"/],
@@ -99,9 +114,28 @@ describe('KataConfig validation at the API server', () => {
     });
   }
 
+  test('refuses a live KataConfig patched to a selector key no node can carry', async () => {
+    const ok = await create('  kataConfigPoolSelector:\n    matchLabels:\n      node-role.kubernetes.io/worker: ""\n');
+    assert.equal(ok.code, 0, ok.stderr);
+    const r = await plane.cp.kubectl([
+      'patch',
+      'kataconfig',
+      'bad',
+      '--type=merge',
+      '-p',
+      '{"spec":{"kataConfigPoolSelector":{"matchExpressions":[{"key":"<label_key>","operator":"Exists"}]}}}',
+    ]);
+    assert.notEqual(r.code, 0, `accepted: ${r.stdout}`);
+    assert.match(
+      r.stderr,
+      /spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/,
+    );
+    await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);
+  });
+
   test('accepts the documented examples (and defaults logLevel to info)', async () => {
     const ok = await create(
-      '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n',
+      '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n    matchExpressions:\n    - key: node-role.kubernetes.io/worker\n      operator: Exists\n',
     );
     assert.equal(ok.code, 0, ok.stderr);
     await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);

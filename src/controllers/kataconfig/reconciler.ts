@@ -57,6 +57,7 @@ import {
   isCompactCluster,
   podsUsing,
   runtimeClassesFor,
+  runtimeClassesInUse,
   runtimeClassFor,
   selectNodes,
   uninstallCondition,
@@ -264,7 +265,8 @@ export class KataConfigReconciler {
         const live = await client.list(Pods, { signal });
         const using = podsUsing(live.items, classes);
         if (using.length) {
-          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(rt) };
+          const used = runtimeClassesInUse(live.items, classes);
+          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(used) };
           log.info({ pods: using.slice(0, 20), count: using.length }, 'uninstall blocked by pods using the runtime');
         }
       } catch (e) {

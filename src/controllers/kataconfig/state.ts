@@ -52,6 +52,8 @@ export interface Selection {
   nodes: string[];
   /** checkNodeEligibility is on and no candidate carries the NFD label. */
   noEligibleNodes: boolean;
+  /** kataConfigPoolSelector is set and matches no worker: nothing would get kata. */
+  noMatchingNodes?: boolean;
 }
 
 /**
@@ -71,14 +73,20 @@ export function selectNodes(nodes: readonly Node[], spec: KataConfigSpec | undef
     };
   let candidates = all.filter((n) => isWorker(n) && !isMaster(n));
   const selector = spec?.kataConfigPoolSelector;
+  const workers = candidates.length;
   if (selector) candidates = candidates.filter((n) => selectorMatches(selector, n.metadata.labels));
+  const noMatchingNodes = !!selector && workers > 0 && candidates.length === 0;
   let noEligibleNodes = false;
   if (spec?.checkNodeEligibility && !spec.enablePeerPods) {
     const eligible = candidates.filter((n) => n.metadata.labels?.[NFD_KATA_LABEL] === 'true');
     noEligibleNodes = candidates.length > 0 && eligible.length === 0;
     candidates = eligible;
   }
-  return { nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName), noEligibleNodes };
+  return {
+    nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName),
+    noEligibleNodes,
+    ...(noMatchingNodes ? { noMatchingNodes } : {}),
+  };
 }
 
 export interface ClassifyInput {
@@ -170,6 +178,8 @@ export function installCondition(c: Classification, sel: Selection, rt: string, 
   if (first) return { status: 'True', reason: 'Failed', message: messages.failed(first.node, first.reason) };
   const reason: InProgressReason = initial ? 'Installing' : 'Updating';
   if (sel.noEligibleNodes) return { status: 'True', reason, message: messages.noEligibleNodes() };
+  // "Installed on 0 nodes" would read as success: say that the selector selects nothing.
+  if (sel.noMatchingNodes && c.settled) return { status: 'True', reason, message: messages.noMatchingNodes() };
   if (c.settled) return done;
   return { status: 'True', reason, message: initial ? messages.installing(rt) : messages.updating() };
 }
@@ -183,6 +193,16 @@ export function uninstallCondition(c: Classification, rt: string): InProgressSta
 
 export function inProgressOf(kc: KataConfig): KataCondition | undefined {
   return kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
+}
+
+/** The runtime classes (sorted, once each) that these pods use, among those given. */
+export function runtimeClassesInUse(
+  pods: readonly { spec?: { runtimeClassName?: string } }[],
+  runtimeClasses: ReadonlySet<string>,
+): string[] {
+  const used = new Set<string>();
+  for (const p of pods) if (p.spec?.runtimeClassName && runtimeClasses.has(p.spec.runtimeClassName)) used.add(p.spec.runtimeClassName);
+  return [...used].sort();
 }
 
 /** Pods that keep an uninstall waiting: any pod, in any namespace, using one of these runtime classes. */
