@@ -60,7 +60,8 @@ export function clusterRules(): PolicyRule[] {
       verbs: ['delete'],
       resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS],
     },
-    // The admission webhooks register themselves (server-side apply: patch, and create the first time).
+    // The admission webhooks register themselves (server-side apply: patch, and create the first time), and
+    // the leader watches the two registrations by name to restore them (list/watch with a name field selector).
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
@@ -69,7 +70,7 @@ export function clusterRules(): PolicyRule[] {
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
-      verbs: ['get', 'patch', 'update'],
+      verbs: ['get', 'list', 'watch', 'patch', 'update'],
       resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION],
     },
   ];
