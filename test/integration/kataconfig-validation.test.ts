@@ -133,6 +133,30 @@ describe('KataConfig validation at the API server', () => {
     await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);
   });
 
+  test('a bad PeerPodConfig spec.limit is refused with the field and the value, not Invalid value: ""', async () => {
+    const ppc = (limit: string) =>
+      plane.cp.kubectl(['create', '-f', '-'], {
+        input: `apiVersion: confidentialcontainers.org/v1alpha1\nkind: PeerPodConfig\nmetadata:\n  name: ppc\n  namespace: default\nspec:\n  cloudSecretName: peer-pods-secret\n  limit: ${limit}\n`,
+      });
+    for (const [limit, shown] of [
+      ['"0"', '"0"'],
+      ['"ten"', '"ten"'],
+      ['-3', '-3'],
+    ] as const) {
+      const r = await ppc(limit);
+      assert.notEqual(r.code, 0, `accepted limit ${limit}`);
+      assert.doesNotMatch(r.stderr, /Invalid value: ""/);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `spec\\.limit: Invalid value: "object": limit is ${shown}: it must be a whole number of peer pod VMs per node, 1 or more`,
+        ),
+      );
+    }
+    const ok = await ppc('"10"');
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
   test('accepts the documented examples (and defaults logLevel to info)', async () => {
     const ok = await create(
       '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n    matchExpressions:\n    - key: node-role.kubernetes.io/worker\n      operator: Exists\n',

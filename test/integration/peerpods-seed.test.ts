@@ -258,7 +258,10 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
       '{"spec":{"limit":"many"}}',
     ]);
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /limit must be a whole number of peer pod VMs per node, 1 or more/);
+    assert.match(
+      bad.stderr,
+      /spec\.limit: Invalid value: "object": limit is "many": it must be a whole number of peer pod VMs per node, 1 or more/,
+    );
     // A number works as well as a string.
     await ok(['patch', 'peerpodconfig', PEER_POD_CONFIG, '-n', NS, '--type', 'merge', '--patch', '{"spec":{"limit":12}}']);
     await waitFor(
