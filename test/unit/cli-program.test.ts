@@ -72,6 +72,16 @@ describe('osc command line', () => {
       [['status', 'extra'], /error: too many arguments for 'status'/],
       [['install', '--output-dir', dir], /error: --output-dir writes the manifests instead of installing them: add --dry-run/],
       [['start', '--compact', '--workers', '2'], /error: --compact clusters have no worker nodes/],
+      [
+        ['start', '--eligible', 'worker-0,wroker-1'],
+        /^error: --eligible names a node this dev cluster does not have: wroker-1 \(its nodes: master-0, worker-0, worker-1\)\n$/,
+      ],
+      [
+        ['dev', '--workers', '3', '--eligible', 'worker-3,node-a'],
+        /^error: --eligible names nodes this dev cluster does not have: worker-3, node-a /,
+      ],
+      [['dev', '--compact', '--eligible', 'worker-0'], /its nodes: master-0, master-1, master-2\)/],
+      [['dev', '--eligible', ','], /^error: --eligible is empty/],
     ];
     for (const [args, expected] of cases) {
       const r = await run(args);
