@@ -134,6 +134,14 @@ describe('osc command line', () => {
     }
   });
 
+  test('osc start and osc dev reboot nodes for the same default time', async () => {
+    const start = await run(['start', '--help']);
+    const dev = await run(['dev', '--help']);
+    const def = (help: string) => /--reboot-ms <ms>[\s\S]*?\(default: (\d+)\)/.exec(help)?.[1];
+    assert.equal(def(start.stdout), '4000');
+    assert.equal(def(dev.stdout), def(start.stdout));
+  });
+
   test('a kubeconfig that does not exist is named', async () => {
     for (const args of CLUSTER_COMMANDS) {
       const r = await run([...args, '--kubeconfig', join(dir, 'missing')]);
