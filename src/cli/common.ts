@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { KataConfigs } from '../api/kataconfig.ts';
@@ -25,6 +25,9 @@ export interface CliIO {
 }
 
 export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process.stderr });
+
+/** The README walkthrough's KataConfig, shipped with osc (src/ and dist/ sit at the same depth). */
+export const SAMPLE_KATACONFIG = resolve(import.meta.dirname, '..', '..', 'config', 'samples', 'cluster-kataconfig.yaml');
 
 export const KATACONFIG_CRD = `${KataConfigs.plural}.${KATACONFIG_GROUP}`;
 

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { oscCRDs } from '../../src/api/crds.ts';
 import { useControlPlane } from '../support/controlplane.ts';
@@ -155,6 +157,17 @@ describe('KataConfig validation at the API server', () => {
     }
     const ok = await ppc('"10"');
     assert.equal(ok.code, 0, ok.stderr);
+  });
+
+  test('every KataConfig in config/samples is accepted as it stands', async () => {
+    const dir = join(import.meta.dirname, '..', '..', 'config', 'samples');
+    const samples = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    assert.ok(samples.includes('cluster-kataconfig.yaml'), 'the README walkthrough KataConfig is there');
+    for (const f of samples) {
+      const r = await plane.cp.kubectl(['create', '--dry-run=server', '-f', join(dir, f)]);
+      assert.equal(r.code, 0, `${f}: ${r.stderr}`);
+      assert.match(r.stdout, /^kataconfig\.kataconfiguration\.openshift\.io\/\S+ created \(server dry run\)\n$/, f);
+    }
   });
 
   test('accepts the documented examples (and defaults logLevel to info)', async () => {

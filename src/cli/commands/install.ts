@@ -8,7 +8,7 @@ import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { loadOrCreateWebhookTLS, WEBHOOK_SECRET } from '../../webhooks/setup.ts';
-import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, write } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, SAMPLE_KATACONFIG, write } from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
   dryRun?: boolean;
@@ -58,7 +58,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       [
         '',
         `osc is installed in namespace ${OPERATOR_NAMESPACE} (deployment ${NAMES.deployment}).`,
-        'Next: create a KataConfig to install kata on the worker nodes, e.g. "kubectl create -f cluster-kataconfig.yaml",',
+        `Next: create a KataConfig to install kata on the worker nodes, e.g. "kubectl create -f ${SAMPLE_KATACONFIG}",`,
         `and follow it with "${programName} status --watch".`,
       ].join('\n'),
     );

@@ -7,7 +7,7 @@ import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, onShutdownSignal, write } from '../common.ts';
+import { CliError, type CliIO, onShutdownSignal, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
@@ -163,7 +163,7 @@ export async function runDevEnvironment(
       '  kubectl get nodes',
       '  kubectl get machineconfigpools',
       ...(opts.withOperator
-        ? ['  kubectl create -f cluster-kataconfig.yaml     # the KataConfig of the README walkthrough', `  ${osc} status --watch`]
+        ? [`  kubectl create -f ${display(SAMPLE_KATACONFIG)}     # the KataConfig of the README walkthrough`, `  ${osc} status --watch`]
         : [
             `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
           ]),
