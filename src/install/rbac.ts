@@ -52,12 +52,13 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
     { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
     { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
-    // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted.
+    // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted, and
+    // adopted (owner reference patched) when an earlier KataConfig made them.
     { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
     {
       apiGroups: ['node.k8s.io'],
       resources: ['runtimeclasses'],
-      verbs: ['delete'],
+      verbs: ['patch', 'delete'],
       resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS],
     },
     // The admission webhooks register themselves (server-side apply: patch, and create the first time), and
