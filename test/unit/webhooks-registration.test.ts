@@ -18,10 +18,11 @@ describe('webhook registration drift', () => {
   test('deleted, another endpoint, another CA bundle, or a webhook added or removed is drift', () => {
     assert.equal(registrationDrifted(undefined, validating), true);
     const elsewhere = clone();
-    (elsewhere.webhooks?.[0] as { clientConfig: { url: string } }).clientConfig.url = 'https://127.0.0.1:1/dead';
+    const first = (c: typeof validating) => (c.webhooks ?? [])[0] as { clientConfig: { url: string; caBundle: string } };
+    first(elsewhere).clientConfig.url = 'https://127.0.0.1:1/dead';
     assert.equal(registrationDrifted(elsewhere, validating), true);
     const otherCa = clone();
-    (otherCa.webhooks?.[0] as { clientConfig: { caBundle: string } }).clientConfig.caBundle = 'b3RoZXI=';
+    first(otherCa).clientConfig.caBundle = 'b3RoZXI=';
     assert.equal(registrationDrifted(otherCa, validating), true);
     const extra = clone();
     extra.webhooks?.push({ name: 'x' });
