@@ -4,7 +4,7 @@ import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 
 /**
- * The KataConfig API (SPEC §3). These definitions are the single source of truth: the TypeScript types
+ * The KataConfig API (docs/kataconfig.md). These definitions are the single source of truth: the TypeScript types
  * below are inferred from them, and crds.ts turns them into the CRD's validation schema.
  */
 
@@ -134,7 +134,7 @@ export const IN_PROGRESS = 'InProgress';
 
 export type InProgressReason = 'Installing' | 'Updating' | 'Uninstalling' | 'Failed' | 'BlockedByExistingKataPods' | 'Ignored' | '';
 
-/** The InProgress condition's text (SPEC §3 table; seed 000). `rt` is kata or kata-remote. */
+/** The InProgress condition's text (docs/kataconfig.md, "The InProgress condition"). `rt` is kata or kata-remote. */
 export const messages = {
   installing: (rt: string) => `Performing initial installation of ${rt} on cluster`,
   updating: () => 'Adding and/or removing kata-enabled nodes',

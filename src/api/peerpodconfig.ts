@@ -5,7 +5,7 @@ import { customResourceDefinition } from './crd.ts';
 import { type Infer, type Schema, s } from './schema.ts';
 
 /**
- * The PeerPodConfig API (SPEC §2, §6): `peerpodconfig-openshift` in the operator namespace says how many pod
+ * The PeerPodConfig API (docs/peerpods.md): `peerpodconfig-openshift` in the operator namespace says how many pod
  * VMs each kata node may run (`spec.limit`, advertised as the extended resource `kata.peerpods.io/vm`).
  * Same group, version, kind and fields as the original operator's CRD, so that the documented
  * `oc patch peerpodconfig peerpodconfig-openshift ... -p '{"spec":{"limit":"<n>"}}'` works as written.

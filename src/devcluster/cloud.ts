@@ -57,7 +57,7 @@ const kindOf = (name: string | undefined): ImageJobKind | undefined =>
   name === PODVM_IMAGE_CREATION_JOB ? 'creation' : name === PODVM_IMAGE_DELETION_JOB ? 'deletion' : undefined;
 
 /**
- * The cloud behind peer pods, as far as the operator can see it (SPEC §8), and the two Kubernetes
+ * The cloud behind peer pods, as far as the operator can see it (docs/devcluster.md), and the two Kubernetes
  * controllers it needs that this control plane lacks:
  *
  * - the pod VM image jobs: `osc-podvm-image-creation` runs for imageJobMs, "builds" an AMI (a fake

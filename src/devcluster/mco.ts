@@ -24,7 +24,7 @@ import { silentLogger } from '../runtime/log.ts';
 import { conditionTaints, readyCondition } from './nodes.ts';
 
 /**
- * A simulator of the Machine Config Operator (SPEC §8), faithful to what a client can observe:
+ * A simulator of the Machine Config Operator (docs/devcluster.md), faithful to what a client can observe:
  *
  * - render controller: each pool's configuration is rendered from the MachineConfigs its
  *   machineConfigSelector selects into a MachineConfig named `rendered-<pool>-<md5 of the merged config>`

@@ -1,5 +1,5 @@
 /**
- * Kata Agent policy tooling (seed 002 §3.5). A pod's `io.katacontainers.config.agent.policy` annotation
+ * Kata Agent policy tooling (docs/peerpods.md, "Kata Agent policy"). A pod's `io.katacontainers.config.agent.policy` annotation
  * carries a base64-encoded Rego policy, `package agent_policy`, with one rule per agent API request; the
  * agent asks `data.agent_policy.<Request>` before serving each request.
  *
@@ -25,7 +25,7 @@ export const STARTUP_REQUESTS: readonly string[] = Object.freeze([
   'StartContainerRequest',
 ]);
 
-/** Every agent API request the product documents (seed 002 §3.5), alphabetically. */
+/** Every agent API request the product documents, alphabetically. */
 export const AGENT_REQUESTS: readonly string[] = Object.freeze([
   'AddARPNeighborsRequest',
   'AddSwapRequest',
@@ -78,7 +78,7 @@ export const OTHER_AGENT_POLICY_NAMES: readonly string[] = Object.freeze([
 
 const KNOWN_NAMES = new Set([...AGENT_REQUESTS, ...OTHER_AGENT_POLICY_NAMES]);
 
-/** The requests the seed's recommended production policy denies. */
+/** The requests the documented production policy denies. */
 export const HARDENED_DENIED: readonly string[] = Object.freeze([
   'ReadStreamRequest',
   'ExecProcessRequest',
@@ -86,7 +86,7 @@ export const HARDENED_DENIED: readonly string[] = Object.freeze([
   'WriteStreamRequest',
 ]);
 
-/** The one command the seed's recommended policy still lets `oc exec` run (the attestation status). */
+/** The one command the documented production policy still lets `oc exec` run (the attestation status). */
 export const SEED_ALLOWED_EXEC_COMMANDS: readonly string[] = Object.freeze([
   'curl http://127.0.0.1:8006/cdh/resource/default/attestation-status/status',
 ]);
@@ -97,7 +97,7 @@ export function defaultPolicy(): string {
 }
 
 /**
- * The production policy the seed recommends (its §3.5 example, byte for byte with the default options):
+ * The production policy the product documentation recommends (its example, byte for byte with the default options):
  * ExecProcessRequest, ReadStreamRequest, SetPolicyRequest and WriteStreamRequest denied, and `oc exec`
  * allowed only for `allowedExecCommands` (default: the attestation status command; `[]` drops the rule).
  * Note that denying ReadStreamRequest also stops `oc logs` from reading the containers' output.
@@ -480,7 +480,7 @@ export function checkPolicy(text: string): PolicyCheck {
 /**
  * Whether the policy stops `oc exec`: ExecProcessRequest defaults to false (or is undefined) and no rule
  * always allows it, and AllowRequestsFailingPolicy is not true. Rules that allow exec only under
- * conditions (like the seed's allowed_commands) still count as denying. A policy the agent cannot use
+ * conditions (like the documented policy's allowed_commands) still count as denying. A policy the agent cannot use
  * (fatal problems) does not count.
  */
 export function deniesExec(text: string): boolean {

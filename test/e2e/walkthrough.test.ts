@@ -142,7 +142,7 @@ describe('README walkthrough: npm start, then the documented procedure with kube
     assert.deepEqual(sample, parse(readmeFiles().get('cluster-kataconfig.yaml') ?? ''));
   });
 
-  test("create the KataConfig from the README (the seed's) and watch the documented transitions", async () => {
+  test("create the KataConfig from the README (the documentation's) and watch the documented transitions", async () => {
     assert.ok(readme.includes('kubectl create -f cluster-kataconfig.yaml'));
     assert.match(readFileSync(join(work, 'cluster-kataconfig.yaml'), 'utf8'), /name: cluster-kataconfig\n/);
     assert.match(

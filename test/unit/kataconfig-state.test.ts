@@ -53,7 +53,7 @@ const workerPool = pool('worker', WORKER_TARGET, ['00-worker']);
 const classify = (nodes: Node[], selected: string[], extra: Partial<Parameters<typeof classifyNodes>[0]> = {}): Classification =>
   classifyNodes({ nodes, selected: new Set(selected), compact: false, kataPool, basePool: workerPool, wantCrioConfig: false, ...extra });
 
-describe('node classification (SPEC §4 table)', () => {
+describe('node classification (the table of docs/kataconfig.md)', () => {
   const rows: { name: string; n: Node; selected: boolean; list: string | undefined }[] = [
     {
       name: 'Done, at the kata target, in the kata pool',

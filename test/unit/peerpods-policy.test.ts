@@ -12,7 +12,7 @@ import {
   parsePolicy,
 } from '../../src/peerpods/policy.ts';
 
-/** Seed 002 §3.5, the custom policy.rego example, verbatim. */
+/** The product documentation's custom policy.rego example, verbatim. */
 const SEED_POLICY = `package agent_policy
 
 default AddARPNeighborsRequest := true
@@ -69,7 +69,7 @@ policy_data := {
 const edited = (edit: (s: string) => string) => edit(defaultPolicy());
 
 describe('generated policies', () => {
-  test('the request list is the seed list: 36 names', () => {
+  test('the request list is the documented list: 36 names', () => {
     assert.equal(AGENT_REQUESTS.length, 36);
     const seedNames = [...SEED_POLICY.matchAll(/^default (\w+) :=/gm)].map((m) => m[1]).sort();
     assert.deepEqual([...AGENT_REQUESTS].sort(), seedNames);
@@ -88,7 +88,7 @@ describe('generated policies', () => {
     assert.equal(deniesExec(text), false);
   });
 
-  test('hardenedPolicy is the seed example, byte for byte', () => {
+  test('hardenedPolicy is the documented example, byte for byte', () => {
     assert.equal(hardenedPolicy(), SEED_POLICY);
     assert.deepEqual(checkPolicy(hardenedPolicy()), { ok: true, problems: [], warnings: [], issues: [] });
     assert.equal(deniesExec(hardenedPolicy()), true);

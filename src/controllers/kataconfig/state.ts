@@ -26,7 +26,7 @@ import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from '../../platform
 export const runtimeClassFor = (spec: KataConfigSpec | undefined): string =>
   spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
 
-/** Every RuntimeClass osc provides: with peer pods the default kata one stays beside kata-remote (seed 002 §3.3). */
+/** Every RuntimeClass osc provides: with peer pods the default kata one stays beside kata-remote (docs/peerpods.md). */
 export const runtimeClassesFor = (spec: KataConfigSpec | undefined): string[] =>
   spec?.enablePeerPods ? [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] : [KATA_RUNTIME_CLASS];
 
@@ -57,7 +57,7 @@ export interface Selection {
 }
 
 /**
- * Which nodes get kata (SPEC §4): the workers, narrowed by kataConfigPoolSelector, narrowed by the NFD label
+ * Which nodes get kata (docs/kataconfig.md, "spec"): the workers, narrowed by kataConfigPoolSelector, narrowed by the NFD label
  * when checkNodeEligibility is on (never with peer pods). On a compact cluster kata goes to the master
  * pool as a whole, so every master is selected and the selector does not apply.
  */
@@ -114,7 +114,7 @@ export interface Classification {
 }
 
 /**
- * Places each node in the kataNodes lists from the Machine Config Operator's view of it (SPEC §4 table).
+ * Places each node in the kataNodes lists from the Machine Config Operator's view of it (the table in docs/kataconfig.md, "Transitions").
  * A node that should have kata is measured against the kata pool's target; a node that should not is
  * listed only while it still runs (or is leaving) a configuration with kata.
  */
@@ -172,7 +172,7 @@ export interface InProgressState {
 
 export const done: InProgressState = { status: 'False', reason: '', message: '' };
 
-/** The InProgress condition while installing or updating (SPEC §3 table). */
+/** The InProgress condition while installing or updating (docs/kataconfig.md, "The InProgress condition"). */
 export function installCondition(c: Classification, sel: Selection, rt: string, initial: boolean): InProgressState {
   const first = c.failures[0];
   if (first) return { status: 'True', reason: 'Failed', message: messages.failed(first.node, first.reason) };

@@ -136,7 +136,7 @@ function conditionEvent(prev: Condition | undefined, next: Condition | undefined
 }
 
 /**
- * Reconciles the peer-pod parts of the (single) KataConfig when it enables peer pods (SPEC §6): checks
+ * Reconciles the peer-pod parts of the (single) KataConfig when it enables peer pods (docs/peerpods.md): checks
  * peer-pods-cm and peer-pods-secret, creates the PeerPodConfig, advertises kata.peerpods.io/vm on the kata
  * nodes, runs the cloud-api-adaptor DaemonSet and the pod VM image jobs, and reports in its own conditions.
  * When peer pods are turned off or the KataConfig is deleted it removes all of it, deleting the image it
