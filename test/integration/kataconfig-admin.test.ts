@@ -199,10 +199,17 @@ describe('KataConfig under hand edits by an administrator', () => {
         message: 'kata installed',
       });
       const uid = kc.metadata.uid;
+      // The uninstall is blocked by a kata pod, and the administrator forces the KataConfig out.
+      await client().create(Pods, {
+        metadata: { name: 'holds-kata', namespace: 'default' },
+        spec: { runtimeClassName: 'kata', containers: [{ name: 'c', image: 'quay.io/openshift/origin-hello-openshift' }] },
+      });
+      await client().delete(KataConfigs, 'orphan');
+      await waitFor(() => rec.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', { message: 'blocked' });
       const forced = await kubectl(['patch', 'kataconfig', 'orphan', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
       assert.equal(forced.code, 0, forced.stderr);
-      await client().delete(KataConfigs, 'orphan');
       await waitFor(() => rec.deleted.length > 0, { message: 'KataConfig gone at once' });
+      await client().delete(Pods, 'holds-kata', { namespace: 'default' });
       const pointing = async () => {
         const objs: KubeObject[] = [
           ...(await client().list(MachineConfigs)).items,
