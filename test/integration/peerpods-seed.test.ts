@@ -24,7 +24,7 @@ import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { IMAGE_ID_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
-import { encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
+import { defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -337,7 +337,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
       ['create', '-f', '-'],
       podYaml('permissive-pod', {
         annotations: {
-          'io.katacontainers.config.agent.policy': encodePolicy('package agent_policy\n\ndefault ExecProcessRequest := true\n'),
+          'io.katacontainers.config.agent.policy': encodePolicy(defaultPolicy()),
         },
       }),
     );
@@ -373,6 +373,15 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
         'plain-rego-policy',
         podYaml('plain-rego-policy', { annotations: { 'io.katacontainers.config.agent.policy': 'package agent_policy' } }),
         /the policy annotation holds plain Rego, not base64; set it to the output of base64 -w0 policy.rego/,
+      ],
+      [
+        'no-sandbox-policy',
+        podYaml('no-sandbox-policy', {
+          annotations: {
+            'io.katacontainers.config.agent.policy': encodePolicy('package agent_policy\n\ndefault ExecProcessRequest := true\n'),
+          },
+        }),
+        /the Kata Agent cannot use this policy, so the pod would never start: CreateSandboxRequest is not defined and no rule allows it/,
       ],
       [
         'bad-vcpus',
