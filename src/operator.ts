@@ -14,6 +14,7 @@ import { Manager } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
 import { peerPodAdmission } from './webhooks/peerpods.ts';
+import { setupWebhookRegistration } from './webhooks/registration.ts';
 import { WebhookServer } from './webhooks/server.ts';
 import { loadOrCreateWebhookTLS, PEER_POD_WEBHOOK_PATH, registerWebhooks, WEBHOOK_SERVICE } from './webhooks/setup.ts';
 
@@ -94,7 +95,11 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
       const endpoint = wh.url
         ? { url: wh.url.replace('{port}', String(operator.webhookPort)) }
         : { service: { namespace, name: WEBHOOK_SERVICE, port: 443 } };
-      await registerWebhooks(client, endpoint, tls.caPem);
+      // A single instance registers at once, so that admission holds from the first KataConfig on. With
+      // leader election only the leader registers (and keeps registering): a standby pointing the API
+      // server at itself would leave it calling a dead endpoint once the standby goes.
+      if (opts.leaderElection === false) await registerWebhooks(client, endpoint, tls.caPem);
+      setupWebhookRegistration(manager, endpoint, tls.caPem);
     }
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }

@@ -34,18 +34,31 @@ if complete; then
   exit 0
 fi
 
-log() { echo "[control-plane] $*" >&2; }
 mkdir -p "$cache_root/control-plane"
+# The build's progress also goes to a file, so that a run waiting for it can show it.
+progress="$cache_root/control-plane/.progress"
+log() { echo "[control-plane] $*" >&2; echo "[control-plane] $*" >>"$progress" 2>/dev/null || true; }
 # One build at a time: parallel test runs wait for the first build instead of starting their own.
 exec 9>"$cache_root/control-plane/.lock"
 if ! flock -n 9; then
-  log "another build of the control plane is running; waiting for it"
-  flock 9
+  echo "[control-plane] another build of the control plane is running; waiting for it (its progress follows)" >&2
+  # Its lines so far and as they come, and a line a minute so that a quiet compile step does not look hung.
+  sleep infinity &
+  waiting=$!
+  tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
+  waited=0
+  while ! flock -w 60 9; do
+    waited=$((waited + 1))
+    echo "[control-plane] still waiting for the other build (${waited} min)" >&2
+  done
+  kill "$waiting" 2>/dev/null || true
+  wait 2>/dev/null || true
 fi
 if complete; then
   echo "$dest"
   exit 0
 fi
+: >"$progress"
 tmp=$(mktemp -d "$cache_root/control-plane/.build-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)

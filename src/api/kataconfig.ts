@@ -4,11 +4,22 @@ import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 
 /**
- * The KataConfig API (SPEC §3). These definitions are the single source of truth: the TypeScript types
+ * The KataConfig API (docs/kataconfig.md). These definitions are the single source of truth: the TypeScript types
  * below are inferred from them, and crds.ts turns them into the CRD's validation schema.
  */
 
 const labelValue = s.string({ maxLength: 63, pattern: '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$' });
+
+/**
+ * A label key as the API server accepts it on a node: an optional DNS-subdomain prefix (at most 253
+ * characters) and '/', then a name of at most 63 characters. A selector key that no node can carry would
+ * select nothing, so the CRD refuses it with a message naming the field (see docs/kataconfig.md).
+ */
+export const LABEL_KEY_REGEX =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+const labelKeyRule = (expr: string) => `${expr}.matches('${LABEL_KEY_REGEX}')`;
+const LABEL_KEY_HINT =
+  'a valid label key: an optional DNS subdomain prefix and "/", then at most 63 characters of letters, digits, "-", "_" or "." that begin and end with a letter or digit (e.g. node-role.kubernetes.io/kata-oc or custom-kata)';
 
 export const labelSelectorRequirementSchema = s.object(
   {
@@ -23,6 +34,7 @@ export const labelSelectorRequirementSchema = s.object(
   {
     required: ['key', 'operator'],
     'x-kubernetes-validations': [
+      { rule: labelKeyRule('self.key'), fieldPath: '.key', message: `key must be ${LABEL_KEY_HINT}` },
       {
         rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : true",
         message: 'values must be a non-empty list when operator is In or NotIn: list the label values to match',
@@ -38,8 +50,15 @@ export const labelSelectorRequirementSchema = s.object(
 export const labelSelectorSchema = (extra: Extra = {}) =>
   s.object(
     {
-      matchLabels: s.map(labelValue, { description: 'Nodes must carry every one of these labels with exactly this value.' }),
-      matchExpressions: s.array(labelSelectorRequirementSchema, { description: 'Label selector requirements; all must hold.' }),
+      matchLabels: s.map(labelValue, {
+        description: 'Nodes must carry every one of these labels with exactly this value.',
+        maxProperties: 64,
+        'x-kubernetes-validations': [{ rule: `self.all(k, ${labelKeyRule('k')})`, message: `every key must be ${LABEL_KEY_HINT}` }],
+      }),
+      matchExpressions: s.array(labelSelectorRequirementSchema, {
+        description: 'Label selector requirements; all must hold.',
+        maxItems: 64,
+      }),
     },
     { 'x-kubernetes-map-type': 'atomic', ...extra },
   );
@@ -113,19 +132,23 @@ export const KataConfigs: ResourceType<KataConfig> = {
 
 export const IN_PROGRESS = 'InProgress';
 
-export type InProgressReason = 'Installing' | 'Updating' | 'Uninstalling' | 'Failed' | 'BlockedByExistingKataPods' | '';
+export type InProgressReason = 'Installing' | 'Updating' | 'Uninstalling' | 'Failed' | 'BlockedByExistingKataPods' | 'Ignored' | '';
 
-/** The InProgress condition's text (SPEC §3 table; seed 000). `rt` is kata or kata-remote. */
+/** The InProgress condition's text (docs/kataconfig.md, "The InProgress condition"). `rt` is kata or kata-remote. */
 export const messages = {
   installing: (rt: string) => `Performing initial installation of ${rt} on cluster`,
   updating: () => 'Adding and/or removing kata-enabled nodes',
   uninstalling: (rt: string) => `Removing ${rt} from cluster`,
   failed: (node: string, error: string) => `Node ${node} Degraded: ${error}`,
-  blocked: (rt: string) =>
-    `Existing pods using "${rt}" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed`,
+  /** Names the RuntimeClass(es) the blocking pods use, so that a search by runtimeClassName finds them. */
+  blocked: (rts: readonly string[]) =>
+    `Existing pods using ${rts.map((r) => `"${r}"`).join(' and ')} RuntimeClass${rts.length > 1 ? 'es' : ''} found. Please delete the pods manually for KataConfig deletion to proceed`,
   listPodsFailed: (error: string) => `Failed to list kata pods: ${error}`,
   noEligibleNodes: () => 'no Nodes with required labels found. Is NFD running?',
+  noMatchingNodes: () => 'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
   duplicate: () => 'A KataConfig instance already exists, refusing to create a duplicate',
+  ignored: (active: string) =>
+    `A KataConfig instance already exists ("${active}"): this one is ignored, since only one may exist. Delete it`,
 };
 
 /**

@@ -1,4 +1,4 @@
-/** Every fixed name of the product (SPEC §2). Users and documentation rely on these exact strings. */
+/** Every fixed name of the product (docs/kataconfig.md, "Fixed names"). Users and documentation rely on these exact strings. */
 export const OPERATOR_NAMESPACE = 'openshift-sandboxed-containers-operator';
 /** The operator's Lease (leader election) in its namespace. */
 export const LEADER_ELECTION_LEASE = 'osc-operator-leader';

@@ -5,7 +5,7 @@ import { customResourceDefinition } from './crd.ts';
 import { type Infer, type Schema, s } from './schema.ts';
 
 /**
- * The PeerPodConfig API (SPEC §2, §6): `peerpodconfig-openshift` in the operator namespace says how many pod
+ * The PeerPodConfig API (docs/peerpods.md): `peerpodconfig-openshift` in the operator namespace says how many pod
  * VMs each kata node may run (`spec.limit`, advertised as the extended resource `kata.peerpods.io/vm`).
  * Same group, version, kind and fields as the original operator's CRD, so that the documented
  * `oc patch peerpodconfig peerpodconfig-openshift ... -p '{"spec":{"limit":"<n>"}}'` works as written.
@@ -24,13 +24,20 @@ const limitSchema: Schema<string | number> = {
     description:
       'The maximum number of peer pod VMs per node, exposed as the extended resource kata.peerpods.io/vm on each kata node. ' +
       'A whole number, 1 or more, as a string ("10") or an integer.',
-    'x-kubernetes-validations': [
-      {
-        rule: "type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]{0,8}$')",
-        message: 'limit must be a whole number of peer pod VMs per node, 1 or more, like "10"',
-      },
-    ],
   },
+};
+
+/**
+ * The limit's rule sits on spec, not on limit itself: the API server reports a CEL failure with the type
+ * of the schema that holds the rule as the "value", and an int-or-string has none (`Invalid value: ""`).
+ * From spec, with fieldPath, the error names spec.limit and the message quotes the value given.
+ */
+const limitRule = {
+  rule: "!has(self.limit) || (type(self.limit) == int ? self.limit >= 1 : string(self.limit).matches('^[1-9][0-9]{0,8}$'))",
+  fieldPath: '.limit',
+  message: 'limit must be a whole number of peer pod VMs per node, 1 or more, like "10"',
+  messageExpression:
+    "'limit is ' + (type(self.limit) == int ? string(self.limit) : '\"' + string(self.limit) + '\"') + ': it must be a whole number of peer pod VMs per node, 1 or more, like \"10\"'",
 };
 
 export const peerPodConfigSpecSchema = s.object(
@@ -41,7 +48,11 @@ export const peerPodConfigSpecSchema = s.object(
     instanceType: s.string({ description: 'Unused; kept for compatibility with the original API.' }),
     nodeSelector: s.map(s.string(), { description: 'The nodes that run peer pods (and get the extended resource).' }),
   },
-  { required: ['cloudSecretName'], description: 'PeerPodConfigSpec defines the desired state of PeerPodConfig.' },
+  {
+    required: ['cloudSecretName'],
+    description: 'PeerPodConfigSpec defines the desired state of PeerPodConfig.',
+    'x-kubernetes-validations': [limitRule],
+  },
 );
 
 export const peerPodConfigStatusSchema = s.object(

@@ -19,6 +19,7 @@ export interface OpenAPISchema {
   maximum?: number;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   format?: string;
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;

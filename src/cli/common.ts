@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { KataConfigs } from '../api/kataconfig.ts';
@@ -23,6 +25,9 @@ export interface CliIO {
 }
 
 export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process.stderr });
+
+/** The README walkthrough's KataConfig, shipped with osc (src/ and dist/ sit at the same depth). */
+export const SAMPLE_KATACONFIG = resolve(import.meta.dirname, '..', '..', 'config', 'samples', 'cluster-kataconfig.yaml');
 
 export const KATACONFIG_CRD = `${KataConfigs.plural}.${KATACONFIG_GROUP}`;
 
@@ -84,6 +89,16 @@ export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
         .filter((p) => !existsSync(p));
       if (env && missing?.length === env.split(':').filter(Boolean).length) {
         throw new CliError(`kubeconfig file ${missing.join(', ')} does not exist (check KUBECONFIG)`);
+      }
+      // With nothing to load, client-node falls back to http://localhost:8080, and the user would read
+      // about a refused connection there instead of the actual problem.
+      const inCluster = !!process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
+      const home = join(process.env.HOME || homedir(), '.kube', 'config');
+      if (!env && !inCluster && !existsSync(home)) {
+        throw new CliError(
+          `no kubeconfig found: KUBECONFIG is not set, ${home} does not exist and this is not a pod; ` +
+            'pass --kubeconfig or set KUBECONFIG (for the dev cluster of "osc start": .osc/kubeconfig)',
+        );
       }
       kc.loadFromDefault();
     }

@@ -5,6 +5,9 @@ import { type CliIO, parseAddress, parseNonNegativeInt, parsePositiveInt, parseU
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
+/** How long a dev-cluster node "reboots", the same for osc start and osc dev (docs/devcluster.md). */
+export const DEFAULT_REBOOT_MS = 4000;
+
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 const clusterOptions = (cmd: Command): Command =>
@@ -64,7 +67,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         'the dev environment in one process: a simulated OpenShift cluster (real kube-apiserver and etcd) and the operator, ' +
           'until Ctrl-C. Prints how to point kubectl at it.',
       ),
-    { rebootMs: 4000 },
+    { rebootMs: DEFAULT_REBOOT_MS },
   )
     .option(
       '--metrics-bind-address <addr>',
@@ -90,7 +93,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     program
       .command('dev')
       .description('the simulated OpenShift cluster alone (no operator), until Ctrl-C; writes a kubeconfig and prints its path'),
-    { rebootMs: 2000 },
+    { rebootMs: DEFAULT_REBOOT_MS },
   )
     .addHelpText(
       'after',

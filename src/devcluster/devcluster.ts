@@ -74,7 +74,7 @@ const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd'];
 
 /**
- * A simulated OpenShift cluster (SPEC §8): a real etcd and kube-apiserver, the OpenShift API types as
+ * A simulated OpenShift cluster (docs/devcluster.md): a real etcd and kube-apiserver, the OpenShift API types as
  * CRDs, Node objects for masters and workers, the `master` and `worker` MachineConfigPools with their base
  * MachineConfigs, the `cluster` Infrastructure, and simulators for the Machine Config Operator and Node
  * Feature Discovery. `start` answers once both pools are rendered and Updated.

@@ -52,15 +52,17 @@ export function clusterRules(): PolicyRule[] {
     { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
     { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
     { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
-    // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted.
+    // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted, and
+    // adopted (owner reference patched) when an earlier KataConfig made them.
     { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
     {
       apiGroups: ['node.k8s.io'],
       resources: ['runtimeclasses'],
-      verbs: ['delete'],
+      verbs: ['patch', 'delete'],
       resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS],
     },
-    // The admission webhooks register themselves (server-side apply: patch, and create the first time).
+    // The admission webhooks register themselves (server-side apply: patch, and create the first time), and
+    // the leader watches the two registrations by name to restore them (list/watch with a name field selector).
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
@@ -69,7 +71,7 @@ export function clusterRules(): PolicyRule[] {
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations'],
-      verbs: ['get', 'patch', 'update'],
+      verbs: ['get', 'list', 'watch', 'patch', 'update'],
       resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION],
     },
   ];

@@ -1,5 +1,5 @@
 /**
- * must-gather (SPEC §7): everything the operator owns or reads, in one archive an administrator can attach
+ * must-gather (docs/troubleshooting.md): everything the operator owns or reads, in one archive an administrator can attach
  * to a support case. Secret values never leave the cluster: every Secret's keys are kept and its values
  * replaced with REDACTED.
  */

@@ -1,6 +1,6 @@
 /**
  * Validation of the peer pods configuration: ConfigMap `peer-pods-cm` and Secret `peer-pods-secret` in the
- * operator namespace (SPEC §6, seed 002 §3.2). Pure: the caller fetches the objects.
+ * operator namespace (docs/peerpods.md, "What the administrator provides"). Pure: the caller fetches the objects.
  *
  * Every problem names the key, says why the value is wrong and how to fix it, so that the KataConfig status
  * can carry it verbatim. Secret values never appear in messages.
@@ -76,16 +76,16 @@ export const PEER_PODS_DEFAULTS = Object.freeze({
 export const MIN_ROOT_VOLUME_SIZE = 6;
 /** The largest EBS gp3 volume, GiB. */
 export const MAX_ROOT_VOLUME_SIZE = 16384;
-/** The port the Kata agent listens on in the pod VM (seed 002 §3.1); the VXLAN tunnel must not take it. */
+/** The port the Kata agent listens on in the pod VM; the VXLAN tunnel must not take it. */
 export const AGENT_PORT = 15150;
 /** AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`. */
 export const MAX_TAGS = 49;
 
 export const SUPPORTED_CLOUD_PROVIDERS = ['aws'] as const;
-/** Providers the product documents (seed 002 §1.2) that this operator does not drive yet. */
+/** Providers the product documents that this operator does not drive yet. */
 export const OTHER_CLOUD_PROVIDERS = ['azure', 'gcp', 'libvirt'] as const;
 
-/** The documented ConfigMap keys (seed 002 §3.2). */
+/** The documented ConfigMap keys (docs/peerpods.md). */
 export const PEER_PODS_CM_KEYS = [
   'CLOUD_PROVIDER',
   'VXLAN_PORT',

@@ -1,5 +1,5 @@
 /**
- * AWS instance sizes and the pod VM instance type choice (SPEC §6).
+ * AWS instance sizes and the pod VM instance type choice (docs/peerpods.md, "Pods at admission").
  *
  * The choice, in order:
  *   1. the pod names a type (`io.katacontainers.config.hypervisor.machine_type`): it must be allowed;
@@ -38,7 +38,7 @@ const STANDARD48 = { ...STANDARD32, '48xlarge': 192 };
 
 function buildTable(): InstanceTable {
   const t: InstanceTable = {
-    // Burstable: t2 (the seed's t2.small, t2.medium), t3/t3a (the seed's t3.medium, t3.large).
+    // Burstable: t2 (the documentation's t2.small, t2.medium), t3/t3a (its t3.medium, t3.large).
     't2.nano': { vcpus: 1, memoryMiB: 512 },
     't2.micro': { vcpus: 1, memoryMiB: 1 * GiB },
     't2.small': { vcpus: 1, memoryMiB: 2 * GiB },

@@ -1,5 +1,5 @@
 /**
- * Admission-time mutation of peer pods (SPEC §6), pure: a pod in, a JSON patch (RFC 6902, against the pod
+ * Admission-time mutation of peer pods (docs/peerpods.md, "Pods at admission"), pure: a pod in, a JSON patch (RFC 6902, against the pod
  * as received) or a rejection out.
  *
  * For a pod with `runtimeClassName: kata-remote`:
@@ -12,7 +12,7 @@
  *       keep running, so they add to both. This is Kubernetes' own effective-request rule. The upstream
  *       peer-pods webhook adds init containers to the sum instead, which oversizes such VMs.
  *     - Pod-level `spec.resources`, when it sets cpu or memory, wins over the containers' sum.
- *     - Annotations the pod already carries win (seed 002 §3.8 has users set them by hand); a warning
+ *     - Annotations the pod already carries win (the product documentation has users set them by hand); a warning
  *       says when they are smaller than what the containers ask for.
  *  2. cpu and memory are removed from every container's (and the pod's) resources, and the first
  *     container gets `kata.peerpods.io/vm: "1"` in requests and limits: the pod takes one of the node's
@@ -21,7 +21,7 @@
  *  3. The instance type is chosen (instancetypes.ts) and written to `...machine_type`; a type outside the
  *     allowed list, or a pod bigger than every allowed type, is rejected with a message naming them.
  *  4. The Kata Agent policy annotation, when present, must decode and be usable by the agent; a pod
- *     whose policy does not deny ExecProcessRequest gets a warning (seed 002 §3.5).
+ *     whose policy does not deny ExecProcessRequest gets a warning (docs/peerpods.md, "Kata Agent policy").
  *
  * Mutating an already mutated pod yields an empty patch.
  */
@@ -35,7 +35,7 @@ import { parseQuantity, QuantityError, toMiB, toWholeUnits } from './quantity.ts
 export const MACHINE_TYPE_ANNOTATION = 'io.katacontainers.config.hypervisor.machine_type';
 export const DEFAULT_VCPUS_ANNOTATION = 'io.katacontainers.config.hypervisor.default_vcpus';
 export const DEFAULT_MEMORY_ANNOTATION = 'io.katacontainers.config.hypervisor.default_memory';
-/** A custom pod VM image for this pod (seed 002 §3.7); passed through untouched. */
+/** A custom pod VM image for this pod (docs/peerpods.md); passed through untouched. */
 export const IMAGE_ANNOTATION = 'io.katacontainers.config.hypervisor.image';
 
 export type JSONPatchOp = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };

@@ -1,12 +1,12 @@
 /**
- * `osc policy ...`: the Kata Agent policy tooling (seed 002 §3.5) as a command, independent of the CLI
+ * `osc policy ...`: the Kata Agent policy tooling (docs/peerpods.md) as a command, independent of the CLI
  * framework. The CLI wires `runPolicyCommand(args)` and prints what it answers:
  *
  *   osc policy default                       the permissive default policy (development and test only)
  *   osc policy hardened [--allow-exec CMD]... [--no-exec]
  *                                            the recommended production policy: ExecProcessRequest (and the
  *                                            stream requests, SetPolicyRequest) denied, oc exec allowed only
- *                                            for CMD (default: the seed's attestation status command)
+ *                                            for CMD (default: the documented attestation status command)
  *   osc policy check FILE|- [--strict]       checks a policy; exit 1 on problems (--strict: also on warnings
  *                                            and when oc exec is allowed)
  *   osc policy encode FILE|-                 base64 -w0 of a policy (checked first), for the pod annotation

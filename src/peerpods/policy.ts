@@ -1,5 +1,5 @@
 /**
- * Kata Agent policy tooling (seed 002 §3.5). A pod's `io.katacontainers.config.agent.policy` annotation
+ * Kata Agent policy tooling (docs/peerpods.md, "Kata Agent policy"). A pod's `io.katacontainers.config.agent.policy` annotation
  * carries a base64-encoded Rego policy, `package agent_policy`, with one rule per agent API request; the
  * agent asks `data.agent_policy.<Request>` before serving each request.
  *
@@ -18,7 +18,14 @@
 export const AGENT_POLICY_ANNOTATION = 'io.katacontainers.config.agent.policy';
 export const POLICY_PACKAGE = 'agent_policy';
 
-/** Every agent API request the product documents (seed 002 §3.5), alphabetically. */
+/** The requests every pod needs to start: a policy that always refuses one of them is refused itself. */
+export const STARTUP_REQUESTS: readonly string[] = Object.freeze([
+  'CreateSandboxRequest',
+  'CreateContainerRequest',
+  'StartContainerRequest',
+]);
+
+/** Every agent API request the product documents, alphabetically. */
 export const AGENT_REQUESTS: readonly string[] = Object.freeze([
   'AddARPNeighborsRequest',
   'AddSwapRequest',
@@ -71,7 +78,7 @@ export const OTHER_AGENT_POLICY_NAMES: readonly string[] = Object.freeze([
 
 const KNOWN_NAMES = new Set([...AGENT_REQUESTS, ...OTHER_AGENT_POLICY_NAMES]);
 
-/** The requests the seed's recommended production policy denies. */
+/** The requests the documented production policy denies. */
 export const HARDENED_DENIED: readonly string[] = Object.freeze([
   'ReadStreamRequest',
   'ExecProcessRequest',
@@ -79,7 +86,7 @@ export const HARDENED_DENIED: readonly string[] = Object.freeze([
   'WriteStreamRequest',
 ]);
 
-/** The one command the seed's recommended policy still lets `oc exec` run (the attestation status). */
+/** The one command the documented production policy still lets `oc exec` run (the attestation status). */
 export const SEED_ALLOWED_EXEC_COMMANDS: readonly string[] = Object.freeze([
   'curl http://127.0.0.1:8006/cdh/resource/default/attestation-status/status',
 ]);
@@ -90,7 +97,7 @@ export function defaultPolicy(): string {
 }
 
 /**
- * The production policy the seed recommends (its §3.5 example, byte for byte with the default options):
+ * The production policy the product documentation recommends (its example, byte for byte with the default options):
  * ExecProcessRequest, ReadStreamRequest, SetPolicyRequest and WriteStreamRequest denied, and `oc exec`
  * allowed only for `allowedExecCommands` (default: the attestation status command; `[]` drops the rule).
  * Note that denying ReadStreamRequest also stops `oc logs` from reading the containers' output.
@@ -440,7 +447,19 @@ export function checkPolicy(text: string): PolicyCheck {
         message: 'AllowRequestsFailingPolicy is true: the agent serves every request the policy denies; use it only for debugging',
       });
     } else {
-      const missing = AGENT_REQUESTS.filter((r) => !decision(p, r).defined);
+      // One rule for what the webhook refuses: a policy with which the pod can never start. That is a
+      // policy the agent cannot read (no package line...), and as much one that refuses a request every
+      // pod needs to start.
+      for (const name of STARTUP_REQUESTS) {
+        const d = decision(p, name);
+        if (d.hasRules || d.def === true || (d.def === undefined && d.defined)) continue;
+        issues.push({
+          line: p.defaults.find((x) => x.name === name)?.line ?? 0,
+          severity: 'fatal',
+          message: `${name} is ${d.defined ? 'false' : 'not defined'} and no rule allows it: the agent refuses it, so no pod can start; write "default ${name} := true"`,
+        });
+      }
+      const missing = AGENT_REQUESTS.filter((r) => !decision(p, r).defined && !STARTUP_REQUESTS.includes(r));
       if (missing.length > 0) {
         issues.push({
           line: 0,
@@ -461,7 +480,7 @@ export function checkPolicy(text: string): PolicyCheck {
 /**
  * Whether the policy stops `oc exec`: ExecProcessRequest defaults to false (or is undefined) and no rule
  * always allows it, and AllowRequestsFailingPolicy is not true. Rules that allow exec only under
- * conditions (like the seed's allowed_commands) still count as denying. A policy the agent cannot use
+ * conditions (like the documented policy's allowed_commands) still count as denying. A policy the agent cannot use
  * (fatal problems) does not count.
  */
 export function deniesExec(text: string): boolean {

@@ -27,7 +27,7 @@ import type { OwnerReference } from '../kube/types.ts';
 /** The pool kata goes to: `kata-oc`, or `master` on a compact cluster where masters are the workers. */
 export const kataPoolName = (compact: boolean): string => (compact ? 'master' : KATA_POOL);
 
-/** The MachineConfigPool `kata-oc` (SPEC §2): worker configs plus ours, for the nodes labelled kata-oc. */
+/** The MachineConfigPool `kata-oc` (docs/kataconfig.md, "Fixed names"): worker configs plus ours, for the nodes labelled kata-oc. */
 export function desiredKataPool(): MachineConfigPool {
   return {
     apiVersion: 'machineconfiguration.openshift.io/v1',

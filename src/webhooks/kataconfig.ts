@@ -4,7 +4,7 @@ import type { AdmissionRequest, Decision } from './admission.ts';
 export const KATACONFIG_WEBHOOK_PATH = '/validate-kataconfiguration-openshift-io-v1-kataconfig';
 
 /**
- * Only one KataConfig may exist: a create is refused while another one exists (SPEC §3). The field-level
+ * Only one KataConfig may exist: a create is refused while another one exists (docs/kataconfig.md, "Validation"). The field-level
  * rules are in the CRD schema, where the API server enforces them without a round trip here.
  */
 export function validateKataConfig(req: AdmissionRequest<KataConfig>, existing: readonly KataConfig[]): Decision {

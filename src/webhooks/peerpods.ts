@@ -12,7 +12,7 @@ const list = (v: string | undefined) =>
     .filter(Boolean);
 
 /**
- * Mutates kata-remote pods at admission (SPEC §6): resources become annotations sizing the pod VM and one
+ * Mutates kata-remote pods at admission (docs/peerpods.md, "Pods at admission"): resources become annotations sizing the pod VM and one
  * kata.peerpods.io/vm, and the instance type is chosen from peer-pods-cm (read per request, so an edit of
  * the ConfigMap applies to the next pod at once).
  */

@@ -3,6 +3,7 @@ import { createCA, issueCert } from '../devcluster/certs.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { MutatingWebhookConfigurations, type Secret, Secrets, ValidatingWebhookConfigurations } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { KATACONFIG_WEBHOOK_PATH } from './kataconfig.ts';
 
 export const WEBHOOK_SECRET = 'osc-webhook-server-cert';
@@ -69,49 +70,64 @@ function clientConfig(endpoint: WebhookEndpoint, path: string, caPem: string) {
 }
 
 /**
- * Registers (idempotently, by server-side apply) the validating webhook that refuses a second KataConfig
- * and, with peer pods, the mutating webhook for kata-remote pods. CEL match conditions send only
- * kata-remote pods to the webhook, so an operator outage cannot block other pods.
+ * The validating webhook that refuses a second KataConfig and the mutating webhook for kata-remote pods.
+ * CEL match conditions send only kata-remote pods to the webhook, so an operator outage cannot block
+ * other pods.
  */
+export function desiredWebhookConfigurations(endpoint: WebhookEndpoint, caPem: string): WebhookConfiguration[] {
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION, labels: { 'app.kubernetes.io/name': 'osc' } },
+      webhooks: [
+        {
+          name: 'vkataconfig.kataconfiguration.openshift.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          clientConfig: clientConfig(endpoint, KATACONFIG_WEBHOOK_PATH, caPem),
+          rules: [
+            {
+              apiGroups: ['kataconfiguration.openshift.io'],
+              apiVersions: ['v1'],
+              operations: ['CREATE'],
+              resources: ['kataconfigs'],
+              scope: 'Cluster',
+            },
+          ],
+        },
+      ],
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: MUTATING_WEBHOOK_CONFIGURATION, labels: { 'app.kubernetes.io/name': 'osc' } },
+      webhooks: [
+        {
+          name: 'mpod.peerpods.kataconfiguration.openshift.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          reinvocationPolicy: 'Never',
+          timeoutSeconds: 10,
+          clientConfig: clientConfig(endpoint, PEER_POD_WEBHOOK_PATH, caPem),
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+          matchConditions: [
+            { name: 'kata-remote-only', expression: "has(object.spec.runtimeClassName) && object.spec.runtimeClassName == 'kata-remote'" },
+          ],
+        },
+      ],
+    },
+  ];
+}
+
+export type WebhookConfiguration = KubeObject & { webhooks?: Record<string, unknown>[] };
+
+/** Registers both webhook configurations (idempotently, by server-side apply). */
 export async function registerWebhooks(client: KubeClient, endpoint: WebhookEndpoint, caPem: string): Promise<void> {
-  await client.apply(ValidatingWebhookConfigurations, {
-    metadata: { name: VALIDATING_WEBHOOK_CONFIGURATION, labels: { 'app.kubernetes.io/name': 'osc' } },
-    webhooks: [
-      {
-        name: 'vkataconfig.kataconfiguration.openshift.io',
-        admissionReviewVersions: ['v1'],
-        sideEffects: 'None',
-        failurePolicy: 'Fail',
-        timeoutSeconds: 10,
-        clientConfig: clientConfig(endpoint, KATACONFIG_WEBHOOK_PATH, caPem),
-        rules: [
-          {
-            apiGroups: ['kataconfiguration.openshift.io'],
-            apiVersions: ['v1'],
-            operations: ['CREATE'],
-            resources: ['kataconfigs'],
-            scope: 'Cluster',
-          },
-        ],
-      },
-    ],
-  });
-  await client.apply(MutatingWebhookConfigurations, {
-    metadata: { name: MUTATING_WEBHOOK_CONFIGURATION, labels: { 'app.kubernetes.io/name': 'osc' } },
-    webhooks: [
-      {
-        name: 'mpod.peerpods.kataconfiguration.openshift.io',
-        admissionReviewVersions: ['v1'],
-        sideEffects: 'None',
-        failurePolicy: 'Fail',
-        reinvocationPolicy: 'Never',
-        timeoutSeconds: 10,
-        clientConfig: clientConfig(endpoint, PEER_POD_WEBHOOK_PATH, caPem),
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
-        matchConditions: [
-          { name: 'kata-remote-only', expression: "has(object.spec.runtimeClassName) && object.spec.runtimeClassName == 'kata-remote'" },
-        ],
-      },
-    ],
-  });
+  const [validating, mutating] = desiredWebhookConfigurations(endpoint, caPem);
+  if (validating) await client.apply(ValidatingWebhookConfigurations, validating);
+  if (mutating) await client.apply(MutatingWebhookConfigurations, mutating);
 }

@@ -1,6 +1,6 @@
 /**
  * End to end, as a user does it: `osc start --platform AWS` in its own process, then only kubectl (with the
- * kubeconfig it writes) for the peer pods walkthrough of seed 002: ConfigMap and Secret, a KataConfig with
+ * kubeconfig it writes) for the documented peer pods procedure (docs/peerpods.md): ConfigMap and Secret, a KataConfig with
  * enablePeerPods, kata-remote and the pod VM image, a mutated pod, deletion with PODVM_AMI_ID left empty.
  */
 import assert from 'node:assert/strict';

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parse } from 'yaml';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -135,7 +136,16 @@ describe('README walkthrough: npm start, then the documented procedure with kube
     assert.match(pools, /^worker\s+rendered-worker-\S+\s+True\s+False\s+False/m);
   });
 
-  test("create the KataConfig from the README (the seed's) and watch the documented transitions", async () => {
+  test("the banner's KataConfig file exists and is the README's", () => {
+    const named = /^ {2}kubectl create -f (\S+)/m.exec(out)?.[1] ?? '';
+    assert.ok(named, out);
+    const path = resolve(root, named);
+    assert.ok(existsSync(path), `the banner names ${named}, which does not exist`);
+    const sample = parse(readFileSync(path, 'utf8'));
+    assert.deepEqual(sample, parse(readmeFiles().get('cluster-kataconfig.yaml') ?? ''));
+  });
+
+  test("create the KataConfig from the README (the documentation's) and watch the documented transitions", async () => {
     assert.ok(readme.includes('kubectl create -f cluster-kataconfig.yaml'));
     assert.match(readFileSync(join(work, 'cluster-kataconfig.yaml'), 'utf8'), /name: cluster-kataconfig\n/);
     assert.match(

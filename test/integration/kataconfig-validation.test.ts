@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import { oscCRDs } from '../../src/api/crds.ts';
 import { useControlPlane } from '../support/controlplane.ts';
@@ -85,6 +87,21 @@ describe('KataConfig validation at the API server', () => {
       ],
     },
     {
+      name: "the documentation's placeholder <label_key> as a matchLabels key",
+      spec: '  kataConfigPoolSelector:\n    matchLabels:\n      <label_key>: <label_value>\n',
+      expect: [/spec\.kataConfigPoolSelector\.matchLabels: Invalid value: "object": every key must be a valid label key/],
+    },
+    {
+      name: 'a matchExpressions key that is not a label key',
+      spec: '  kataConfigPoolSelector:\n    matchExpressions:\n    - key: bad key!\n      operator: Exists\n',
+      expect: [/spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/],
+    },
+    {
+      name: 'a label key whose name part is longer than 63 characters',
+      spec: `  kataConfigPoolSelector:\n    matchLabels:\n      example.com/${'a'.repeat(64)}: x\n`,
+      expect: [/matchLabels: Invalid value: "object": every key must be a valid label key/],
+    },
+    {
       name: 'a misspelt field',
       spec: '  loglevel: debug\n',
       expect: [/unknown field "spec\.loglevel"/],
@@ -99,9 +116,63 @@ describe('KataConfig validation at the API server', () => {
     });
   }
 
+  test('refuses a live KataConfig patched to a selector key no node can carry', async () => {
+    const ok = await create('  kataConfigPoolSelector:\n    matchLabels:\n      node-role.kubernetes.io/worker: ""\n');
+    assert.equal(ok.code, 0, ok.stderr);
+    const r = await plane.cp.kubectl([
+      'patch',
+      'kataconfig',
+      'bad',
+      '--type=merge',
+      '-p',
+      '{"spec":{"kataConfigPoolSelector":{"matchExpressions":[{"key":"<label_key>","operator":"Exists"}]}}}',
+    ]);
+    assert.notEqual(r.code, 0, `accepted: ${r.stdout}`);
+    assert.match(
+      r.stderr,
+      /spec\.kataConfigPoolSelector\.matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/,
+    );
+    await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);
+  });
+
+  test('a bad PeerPodConfig spec.limit is refused with the field and the value, not Invalid value: ""', async () => {
+    const ppc = (limit: string) =>
+      plane.cp.kubectl(['create', '-f', '-'], {
+        input: `apiVersion: confidentialcontainers.org/v1alpha1\nkind: PeerPodConfig\nmetadata:\n  name: ppc\n  namespace: default\nspec:\n  cloudSecretName: peer-pods-secret\n  limit: ${limit}\n`,
+      });
+    for (const [limit, shown] of [
+      ['"0"', '"0"'],
+      ['"ten"', '"ten"'],
+      ['-3', '-3'],
+    ] as const) {
+      const r = await ppc(limit);
+      assert.notEqual(r.code, 0, `accepted limit ${limit}`);
+      assert.doesNotMatch(r.stderr, /Invalid value: ""/);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `spec\\.limit: Invalid value: "object": limit is ${shown}: it must be a whole number of peer pod VMs per node, 1 or more`,
+        ),
+      );
+    }
+    const ok = await ppc('"10"');
+    assert.equal(ok.code, 0, ok.stderr);
+  });
+
+  test('every KataConfig in config/samples is accepted as it stands', async () => {
+    const dir = join(import.meta.dirname, '..', '..', 'config', 'samples');
+    const samples = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+    assert.ok(samples.includes('cluster-kataconfig.yaml'), 'the README walkthrough KataConfig is there');
+    for (const f of samples) {
+      const r = await plane.cp.kubectl(['create', '--dry-run=server', '-f', join(dir, f)]);
+      assert.equal(r.code, 0, `${f}: ${r.stderr}`);
+      assert.match(r.stdout, /^kataconfig\.kataconfiguration\.openshift\.io\/\S+ created \(server dry run\)\n$/, f);
+    }
+  });
+
   test('accepts the documented examples (and defaults logLevel to info)', async () => {
     const ok = await create(
-      '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n',
+      '  checkNodeEligibility: false\n  logLevel: info\n  kataConfigPoolSelector:\n    matchLabels:\n      custom-kata1: test\n    matchExpressions:\n    - key: node-role.kubernetes.io/worker\n      operator: Exists\n',
     );
     assert.equal(ok.code, 0, ok.stderr);
     await plane.cp.kubectl(['delete', 'kataconfig', 'bad']);

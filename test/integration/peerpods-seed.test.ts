@@ -1,9 +1,9 @@
 /**
- * Seed 002 (peer pods on AWS), chapters 3, 4 and 5, replayed with a real kubectl against the dev cluster
+ * The product documentation's peer pods procedure on AWS (docs/peerpods.md): configure, deploy a workload, update, uninstall, replayed with a real kubectl against the dev cluster
  * (platform AWS, two workers, the simulated cloud building and deleting pod VM images).
  *
- * One deviation from the text: the KataConfig of §3.3 is given `enablePeerPods: true`, as §4.4's is; the
- * seed's §3.3 example omits it although its text says it installs kata-remote.
+ * One deviation from the text: the first KataConfig is given `enablePeerPods: true`, as the re-created one is;
+ * the documentation's first example omits it although its text says it installs kata-remote.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -24,7 +24,7 @@ import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { IMAGE_ID_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
-import { encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
+import { defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -34,7 +34,7 @@ const APP_NS = 'peerpods-demo';
 const ACCESS_KEY = 'AKIAOSCTESTKEY000001';
 const SECRET_KEY = 'osc/TestSecretAccessKey+DoNotLeak0123456';
 
-/** §4.4's manifest (§3.3's, with enablePeerPods: true). */
+/** The documented KataConfig for peer pods (config/samples/example-kataconfig-peer-pods.yaml). */
 const kataConfigYaml = `apiVersion: kataconfiguration.openshift.io/v1
 kind: KataConfig
 metadata:
@@ -47,7 +47,7 @@ spec:
 #      <label_key>: '<label_value>'
 `;
 
-/** §3.2's peer-pods-cm.yaml, with the values the procedure looks up filled in and PODVM_AMI_ID left to the operator. */
+/** The documented peer-pods-cm.yaml, with the values the procedure looks up filled in and PODVM_AMI_ID left to the operator. */
 const peerPodsCmYaml = (region: string) => `apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -99,7 +99,7 @@ const onePair = (a: string[] | undefined, b: string[] | undefined) =>
   a?.length === 1 && b?.length === 1 && eq([...a, ...b].sort(), ['worker-0', 'worker-1']);
 const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.conditions?.find((c) => c.type === type);
 
-describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
+describe('the documented peer pods procedure on AWS, with kubectl', () => {
   const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
   const running = useOperator(cluster, KC);
   let firstAmi = '';
@@ -129,7 +129,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.ok(!dump.includes(Buffer.from(SECRET_KEY).toString('base64')), 'a secret value leaked (base64)');
   };
 
-  test('§3.2: the region from the cluster, peer-pods-secret and peer-pods-cm.yaml', async () => {
+  test('configure: the region from the cluster, peer-pods-secret and peer-pods-cm.yaml', async () => {
     const region = (await ok(['get', 'infrastructure/cluster', '-o', 'jsonpath={.status.platformStatus.aws.region}'])).stdout;
     assert.equal(region, 'us-east-2');
     await ok([
@@ -148,7 +148,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.match(created.stdout, /configmap\/peer-pods-cm created/);
   });
 
-  test('§3.3: the KataConfig installs kata-remote: documented transitions, the DaemonSet, the runtime classes', async () => {
+  test('deploy: the KataConfig installs kata-remote: documented transitions, the DaemonSet, the runtime classes', async () => {
     const created = await ok(['create', '-f', '-'], kataConfigYaml);
     assert.match(created.stdout, /kataconfig.kataconfiguration.openshift.io\/example-kataconfig created/);
     await waitFor(() => settled(running.recorder.seen.at(-1)) && running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
@@ -212,7 +212,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     await nothingLeaks();
   });
 
-  test('§3.3.1: the peer pod VM limit per node, and the documented patch', async () => {
+  test('the peer pod VM limit per node, and the documented patch', async () => {
     const limit = await ok(['get', 'peerpodconfig', PEER_POD_CONFIG, '-n', NS, '-o', 'jsonpath={.spec.limit}{"\\n"}']);
     assert.equal(limit.stdout, '10\n');
     await waitFor(
@@ -261,7 +261,10 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
       '{"spec":{"limit":"many"}}',
     ]);
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /limit must be a whole number of peer pod VMs per node, 1 or more/);
+    assert.match(
+      bad.stderr,
+      /spec\.limit: Invalid value: "object": limit is "many": it must be a whole number of peer pod VMs per node, 1 or more/,
+    );
     // A number works as well as a string.
     await ok(['patch', 'peerpodconfig', PEER_POD_CONFIG, '-n', NS, '--type', 'merge', '--patch', '{"spec":{"limit":12}}']);
     await waitFor(
@@ -276,7 +279,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.match(metrics, /^osc_peerpods_vm_limit 12$/m);
   });
 
-  test('§3.4: the pod VM image is built and PODVM_AMI_ID filled in', async () => {
+  test('the pod VM image is built and PODVM_AMI_ID filled in', async () => {
     await waitFor(async () => /^ami-[0-9a-f]{17}$/.test(await amiId()), { message: 'PODVM_AMI_ID filled in' });
     const cm = await ok(['get', 'configmap', PEER_PODS_CM, '-n', NS, '-o', 'yaml']);
     const m = /PODVM_AMI_ID: (ami-[0-9a-f]{17})/.exec(cm.stdout);
@@ -308,9 +311,9 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     });
   });
 
-  test('§3.5, §3.7, §3.8: workload pods are mutated at admission; bad pods are refused; others untouched', async () => {
+  test('workload pods are mutated at admission; bad pods are refused; others untouched', async () => {
     await ok(['create', 'namespace', APP_NS]);
-    // §3.8 with resources: the pod VM is sized from them and takes one kata.peerpods.io/vm instead.
+    // With resources: the pod VM is sized from them and takes one kata.peerpods.io/vm instead.
     const plain = await ok(
       ['create', '-f', '-'],
       podYaml('sized-pod', { resources: '      requests:\n        cpu: "1"\n        memory: 2Gi\n      limits:\n        memory: 2Gi' }),
@@ -329,7 +332,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     });
     assert.deepEqual((sized.spec as { overhead?: unknown }).overhead, { cpu: '250m', memory: '120Mi' }, 'RuntimeClass overhead');
 
-    // §3.5: with the recommended policy there is no warning.
+    // With the recommended policy there is no warning.
     const withPolicy = await ok(
       ['create', '-f', '-'],
       podYaml('my-pod', { annotations: { 'io.katacontainers.config.agent.policy': encodePolicy(hardenedPolicy()) } }),
@@ -339,13 +342,13 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
       ['create', '-f', '-'],
       podYaml('permissive-pod', {
         annotations: {
-          'io.katacontainers.config.agent.policy': encodePolicy('package agent_policy\n\ndefault ExecProcessRequest := true\n'),
+          'io.katacontainers.config.agent.policy': encodePolicy(defaultPolicy()),
         },
       }),
     );
     assert.match(permissive.stderr, /Warning: the Kata Agent policy allows oc exec \(ExecProcessRequest\); deny it in production/);
 
-    // §3.8 step 2: an instance type from the list; §3.7: a custom image passes through.
+    // An instance type from the list; a custom image passes through.
     await ok(
       ['create', '-f', '-'],
       podYaml('typed-pod', {
@@ -377,6 +380,15 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
         /the policy annotation holds plain Rego, not base64; set it to the output of base64 -w0 policy.rego/,
       ],
       [
+        'no-sandbox-policy',
+        podYaml('no-sandbox-policy', {
+          annotations: {
+            'io.katacontainers.config.agent.policy': encodePolicy('package agent_policy\n\ndefault ExecProcessRequest := true\n'),
+          },
+        }),
+        /the Kata Agent cannot use this policy, so the pod would never start: CreateSandboxRequest is not defined and no rule allows it/,
+      ],
+      [
         'bad-vcpus',
         podYaml('bad-vcpus', { annotations: { 'io.katacontainers.config.hypervisor.default_vcpus': '500m' } }),
         /annotation io.katacontainers.config.hypervisor.default_vcpus is "500m": it must be a whole number of vCPUs, 1 or more \(write "1"\)/,
@@ -401,7 +413,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     });
   });
 
-  test('§4.2–4.4: delete the KataConfig (blocked while kata-remote pods run), PODVM_AMI_ID ends empty, re-create', async () => {
+  test('update: delete the KataConfig (blocked while kata-remote pods run), PODVM_AMI_ID ends empty, re-create', async () => {
     const mark = running.recorder.seen.length;
     const deletion = kubectl(['delete', 'kataconfig', KC, '--timeout=300s']);
     await waitFor(() => running.recorder.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', {
@@ -418,7 +430,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     assert.equal(await amiId(), firstAmi);
     assert.equal((await capacities()).length, 2);
 
-    // The prerequisite: delete the pods that use kata-remote (§5.1's search).
+    // The prerequisite: delete the pods that use kata-remote (the documented search).
     const pods = JSON.parse((await ok(['get', 'pods', '-A', '-o', 'json'])).stdout) as { items: Pod[] };
     const remote = pods.items.filter((p) => p.spec?.runtimeClassName === 'kata-remote');
     assert.deepEqual(remote.map((p) => p.metadata.name).sort(), ['my-pod', 'permissive-pod', 'sized-pod', 'typed-pod']);
@@ -447,14 +459,14 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
         .join('\n')}`,
     );
 
-    // §4.3: the image ID is empty, the image is gone from the cloud, and the deletion job said so.
+    // The image ID is empty, the image is gone from the cloud, and the deletion job said so.
     assert.equal(await amiId(), '');
     assert.equal(cluster.dev.cloud.images.has(firstAmi), false);
     const events = await ok(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${PODVM_IMAGE_DELETION_JOB}`]);
     assert.match(events.stdout, /Completed/);
     await assertNothingLeft();
 
-    // §4.4: re-create; a new image is built.
+    // Re-create; a new image is built.
     await ok(['create', '-f', '-'], kataConfigYaml);
     await waitFor(
       async () =>
@@ -481,9 +493,9 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     );
   });
 
-  test('§5.1, §5.2, §5.4: uninstall: delete the workload pods, the KataConfig, then the CRD', async () => {
+  test('uninstall: delete the workload pods, the KataConfig, then the CRD', async () => {
     await ok(['create', '-f', '-'], podYaml('leftover-pod'));
-    // §5.1: search for the pods, delete each.
+    // Search for the pods, delete each.
     const pods = JSON.parse((await ok(['get', 'pods', '-A', '-o', 'json'])).stdout) as { items: Pod[] };
     const remote = pods.items.filter((p) => p.spec?.runtimeClassName === 'kata-remote');
     assert.deepEqual(
@@ -491,7 +503,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
       ['leftover-pod'],
     );
     for (const p of remote) await ok(['delete', 'pod', p.metadata.name ?? '', '-n', p.metadata.namespace ?? '']);
-    // §5.2
+    // Delete the KataConfig.
     const mark = running.recorder.seen.length;
     const deleted = await ok(['delete', 'kataconfig', KC, '--timeout=300s']);
     assert.match(deleted.stdout, /"example-kataconfig" deleted/);
@@ -502,7 +514,7 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     await assertNothingLeft();
     await nothingLeaks();
 
-    // §5.4 (after the operator is gone)
+    // The CRD (after the operator is gone)
     await running.op.stop();
     await ok(['delete', 'crd', 'kataconfigs.kataconfiguration.openshift.io']);
     const crd = await kubectl(['get', 'crd', 'kataconfigs.kataconfiguration.openshift.io']);

@@ -72,12 +72,74 @@ describe('osc command line', () => {
       [['status', 'extra'], /error: too many arguments for 'status'/],
       [['install', '--output-dir', dir], /error: --output-dir writes the manifests instead of installing them: add --dry-run/],
       [['start', '--compact', '--workers', '2'], /error: --compact clusters have no worker nodes/],
+      [
+        ['start', '--eligible', 'worker-0,wroker-1'],
+        /^error: --eligible names a node this dev cluster does not have: wroker-1 \(its nodes: master-0, worker-0, worker-1\)\n$/,
+      ],
+      [
+        ['dev', '--workers', '3', '--eligible', 'worker-3,node-a'],
+        /^error: --eligible names nodes this dev cluster does not have: worker-3, node-a /,
+      ],
+      [['dev', '--compact', '--eligible', 'worker-0'], /its nodes: master-0, master-1, master-2\)/],
+      [['dev', '--eligible', ','], /^error: --eligible is empty/],
     ];
     for (const [args, expected] of cases) {
       const r = await run(args);
       assert.notEqual(r.code, 0, `${args.join(' ')} exits non-zero`);
       assert.match(r.stderr, expected, `${args.join(' ')}: ${r.stderr}`);
     }
+  });
+
+  test('--output-dir: a file in the way or a directory that cannot be made is a clear error, not EEXIST or a hang', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, '');
+    const onFile = await run(['install', '--dry-run', '--output-dir', file]);
+    assert.equal(onFile.code, 1);
+    assert.equal(
+      onFile.stderr,
+      `error: --output-dir ${file}: ${file} exists and is not a directory: choose another directory or remove the file\n`,
+    );
+    const below = await run(['install', '--dry-run', '--output-dir', join(file, 'sub')]);
+    assert.equal(below.code, 1);
+    assert.match(below.stderr, /^error: --output-dir .*a-file\/sub: .*a part of the path is a file, not a directory\n$/);
+    // mkdir under /proc answers ENOENT for a parent that exists: Node's recursive mkdir spun there forever.
+    const proc = await run(['install', '--dry-run', '--output-dir', '/proc/osc-config']);
+    assert.equal(proc.code, 1);
+    assert.match(
+      proc.stderr,
+      /^error: --output-dir \/proc\/osc-config: cannot create directory \/proc\/osc-config: .*; choose a directory you can write to\n$/,
+    );
+    const fresh = await run(['install', '--dry-run', '--output-dir', join(dir, 'new', 'config')]);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.match(fresh.stdout, /wrote .*new\/config\/10-crds\.yaml/);
+  });
+
+  test('no kubeconfig anywhere: says so, instead of talking about localhost:8080', async () => {
+    const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG, KSH: process.env.KUBERNETES_SERVICE_HOST };
+    process.env.HOME = join(dir, 'empty-home');
+    delete process.env.KUBECONFIG;
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    try {
+      for (const args of CLUSTER_COMMANDS) {
+        const r = await run(args);
+        assert.equal(r.code, 1, args.join(' '));
+        assert.match(r.stderr, /^error: no kubeconfig found: KUBECONFIG is not set, .*empty-home\/\.kube\/config does not exist/, r.stderr);
+        assert.doesNotMatch(r.stderr, /8080/);
+      }
+    } finally {
+      for (const [k, v] of Object.entries({ HOME: saved.HOME, KUBECONFIG: saved.KUBECONFIG, KUBERNETES_SERVICE_HOST: saved.KSH })) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
+  test('osc start and osc dev reboot nodes for the same default time', async () => {
+    const start = await run(['start', '--help']);
+    const dev = await run(['dev', '--help']);
+    const def = (help: string) => /--reboot-ms <ms>[\s\S]*?\(default: (\d+)\)/.exec(help)?.[1];
+    assert.equal(def(start.stdout), '4000');
+    assert.equal(def(dev.stdout), def(start.stdout));
   });
 
   test('a kubeconfig that does not exist is named', async () => {

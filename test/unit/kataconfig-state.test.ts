@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { activeKataConfig } from '../../src/api/kataconfig.ts';
+import { activeKataConfig, messages } from '../../src/api/kataconfig.ts';
 import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import {
   type Classification,
@@ -9,6 +9,7 @@ import {
   installCondition,
   isCompactCluster,
   podsUsing,
+  runtimeClassesInUse,
   runtimeClassFor,
   selectNodes,
   uninstallCondition,
@@ -52,7 +53,7 @@ const workerPool = pool('worker', WORKER_TARGET, ['00-worker']);
 const classify = (nodes: Node[], selected: string[], extra: Partial<Parameters<typeof classifyNodes>[0]> = {}): Classification =>
   classifyNodes({ nodes, selected: new Set(selected), compact: false, kataPool, basePool: workerPool, wantCrioConfig: false, ...extra });
 
-describe('node classification (SPEC §4 table)', () => {
+describe('node classification (the table of docs/kataconfig.md)', () => {
   const rows: { name: string; n: Node; selected: boolean; list: string | undefined }[] = [
     {
       name: 'Done, at the kata target, in the kata pool',
@@ -305,6 +306,45 @@ describe('conditions', () => {
     assert.deepEqual(podsUsing(pods, new Set(['kata'])), ['ns/p1']);
     assert.deepEqual(podsUsing(pods, new Set(['kata-remote'])), []);
   });
+
+  test('a blocked uninstall names the RuntimeClass the blocking pods use, not the one peer pods add', () => {
+    const pods = [
+      { metadata: { name: 'p1', namespace: 'ns' }, spec: { runtimeClassName: 'kata' } },
+      { metadata: { name: 'p2', namespace: 'ns' }, spec: { runtimeClassName: 'runc' } },
+    ];
+    const offered = new Set(['kata', 'kata-remote']);
+    assert.deepEqual(runtimeClassesInUse(pods, offered), ['kata']);
+    assert.equal(
+      messages.blocked(runtimeClassesInUse(pods, offered)),
+      'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
+    );
+    const both = [...pods, { metadata: { name: 'p3', namespace: 'x' }, spec: { runtimeClassName: 'kata-remote' } }];
+    assert.equal(
+      messages.blocked(runtimeClassesInUse(both, offered)),
+      'Existing pods using "kata" and "kata-remote" RuntimeClasses found. Please delete the pods manually for KataConfig deletion to proceed',
+    );
+  });
+
+  test('a selector that validly matches no worker says so instead of reporting success', () => {
+    const workers = [node('worker-0', { labels: { zone: 'a' } }), node('worker-1', { labels: { zone: 'b' } })];
+    const sel = selectNodes(workers, { kataConfigPoolSelector: { matchLabels: { zone: 'nowhere' } } }, false);
+    assert.deepEqual(sel.nodes, []);
+    assert.equal(sel.noMatchingNodes, true);
+    const none: Classification = { kataNodes: { nodeCount: 0, readyNodeCount: 0 }, failures: [], settled: true };
+    assert.deepEqual(installCondition(none, sel, 'kata', true), {
+      status: 'True',
+      reason: 'Installing',
+      message: 'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
+    });
+    assert.equal(installCondition(none, sel, 'kata', false).reason, 'Updating', 'a live KataConfig patched that way');
+    const leaving: Classification = {
+      kataNodes: { nodeCount: 0, readyNodeCount: 0, uninstalling: ['worker-0'] },
+      failures: [],
+      settled: false,
+    };
+    assert.equal(installCondition(leaving, sel, 'kata', false).message, 'Adding and/or removing kata-enabled nodes', 'while nodes leave');
+    assert.equal(selectNodes(workers, { kataConfigPoolSelector: { matchLabels: { zone: 'a' } } }, false).noMatchingNodes, undefined);
+  });
 });
 
 describe('the active KataConfig', () => {
@@ -313,5 +353,23 @@ describe('the active KataConfig', () => {
     assert.equal(activeKataConfig([]), undefined);
     assert.equal(activeKataConfig([kc('b', '2026-01-02T00:00:00Z'), kc('a', '2026-01-03T00:00:00Z')])?.metadata.name, 'b');
     assert.equal(activeKataConfig([kc('z', '2026-01-02T00:00:00Z'), kc('m', '2026-01-02T00:00:00Z')])?.metadata.name, 'm');
+  });
+});
+
+describe('label keys in kataConfigPoolSelector', () => {
+  test('the CRD rule accepts the keys the API server accepts on nodes, and nothing else', async () => {
+    const { LABEL_KEY_REGEX } = await import('../../src/api/kataconfig.ts');
+    const re = new RegExp(LABEL_KEY_REGEX);
+    for (const ok of [
+      'custom-kata1',
+      'node-role.kubernetes.io/worker',
+      'feature.node.kubernetes.io/runtime.kata',
+      'a',
+      'A_b.c',
+      'x'.repeat(63),
+    ])
+      assert.ok(re.test(ok), ok);
+    for (const bad of ['<label_key>', 'bad key!', '', '-a', 'a-', 'x'.repeat(64), 'Upper.Case/x', 'a/b/c', '/a', 'a/'])
+      assert.ok(!re.test(bad), bad);
   });
 });

@@ -6,7 +6,7 @@ import { formatProblems, PEER_PODS_DEFAULTS, parseGoDuration, validatePeerPodsCo
 const NS = 'openshift-sandboxed-containers-operator';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
-/** The documented ConfigMap (seed 002 §3.2) with its placeholders filled in. */
+/** The documented ConfigMap (docs/peerpods.md) with its placeholders filled in. */
 const goodData = (): Record<string, string> => ({
   CLOUD_PROVIDER: 'aws',
   VXLAN_PORT: '9000',

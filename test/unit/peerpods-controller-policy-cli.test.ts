@@ -19,7 +19,7 @@ const io = {
 const run = (...args: string[]) => runPolicyCommand(args, io);
 
 describe('osc policy (runPolicyCommand)', () => {
-  test('default and hardened print the policies of seed 002 §3.5', () => {
+  test('default and hardened print the documented policies', () => {
     assert.deepEqual(run('default'), { stdout: defaultPolicy(), stderr: '', code: 0 });
     assert.deepEqual(run('hardened'), { stdout: hardenedPolicy(), stderr: '', code: 0 });
     assert.equal(run('hardened', '--no-exec').stdout, hardenedPolicy({ allowedExecCommands: [] }));

@@ -8,11 +8,11 @@ import {
   selectInstanceType,
 } from '../../src/peerpods/instancetypes.ts';
 
-/** The documented ConfigMap's types (seed 002 §3.2). */
+/** The documented ConfigMap's types (docs/peerpods.md). */
 const SEED = { allowed: ['t2.small', 't2.medium', 't3.large'], defaultType: 't3.medium' };
 
 describe('the built-in table', () => {
-  test('knows the seed types and the common families', () => {
+  test('knows the documented types and the common families', () => {
     assert.deepEqual(AWS_INSTANCE_TYPES['t2.small'], { vcpus: 1, memoryMiB: 2048 });
     assert.deepEqual(AWS_INSTANCE_TYPES['t2.medium'], { vcpus: 2, memoryMiB: 4096 });
     assert.deepEqual(AWS_INSTANCE_TYPES['t3.medium'], { vcpus: 2, memoryMiB: 4096 });
@@ -112,7 +112,7 @@ describe('selectInstanceType', () => {
   test('default when sizes are unknown', () => {
     assert.deepEqual(selectInstanceType({ ...SEED }), { ok: true, type: 't3.medium', reason: 'default' });
     assert.deepEqual(selectInstanceType({ ...SEED, vcpus: 0, memoryMiB: 0 }), { ok: true, type: 't3.medium', reason: 'default' });
-    // Only one dimension known: still the default (SPEC §6 needs both)...
+    // Only one dimension known: still the default (both are needed: docs/peerpods.md)...
     assert.deepEqual(selectInstanceType({ ...SEED, memoryMiB: 1024 }), { ok: true, type: 't3.medium', reason: 'default' });
     // ...with a warning when the default is known to be too small for it.
     assert.deepEqual(selectInstanceType({ ...SEED, vcpus: 4 }), {

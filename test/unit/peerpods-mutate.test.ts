@@ -14,7 +14,7 @@ import {
 } from '../../src/peerpods/mutate.ts';
 import { AGENT_POLICY_ANNOTATION, defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 
-/** The documented ConfigMap's instance types (seed 002 §3.2). */
+/** The documented ConfigMap's instance types (docs/peerpods.md). */
 const SETTINGS: MutateSettings = { defaultType: 't3.medium', allowedTypes: ['t2.small', 't2.medium', 't3.large'] };
 const HARDENED = encodePolicy(hardenedPolicy());
 const NO_POLICY_WARNING = `no Kata Agent policy (${AGENT_POLICY_ANNOTATION}): oc exec is allowed; deny ExecProcessRequest in production`;
@@ -84,7 +84,7 @@ describe('mutatePeerPod: which pods', () => {
 });
 
 describe('mutatePeerPod: the documented pods', () => {
-  test('seed §3.5 pod (no resources, hardened policy): default type, one VM slot', () => {
+  test('the documented pod (no resources, hardened policy): default type, one VM slot', () => {
     const p = hardened([
       {
         name: 'app',
@@ -112,7 +112,7 @@ describe('mutatePeerPod: the documented pods', () => {
     assert.deepEqual(warnings, [NO_POLICY_WARNING]);
   });
 
-  test('seed §3.8 explicit machine_type in the list: kept as is', () => {
+  test('documented explicit machine_type in the list: kept as is', () => {
     const r = mutatePeerPod(hardened([{ name: 'app' }], { [MACHINE_TYPE_ANNOTATION]: 't3.large' }), SETTINGS);
     assert.deepEqual(r, {
       allowed: true,
@@ -122,7 +122,7 @@ describe('mutatePeerPod: the documented pods', () => {
     });
   });
 
-  test('seed §3.8 automatic type from hand-set default_vcpus/default_memory', () => {
+  test('documented automatic type from hand-set default_vcpus/default_memory', () => {
     const { pod: out, warnings } = mutated(
       hardened([{ name: 'app' }], { [DEFAULT_VCPUS_ANNOTATION]: '2', [DEFAULT_MEMORY_ANNOTATION]: '6144' }),
     );
@@ -313,13 +313,25 @@ describe('mutatePeerPod: resources', () => {
 
 describe('mutatePeerPod: the agent policy', () => {
   test('requests without a rule: warned (the agent denies them)', () => {
-    const text = 'package agent_policy\ndefault ExecProcessRequest := false\n';
+    const text =
+      'package agent_policy\ndefault ExecProcessRequest := false\ndefault CreateSandboxRequest := true\ndefault CreateContainerRequest := true\ndefault StartContainerRequest := true\n';
     const { warnings } = mutated(pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy(text) }));
     assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^agent policy: no rule for AddARPNeighborsRequest, .*CopyFileRequest, .*: the agent denies them/);
+  });
+  test('one rule: a policy that denies CreateSandboxRequest is refused, as one without a package line is', () => {
+    const denies = hardenedPolicy().replace('default CreateSandboxRequest := true', 'default CreateSandboxRequest := false');
+    const r = mutatePeerPod(pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy(denies) }), SETTINGS);
+    assert.equal(r.allowed, false);
     assert.match(
-      warnings[0] ?? '',
-      /^agent policy: no rule for AddARPNeighborsRequest, .*CreateContainerRequest, .*: the agent denies them/,
+      r.allowed ? '' : r.message,
+      /^annotation io\.katacontainers\.config\.agent\.policy: the Kata Agent cannot use this policy, so the pod would never start: line \d+: CreateSandboxRequest is false and no rule allows it/,
     );
+    const noPackage = mutatePeerPod(
+      pod([{ name: 'a' }], { [AGENT_POLICY_ANNOTATION]: encodePolicy('default ExecProcessRequest := false\n') }),
+      SETTINGS,
+    );
+    assert.equal(noPackage.allowed, false);
   });
   test('no policy: warned', () => {
     assert.deepEqual(mutated(pod([{ name: 'a' }], {})).warnings, [NO_POLICY_WARNING]);

@@ -12,7 +12,7 @@ import {
   parsePolicy,
 } from '../../src/peerpods/policy.ts';
 
-/** Seed 002 §3.5, the custom policy.rego example, verbatim. */
+/** The product documentation's custom policy.rego example, verbatim. */
 const SEED_POLICY = `package agent_policy
 
 default AddARPNeighborsRequest := true
@@ -69,7 +69,7 @@ policy_data := {
 const edited = (edit: (s: string) => string) => edit(defaultPolicy());
 
 describe('generated policies', () => {
-  test('the request list is the seed list: 36 names', () => {
+  test('the request list is the documented list: 36 names', () => {
     assert.equal(AGENT_REQUESTS.length, 36);
     const seedNames = [...SEED_POLICY.matchAll(/^default (\w+) :=/gm)].map((m) => m[1]).sort();
     assert.deepEqual([...AGENT_REQUESTS].sort(), seedNames);
@@ -88,7 +88,7 @@ describe('generated policies', () => {
     assert.equal(deniesExec(text), false);
   });
 
-  test('hardenedPolicy is the seed example, byte for byte', () => {
+  test('hardenedPolicy is the documented example, byte for byte', () => {
     assert.equal(hardenedPolicy(), SEED_POLICY);
     assert.deepEqual(checkPolicy(hardenedPolicy()), { ok: true, problems: [], warnings: [], issues: [] });
     assert.equal(deniesExec(hardenedPolicy()), true);
@@ -161,6 +161,20 @@ describe('checkPolicy: bad policies', () => {
       name: 'another package',
       text: edited((s) => s.replace('package agent_policy', 'package policy')),
       problems: ['line 1: package is "policy": the Kata Agent reads only package agent_policy; write "package agent_policy"'],
+    },
+    {
+      name: 'a policy that denies CreateSandboxRequest (the pod could never start: refused like a missing package line)',
+      text: edited((s) => s.replace('default CreateSandboxRequest := true', 'default CreateSandboxRequest := false')),
+      problems: [
+        'line 8: CreateSandboxRequest is false and no rule allows it: the agent refuses it, so no pod can start; write "default CreateSandboxRequest := true"',
+      ],
+    },
+    {
+      name: 'a policy without StartContainerRequest',
+      text: edited((s) => s.replace('default StartContainerRequest := true\n', '')),
+      problems: [
+        'StartContainerRequest is not defined and no rule allows it: the agent refuses it, so no pod can start; write "default StartContainerRequest := true"',
+      ],
     },
     {
       name: 'package not first',
@@ -253,7 +267,9 @@ describe('checkPolicy: bad policies', () => {
 
 describe('checkPolicy: warnings and accepted forms', () => {
   test('missing requests: the agent denies them', () => {
-    const r = checkPolicy('package agent_policy\n\ndefault ExecProcessRequest := false\ndefault CreateContainerRequest := true\n');
+    const r = checkPolicy(
+      'package agent_policy\n\ndefault ExecProcessRequest := false\ndefault CreateContainerRequest := true\ndefault CreateSandboxRequest := true\ndefault StartContainerRequest := true\n',
+    );
     assert.equal(r.ok, true);
     assert.equal(r.warnings.length, 1);
     assert.match(r.warnings[0] ?? '', /^no rule for AddARPNeighborsRequest, AddSwapRequest, .*, WriteStreamRequest: the agent denies them/);
@@ -286,7 +302,7 @@ describe('checkPolicy: warnings and accepted forms', () => {
       '',
       'default CreateContainerRequest := {"allowed": false, "ops": []}',
       ...AGENT_REQUESTS.filter((r) => r !== 'CreateContainerRequest' && r !== 'StartContainerRequest').map(
-        (r) => `default ${r} = ${r === 'ExecProcessRequest'} # trailing } comment`,
+        (r) => `default ${r} = ${r === 'ExecProcessRequest' || r === 'CreateSandboxRequest'} # trailing } comment`,
       ),
       'default AllowRequestsFailingPolicy := false',
       'StartContainerRequest {',

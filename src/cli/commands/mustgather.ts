@@ -7,7 +7,7 @@ export interface MustGatherFlags extends ClusterFlags {
   destDir: string;
 }
 
-/** `osc must-gather`: everything SPEC §7 lists, secrets redacted, in a .tar.gz whose path it prints. */
+/** `osc must-gather`: everything support needs (docs/troubleshooting.md), secrets redacted, in a .tar.gz whose path it prints. */
 export async function mustGatherCommand(flags: MustGatherFlags, io: CliIO): Promise<number> {
   const client = await connect(loadKubeConfig(flags));
   try {

@@ -7,7 +7,7 @@ import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, onShutdownSignal, write } from '../common.ts';
+import { CliError, type CliIO, onShutdownSignal, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
@@ -31,13 +31,31 @@ export function oscHome(flag?: string): string {
   return resolve(flag ?? process.env.OSC_HOME ?? '.osc');
 }
 
-function virtualizationCapable(eligible: string): 'all' | 'none' | string[] {
+/** The node names the dev cluster will have (as DevCluster names them), for checking --eligible. */
+export function devNodeNames(flags: Pick<DevFlags, 'workers' | 'masters' | 'compact'>): string[] {
+  const masters = flags.masters ?? (flags.compact ? 3 : 1);
+  const workers = flags.workers ?? (flags.compact ? 0 : 2);
+  return [...Array.from({ length: masters }, (_, i) => `master-${i}`), ...Array.from({ length: workers }, (_, i) => `worker-${i}`)];
+}
+
+/**
+ * --eligible: all, none, or node names, each of which must be a node of this dev cluster (a typo would
+ * otherwise leave no node eligible and checkNodeEligibility would wait for NFD forever).
+ */
+export function virtualizationCapable(eligible: string, nodes: readonly string[]): 'all' | 'none' | string[] {
   const v = eligible.trim();
   if (v === 'all' || v === 'none') return v;
-  return v
+  const names = v
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  if (names.length === 0) throw new CliError('--eligible is empty: give all, none, or a comma-separated list of node names');
+  const unknown = names.filter((n) => !nodes.includes(n));
+  if (unknown.length)
+    throw new CliError(
+      `--eligible names ${unknown.length === 1 ? 'a node' : 'nodes'} this dev cluster does not have: ${unknown.join(', ')} (its nodes: ${nodes.join(', ')})`,
+    );
+  return names;
 }
 
 const display = (p: string) => {
@@ -58,6 +76,7 @@ export async function runDevEnvironment(
   opts: { withOperator: boolean; programName: string },
 ): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
+  const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
   const home = oscHome(flags.home);
   await mkdir(home, { recursive: true });
   const logPath = resolve(home, 'osc.log');
@@ -89,7 +108,7 @@ export async function runDevEnvironment(
       masters: flags.masters,
       compact: flags.compact,
       rebootMs: flags.rebootMs,
-      virtualizationCapable: virtualizationCapable(flags.eligible),
+      virtualizationCapable: eligible,
       platform: flags.platform,
       logDir: resolve(home, 'logs'),
       log,
@@ -145,7 +164,7 @@ export async function runDevEnvironment(
       '  kubectl get nodes',
       '  kubectl get machineconfigpools',
       ...(opts.withOperator
-        ? ['  kubectl create -f cluster-kataconfig.yaml     # the KataConfig of the README walkthrough', `  ${osc} status --watch`]
+        ? [`  kubectl create -f ${display(SAMPLE_KATACONFIG)}     # the KataConfig of the README walkthrough`, `  ${osc} status --watch`]
         : [
             `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
           ]),

@@ -8,6 +8,8 @@ import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
+/** The work-queue key for "no KataConfig exists" (not a valid object name, so it never names one). */
+export const LEFTOVERS_KEY = '<none>';
 
 /** Pods are cached reduced to what the uninstall check reads: a big cluster's pods then cost little memory. */
 export const minimalPod = (p: Pod): Pod => ({
@@ -50,7 +52,11 @@ export function setupKataConfigController(mgr: Manager, options: Partial<KataCon
     options: { ...defaultKataConfigOptions, ...options },
   });
 
-  const all = () => kataConfigs.list().map((k) => k.metadata.name ?? '');
+  // With no KataConfig left, node and pool changes still matter: what the last one left behind goes.
+  const all = () => {
+    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    return names.length ? names : [LEFTOVERS_KEY];
+  };
   const deleting = () =>
     kataConfigs
       .list()
@@ -59,7 +65,8 @@ export function setupKataConfigController(mgr: Manager, options: Partial<KataCon
   mgr.addController({
     name: KATACONFIG_CONTROLLER,
     watches: [
-      { informer: kataConfigs, keys: (k) => [k.metadata.name ?? ''] },
+      // Every KataConfig: when the one in effect goes, an ignored one takes over.
+      { informer: kataConfigs, keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])] },
       { informer: nodes, keys: all, updated: nodeChanged },
       { informer: pools, keys: all },
       { informer: machineConfigs, keys: all },

@@ -17,6 +17,7 @@ import {
   KATACONFIG_FINALIZER,
   type LogLevel,
   MASTER_ROLE_LABEL,
+  POOL_LABEL_PREFIX,
 } from '../../api/names.ts';
 import {
   type ContainerRuntimeConfig,
@@ -34,7 +35,9 @@ import {
   desiredCrioConfig,
   desiredExtensionMachineConfig,
   desiredKataPool,
+  isKataPoolConfig,
   kataPoolName,
+  nodeMcoView,
   poolSettled,
   poolTargetHasKata,
 } from '../../platform/machineconfig.ts';
@@ -57,6 +60,7 @@ import {
   isCompactCluster,
   podsUsing,
   runtimeClassesFor,
+  runtimeClassesInUse,
   runtimeClassFor,
   selectNodes,
   uninstallCondition,
@@ -133,10 +137,20 @@ export class KataConfigReconciler {
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const kc = this.ctx.kataConfigs.get(name);
-    if (!kc) return undefined;
+    if (!kc) {
+      if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
+      return undefined;
+    }
     const oldest = activeKataConfig(this.ctx.kataConfigs.list());
     if (oldest && oldest.metadata.name !== name) {
       log.warn({ active: oldest.metadata.name }, 'ignoring a second KataConfig: only one may exist');
+      // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
+      if (kc.metadata.deletionTimestamp) return undefined;
+      const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
+      const conditions = setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state });
+      const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, { ...kc.status, conditions }, this.ctx.metrics);
+      if (written && inProgressOf(kc)?.reason !== 'Ignored')
+        await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
     }
     return kc.metadata.deletionTimestamp ? this.uninstall(kc, log, signal) : this.install(kc, log, signal);
@@ -147,7 +161,8 @@ export class KataConfigReconciler {
     const rt = runtimeClassFor(kc.spec);
     if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) kc = await addFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
-    if (!inProgressOf(kc)) {
+    // An ignored KataConfig whose rival is gone starts from the beginning.
+    if (!inProgressOf(kc) || inProgressOf(kc)?.reason === 'Ignored') {
       // The documented first state: Installing, before any node is counted.
       const state = { status: 'True' as const, reason: 'Installing' as const, message: messages.installing(rt) };
       await this.writeStatus(
@@ -264,7 +279,8 @@ export class KataConfigReconciler {
         const live = await client.list(Pods, { signal });
         const using = podsUsing(live.items, classes);
         if (using.length) {
-          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(rt) };
+          const used = runtimeClassesInUse(live.items, classes);
+          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(used) };
           log.info({ pods: using.slice(0, 20), count: using.length }, 'uninstall blocked by pods using the runtime');
         }
       } catch (e) {
@@ -320,6 +336,44 @@ export class KataConfigReconciler {
     return labelsPending > 0 ? { requeueAfterMs: 0 } : undefined;
   }
 
+  /**
+   * With no KataConfig at all (its finalizer removed by hand), what it owned would be garbage: a garbage
+   * collector would delete the MachineConfig and the RuntimeClasses, leaving nodes labelled and the pool
+   * behind. osc does the whole uninstall instead, without a status to write: nodes leave the pool, our
+   * objects go, and the pool goes once no node runs its configuration. Nothing keeps pointing at the
+   * deleted KataConfig's UID. Node and pool changes bring us back here (LEFTOVERS_KEY).
+   */
+  private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
+    const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
+      !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
+    const nodes = this.ctx.nodes.list();
+    const compact = isCompactCluster(nodes);
+    const labelsPending = compact ? 0 : await this.labelNodes(new Set(), signal);
+    const removed: string[] = [];
+    if (owned(this.ctx.crioConfigs.get(CRIO_CONFIG))) {
+      await this.ctx.client.delete(ContainerRuntimeConfigs, CRIO_CONFIG, { signal });
+      removed.push(`containerruntimeconfig/${CRIO_CONFIG}`);
+    }
+    if (owned(this.ctx.machineConfigs.get(EXTENSION_MACHINE_CONFIG))) {
+      await this.ctx.client.delete(MachineConfigs, EXTENSION_MACHINE_CONFIG, { signal });
+      removed.push(`machineconfig/${EXTENSION_MACHINE_CONFIG}`);
+    }
+    for (const rc of this.ctx.runtimeClasses.list()) {
+      if (!owned(rc)) continue;
+      await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
+      removed.push(`runtimeclass/${rc.metadata.name}`);
+    }
+    const pool = this.ctx.pools.get(KATA_POOL);
+    const nodesBack =
+      labelsPending === 0 &&
+      !nodes.some((n) => isKataPoolConfig(nodeMcoView(n).currentConfig) || n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined);
+    if (!compact && pool && nodesBack && pool.metadata.labels?.[`${POOL_LABEL_PREFIX}${KATA_POOL}`] !== undefined) {
+      await this.ctx.client.delete(MachineConfigPools, KATA_POOL, { signal });
+      removed.push(`machineconfigpool/${KATA_POOL}`);
+    }
+    if (removed.length) log.info({ removed }, 'no KataConfig exists: removed what the last one left behind');
+  }
+
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
   private async cleanUp(kc: KataConfig, signal: AbortSignal): Promise<void> {
     const { client } = this.ctx;
@@ -358,11 +412,12 @@ export class KataConfigReconciler {
     const existing = this.ctx.machineConfigs.get(desired.metadata.name ?? '');
     if (!existing) return this.create(MachineConfigs, desired, signal);
     const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
-    if (labelsMatch && isDeepStrictEqual(existing.spec.extensions, desired.spec.extensions)) return;
+    const ownersMatch = isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences);
+    if (labelsMatch && ownersMatch && isDeepStrictEqual(existing.spec.extensions, desired.spec.extensions)) return;
     await this.ctx.client.patch(
       MachineConfigs,
       desired.metadata.name ?? '',
-      { metadata: { labels: desired.metadata.labels }, spec: desired.spec },
+      { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
       { signal },
     );
   }
@@ -375,24 +430,46 @@ export class KataConfigReconciler {
       isDeepStrictEqual(existing.spec.nodeSelector, desired.spec.nodeSelector)
     )
       return;
+    // Replaced whole, not merged: a merge patch would keep a label an administrator added to the selector,
+    // and the pool would stay wrong while every reconcile patched it again.
     await this.ctx.client.patch(
       MachineConfigPools,
       desired.metadata.name ?? '',
-      { spec: { machineConfigSelector: desired.spec.machineConfigSelector, nodeSelector: desired.spec.nodeSelector } },
-      { signal },
+      [
+        { op: 'add', path: '/spec/machineConfigSelector', value: desired.spec.machineConfigSelector },
+        { op: 'add', path: '/spec/nodeSelector', value: desired.spec.nodeSelector },
+      ],
+      { type: 'json', signal },
     );
   }
 
   private async ensureCrioConfig(desired: ContainerRuntimeConfig, signal: AbortSignal): Promise<void> {
     const existing = this.ctx.crioConfigs.get(CRIO_CONFIG);
     if (!existing) return this.create(ContainerRuntimeConfigs, desired, signal);
-    if (isDeepStrictEqual(existing.spec, desired.spec)) return;
-    await this.ctx.client.patch(ContainerRuntimeConfigs, CRIO_CONFIG, { spec: desired.spec }, { signal });
+    if (
+      isDeepStrictEqual(existing.spec, desired.spec) &&
+      isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences)
+    )
+      return;
+    await this.ctx.client.patch(
+      ContainerRuntimeConfigs,
+      CRIO_CONFIG,
+      { metadata: { ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
+      { signal },
+    );
   }
 
   private async ensureRuntimeClass(rt: string, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
-    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead.
-    if (this.ctx.runtimeClasses.get(rt)) return;
+    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
+    // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
+    const existing = this.ctx.runtimeClasses.get(rt);
+    if (existing) {
+      const refs = existing.metadata.ownerReferences ?? [];
+      if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
+      const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
+      await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
+      return;
+    }
     const overhead = this.ctx.options.overhead[rt];
     const rc: RuntimeClass = {
       metadata: { name: rt, ownerReferences: [owner] },

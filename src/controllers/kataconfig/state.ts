@@ -26,7 +26,7 @@ import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from '../../platform
 export const runtimeClassFor = (spec: KataConfigSpec | undefined): string =>
   spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
 
-/** Every RuntimeClass osc provides: with peer pods the default kata one stays beside kata-remote (seed 002 §3.3). */
+/** Every RuntimeClass osc provides: with peer pods the default kata one stays beside kata-remote (docs/peerpods.md). */
 export const runtimeClassesFor = (spec: KataConfigSpec | undefined): string[] =>
   spec?.enablePeerPods ? [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] : [KATA_RUNTIME_CLASS];
 
@@ -52,10 +52,12 @@ export interface Selection {
   nodes: string[];
   /** checkNodeEligibility is on and no candidate carries the NFD label. */
   noEligibleNodes: boolean;
+  /** kataConfigPoolSelector is set and matches no worker: nothing would get kata. */
+  noMatchingNodes?: boolean;
 }
 
 /**
- * Which nodes get kata (SPEC §4): the workers, narrowed by kataConfigPoolSelector, narrowed by the NFD label
+ * Which nodes get kata (docs/kataconfig.md, "spec"): the workers, narrowed by kataConfigPoolSelector, narrowed by the NFD label
  * when checkNodeEligibility is on (never with peer pods). On a compact cluster kata goes to the master
  * pool as a whole, so every master is selected and the selector does not apply.
  */
@@ -71,14 +73,20 @@ export function selectNodes(nodes: readonly Node[], spec: KataConfigSpec | undef
     };
   let candidates = all.filter((n) => isWorker(n) && !isMaster(n));
   const selector = spec?.kataConfigPoolSelector;
+  const workers = candidates.length;
   if (selector) candidates = candidates.filter((n) => selectorMatches(selector, n.metadata.labels));
+  const noMatchingNodes = !!selector && workers > 0 && candidates.length === 0;
   let noEligibleNodes = false;
   if (spec?.checkNodeEligibility && !spec.enablePeerPods) {
     const eligible = candidates.filter((n) => n.metadata.labels?.[NFD_KATA_LABEL] === 'true');
     noEligibleNodes = candidates.length > 0 && eligible.length === 0;
     candidates = eligible;
   }
-  return { nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName), noEligibleNodes };
+  return {
+    nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName),
+    noEligibleNodes,
+    ...(noMatchingNodes ? { noMatchingNodes } : {}),
+  };
 }
 
 export interface ClassifyInput {
@@ -106,7 +114,7 @@ export interface Classification {
 }
 
 /**
- * Places each node in the kataNodes lists from the Machine Config Operator's view of it (SPEC §4 table).
+ * Places each node in the kataNodes lists from the Machine Config Operator's view of it (the table in docs/kataconfig.md, "Transitions").
  * A node that should have kata is measured against the kata pool's target; a node that should not is
  * listed only while it still runs (or is leaving) a configuration with kata.
  */
@@ -164,12 +172,14 @@ export interface InProgressState {
 
 export const done: InProgressState = { status: 'False', reason: '', message: '' };
 
-/** The InProgress condition while installing or updating (SPEC §3 table). */
+/** The InProgress condition while installing or updating (docs/kataconfig.md, "The InProgress condition"). */
 export function installCondition(c: Classification, sel: Selection, rt: string, initial: boolean): InProgressState {
   const first = c.failures[0];
   if (first) return { status: 'True', reason: 'Failed', message: messages.failed(first.node, first.reason) };
   const reason: InProgressReason = initial ? 'Installing' : 'Updating';
   if (sel.noEligibleNodes) return { status: 'True', reason, message: messages.noEligibleNodes() };
+  // "Installed on 0 nodes" would read as success: say that the selector selects nothing.
+  if (sel.noMatchingNodes && c.settled) return { status: 'True', reason, message: messages.noMatchingNodes() };
   if (c.settled) return done;
   return { status: 'True', reason, message: initial ? messages.installing(rt) : messages.updating() };
 }
@@ -183,6 +193,16 @@ export function uninstallCondition(c: Classification, rt: string): InProgressSta
 
 export function inProgressOf(kc: KataConfig): KataCondition | undefined {
   return kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
+}
+
+/** The runtime classes (sorted, once each) that these pods use, among those given. */
+export function runtimeClassesInUse(
+  pods: readonly { spec?: { runtimeClassName?: string } }[],
+  runtimeClasses: ReadonlySet<string>,
+): string[] {
+  const used = new Set<string>();
+  for (const p of pods) if (p.spec?.runtimeClassName && runtimeClasses.has(p.spec.runtimeClassName)) used.add(p.spec.runtimeClassName);
+  return [...used].sort();
 }
 
 /** Pods that keep an uninstall waiting: any pod, in any namespace, using one of these runtime classes. */

@@ -35,6 +35,24 @@ export const LIMIT_FROM_CM_ANNOTATION = `${P}/limit-from-configmap`;
 export const IMAGE_ID_ANNOTATION = `${P}/podvm-image-id`;
 /** On a deletion job: the AMI it deletes. */
 export const DELETES_IMAGE_ANNOTATION = `${P}/deletes-image`;
+/** On a deletion job: the peer-pods-cm and peer-pods-secret versions it ran with (a failed one is retried once they change). */
+export const DELETION_INPUTS_ANNOTATION = `${P}/inputs`;
+/**
+ * On the KataConfig, "true": keep the pod VM image osc built when peer pods are removed (no deletion job,
+ * or none retried), and let the removal finish. See docs/kataconfig.md.
+ */
+export const KEEP_IMAGE_ANNOTATION = 'kataconfiguration.openshift.io/keep-podvm-image';
+
+/** The versions of the inputs an image deletion job runs with, to tell when a failed one is worth retrying. */
+export const deletionInputs = (cm: ConfigMap | undefined, secret: Secret | undefined): string =>
+  `${cm?.metadata.resourceVersion ?? ''}/${secret?.metadata.resourceVersion ?? ''}`;
+
+/**
+ * A failed deletion job is retried once its cause may have been cleared: peer-pods-cm or peer-pods-secret
+ * changed since it ran (a job without the annotation predates this rule and is retried once).
+ */
+export const deletionRetryDue = (job: Job, cm: ConfigMap | undefined, secret: Secret | undefined): boolean =>
+  job.metadata.annotations?.[DELETION_INPUTS_ANNOTATION] !== deletionInputs(cm, secret);
 
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -201,6 +219,8 @@ export function desiredImageJob(opts: {
   owner: OwnerReference;
   /** The AMI a deletion job deletes. */
   amiId?: string;
+  /** A deletion job's inputs (deletionInputs). */
+  inputs?: string;
 }): Job {
   const name = imageJobName(opts.kind);
   const labels = { ...ownedLabels(IMAGE_JOB_COMPONENT), 'job-name': name };
@@ -212,6 +232,7 @@ export function desiredImageJob(opts: {
       annotations: {
         [CONFIG_HASH_ANNOTATION]: opts.configHash,
         ...(opts.amiId ? { [DELETES_IMAGE_ANNOTATION]: opts.amiId } : {}),
+        ...(opts.inputs ? { [DELETION_INPUTS_ANNOTATION]: opts.inputs } : {}),
       },
       ownerReferences: [opts.owner],
     },
@@ -276,7 +297,9 @@ export function configCondition(v: PeerPodsValidation): ConditionInput {
 export type ImageObservation =
   | { state: 'running'; kind: ImageJobKind; amiId?: string }
   | { state: 'completed'; kind: ImageJobKind; amiId: string }
-  | { state: 'failed'; kind: ImageJobKind; detail: string; namespace: string }
+  | { state: 'failed'; kind: ImageJobKind; detail: string; namespace: string; kataConfig?: string }
+  /** The administrator keeps the image osc built (KEEP_IMAGE_ANNOTATION): no deletion runs. */
+  | { state: 'kept'; amiId: string }
   /** An AMI is in use that no job of osc made (the administrator's): nothing runs, nothing failed. */
   | { state: 'provided'; amiId: string };
 
@@ -323,12 +346,20 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
       const next =
         o.kind === 'creation'
           ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set PODVM_AMI_ID to an existing AMI`
-          : `delete the image by hand if it still exists, then clear PODVM_AMI_ID in ${PEER_PODS_CM}`;
+          : `the removal waits until the image is deleted: fix the cause and it is retried when ${PEER_PODS_CM} or ${PEER_PODS_SECRET} changes (or delete the job: oc delete job ${name} -n ${o.namespace}), or keep the image: oc annotate kataconfig ${o.kataConfig ?? '--all'} ${KEEP_IMAGE_ANNOTATION}=true`;
       const what = `${job(o.kind)} failed (${o.detail}); see oc logs -n ${o.namespace} jobs/${name} and oc get events -n ${o.namespace} --field-selector involvedObject.name=${name}; ${next}`;
       return [
         cond(IMAGE_JOB_RUNNING, 'False', reason, what),
         cond(IMAGE_JOB_COMPLETED, 'False', reason, what),
         cond(IMAGE_JOB_FAILED, 'True', reason, what),
+      ];
+    }
+    case 'kept': {
+      const what = `the pod VM image ${o.amiId} is kept (${KEEP_IMAGE_ANNOTATION}=true); PODVM_AMI_ID in ${PEER_PODS_CM} still names it: delete it from the cloud by hand when it is no longer needed`;
+      return [
+        cond(IMAGE_JOB_RUNNING, 'False', 'ImageKept', what),
+        cond(IMAGE_JOB_COMPLETED, 'False', 'ImageKept', what),
+        cond(IMAGE_JOB_FAILED, 'False', 'ImageKept', what),
       ];
     }
     case 'provided': {

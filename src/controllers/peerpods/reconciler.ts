@@ -41,6 +41,8 @@ import {
   configHash,
   DEFAULT_IMAGES,
   DELETES_IMAGE_ANNOTATION,
+  deletionInputs,
+  deletionRetryDue,
   desiredDaemonSet,
   desiredImageJob,
   desiredPeerPodConfig,
@@ -57,6 +59,7 @@ import {
   isKataNode,
   jobFailureDetail,
   jobPhase,
+  KEEP_IMAGE_ANNOTATION,
   LIMIT_FROM_CM_ANNOTATION,
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -115,6 +118,8 @@ function conditionEvent(prev: Condition | undefined, next: Condition | undefined
       if (prev?.status === 'True') return undefined; // only the warnings changed
       return { type: 'Normal' as const, reason: 'PeerPodsConfigurationValid', note: next.message };
     case IMAGE_JOB_RUNNING:
+      if (next.reason === 'ImageKept' && prev?.reason !== 'ImageKept')
+        return { type: 'Normal' as const, reason: 'PodVMImageKept', note: next.message };
       return next.status === 'True' ? { type: 'Normal' as const, reason: 'PodVMImageJobRunning', note: next.message } : undefined;
     case IMAGE_JOB_COMPLETED:
       if (next.status !== 'True') return undefined;
@@ -131,7 +136,7 @@ function conditionEvent(prev: Condition | undefined, next: Condition | undefined
 }
 
 /**
- * Reconciles the peer-pod parts of the (single) KataConfig when it enables peer pods (SPEC §6): checks
+ * Reconciles the peer-pod parts of the (single) KataConfig when it enables peer pods (docs/peerpods.md): checks
  * peer-pods-cm and peer-pods-secret, creates the PeerPodConfig, advertises kata.peerpods.io/vm on the kata
  * nodes, runs the cloud-api-adaptor DaemonSet and the pod VM image jobs, and reports in its own conditions.
  * When peer pods are turned off or the KataConfig is deleted it removes all of it, deleting the image it
@@ -423,7 +428,7 @@ export class PeerPodsReconciler {
     await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
     await client.delete(PeerPodConfigs, PEER_POD_CONFIG, { namespace: this.ns, signal });
     await this.syncNodeCapacity(undefined, false, signal);
-    if (mode === 'disable') conditions = this.withoutOurConditions(conditions, observation?.state === 'failed');
+    if (mode === 'disable') conditions = this.withoutOurConditions(conditions, observation?.state === 'kept');
     const written = await this.writeConditions(kc, conditions ?? []);
     await removeFinalizer(client, KataConfigs, written ?? kc, PEERPODS_FINALIZER);
     this.ctx.peerPodsMetrics?.reset();
@@ -441,8 +446,10 @@ export class PeerPodsReconciler {
 
   /**
    * Deletes the pod VM image osc built (PODVM_AMI_ID equals the image recorded on peer-pods-cm) with Job
-   * osc-podvm-image-deletion, then empties PODVM_AMI_ID. A failed deletion is reported and the removal goes
-   * on (the documented update procedure has the administrator check that PODVM_AMI_ID is empty).
+   * osc-podvm-image-deletion, then empties PODVM_AMI_ID. A failed deletion holds the removal (the image
+   * would leak otherwise), is reported in the conditions and an event, and is retried once peer-pods-cm or
+   * peer-pods-secret changes or the job is deleted; the KEEP_IMAGE_ANNOTATION lets the removal go on
+   * without deleting the image.
    */
   private async reconcileImageDeletion(
     kc: KataConfig,
@@ -461,13 +468,28 @@ export class PeerPodsReconciler {
       await this.completeDeletion(job, log, signal);
       return { observation: { state: 'completed', kind: 'deletion', amiId: deleting }, wait: false };
     }
+    const keep = kc.metadata.annotations?.[KEEP_IMAGE_ANNOTATION] === 'true';
     if (job && jobPhase(job) === 'failed') {
       this.countFailure('deletion', job);
-      log.warn({ amiId: deleting }, 'pod VM image deletion failed; going on with the removal');
-      return { observation: { state: 'failed', kind: 'deletion', detail: jobFailureDetail(job), namespace: this.ns }, wait: false };
+      if (keep) {
+        log.info({ amiId: deleting }, 'pod VM image deletion failed; the image is kept as the KataConfig asks');
+        return { observation: { state: 'kept', amiId: deleting }, wait: false };
+      }
+      if (deletionRetryDue(job, cm, this.cached(this.ctx.secrets, PEER_PODS_SECRET))) {
+        log.info({ amiId: deleting }, 'peer pods configuration changed since the image deletion failed: retrying it');
+        await this.deleteJob('deletion', signal);
+        return { wait: true };
+      }
+      log.warn({ amiId: deleting }, 'pod VM image deletion failed; the removal waits until it succeeds or the image is kept');
+      const detail = jobFailureDetail(job);
+      return { observation: { state: 'failed', kind: 'deletion', detail, namespace: this.ns, kataConfig: kc.metadata.name }, wait: true };
     }
     if (job) return { observation: { state: 'running', kind: 'deletion', amiId: deleting }, wait: true };
     if (!oursToDelete) return { wait: false };
+    if (keep) {
+      log.info({ amiId }, 'keeping the pod VM image as the KataConfig asks');
+      return { observation: { state: 'kept', amiId }, wait: false };
+    }
     // Look again before deleting anything: the cache may lag behind our own clearing of PODVM_AMI_ID.
     const live = await client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
     const liveAmi = live?.data?.PODVM_AMI_ID ?? '';
@@ -482,6 +504,7 @@ export class PeerPodsReconciler {
         configHash: configHash(live, this.cached(this.ctx.secrets, PEER_PODS_SECRET)),
         owner: ownerOf(kc),
         amiId: liveAmi,
+        inputs: deletionInputs(live, this.cached(this.ctx.secrets, PEER_PODS_SECRET)),
       }),
       signal,
     );
