@@ -62,7 +62,7 @@ export async function freePort(): Promise<number> {
  * or this process died, even by SIGKILL) the watchdog sends SIGTERM, then SIGKILL after a grace period,
  * and removes `cleanupDir`. This is what guarantees that no etcd or kube-apiserver outlives us.
  */
-function spawnSupervised(command: string, args: string[], cleanupDir: string, logFile: string): ChildProcess {
+export function spawnSupervised(command: string, args: string[], cleanupDir: string, logFile: string): ChildProcess {
   // The shell ignores TERM/INT/HUP only after forking the child (which keeps default handlers): a signal
   // sent to the whole process group (Ctrl-C, `timeout`, a test runner) must not kill the watchdog while
   // the child hangs in a graceful shutdown. Whatever happens, the child gets KILL 10s after the pipe closes.
@@ -315,7 +315,7 @@ export class ControlPlane {
   }
 }
 
-async function stopProcess(p: ChildProcess, crash = false): Promise<void> {
+export async function stopProcess(p: ChildProcess, crash = false): Promise<void> {
   if (p.exitCode !== null || p.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
   // The children of the watchdog shell are the supervised process and the watcher subshell.
