@@ -73,6 +73,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       '127.0.0.1:0',
     )
     .option('--quiet', 'do not print a line per KataConfig state change')
+    .option('--no-console', 'do not start the web console (nor the Prometheus server it queries)')
     .addHelpText(
       'after',
       examples([

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { LocalOperator, RunningConsole } from '../../console/server.ts';
+import type { DevPrometheus as DevPrometheusType } from '../../devcluster/prometheus.ts';
 import { packageVersion } from '../../install/manifests.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal, write } from '../common.ts';
@@ -74,4 +75,47 @@ export async function runConsole(flags: ConsoleFlags, io: CliIO): Promise<number
   });
   await console_.close();
   return 0;
+}
+
+/**
+ * For `osc start`: a Prometheus server scraping the in-process operator (data under the dev home), and
+ * the console on top of both. Prometheus is built on first use, like the control plane.
+ */
+export async function startDevConsole(opts: {
+  kubeConfig: KubeConfig;
+  home: string;
+  metricsAddress: string | undefined;
+  operator: LocalOperator;
+  log: Logger;
+  onWarning: (message: string) => void;
+}): Promise<{ url: string; prometheusUrl: string; stop(): Promise<void> }> {
+  const { DevPrometheus } = await import('../../devcluster/prometheus.ts');
+  const { join } = await import('node:path');
+  let prometheus: DevPrometheusType | undefined;
+  if (opts.metricsAddress) {
+    try {
+      prometheus = await DevPrometheus.start({ targets: [opts.metricsAddress], dataDir: join(opts.home, 'prometheus'), log: opts.log });
+    } catch (e) {
+      opts.onWarning(`Prometheus did not start, so the console has no metrics: ${errorMessage(e)}`);
+    }
+  }
+  try {
+    const c = await openConsole({
+      kubeConfig: opts.kubeConfig,
+      prometheusUrl: prometheus?.url,
+      localOperator: opts.operator,
+      log: opts.log,
+    });
+    return {
+      url: c.url,
+      prometheusUrl: prometheus?.url ?? '',
+      stop: async () => {
+        await c.close();
+        await prometheus?.stop();
+      },
+    };
+  } catch (e) {
+    await prometheus?.stop();
+    throw e;
+  }
 }
