@@ -75,6 +75,7 @@ describe('osc install manifests', () => {
         'Service',
         'ValidatingWebhookConfiguration',
         'MutatingWebhookConfiguration',
+        'ServiceMonitor',
       ],
     );
     assert.ok(printed.some((o) => o.metadata.name === 'kataconfigs.kataconfiguration.openshift.io'));
