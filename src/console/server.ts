@@ -136,6 +136,8 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
             },
           }),
         );
+      case '/favicon.ico':
+        return send(res, 204, 'image/x-icon', '');
       default:
         return refuse(res, 404, 'NotFound', `no such page: ${url.pathname}`);
     }

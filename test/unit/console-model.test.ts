@@ -49,7 +49,12 @@ describe('console: the Create KataConfig form', () => {
     const placed = placeErrors({
       code: 422,
       message: 'KataConfig.kataconfiguration.openshift.io "x" is invalid: spec.logLevel: Unsupported value: "loud"',
-      details: { causes: [{ field: 'spec.logLevel', message: 'Unsupported value: "loud"' }] },
+      details: {
+        causes: [
+          { field: 'spec.logLevel', message: 'Unsupported value: "loud"' },
+          { field: '<nil>', message: 'Invalid value: null: some validation rules were not checked because the object was invalid' },
+        ],
+      },
     });
     assert.deepEqual(placed.fields, { logLevel: ['spec.logLevel: Unsupported value: "loud"'] });
     assert.deepEqual(placed.general, []);

@@ -105,9 +105,13 @@ export function placeErrors(s: Status): { fields: Record<string, string[]>; gene
   const fields: Record<string, string[]> = {};
   const general: string[] = [];
   const causes = s.details?.causes ?? [];
+  const named = causes.filter((c) => c.field && c.field !== '<nil>');
   for (const c of causes) {
-    const field = c.field ? formFieldOf(c.field) : undefined;
-    const text = c.field ? `${c.field}: ${c.message ?? c.reason ?? ''}` : (c.message ?? '');
+    const hasField = c.field && c.field !== '<nil>';
+    // "Some validation rules were not checked" only says to fix the named fields first.
+    if (!hasField && named.length > 0 && /validation rules were not checked/.test(c.message ?? '')) continue;
+    const field = hasField ? formFieldOf(c.field as string) : undefined;
+    const text = hasField ? `${c.field}: ${c.message ?? c.reason ?? ''}` : (c.message ?? '');
     if (field) (fields[field] ??= []).push(text);
     else general.push(text);
   }
