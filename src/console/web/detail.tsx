@@ -152,7 +152,7 @@ function RuntimeClasses({ names }: { names: string[] }) {
           </thead>
           <tbody>
             {ours.map((rc) => (
-              <tr key={rc.metadata.name}>
+              <tr key={rc.metadata.name} data-rc={rc.metadata.name}>
                 <td>{rc.metadata.name}</td>
                 <td>{rc.handler}</td>
                 <td>
