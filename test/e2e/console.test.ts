@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,26 @@ const WORKERS = 10;
 /** Workers the matchExpression selects (custom-kata=true); the others keep no kata. */
 const SELECTED = Array.from({ length: WORKERS - 2 }, (_, i) => `worker-${i}`);
 const LONG = 180_000;
+
+/** The processes below pid (from /proc), with their command names. */
+function descendants(pid: number): { pid: number; comm: string }[] {
+  const parent = new Map<number, { ppid: number; comm: string }>();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      parent.set(Number(e), { ppid: Number(stat.slice(close + 2).split(' ')[1]), comm: stat.slice(stat.indexOf('(') + 1, close) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (p: number): boolean => {
+    for (let q = parent.get(p)?.ppid; q; q = parent.get(q)?.ppid) if (q === pid) return true;
+    return false;
+  };
+  return [...parent].filter(([p]) => below(p)).map(([p, v]) => ({ pid: p, comm: v.comm }));
+}
 
 describe('web console: the documented procedure in a real browser', { skip: SKIP_BROWSER && 'OSC_SKIP_BROWSER_TESTS=1' }, () => {
   const home = mkdtempSync(join(tmpdir(), 'osc-console-home-'));
@@ -248,5 +268,22 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     await page.locator('[data-test=chart] canvas').waitFor({ timeout: LONG });
     assert.ok(Number(await page.locator('[data-test=chart]').getAttribute('data-series')) >= 7, 'one series per kata node state');
     await shot('metrics-plot');
+  });
+
+  test('Ctrl-C stops the console and Prometheus with the cluster', async () => {
+    const prometheus = descendants(osc.pid ?? 0).filter((p) => p.comm === 'prometheus');
+    assert.equal(prometheus.length, 1, 'osc start runs one Prometheus');
+    const exited = new Promise((r) => osc.once('exit', r));
+    osc.kill('SIGINT');
+    await exited;
+    await waitFor(
+      () =>
+        prometheus.every((p) => !existsSync(`/proc/${p.pid}/status`) || /State:\s+Z/.test(readFileSync(`/proc/${p.pid}/status`, 'utf8'))),
+      {
+        timeoutMs: 30_000,
+        message: 'Prometheus gone',
+      },
+    );
+    await assert.rejects(fetch(new URL(consoleUrl).origin), 'the console no longer answers');
   });
 });
