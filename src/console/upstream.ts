@@ -69,6 +69,8 @@ export class KubeUpstream {
         if (v) out[h] = v;
       }
       res.writeHead(upstream.status, out);
+      // A watch may stay silent for minutes: the browser must get the headers now, not with the first event.
+      res.flushHeaders();
       if (upstream.body) await pipeline(Readable.fromWeb(upstream.body as never), res);
       else res.end();
     } catch (e) {
