@@ -4,6 +4,8 @@
  * guards (Secrets, writes without the CSRF header).
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type RunningConsole, startConsole } from '../../src/console/server.ts';
 import { useControlPlane } from '../support/controlplane.ts';
@@ -97,5 +99,33 @@ describe('console server', () => {
     const prom = await fetch(`${c.origin}/prometheus/api/v1/query?query=up`, { headers: auth() });
     assert.equal(prom.status, 503);
     assert.match(((await prom.json()) as { message: string }).message, /--prometheus-url/);
+  });
+
+  test('osc console prints a URL with the token, answers as the kubeconfig user, and stops on Ctrl-C', async () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const child = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), 'console', '--kubeconfig', plane.cp.kubeconfigPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    child.stderr.on('data', (d) => (out += String(d)));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      const url = await waitFor(
+        () => /Open: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1] ?? (child.exitCode !== null ? 'exited' : ''),
+        {
+          message: 'the console URL',
+        },
+      );
+      assert.notEqual(url, 'exited', out);
+      assert.match(out, /No --prometheus-url: the metrics page is off/);
+      const token = new URL(url).searchParams.get('token');
+      const nodes = await fetch(`${new URL(url).origin}/k8s/api/v1/namespaces`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(nodes.status, 200);
+      assert.equal((await fetch(`${new URL(url).origin}/k8s/api/v1/namespaces`)).status, 401);
+    } finally {
+      child.kill('SIGINT');
+    }
+    assert.equal(await exited, 0, out);
   });
 });

@@ -12,7 +12,11 @@ export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
           Create KataConfig
         </a>
       </div>
-      {kcs.error && <p class="error">{kcs.error}</p>}
+      {kcs.error && (
+        <p class="error">
+          {kcs.code === 404 ? 'The KataConfig API is not installed in this cluster: run "osc install" first.' : kcs.error}
+        </p>
+      )}
       {kcs.synced && kcs.items.length === 0 && !kcs.error && (
         <p class="muted">No KataConfigs found. Create one to install kata on the worker nodes.</p>
       )}
