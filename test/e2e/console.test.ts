@@ -6,7 +6,7 @@
  * Screenshots of each step go to test-artifacts/console/.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,10 +17,9 @@ import type { Browser, Page } from 'playwright-core';
 import { parse } from 'yaml';
 import { KubeClient } from '../../src/kube/client.ts';
 import { Nodes, Pods } from '../../src/kube/resources.ts';
-import { artifactsDir, launchBrowser, SKIP_BROWSER } from '../support/browser.ts';
+import { artifactsDir, launchBrowser, type OscStart, SKIP_BROWSER, startOsc } from '../support/browser.ts';
 import { waitFor } from '../support/wait.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const WORKERS = 10;
 /** Workers the matchExpression selects (custom-kata=true); the others keep no kata. */
 const SELECTED = Array.from({ length: WORKERS - 2 }, (_, i) => `worker-${i}`);
@@ -49,8 +48,8 @@ function descendants(pid: number): { pid: number; comm: string }[] {
 describe('web console: the documented procedure in a real browser', { skip: SKIP_BROWSER && 'OSC_SKIP_BROWSER_TESTS=1' }, () => {
   const home = mkdtempSync(join(tmpdir(), 'osc-console-home-'));
   const shots = artifactsDir('console');
+  let oscStart: OscStart;
   let osc: ChildProcess;
-  let out = '';
   let consoleUrl = '';
   let client: KubeClient;
   let browser: Browser;
@@ -64,22 +63,11 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
   before(async () => {
     // Launch the browser first: a machine without one fails here, with what to install.
     browser = await launchBrowser();
-    osc = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), 'start', '--workers', String(WORKERS), '--reboot-ms', '700'], {
-      cwd: root,
-      env: { ...process.env, OSC_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    osc.stdout?.on('data', (d) => (out += String(d)));
-    osc.stderr?.on('data', (d) => (out += String(d)));
-    await waitFor(() => out.includes('Press Ctrl-C to stop') || osc.exitCode !== null, {
-      timeoutMs: 600_000,
-      message: 'osc start to be up',
-    });
-    assert.equal(osc.exitCode, null, out);
-    consoleUrl = /^Web console: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(out)?.[1] ?? '';
-    assert.ok(consoleUrl, `osc start prints the console's URL with its token:\n${out}`);
+    oscStart = await startOsc(['--workers', String(WORKERS), '--reboot-ms', '700'], home);
+    osc = oscStart.proc;
+    consoleUrl = oscStart.consoleUrl;
     const kc = new KubeConfig();
-    kc.loadFromFile(join(home, 'kubeconfig'));
+    kc.loadFromFile(oscStart.kubeconfig);
     client = new KubeClient(kc);
     // As the documentation says: label the nodes that should get kata, then select them.
     for (const n of SELECTED) await client.patch(Nodes, n, { metadata: { labels: { 'custom-kata': 'true' } } }, { type: 'merge' });
@@ -89,11 +77,7 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
   after(async () => {
     await browser?.close();
     await client?.close();
-    if (osc?.exitCode === null && osc.signalCode === null) {
-      const exited = new Promise((r) => osc.once('exit', r));
-      osc.kill('SIGINT');
-      await exited;
-    }
+    await oscStart?.stop();
     rmSync(home, { recursive: true, force: true });
   });
 

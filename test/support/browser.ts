@@ -2,10 +2,11 @@
  * A real browser for the console's tests: Debian's chromium driven by playwright-core. A machine without
  * it fails the browser tests with what to install, unless OSC_SKIP_BROWSER_TESTS=1 says to skip them.
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
+import { waitFor } from './wait.ts';
 
 export const SKIP_BROWSER = process.env.OSC_SKIP_BROWSER_TESTS === '1';
 
@@ -40,4 +41,45 @@ export function artifactsDir(suite: string): string {
   const dir = join(import.meta.dirname, '..', '..', 'test-artifacts', suite);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+export interface OscStart {
+  proc: ChildProcess;
+  /** Everything it printed so far. */
+  output(): string;
+  consoleUrl: string;
+  kubeconfig: string;
+  /** Ctrl-C, and wait for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** `osc start ARGS` (what `npm start` runs) in its own process, up to its banner with the console's URL. */
+export async function startOsc(args: string[], home: string): Promise<OscStart> {
+  const root = join(import.meta.dirname, '..', '..');
+  const proc = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), 'start', ...args], {
+    cwd: root,
+    env: { ...process.env, OSC_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout?.on('data', (d) => (out += String(d)));
+  proc.stderr?.on('data', (d) => (out += String(d)));
+  const exited = new Promise((r) => proc.once('exit', r));
+  await waitFor(() => out.includes('Press Ctrl-C to stop') || proc.exitCode !== null, {
+    timeoutMs: 600_000,
+    message: 'osc start to be up',
+  });
+  if (proc.exitCode !== null) throw new Error(`osc start exited with ${proc.exitCode}:\n${out}`);
+  const consoleUrl = /^Web console: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m.exec(out)?.[1] ?? '';
+  if (!consoleUrl) throw new Error(`osc start did not print the console's URL:\n${out}`);
+  return {
+    proc,
+    output: () => out,
+    consoleUrl,
+    kubeconfig: join(home, 'kubeconfig'),
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGINT');
+      await exited;
+    },
+  };
 }

@@ -4,6 +4,17 @@ import type { Condition } from './model.ts';
 const NS = 'openshift-sandboxed-containers-operator';
 const PEERPODS_CONDITIONS = ['PeerPodsConfigValid', 'PodVMImageJobRunning', 'PodVMImageJobCompleted', 'PodVMImageJobFailed'];
 
+/** What the PodVMImageJob* conditions say, in one word. */
+function imageJobState(conditions: Condition[]): string {
+  const is = (t: string) => conditions.find((c) => c.type === t)?.status === 'True';
+  if (is('PodVMImageJobRunning')) return 'running';
+  if (is('PodVMImageJobFailed')) return 'failed';
+  if (is('PodVMImageJobCompleted')) return 'completed';
+  // Once PODVM_AMI_ID holds an image (built earlier, or given by the administrator) no job is needed.
+  if (conditions.some((c) => c.type.startsWith('PodVMImageJob') && c.reason === 'ImageProvided')) return 'image provided';
+  return 'not started';
+}
+
 /** Peer pods, when a KataConfig enables them: the configuration's validity, the pod VM image job, the per-node limit. */
 export function PeerPodsPage({ kcs }: { kcs: KubeObj[] }) {
   const kc = kcs.find((k) => k.spec?.enablePeerPods);
@@ -59,7 +70,16 @@ export function PeerPodsPage({ kcs }: { kcs: KubeObj[] }) {
       )}
       <p class="muted">The credentials Secret peer-pods-secret is never shown here.</p>
       <h2>Pod VM image</h2>
-      {imageJobs.length === 0 && <p class="muted">No image job.</p>}
+      <dl class="spec" data-test="image">
+        <dt>image (PODVM_AMI_ID)</dt>
+        <dd data-test="image-id">{cm?.data?.PODVM_AMI_ID || 'none yet'}</dd>
+        <dt>image job</dt>
+        <dd data-test="image-job-state" data-state={imageJobState(conditions)}>
+          {imageJobState(conditions)}
+        </dd>
+        <dt>osc reports</dt>
+        <dd>{conditions.find((c) => c.type === 'PodVMImageJobRunning')?.message ?? '—'}</dd>
+      </dl>
       <table class="list">
         <tbody>
           {imageJobs.map((j) => (
