@@ -21,8 +21,11 @@ export interface ConsoleOptions {
   /** Default 127.0.0.1; port 0 picks a free one. */
   host?: string;
   port?: number;
-  /** A Prometheus server's base URL (its HTTP API answers under /api/v1). */
-  prometheusUrl?: string;
+  /**
+   * A Prometheus server's base URL (its HTTP API answers under /api/v1), or where one is coming from: the
+   * dev cluster's may still be building when the console opens (`note` says so).
+   */
+  prometheus?: string | (() => { url?: string; note?: string });
   version: string;
   localOperator?: LocalOperator;
   /** The per-run token; random unless given (tests). */
@@ -62,7 +65,13 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
   const token = opts.token ?? randomBytes(24).toString('base64url');
   const host = opts.host ?? '127.0.0.1';
   const kube = new KubeUpstream(opts.kubeConfig);
-  const prom = opts.prometheusUrl ? new PrometheusUpstream(opts.prometheusUrl) : undefined;
+  const promSource = opts.prometheus;
+  const prometheus = (): { url?: string; note?: string } =>
+    typeof promSource === 'function'
+      ? promSource()
+      : promSource
+        ? { url: promSource }
+        : { note: 'no Prometheus configured: start the console with --prometheus-url' };
   const context = opts.kubeConfig.getCurrentContext();
   const user = opts.kubeConfig.getCurrentUser()?.name ?? '';
   let port = 0;
@@ -105,9 +114,10 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
       return kube.forward(req, res, path);
     }
     if (url.pathname.startsWith('/prometheus/')) {
-      if (!prom) return refuse(res, 503, 'ServiceUnavailable', 'no Prometheus configured: start the console with --prometheus-url');
+      const p = prometheus();
+      if (!p.url) return refuse(res, 503, 'ServiceUnavailable', p.note ?? 'no Prometheus');
       if (method !== 'GET') return refuse(res, 405, 'MethodNotAllowed', 'the console only queries Prometheus');
-      return prom.forward(res, url.pathname.slice('/prometheus'.length), url.searchParams);
+      return new PrometheusUpstream(p.url).forward(res, url.pathname.slice('/prometheus'.length), url.searchParams);
     }
     if (method !== 'GET') return refuse(res, 405, 'MethodNotAllowed', `${method} ${url.pathname} is not supported`);
     switch (url.pathname) {
@@ -127,7 +137,8 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
             context,
             user,
             server: kube.serverUrl,
-            prometheus: prom?.baseUrl ?? '',
+            prometheus: prometheus().url ?? '',
+            prometheusNote: prometheus().note ?? '',
             localOperator: opts.localOperator && {
               where: opts.localOperator.where,
               identity: opts.localOperator.identity,

@@ -101,6 +101,30 @@ describe('console server', () => {
     assert.match(((await prom.json()) as { message: string }).message, /--prometheus-url/);
   });
 
+  test('a Prometheus still on its way: the metrics API says why, and answers once it is there', async () => {
+    let source: { url?: string; note?: string } = { note: 'Prometheus is starting' };
+    const late = await startConsole({ kubeConfig: plane.cp.kubeConfig, version: 'test', prometheus: () => source });
+    try {
+      const h = { authorization: `Bearer ${late.token}` };
+      const info = (await (await fetch(`${late.origin}/console/info`, { headers: h })).json()) as {
+        prometheus: string;
+        prometheusNote: string;
+      };
+      assert.deepEqual([info.prometheus, info.prometheusNote], ['', 'Prometheus is starting']);
+      const early = await fetch(`${late.origin}/prometheus/api/v1/label/__name__/values`, { headers: h });
+      assert.equal(early.status, 503);
+      assert.match(((await early.json()) as { message: string }).message, /Prometheus is starting/);
+      // Any HTTP server stands in for the arrival here: the console passes the query on and the answer back.
+      source = { url: c.origin };
+      const passed = await fetch(`${late.origin}/prometheus/api/v1/query?query=up`, { headers: h });
+      assert.equal(passed.status, 401, "the stand-in's own answer (it wants its token) comes back");
+      const blocked = await fetch(`${late.origin}/prometheus/api/v1/admin/tsdb/delete_series`, { headers: h });
+      assert.equal(blocked.status, 403, 'only the query API is reachable');
+    } finally {
+      await late.close();
+    }
+  });
+
   test('osc console prints a URL with the token, answers as the kubeconfig user, and stops on Ctrl-C', async () => {
     const root = join(import.meta.dirname, '..', '..');
     const child = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), 'console', '--kubeconfig', plane.cp.kubeconfigPath], {

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { LocalOperator, RunningConsole } from '../../console/server.ts';
+import type { ConsoleOptions, LocalOperator, RunningConsole } from '../../console/server.ts';
 import type { DevPrometheus as DevPrometheusType } from '../../devcluster/prometheus.ts';
 import { packageVersion } from '../../install/manifests.ts';
 import { errorMessage } from '../../kube/errors.ts';
@@ -15,7 +15,7 @@ export interface ConsoleFlags extends ClusterFlags {
 export async function openConsole(opts: {
   kubeConfig: KubeConfig;
   address?: string;
-  prometheusUrl?: string;
+  prometheus?: ConsoleOptions['prometheus'];
   localOperator?: LocalOperator;
   log?: Logger;
 }): Promise<RunningConsole> {
@@ -25,7 +25,7 @@ export async function openConsole(opts: {
     kubeConfig: opts.kubeConfig,
     host,
     port,
-    prometheusUrl: opts.prometheusUrl,
+    prometheus: opts.prometheus,
     version: packageVersion(),
     localOperator: opts.localOperator,
     log: opts.log,
@@ -47,7 +47,7 @@ export async function runConsole(flags: ConsoleFlags, io: CliIO): Promise<number
   await client.close();
   let console_: RunningConsole;
   try {
-    console_ = await openConsole({ kubeConfig, address: flags.address, prometheusUrl: flags.prometheusUrl });
+    console_ = await openConsole({ kubeConfig, address: flags.address, prometheus: flags.prometheusUrl });
   } catch (e) {
     throw new CliError(`cannot start the console on ${flags.address}: ${errorMessage(e)}`);
   }
@@ -78,8 +78,9 @@ export async function runConsole(flags: ConsoleFlags, io: CliIO): Promise<number
 }
 
 /**
- * For `osc start`: a Prometheus server scraping the in-process operator (data under the dev home), and
- * the console on top of both. Prometheus is built on first use, like the control plane.
+ * For `osc start`: the console at once, and a Prometheus server scraping the in-process operator (data
+ * under the dev home) as soon as it is up. Prometheus is built on first use, like the control plane, which
+ * takes minutes: the console does not wait for it, its metrics page says it is on its way.
  */
 export async function startDevConsole(opts: {
   kubeConfig: KubeConfig;
@@ -88,34 +89,36 @@ export async function startDevConsole(opts: {
   operator: LocalOperator;
   log: Logger;
   onWarning: (message: string) => void;
-}): Promise<{ url: string; prometheusUrl: string; stop(): Promise<void> }> {
+}): Promise<{ url: string; stop(): Promise<void> }> {
   const { DevPrometheus } = await import('../../devcluster/prometheus.ts');
   const { join } = await import('node:path');
   let prometheus: DevPrometheusType | undefined;
-  if (opts.metricsAddress) {
-    try {
-      prometheus = await DevPrometheus.start({ targets: [opts.metricsAddress], dataDir: join(opts.home, 'prometheus'), log: opts.log });
-    } catch (e) {
-      opts.onWarning(`Prometheus did not start, so the console has no metrics: ${errorMessage(e)}`);
-    }
-  }
-  try {
-    const c = await openConsole({
-      kubeConfig: opts.kubeConfig,
-      prometheusUrl: prometheus?.url,
-      localOperator: opts.operator,
-      log: opts.log,
-    });
-    return {
-      url: c.url,
-      prometheusUrl: prometheus?.url ?? '',
-      stop: async () => {
-        await c.close();
-        await prometheus?.stop();
-      },
-    };
-  } catch (e) {
-    await prometheus?.stop();
-    throw e;
-  }
+  let note = opts.metricsAddress
+    ? 'Prometheus is starting (its first run builds it from source: a few minutes)'
+    : 'the operator serves no metrics';
+  const starting = opts.metricsAddress
+    ? DevPrometheus.start({ targets: [opts.metricsAddress], dataDir: join(opts.home, 'prometheus'), log: opts.log }).then(
+        (p) => {
+          prometheus = p;
+        },
+        (e) => {
+          note = `Prometheus did not start: ${errorMessage(e)}`;
+          opts.onWarning(`${note}; the console has no metrics`);
+        },
+      )
+    : Promise.resolve();
+  const c = await openConsole({
+    kubeConfig: opts.kubeConfig,
+    prometheus: () => (prometheus ? { url: prometheus.url } : { note }),
+    localOperator: opts.operator,
+    log: opts.log,
+  });
+  return {
+    url: c.url,
+    stop: async () => {
+      await c.close();
+      await starting;
+      await prometheus?.stop();
+    },
+  };
 }

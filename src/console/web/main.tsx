@@ -16,6 +16,8 @@ export interface ConsoleInfo {
   user: string;
   server: string;
   prometheus: string;
+  /** Why there is no Prometheus (yet). */
+  prometheusNote: string;
   localOperator?: { where: string; identity: string; ready: boolean; metricsUrl: string };
 }
 
@@ -47,7 +49,7 @@ function App() {
   else if (page === 'kataconfigs' && arg === '~new') body = <CreateKataConfig />;
   else if (page === 'kataconfigs' && arg) body = <KataConfigDetail name={arg} tab={route[2] ?? 'details'} />;
   else if (page === 'peerpods') body = <PeerPodsPage kcs={kcs.items} />;
-  else if (page === 'metrics') body = <MetricsPage info={info} />;
+  else if (page === 'metrics') body = <MetricsPage />;
   return (
     <div class="shell">
       <header>

@@ -26,7 +26,8 @@ const seriesLabel = (m: Record<string, string>) => {
  * Observe › Metrics: type `kata` to list the kata metrics, pick one (or write any PromQL) to plot the last
  * 15 minutes, refreshed every few seconds from Prometheus.
  */
-export function MetricsPage({ info }: { info: ConsoleInfo | undefined }) {
+export function MetricsPage() {
+  const info = usePrometheusInfo();
   const [typed, setTyped] = useState('');
   const [query, setQuery] = useState('');
   const [names, setNames] = useState<string[]>([]);
@@ -72,7 +73,9 @@ export function MetricsPage({ info }: { info: ConsoleInfo | undefined }) {
     return (
       <section>
         <h1>Metrics</h1>
-        <p class="muted">No Prometheus is connected: start the console with --prometheus-url (npm start runs one for the dev cluster).</p>
+        <p class="notice" data-test="no-prometheus">
+          {info.prometheusNote || 'No Prometheus is connected: start the console with --prometheus-url.'}
+        </p>
       </section>
     );
   }
@@ -127,6 +130,27 @@ export function MetricsPage({ info }: { info: ConsoleInfo | undefined }) {
       {query && series.length === 0 && !error && <p class="muted">No data yet for {query}.</p>}
     </section>
   );
+}
+
+/** The console's info, read again every few seconds while its Prometheus is still on its way. */
+function usePrometheusInfo(): ConsoleInfo | undefined {
+  const [info, setInfo] = useState<ConsoleInfo | undefined>();
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let live = true;
+    const load = async () => {
+      const r = await api<ConsoleInfo>('GET', '/console/info');
+      if (!live) return;
+      if (r.ok) setInfo(r.body);
+      if (!r.ok || !r.body.prometheus) timer = setTimeout(load, 3000);
+    };
+    load();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, []);
+  return info;
 }
 
 function Chart({ series }: { series: Series[] }) {
