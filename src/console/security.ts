@@ -81,5 +81,9 @@ export function apiPathRefusal(path: string): string | undefined {
     return 'exec, attach, port-forward and proxy are not available in the console';
   }
   if (/^\/api\/v1\/nodes\/[^/]+\/proxy(\/|$)/.test(p)) return 'node proxy is not available in the console';
+  // A TokenRequest answers a fresh credential: as secret as a Secret.
+  if (/^\/api\/v1\/namespaces\/[^/]+\/serviceaccounts\/[^/]+\/token(\/|$)/.test(p)) {
+    return 'the console never creates service account tokens: use kubectl create token';
+  }
   return undefined;
 }

@@ -40,6 +40,7 @@ describe('console guards', () => {
       '/api/v1/watch/namespaces/x/secrets',
       '/api/v1/namespaces/x/pods/p/exec',
       '/api/v1/nodes/n/proxy/metrics',
+      '/api/v1/namespaces/x/serviceaccounts/default/token',
       '/healthz',
       '/api/v1/../v1/secrets',
     ]) {
