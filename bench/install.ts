@@ -5,19 +5,22 @@
  *
  * Prints, per size: how long after a node's Machine Config Operator state changes the KataConfig status
  * shows it (p50, p99: both observed by the watches of one observer process, on one clock), status writes and API
- * requests per node, and the operator's peak memory (its own process: getrusage maxRSS).
+ * requests per node, the operator's peak memory (its own process: getrusage maxRSS), and what the whole
+ * cluster costs: each component's peak RSS and the CPU it spent during the install (etcd, kube-apiserver,
+ * kube-scheduler, kube-controller-manager, kwok, and this process, which runs the simulators).
  */
 import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { KataConfigs } from '../src/api/kataconfig.ts';
 import { MachineConfigPools } from '../src/api/openshift.ts';
+import type { ProcessUsage } from '../src/devcluster/controlplane/usage.ts';
 import { DevCluster } from '../src/devcluster/devcluster.ts';
 import { desiredKataPool } from '../src/platform/machineconfig.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 
 const { values } = parseArgs({
   options: {
-    workers: { type: 'string', default: '100,1000' },
+    workers: { type: 'string', default: '1000,5000' },
     'reboot-ms': { type: 'string', default: '100' },
     'max-unavailable': { type: 'string', default: '10%' },
   },
@@ -71,10 +74,18 @@ async function runOnce(workers: number) {
   const operator = spawnChild('operator-process.ts', [dev.controlPlane.kubeconfigPath]);
   const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
   await Promise.all([operator.next(), observer.next()]); // both ready
+  const usageBefore = await clusterUsage(dev);
   const tInstall = Date.now();
   await dev.client.create(KataConfigs, { metadata: { name: 'bench' }, spec: {} });
   await observer.next(); // done: every node installed, InProgress False
   const installMs = Date.now() - tInstall;
+  const usageAfter = await clusterUsage(dev);
+  const cluster = Object.fromEntries(
+    Object.entries(usageAfter).map(([c, u]) => [
+      c,
+      { peakRssMiB: +u.peakRssMiB.toFixed(0), installCpuS: +(u.cpuSeconds - (usageBefore[c]?.cpuSeconds ?? 0)).toFixed(1) },
+    ]),
+  );
   operator.child.send({ cmd: 'report' });
   const report = (await operator.next()) as Report;
   observer.child.send({ cmd: 'report' });
@@ -102,7 +113,19 @@ async function runOnce(workers: number) {
     statusWriteErrors: report.statusConflicts,
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorRSSAfterImportsMiB: +(report.importRSSKiB / 1024).toFixed(1),
+    cluster,
   };
+}
+
+/** Each control plane component's usage, and this process's (the simulators run here). */
+async function clusterUsage(dev: DevCluster): Promise<Record<string, ProcessUsage>> {
+  const r = process.resourceUsage();
+  const self: ProcessUsage = {
+    rssMiB: process.memoryUsage.rss() / 2 ** 20,
+    peakRssMiB: r.maxRSS / 1024,
+    cpuSeconds: (r.userCPUTime + r.systemCPUTime) / 1e6,
+  };
+  return { ...(await dev.controlPlane.usage()), simulators: self } as Record<string, ProcessUsage>;
 }
 
 console.log(`# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}`);
@@ -118,5 +141,10 @@ for (const n of sizes) {
       `API requests/node=${r.apiRequestsPerNode}`,
       `operator peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB after loading modules)`,
     ].join('  '),
+  );
+  console.log(
+    `  cluster cost during install (peak RSS, CPU): ${Object.entries(r.cluster)
+      .map(([c, u]) => `${c} ${u.peakRssMiB}MiB ${u.installCpuS}s`)
+      .join(', ')}`,
   );
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the pinned etcd, kube-apiserver and kubectl from Go modules (tools/etcd, tools/kube) into a
-# cache outside the repository, once per version. Prints the directory holding the binaries.
+# Builds the pinned control plane from Go modules into a cache outside the repository, once per version:
+# etcd (tools/etcd); kube-apiserver, kube-scheduler, kube-controller-manager and kubectl (tools/kube); kwok
+# (tools/kwok), which plays the nodes' kubelets. Prints the directory holding the binaries.
 #
 #   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc)
 #
@@ -18,11 +19,17 @@ version_of() { # module directory, module path -> pinned version
 }
 kube_version=$(version_of kube k8s.io/kubernetes)
 etcd_version=$(version_of etcd go.etcd.io/etcd/server/v3)
+kwok_version=$(version_of kwok sigs.k8s.io/kwok)
 # The key covers the wrapper modules' content so that an edit to a pin rebuilds.
-key=$(cat "$here/kube/go.mod" "$here/kube/go.sum" "$here/etcd/go.mod" "$here/etcd/go.sum" | sha256sum | cut -c1-12)
-dest="$cache_root/control-plane/k8s-$kube_version-etcd-$etcd_version-$key"
+key=$(cat "$here"/{kube,etcd,kwok}/go.{mod,sum} | sha256sum | cut -c1-12)
+dest="$cache_root/control-plane/k8s-$kube_version-etcd-$etcd_version-kwok-$kwok_version-$key"
+binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok)
+complete() {
+  local b
+  for b in "${binaries[@]}"; do [[ -x $dest/$b ]] || return 1; done
+}
 
-if [[ -x $dest/kube-apiserver && -x $dest/kubectl && -x $dest/etcd ]]; then
+if complete; then
   echo "$dest"
   exit 0
 fi
@@ -35,7 +42,7 @@ if ! flock -n 9; then
   log "another build of the control plane is running; waiting for it"
   flock 9
 fi
-if [[ -x $dest/kube-apiserver && -x $dest/kubectl && -x $dest/etcd ]]; then
+if complete; then
   echo "$dest"
   exit 0
 fi
@@ -50,11 +57,13 @@ build() { # module dir, package, output name, ldflags
   (cd "$here/$1" && go build -trimpath -ldflags "$4" -o "$tmp/$3" "$2")
   log "built $3 in $(( $(date +%s) - t0 ))s"
 }
-log "first build of etcd $etcd_version and Kubernetes $kube_version from Go modules into $dest"
-log "this compiles Kubernetes from source and takes a while (about 10-20 minutes on 2 cores); later runs reuse it"
+log "first build of etcd $etcd_version, Kubernetes $kube_version and kwok $kwok_version from Go modules into $dest"
+log "this compiles Kubernetes from source and takes a while (about 15-25 minutes on 2 cores); later runs reuse it"
 build etcd go.etcd.io/etcd/server/v3 etcd "-s -w"
-build kube k8s.io/kubernetes/cmd/kube-apiserver kube-apiserver "$ldflags_kube"
-build kube k8s.io/kubernetes/cmd/kubectl kubectl "$ldflags_kube"
+for cmd in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
+  build kube "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$ldflags_kube"
+done
+build kwok sigs.k8s.io/kwok/cmd/kwok kwok "-s -w"
 rm -rf "$dest"
 mv "$tmp" "$dest"
 trap - EXIT

@@ -18,6 +18,28 @@ export const NODE_STATES = [
 export interface NodeState {
   node: string;
   state: string;
+  /** Why the node cannot run pods right now (unreachable or not ready), when it cannot. */
+  problem?: string;
+}
+
+/** What the node's Ready condition says about it, when it is not Ready. */
+export interface NodeHealthInput {
+  metadata: { name?: string };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[] };
+}
+
+/**
+ * A node's problem in words: Unknown means its kubelet stopped reporting (the node lifecycle controller's
+ * verdict after the grace period), False that it reports itself not ready (e.g. rebooting into a new config).
+ */
+export function nodeProblem(n: NodeHealthInput): string | undefined {
+  const ready = n.status?.conditions?.find((c) => c.type === 'Ready');
+  if (!ready || ready.status === 'True') return undefined;
+  const since = ready.lastTransitionTime ? ` since ${ready.lastTransitionTime}` : '';
+  const why = [ready.reason, ready.message].filter(Boolean).join(': ');
+  return ready.status === 'Unknown'
+    ? `unreachable${since} (${why || 'no status'}); its pods are not running and osc waits for it to return`
+    : `not ready${since} (${why || 'no reason given'})`;
 }
 
 /** What an administrator wants at a glance; also the `-o json|yaml` shape of `osc status`. */
@@ -39,7 +61,7 @@ export interface StatusSummary {
   lastTransitionTime?: string;
 }
 
-export function summarize(kc: KataConfig): StatusSummary {
+export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[] = []): StatusSummary {
   const cond = kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
   const kn = kc.status?.kataNodes;
   const runtimeClass = kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
@@ -49,6 +71,11 @@ export function summarize(kc: KataConfig): StatusSummary {
     if (Array.isArray(list)) for (const node of list) nodes.push({ node, state: label });
   }
   nodes.sort((a, b) => nodeOrder(a.node, b.node));
+  const problems = new Map(nodeObjects.map((n) => [n.metadata.name ?? '', nodeProblem(n)]));
+  for (const n of nodes) {
+    const problem = problems.get(n.node);
+    if (problem) n.problem = problem;
+  }
   const reason = cond?.reason ?? '';
   const settled = cond?.status === 'False' && reason === '' && !kc.metadata.deletionTimestamp;
   const phase = !cond ? 'Pending' : reason || (cond.status === 'False' ? 'Installed' : 'InProgress');
@@ -119,7 +146,7 @@ export function renderStatus(s: StatusSummary, opts: { uninstallTotal?: number }
   if (s.nodes.length) {
     const width = Math.max(4, ...s.nodes.map((n) => n.node.length)) + 3;
     lines.push(`${'NODE'.padEnd(width)}STATE`);
-    for (const n of s.nodes) lines.push(`${n.node.padEnd(width)}${n.state}`);
+    for (const n of s.nodes) lines.push(`${n.node.padEnd(width)}${n.state}${n.problem ? ` — ${n.problem}` : ''}`);
   }
   lines.push(
     s.runtimeClasses.length

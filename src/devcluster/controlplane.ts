@@ -1,139 +1,101 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeClient } from '../kube/client.ts';
-import { type CustomResourceDefinition, CustomResourceDefinitions } from '../kube/resources.ts';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  type CustomResourceDefinition,
+  CustomResourceDefinitions,
+  ServiceAccounts,
+} from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { createCA, createSigningKey, issueCert } from './certs.ts';
+import { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries } from './controlplane/binaries.ts';
+import {
+  apiserverArgs,
+  type ControllerManagerTiming,
+  controllerManagerArgs,
+  etcdArgs,
+  KUBERNETES_SERVICE_IP,
+  kwokArgs,
+  type Pki,
+  schedulerArgs,
+  schedulerConfig,
+} from './controlplane/flags.ts';
+import { kubeconfigText, runKubectl } from './controlplane/kubectl.ts';
+import { KWOK_NODE_LABEL, KWOK_NODE_VALUE, type KwokStageOptions, kwokStages, POD_CIDR } from './controlplane/kwok.ts';
+import { freePort, isRunning, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
+import { type ProcessUsage, processUsage, supervisedPid } from './controlplane/usage.ts';
 
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { KWOK_MANAGED } from './controlplane/kwok.ts';
+export { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries, freePort, kubeconfigText, runKubectl };
 
-export interface ControlPlaneBinaries {
-  dir: string;
-  etcd: string;
-  kubeApiserver: string;
-  kubectl: string;
-}
-
-/**
- * Finds (building on first use) the pinned etcd, kube-apiserver and kubectl. OSC_CONTROL_PLANE_DIR
- * points at prebuilt binaries instead.
- */
-export async function controlPlaneBinaries(log?: Logger): Promise<ControlPlaneBinaries> {
-  let dir = process.env.OSC_CONTROL_PLANE_DIR;
-  if (!dir) {
-    log?.info('locating the control plane binaries (the first run builds them from Go modules)');
-    dir = await new Promise<string>((resolve, reject) => {
-      const child = spawn('bash', [join(repoRoot, 'tools', 'build-control-plane.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.on('error', reject);
-      child.on('exit', (code) =>
-        code === 0 ? resolve(out.trim().split('\n').pop() ?? '') : reject(new Error(`tools/build-control-plane.sh exited with ${code}`)),
-      );
-    });
-  }
-  return { dir, etcd: join(dir, 'etcd'), kubeApiserver: join(dir, 'kube-apiserver'), kubectl: join(dir, 'kubectl') };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Runs `command` under a shell watchdog that holds our stdin pipe: when the pipe closes (we stopped it,
- * or this process died, even by SIGKILL) the watchdog sends SIGTERM, then SIGKILL after a grace period,
- * and removes `cleanupDir`. This is what guarantees that no etcd or kube-apiserver outlives us.
- */
-export function spawnSupervised(command: string, args: string[], cleanupDir: string, logFile: string): ChildProcess {
-  // The shell ignores TERM/INT/HUP only after forking the child (which keeps default handlers): a signal
-  // sent to the whole process group (Ctrl-C, `timeout`, a test runner) must not kill the watchdog while
-  // the child hangs in a graceful shutdown. Whatever happens, the child gets KILL 10s after the pipe closes.
-  const script = [
-    'exec 3<&0',
-    '"$@" </dev/null >>"$OSC_LOG" 2>&1 & pid=$!',
-    "trap '' TERM INT HUP",
-    '( cat <&3 >/dev/null; kill -TERM $pid 2>/dev/null; sleep 10; kill -KILL $pid 2>/dev/null ) & watcher=$!',
-    'exec 3<&-',
-    'wait $pid; code=$?',
-    'kill -KILL $watcher 2>/dev/null',
-    'rm -rf "$OSC_CLEANUP"',
-    'exit $code',
-  ].join('\n');
-  return spawn('sh', ['-c', script, 'osc-supervise', command, ...args], {
-    stdio: ['pipe', 'ignore', 'ignore'],
-    env: { ...process.env, OSC_LOG: logFile, OSC_CLEANUP: cleanupDir },
-  });
-}
-
-export interface ControlPlaneOptions {
+export interface ControlPlaneOptions extends ControllerManagerTiming {
   log?: Logger;
   /** Keep the data directory somewhere known (e.g. for `osc dev`); a temporary one otherwise. */
   dataDir?: string;
+  /** Where the components write their logs; the data directory by default (removed with it). */
+  logDir?: string;
   /** Extra kube-apiserver flags, e.g. --feature-gates. */
   apiserverArgs?: string[];
+  /** What kwok does with pods (which Job pods a simulator finishes itself). */
+  kwok?: KwokStageOptions;
 }
 
-/** etcd + kube-apiserver on free loopback ports with freshly generated certificates. */
+export type Component = 'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kwok';
+
+/** The user kwok acts as, and what it may do: what a kubelet does for its node and pods. */
+const KWOK_USER = 'osc-dev:kwok';
+
+/**
+ * A real Kubernetes control plane on free loopback ports with freshly generated certificates: etcd,
+ * kube-apiserver, kube-scheduler and kube-controller-manager, and kwok as every node's kubelet (Leases
+ * and the pod lifecycle). Each component has its own identity and log file.
+ */
 export class ControlPlane {
   readonly dataDir: string;
+  readonly logDir: string;
   readonly kubeconfigPath: string;
   readonly kubeConfig: KubeConfig;
   readonly client: KubeClient;
   readonly binaries: ControlPlaneBinaries;
   readonly apiserverUrl: string;
-  readonly version: string;
+  readonly version = '';
   readonly caPem: string;
-  private readonly procs: { etcd: ChildProcess; apiserver: ChildProcess };
-  private readonly restartApiserver: () => ChildProcess;
+  private readonly procs = new Map<Component, ChildProcess>();
+  private readonly starters: Record<Component, () => ChildProcess>;
   private readonly log: Logger | undefined;
   private stopped = false;
   private readonly onExit: () => void;
 
   private constructor(init: {
     dataDir: string;
+    logDir: string;
     kubeconfigPath: string;
     kubeConfig: KubeConfig;
     binaries: ControlPlaneBinaries;
     apiserverUrl: string;
-    version: string;
     caPem: string;
-    etcd: ChildProcess;
-    apiserver: ChildProcess;
-    restartApiserver: () => ChildProcess;
+    starters: Record<Component, () => ChildProcess>;
     log: Logger | undefined;
   }) {
     this.dataDir = init.dataDir;
+    this.logDir = init.logDir;
     this.kubeconfigPath = init.kubeconfigPath;
     this.kubeConfig = init.kubeConfig;
     this.client = new KubeClient(init.kubeConfig);
     this.binaries = init.binaries;
     this.apiserverUrl = init.apiserverUrl;
-    this.version = init.version;
     this.caPem = init.caPem;
-    this.procs = { etcd: init.etcd, apiserver: init.apiserver };
-    this.restartApiserver = init.restartApiserver;
+    this.starters = init.starters;
     this.log = init.log;
     // Closing our end of the watchdog pipes on exit is enough: the watchdogs do the rest.
     this.onExit = () => {
-      for (const p of Object.values(this.procs)) p.stdin?.destroy();
+      for (const p of this.procs.values()) p.stdin?.destroy();
     };
     process.once('exit', this.onExit);
   }
@@ -143,99 +105,108 @@ export class ControlPlane {
     const started = performance.now();
     const binaries = await controlPlaneBinaries(log);
     const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'osc-control-plane-')));
+    const logDir = opts.logDir ?? dataDir;
     // A temporary data directory goes with etcd, even if we are killed; a given one keeps its files.
     const etcdCleanup = opts.dataDir ? join(dataDir, 'etcd') : dataDir;
     await mkdir(join(dataDir, 'pki'), { recursive: true });
-    const pki = (f: string) => join(dataDir, 'pki', f);
+    await mkdir(logDir, { recursive: true });
+    const file = (f: string) => join(dataDir, f);
+    const pkiFile = (f: string) => join(dataDir, 'pki', f);
 
     const ca = await createCA('osc-dev-ca');
     const serving = await issueCert(ca, {
       commonName: 'kube-apiserver',
       usage: 'server',
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-      ipAddresses: ['127.0.0.1', '10.0.0.1'],
+      ipAddresses: ['127.0.0.1', KUBERNETES_SERVICE_IP],
     });
-    const admin = await issueCert(ca, { commonName: 'osc-admin', organizations: ['system:masters'], usage: 'client' });
-    const sa = await createSigningKey();
+    const client = (commonName: string, organizations?: string[]) => issueCert(ca, { commonName, organizations, usage: 'client' });
+    const [admin, scheduler, controllerManager, kwok, sa] = await Promise.all([
+      client('osc-admin', ['system:masters']),
+      client('system:kube-scheduler'),
+      client('system:kube-controller-manager'),
+      client(KWOK_USER),
+      createSigningKey(),
+    ]);
+    const pki: Pki = {
+      ca: pkiFile('ca.crt'),
+      caKey: pkiFile('ca.key'),
+      apiserverCert: pkiFile('apiserver.crt'),
+      apiserverKey: pkiFile('apiserver.key'),
+      saKey: pkiFile('sa.key'),
+      saPub: pkiFile('sa.pub'),
+    };
+    const [etcdPort, etcdPeerPort, securePort] = [await freePort(), await freePort(), await freePort()];
+    const apiserverUrl = `https://127.0.0.1:${securePort}`;
+    const kubeconfigOf = (c: { certPem: string; keyPem: string }, user: string) =>
+      kubeconfigText(apiserverUrl, ca.certPem, c.certPem, c.keyPem, user);
+    const kubeconfigYaml = kubeconfigOf(admin, 'osc-admin');
+    const kubeconfigPath = file('kubeconfig');
+    const secret = { mode: 0o600 };
     await Promise.all([
-      writeFile(pki('ca.crt'), ca.certPem),
-      writeFile(pki('ca.key'), ca.keyPem, { mode: 0o600 }),
-      writeFile(pki('apiserver.crt'), serving.certPem),
-      writeFile(pki('apiserver.key'), serving.keyPem, { mode: 0o600 }),
-      writeFile(pki('sa.key'), sa.privatePem, { mode: 0o600 }),
-      writeFile(pki('sa.pub'), sa.publicPem),
+      writeFile(pki.ca, ca.certPem),
+      writeFile(pki.caKey, ca.keyPem, secret),
+      writeFile(pki.apiserverCert, serving.certPem),
+      writeFile(pki.apiserverKey, serving.keyPem, secret),
+      writeFile(pki.saKey, sa.privatePem, secret),
+      writeFile(pki.saPub, sa.publicPem),
+      writeFile(kubeconfigPath, kubeconfigYaml, secret),
+      writeFile(file('scheduler.kubeconfig'), kubeconfigOf(scheduler, 'system:kube-scheduler'), secret),
+      writeFile(file('controller-manager.kubeconfig'), kubeconfigOf(controllerManager, 'system:kube-controller-manager'), secret),
+      writeFile(file('kwok.kubeconfig'), kubeconfigOf(kwok, KWOK_USER), secret),
+      writeFile(file('scheduler.yaml'), schedulerConfig(file('scheduler.kubeconfig'))),
+      writeFile(file('kwok.yaml'), kwokStages(opts.kwok)),
     ]);
 
-    const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
-    const etcdDir = join(dataDir, 'etcd');
-    const etcd = spawnSupervised(
-      binaries.etcd,
-      [
-        '--name=osc',
-        `--data-dir=${etcdDir}`,
-        `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-        `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-        `--initial-cluster=osc=http://127.0.0.1:${etcdPeer}`,
-        '--unsafe-no-fsync', // a throwaway store: durability buys nothing and costs a lot on slow disks
-        '--quota-backend-bytes=2147483648',
-        '--log-level=warn',
-      ],
-      etcdCleanup,
-      join(dataDir, 'etcd.log'),
-    );
-
-    const apiserverUrl = `https://127.0.0.1:${securePort}`;
-    const apiserverArgs = [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${securePort}`,
-      `--cert-dir=${join(dataDir, 'pki')}`,
-      `--tls-cert-file=${pki('apiserver.crt')}`,
-      `--tls-private-key-file=${pki('apiserver.key')}`,
-      `--client-ca-file=${pki('ca.crt')}`,
-      `--service-account-key-file=${pki('sa.pub')}`,
-      `--service-account-signing-key-file=${pki('sa.key')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      '--api-audiences=https://kubernetes.default.svc.cluster.local',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--authorization-mode=RBAC',
-      // No controller-manager runs here, so nothing would create the default ServiceAccounts that this
-      // admission plugin insists on.
-      '--disable-admission-plugins=ServiceAccount',
-      '--allow-privileged=true',
-      '--v=1',
-      ...(opts.apiserverArgs ?? []),
-    ];
-    const startApiserver = () =>
-      spawnSupervised(binaries.kubeApiserver, apiserverArgs, join(dataDir, 'apiserver-scratch'), join(dataDir, 'kube-apiserver.log'));
-    const apiserver = startApiserver();
-
-    const kubeconfigPath = join(dataDir, 'kubeconfig');
-    const kubeconfigYaml = kubeconfigText(apiserverUrl, ca.certPem, admin.certPem, admin.keyPem);
-    await writeFile(kubeconfigPath, kubeconfigYaml, { mode: 0o600 });
+    const supervised =
+      (component: Component, command: string, args: string[], cleanup = join(dataDir, `${component}-scratch`)) =>
+      () =>
+        spawnSupervised(command, args, cleanup, join(logDir, `${component}.log`));
+    const starters: Record<Component, () => ChildProcess> = {
+      etcd: supervised(
+        'etcd',
+        binaries.etcd,
+        etcdArgs({ dataDir: file('etcd'), clientPort: etcdPort, peerPort: etcdPeerPort }),
+        etcdCleanup,
+      ),
+      'kube-apiserver': supervised(
+        'kube-apiserver',
+        binaries.kubeApiserver,
+        apiserverArgs({ etcdPort, securePort, certDir: file('pki'), pki, extra: opts.apiserverArgs }),
+      ),
+      'kube-scheduler': supervised('kube-scheduler', binaries.kubeScheduler, schedulerArgs({ config: file('scheduler.yaml') })),
+      'kube-controller-manager': supervised(
+        'kube-controller-manager',
+        binaries.kubeControllerManager,
+        controllerManagerArgs({ kubeconfig: file('controller-manager.kubeconfig'), pki, ...opts }),
+      ),
+      kwok: supervised(
+        'kwok',
+        binaries.kwok,
+        kwokArgs({
+          kubeconfig: file('kwok.kubeconfig'),
+          config: file('kwok.yaml'),
+          podCidr: POD_CIDR,
+          nodeSelector: `${KWOK_NODE_LABEL}=${KWOK_NODE_VALUE}`,
+        }),
+      ),
+    };
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfigYaml);
-
-    const cp = new ControlPlane({
-      dataDir,
-      kubeconfigPath,
-      kubeConfig,
-      binaries,
-      apiserverUrl,
-      version: '',
-      caPem: ca.certPem,
-      etcd,
-      apiserver,
-      restartApiserver: startApiserver,
-      log,
-    });
+    const cp = new ControlPlane({ dataDir, logDir, kubeconfigPath, kubeConfig, binaries, apiserverUrl, caPem: ca.certPem, starters, log });
     try {
+      cp.launch('etcd');
+      cp.launch('kube-apiserver');
       await cp.waitReady(120_000);
       const version = await cp.client.request<{ gitVersion: string }>('GET', '/version');
       (cp as { version: string }).version = version.gitVersion;
+      // The controller-manager exits when the API server does not answer yet: start it (and the others,
+      // which depend on it for Leases and tokens) only now.
+      await cp.grantKwok();
+      for (const c of ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const) cp.launch(c);
+      // Pods are refused until their namespace has its default ServiceAccount, which the
+      // controller-manager creates: a cluster is usable once `default` has one.
+      await cp.waitFor(async () => !!(await cp.client.find(ServiceAccounts, 'default', 'default')), 120_000, 'the default ServiceAccount');
       log?.info(
         { kubernetes: version.gitVersion, apiserver: apiserverUrl, startupMs: Math.round(performance.now() - started) },
         'control plane ready',
@@ -247,47 +218,97 @@ export class ControlPlane {
     }
   }
 
-  /** Polls /readyz until it answers ok; the API server has no push for readiness. */
-  async waitReady(timeoutMs: number): Promise<void> {
+  private launch(c: Component): void {
+    this.procs.set(c, this.starters[c]());
+  }
+
+  private proc(c: Component): ChildProcess {
+    const p = this.procs.get(c);
+    if (!p) throw new Error(`${c} was never started`);
+    return p;
+  }
+
+  /** Memory and CPU of each running component (for benchmarks: what the whole cluster costs). */
+  async usage(): Promise<Partial<Record<Component, ProcessUsage>>> {
+    const out: Partial<Record<Component, ProcessUsage>> = {};
+    for (const [c, p] of this.procs) {
+      const pid = p.pid && isRunning(p) ? await supervisedPid(p.pid) : undefined;
+      const u = pid ? await processUsage(pid) : undefined;
+      if (u) out[c] = u;
+    }
+    return out;
+  }
+
+  /** The log file of a component. */
+  logFile(c: Component): string {
+    return join(this.logDir, `${c}.log`);
+  }
+
+  private async waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let last: unknown;
     for (;;) {
-      for (const [name, p] of Object.entries(this.procs)) {
-        if (p.exitCode !== null)
-          throw new Error(
-            `${name} exited with ${p.exitCode}; see ${join(this.dataDir, `${name === 'apiserver' ? 'kube-apiserver' : name}.log`)}`,
-          );
+      for (const [name, p] of this.procs) {
+        if (!isRunning(p)) throw new Error(`${name} exited with ${p.exitCode ?? p.signalCode}; see ${this.logFile(name)}`);
       }
       try {
-        const body = await this.client.request<string>('GET', '/readyz', { signal: AbortSignal.timeout(5000) });
-        if (body !== undefined) return;
+        if (await check()) return;
       } catch (e) {
         last = e;
       }
-      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after ${timeoutMs}ms: ${String(last)}`);
+      if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs}ms${last ? `: ${String(last)}` : ''}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }
 
+  /** Polls /readyz until it answers ok; the API server has no push for readiness. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    await this.waitFor(
+      async () => (await this.client.request<string>('GET', '/readyz', { signal: AbortSignal.timeout(5000) })) !== undefined,
+      timeoutMs,
+      'kube-apiserver',
+    );
+  }
+
+  /** kwok gets what a kubelet may do for its nodes, by RBAC. */
+  private async grantKwok(): Promise<void> {
+    const rules = [
+      {
+        apiGroups: [''],
+        resources: ['nodes', 'nodes/status', 'pods', 'pods/status'],
+        verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
+      { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'update', 'patch'] },
+    ];
+    const name = 'osc-dev:kwok';
+    await this.client.create(ClusterRoles, { metadata: { name }, rules } as KubeObject);
+    await this.client.create(ClusterRoleBindings, {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: KWOK_USER }],
+    } as KubeObject);
+  }
+
   /** Stops kube-apiserver (etcd keeps the data) and starts it again on the same port. */
   async restartApiServer(downtimeMs = 0): Promise<void> {
-    await stopProcess(this.procs.apiserver, true);
+    await stopProcess(this.proc('kube-apiserver'), true);
     if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
-    this.procs.apiserver = this.restartApiserver();
+    this.launch('kube-apiserver');
     await this.waitReady(120_000);
   }
 
   /**
    * Crashes kube-apiserver (SIGKILL, no graceful shutdown: the harshest outage for clients); etcd keeps
-   * the data and startApiServer brings it back.
+   * the data and startApiServer brings it back. The other components retry until it is back.
    */
   async stopApiServer(): Promise<void> {
-    await stopProcess(this.procs.apiserver, true);
+    await stopProcess(this.proc('kube-apiserver'), true);
   }
 
   async startApiServer(): Promise<void> {
-    if (this.procs.apiserver.exitCode === null && this.procs.apiserver.signalCode === null) return;
-    this.procs.apiserver = this.restartApiserver();
+    if (isRunning(this.proc('kube-apiserver'))) return;
+    this.launch('kube-apiserver');
     await this.waitReady(120_000);
   }
 
@@ -304,24 +325,18 @@ export class ControlPlane {
     return runKubectl(this.binaries.kubectl, opts.kubeconfig ?? this.kubeconfigPath, args, opts.input);
   }
 
+  /** Stops the node agent and the controllers first (they would only log the API server's absence), then the store. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     process.removeListener('exit', this.onExit);
-    await stopProcess(this.procs.apiserver);
-    await stopProcess(this.procs.etcd);
+    const order: Component[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
+    for (const group of order) {
+      await Promise.all(group.map((c) => (this.procs.has(c) ? stopProcess(this.proc(c)) : undefined)));
+    }
     await rm(this.dataDir, { recursive: true, force: true });
     this.log?.info('control plane stopped');
   }
-}
-
-export async function stopProcess(p: ChildProcess, crash = false): Promise<void> {
-  if (p.exitCode !== null || p.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => p.once('exit', () => resolve()));
-  // The children of the watchdog shell are the supervised process and the watcher subshell.
-  if (crash && p.pid) await new Promise<void>((resolve) => execFile('pkill', ['-KILL', '-P', String(p.pid)], () => resolve()));
-  p.stdin?.end(); // the watchdog terminates the child and exits once it is gone
-  await exited;
 }
 
 export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promise<void> {
@@ -346,51 +361,4 @@ export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promi
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-}
-
-export function runKubectl(
-  kubectl: string,
-  kubeconfig: string,
-  args: string[],
-  input?: string,
-): Promise<{ stdout: string; stderr: string; code: number }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      kubectl,
-      args,
-      { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ stdout, stderr, code });
-      },
-    );
-    if (input !== undefined) child.stdin?.end(input);
-  });
-}
-
-export const execFileAsync = promisify(execFile);
-
-export function kubeconfigText(server: string, caPem: string, certPem: string, keyPem: string, user = 'osc-admin'): string {
-  const b64 = (s: string) => Buffer.from(s).toString('base64');
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: osc-dev',
-    '  cluster:',
-    `    server: ${server}`,
-    `    certificate-authority-data: ${b64(caPem)}`,
-    'users:',
-    `- name: ${user}`,
-    '  user:',
-    `    client-certificate-data: ${b64(certPem)}`,
-    `    client-key-data: ${b64(keyPem)}`,
-    'contexts:',
-    '- name: osc-dev',
-    '  context:',
-    '    cluster: osc-dev',
-    `    user: ${user}`,
-    'current-context: osc-dev',
-    '',
-  ].join('\n');
 }

@@ -17,7 +17,8 @@ import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { SimulatedCloud } from './cloud.ts';
+import { CLOUD_JOBS, SimulatedCloud } from './cloud.ts';
+import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
 import {
   CONTROLLER_VERSION,
@@ -46,6 +47,10 @@ export interface DevClusterOptions {
   log?: Logger;
   /** Where the control plane keeps its data; a temporary directory otherwise. */
   dataDir?: string;
+  /** Where the control plane components write their logs; the data directory otherwise. */
+  logDir?: string;
+  /** How long a node may miss its heartbeat (Lease) before it is marked Unknown; default 40s. */
+  nodeMonitorGracePeriodSeconds?: number;
   /** More CRDs to serve (osc's own are always served). */
   extraCRDs?: CustomResourceDefinition[];
   /** Extra kube-apiserver flags. */
@@ -57,6 +62,9 @@ export interface DevClusterOptions {
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
   podvmImageJobMs?: number;
 }
+
+/** The taint every node registers with until the node lifecycle controller sees it Ready. */
+const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 /** The namespaces an OpenShift cluster has that osc uses. */
 export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd'];
@@ -107,12 +115,19 @@ export class DevCluster {
       informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
     });
     this.nfd = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes });
-    this.cloud = new SimulatedCloud({ client: this.client, log, nodes: this.informers.nodes, imageJobMs: opts.podvmImageJobMs });
+    this.cloud = new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs });
   }
 
   static async start(opts: DevClusterOptions = {}): Promise<DevCluster> {
     const started = performance.now();
-    const controlPlane = await ControlPlane.start({ log: opts.log, dataDir: opts.dataDir, apiserverArgs: opts.apiserverArgs });
+    const controlPlane = await ControlPlane.start({
+      log: opts.log,
+      dataDir: opts.dataDir,
+      logDir: opts.logDir,
+      apiserverArgs: opts.apiserverArgs,
+      nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
+      kwok: { simulatedJobs: CLOUD_JOBS },
+    });
     let dc: DevCluster | undefined;
     try {
       await controlPlane.installCRDs([...openshiftCRDs(), ...oscCRDs(), ...(opts.extraCRDs ?? [])]);
@@ -181,6 +196,13 @@ export class DevCluster {
     await mapLimit(inits, 16, (n) => registerNode(this.client, n));
     await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), 60_000, 'the nodes to be registered');
     await this.waitForPoolsUpdated();
+    // Usable means schedulable: the node lifecycle controller lifts the not-ready taint that every node
+    // registers with once kwok reports the node Ready.
+    await this.poll(
+      () => inits.every((n) => !this.informers.nodes.get(n.name)?.spec?.taints?.some((t) => t.key === NOT_READY_TAINT)),
+      60_000,
+      'the controller-manager to find the nodes Ready',
+    );
     await this.poll(
       () => inits.every((n) => !n.virtualizationCapable || this.informers.nodes.get(n.name)?.metadata.labels?.[NFD_KATA_LABEL] === 'true'),
       60_000,
@@ -285,6 +307,15 @@ export class DevCluster {
     });
     this.log.info({ node: nodeName }, 'worker added');
     return node;
+  }
+
+  /**
+   * Stops (or resumes) a node's heartbeat, as when its kubelet dies or the machine loses its network: kwok
+   * stops renewing the node's Lease, and the controller-manager marks it Unknown after the grace period.
+   */
+  async setHeartbeat(name: string, alive: boolean): Promise<void> {
+    await this.client.patch(Nodes, name, { metadata: { labels: { [KWOK_NODE_LABEL]: alive ? KWOK_NODE_VALUE : null } } });
+    this.log.info({ node: name, alive }, alive ? 'node heartbeat resumed' : 'node heartbeat stopped');
   }
 
   /** Deletes a node, as when a machine is removed from the cluster. */

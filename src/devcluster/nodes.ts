@@ -11,6 +11,7 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type Node, type NodeCondition, Nodes } from '../kube/resources.ts';
+import { KWOK_MANAGED } from './controlplane/kwok.ts';
 import { NFD_FEATURE_LABELS_ANNOTATION, NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
 
 /**
@@ -70,8 +71,18 @@ export function readyCondition(ready: boolean, now = new Date()): NodeCondition 
       };
 }
 
+/** Node addresses on OpenShift's default machine network: masters 10.0.0.x, workers from 10.0.16.0 on. */
+export function nodeAddress(role: NodeRole, index: number): string {
+  if (role === 'master') return `10.0.0.${10 + index}`;
+  return `10.0.${16 + Math.floor(index / 250)}.${2 + (index % 250)}`;
+}
+
+/**
+ * The Node object a kubelet registers: labels, taints it registers with, capacity, addresses and node
+ * info, and no conditions yet: kwok reports those once the node's "kubelet" runs (see
+ * controlplane/kwok.ts). The kwok label puts the node under kwok's management.
+ */
 export function nodeObject(init: NodeInit, now = new Date()): Node {
-  const t = `${now.toISOString().slice(0, 19)}Z`;
   const labels: Record<string, string> = {
     'beta.kubernetes.io/arch': 'amd64',
     'beta.kubernetes.io/os': 'linux',
@@ -79,6 +90,7 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
     'kubernetes.io/hostname': init.name,
     'kubernetes.io/os': 'linux',
     'node.openshift.io/os_id': 'rhcos',
+    ...KWOK_MANAGED,
   };
   if (init.role === 'master') {
     labels[MASTER_ROLE_LABEL] = '';
@@ -104,8 +116,6 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
   }
   const cpu = init.cpu ?? (init.role === 'master' ? '8' : '16');
   const memory = init.memory ?? (init.role === 'master' ? '32Gi' : '64Gi');
-  const subnet = init.role === 'master' ? 0 : 1;
-  const address = `10.0.${subnet}.${(init.index ?? 0) + 10}`;
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -124,35 +134,8 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
         'hugepages-1Gi': '0',
         'hugepages-2Mi': '0',
       },
-      conditions: [
-        {
-          type: 'MemoryPressure',
-          status: 'False',
-          reason: 'KubeletHasSufficientMemory',
-          message: 'kubelet has sufficient memory available',
-          lastHeartbeatTime: t,
-          lastTransitionTime: t,
-        },
-        {
-          type: 'DiskPressure',
-          status: 'False',
-          reason: 'KubeletHasNoDiskPressure',
-          message: 'kubelet has no disk pressure',
-          lastHeartbeatTime: t,
-          lastTransitionTime: t,
-        },
-        {
-          type: 'PIDPressure',
-          status: 'False',
-          reason: 'KubeletHasSufficientPID',
-          message: 'kubelet has sufficient PID available',
-          lastHeartbeatTime: t,
-          lastTransitionTime: t,
-        },
-        readyCondition(true, now),
-      ],
       addresses: [
-        { type: 'InternalIP', address },
+        { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
         { type: 'Hostname', address: init.name },
       ],
       nodeInfo: {
@@ -173,22 +156,17 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
 
 /**
  * Registers a node the way a kubelet does: creates the object with its status (the API server keeps a
- * Node's status on create; if it did not, the status goes through the status subresource), then clears
- * the not-ready taint that the NodeTaint admission plugin puts on every new node, as the node lifecycle
- * controller (absent here) does once the node is Ready. An existing node is left as it is.
+ * Node's status on create). The NodeTaint admission plugin gives it the not-ready taint, which the
+ * controller-manager's node lifecycle controller removes once kwok reports it Ready. An existing node is
+ * left as it is.
  */
 export async function registerNode(client: KubeClient, init: NodeInit): Promise<Node> {
-  const node = nodeObject(init);
-  let created: Node;
   try {
-    created = await client.create(Nodes, node);
+    return await client.create(Nodes, nodeObject(init));
   } catch (e) {
     if (!isAlreadyExists(e)) throw e;
     return client.get(Nodes, init.name);
   }
-  if (!created.status?.conditions?.some((c) => c.type === 'Ready'))
-    await client.patch(Nodes, init.name, { status: node.status }, { subresource: 'status', type: 'merge' });
-  return client.patch(Nodes, init.name, { spec: { taints: node.spec?.taints ?? null } });
 }
 
 export type Taint = NonNullable<NonNullable<Node['spec']>['taints']>[number];

@@ -4,7 +4,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import { freePort, spawnSupervised, stopProcess } from './controlplane.ts';
+import { freePort, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -33,6 +33,8 @@ export interface PrometheusOptions {
   /** Where the TSDB lives; removed when Prometheus stops (a dev cluster is new on every run). */
   dataDir: string;
   scrapeIntervalSeconds?: number;
+  /** Where Prometheus logs; default prometheus.log beside dataDir. */
+  logFile?: string;
   log?: Logger;
 }
 
@@ -68,6 +70,8 @@ export class DevPrometheus {
     await writeFile(configFile, prometheusConfig(opts.targets, opts.scrapeIntervalSeconds ?? 2));
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    const logFile = opts.logFile ?? join(dirname(opts.dataDir), 'prometheus.log');
+    await mkdir(dirname(logFile), { recursive: true });
     const proc = spawnSupervised(
       binary,
       [
@@ -78,13 +82,12 @@ export class DevPrometheus {
         '--log.level=warn',
       ],
       opts.dataDir,
-      join(dirname(opts.dataDir), 'prometheus.log'),
+      logFile,
     );
     const p = new DevPrometheus(url, proc);
     const deadline = Date.now() + 60_000;
     for (;;) {
-      if (proc.exitCode !== null)
-        throw new Error(`prometheus exited with ${proc.exitCode}; see ${join(dirname(opts.dataDir), 'prometheus.log')}`);
+      if (proc.exitCode !== null) throw new Error(`prometheus exited with ${proc.exitCode}; see ${logFile}`);
       try {
         if ((await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) })).ok) break;
       } catch {

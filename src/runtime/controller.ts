@@ -8,6 +8,12 @@ import { type BackoffOptions, defaultBackoff, WorkQueue } from './queue.ts';
 
 /** How soon a key whose write hit a 409 Conflict is retried: long enough for the cache to catch up. */
 export const CONFLICT_RETRY_MS = 20;
+/**
+ * Conflicts in a row that are retried at that fixed pace; past them the key goes through the rate limiter
+ * like any error, so that a conflict that does not resolve (another writer fighting over a field) cannot
+ * spin.
+ */
+export const MAX_FAST_CONFLICT_RETRIES = 5;
 
 export interface ReconcileContext {
   /** Aborts when the manager stops or loses leadership: pass it to every API call. */
@@ -48,6 +54,8 @@ export class Controller {
   private readonly spec: ControllerSpec;
   private readonly log: Logger;
   private readonly metrics: RuntimeMetrics | undefined;
+  /** Conflicts in a row per key, for the fast-retry cap. */
+  private readonly conflicts = new Map<string, number>();
 
   constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics) {
     this.spec = spec;
@@ -107,6 +115,7 @@ export class Controller {
     try {
       const result = await this.spec.reconcile(key, { signal, log });
       this.queue.forget(key);
+      this.conflicts.delete(key);
       if (result?.requeueAfterMs !== undefined) {
         this.queue.addAfter(key, result.requeueAfterMs);
         this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
@@ -120,8 +129,15 @@ export class Controller {
       // A conflict only means the cache was a step behind a write (often our own): routine, and retried
       // shortly without growing the key's backoff, which would otherwise reach seconds after a few in a row.
       if (isConflict(e)) {
-        log.debug({ err: errorMessage(e) }, 'conflict; retrying');
-        this.queue.addAfter(key, CONFLICT_RETRY_MS);
+        const inARow = (this.conflicts.get(key) ?? 0) + 1;
+        this.conflicts.set(key, inARow);
+        if (inARow <= MAX_FAST_CONFLICT_RETRIES) {
+          log.debug({ err: errorMessage(e) }, 'conflict; retrying');
+          this.queue.addAfter(key, CONFLICT_RETRY_MS);
+          return;
+        }
+        log.warn({ err: errorMessage(e), conflicts: inARow }, 'conflicts keep coming; retrying with backoff');
+        this.queue.addRateLimited(key);
         return;
       }
       log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');

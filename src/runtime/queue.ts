@@ -3,7 +3,9 @@
  * - a key is queued at most once however many times it is added while waiting;
  * - a key is never handed to two workers at once: added while being processed, it is queued again
  *   only when the worker calls done();
- * - addRateLimited() delays a failing key with per-key exponential backoff; forget() resets it;
+ * - addRateLimited() delays a failing key by the larger of its own exponential backoff and an overall
+ *   token bucket (client-go's default controller rate limiter): one key's backoff cannot be bypassed, and
+ *   many failing keys together cannot retry faster than the bucket allows; forget() resets the key;
  * - addAfter() delays an add (requeueAfter); a key keeps only its earliest pending delayed add.
  */
 
@@ -19,6 +21,41 @@ export interface BackoffOptions {
 }
 
 export const defaultBackoff: BackoffOptions = { baseDelayMs: 5, maxDelayMs: 5 * 60_000 };
+
+export interface BucketOptions {
+  /** Sustained retries per second across all keys. */
+  qps: number;
+  /** Retries allowed at once before the rate applies. */
+  burst: number;
+}
+
+/** client-go's default: 10 retries a second, bursts of 100. */
+export const defaultBucket: BucketOptions = { qps: 10, burst: 100 };
+
+/**
+ * A token bucket in reservation form: each reserve() takes a token and answers how long to wait until that
+ * token exists (0 while the bucket holds some). Tokens refill at qps up to burst.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+  private readonly opts: BucketOptions;
+  private readonly now: () => number;
+  constructor(opts: BucketOptions = defaultBucket, now: () => number = Date.now) {
+    this.opts = opts;
+    this.now = now;
+    this.tokens = opts.burst;
+    this.last = now();
+  }
+
+  reserve(): number {
+    const t = this.now();
+    this.tokens = Math.min(this.opts.burst, this.tokens + ((t - this.last) / 1000) * this.opts.qps);
+    this.last = t;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens / this.opts.qps) * 1000);
+  }
+}
 
 /** Per-key exponential backoff: base * 2^failures, capped. */
 export class ExponentialBackoff<K> {
@@ -50,12 +87,14 @@ export class WorkQueue<K = string> {
   private readonly waiters: ((k: K | undefined) => void)[] = [];
   private readonly delayed = new Map<K, { at: number; timer: ReturnType<typeof setTimeout> }>();
   private readonly backoff: ExponentialBackoff<K>;
+  private readonly bucket: TokenBucket;
   private shuttingDown = false;
   private readonly observer: QueueObserver;
 
-  constructor(backoff: BackoffOptions = defaultBackoff, observer: QueueObserver = {}) {
+  constructor(backoff: BackoffOptions = defaultBackoff, observer: QueueObserver = {}, bucket: BucketOptions = defaultBucket) {
     this.observer = observer;
     this.backoff = new ExponentialBackoff<K>(backoff);
+    this.bucket = new TokenBucket(bucket);
   }
 
   add(key: K): void {
@@ -86,7 +125,7 @@ export class WorkQueue<K = string> {
 
   addRateLimited(key: K): void {
     this.observer.retry?.();
-    this.addAfter(key, this.backoff.when(key));
+    this.addAfter(key, Math.max(this.backoff.when(key), this.bucket.reserve()));
   }
 
   forget(key: K): void {

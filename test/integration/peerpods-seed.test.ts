@@ -188,6 +188,9 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
     const [header, row] = ds.stdout.trim().split('\n');
     assert.match(header ?? '', /^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE$/);
     assert.match(row ?? '', /^osc-caa-ds\s+2\s+2\s+2\s+2\s+2\s+node-role.kubernetes.io\/kata-oc=\s+\S+$/);
+    // The DaemonSet controller made one pod per kata node, and they run there.
+    const caaPods = (await c().list(Pods, { namespace: NS, labelSelector: `app=${CAA_DAEMONSET}` })).items;
+    assert.deepEqual(caaPods.map((p) => `${p.spec?.nodeName} ${p.status?.phase}`).sort(), ['worker-0 Running', 'worker-1 Running']);
 
     // oc get runtimeclass
     const rcs = await ok(['get', 'runtimeclass']);
@@ -288,8 +291,10 @@ describe('seed 002: peer pods on AWS, chapters 3 to 5, with kubectl', () => {
 
     // Troubleshooting: the job's events.
     const events = await ok(['get', 'events', '-n', NS, '--field-selector', `involvedObject.name=${PODVM_IMAGE_CREATION_JOB}`]);
-    assert.match(events.stdout, /SuccessfulCreate/);
-    assert.match(events.stdout, /Completed/);
+    // The Job controller ran a pod for it (osc removes the finished job, and its pod with it), which
+    // completed once the cloud had done its work.
+    assert.match(events.stdout, /SuccessfulCreate\s+job\/osc-podvm-image-creation\s+Created pod: osc-podvm-image-creation-\S+/);
+    assert.match(events.stdout, /Completed\s+job\/osc-podvm-image-creation\s+Job completed/);
     const kcEvents = await c().list(Events, { namespace: 'default' });
     assert.ok(
       kcEvents.items.some((e) => e.regarding?.name === KC && e.reason === 'PodVMImageCreated'),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { ApiError } from '../../src/kube/errors.ts';
-import { CONFLICT_RETRY_MS, Controller } from '../../src/runtime/controller.ts';
+import { CONFLICT_RETRY_MS, Controller, MAX_FAST_CONFLICT_RETRIES } from '../../src/runtime/controller.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
 
@@ -124,6 +124,47 @@ describe('Controller', () => {
     }
     assert.equal(calls, 6, 'five conflicts in a row cost 5 x CONFLICT_RETRY_MS, not an exponential backoff');
     assert.equal(c.queue.retries('k'), 0);
+    ac.abort();
+    await run;
+  });
+
+  test('a conflict that never resolves does not spin: past the fast retries it backs off exponentially', async () => {
+    let calls = 0;
+    const c = new Controller(
+      {
+        name: 'fight',
+        backoff: { baseDelayMs: 1000, maxDelayMs: 60_000 },
+        watches: [],
+        reconcile: async () => {
+          calls++;
+          throw new ApiError(409, 'Conflict', 'the object has been modified');
+        },
+      },
+      silentLogger(),
+    );
+    const ac = new AbortController();
+    const run = c.run(ac.signal);
+    c.queue.add('k');
+    await flush();
+    for (let i = 0; i < MAX_FAST_CONFLICT_RETRIES; i++) {
+      mock.timers.tick(CONFLICT_RETRY_MS);
+      await flush();
+    }
+    assert.equal(calls, MAX_FAST_CONFLICT_RETRIES + 1);
+    // Now the key's own backoff: 1 s, then 2 s, then 4 s.
+    for (const [wait, expected] of [
+      [999, MAX_FAST_CONFLICT_RETRIES + 1],
+      [1, MAX_FAST_CONFLICT_RETRIES + 2],
+      [1999, MAX_FAST_CONFLICT_RETRIES + 2],
+      [1, MAX_FAST_CONFLICT_RETRIES + 3],
+      [3999, MAX_FAST_CONFLICT_RETRIES + 3],
+      [1, MAX_FAST_CONFLICT_RETRIES + 4],
+    ] as const) {
+      mock.timers.tick(wait);
+      await flush();
+      assert.equal(calls, expected, `after ${wait} ms more`);
+    }
+    assert.equal(c.queue.retries('k'), 4, 'the fourth backoff is already scheduled');
     ac.abort();
     await run;
   });

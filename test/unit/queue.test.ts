@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
-import { ExponentialBackoff, WorkQueue } from '../../src/runtime/queue.ts';
+import { ExponentialBackoff, TokenBucket, WorkQueue } from '../../src/runtime/queue.ts';
 
 /** Lets pending promise callbacks run (fake timers do not touch the microtask queue). */
 const flush = () => new Promise<void>((r) => setImmediate(r));
@@ -139,5 +139,34 @@ describe('WorkQueue', () => {
     assert.equal(adds, 3, 'a deduplicated add is not counted');
     assert.equal(retries, 1);
     assert.deepEqual(depths, [1, 2, 1, 2]);
+  });
+});
+
+describe('TokenBucket (the overall retry limit)', () => {
+  test('a burst passes at once, then retries are spaced at the rate', () => {
+    let now = 0;
+    const b = new TokenBucket({ qps: 10, burst: 3 }, () => now);
+    assert.deepEqual([b.reserve(), b.reserve(), b.reserve()], [0, 0, 0]);
+    assert.equal(b.reserve(), 100, 'the 4th waits for one token at 10/s');
+    assert.equal(b.reserve(), 200, 'and the 5th for two');
+    now += 1000; // 10 tokens' worth of time repays the debt of 2 and refills to the burst of 3
+    assert.deepEqual([b.reserve(), b.reserve(), b.reserve(), b.reserve()], [0, 0, 0, 100]);
+  });
+
+  test('many failing keys together cannot retry faster than the bucket, whatever their own backoff', () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    try {
+      const q = new WorkQueue<string>({ baseDelayMs: 1, maxDelayMs: 1 }, {}, { qps: 10, burst: 2 });
+      for (const k of ['a', 'b', 'c', 'd']) q.addRateLimited(k);
+      assert.equal(q.length, 0);
+      mock.timers.tick(1);
+      assert.equal(q.length, 2, 'the burst');
+      mock.timers.tick(99);
+      assert.equal(q.length, 3, 'one more after 100 ms');
+      mock.timers.tick(100);
+      assert.equal(q.length, 4);
+    } finally {
+      mock.timers.reset();
+    }
   });
 });

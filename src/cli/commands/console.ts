@@ -97,7 +97,12 @@ export async function startDevConsole(opts: {
     ? 'Prometheus is starting (its first run builds it from source: a few minutes)'
     : 'the operator serves no metrics';
   const starting = opts.metricsAddress
-    ? DevPrometheus.start({ targets: [opts.metricsAddress], dataDir: join(opts.home, 'prometheus'), log: opts.log }).then(
+    ? DevPrometheus.start({
+        targets: [opts.metricsAddress],
+        dataDir: join(opts.home, 'prometheus'),
+        logFile: join(opts.home, 'logs', 'prometheus.log'),
+        log: opts.log,
+      }).then(
         (p) => {
           prometheus = p;
         },

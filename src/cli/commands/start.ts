@@ -85,7 +85,7 @@ export async function runDevEnvironment(
     const started = Date.now();
     write(
       io.stdout,
-      `Starting the dev cluster: etcd, kube-apiserver and a simulated OpenShift (the first run builds the control plane; logs: ${display(logPath)})...`,
+      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and a simulated OpenShift (the first run builds the control plane; logs: ${display(logPath)})...`,
     );
     dev = await DevCluster.start({
       workers: flags.workers,
@@ -94,6 +94,7 @@ export async function runDevEnvironment(
       rebootMs: flags.rebootMs,
       virtualizationCapable: virtualizationCapable(flags.eligible),
       platform: flags.platform,
+      logDir: resolve(home, 'logs'),
       log,
     });
     if (ac.signal.aborted) return 130;
@@ -212,7 +213,7 @@ export async function runDevEnvironment(
     }
     if (dev) {
       await dev.stop();
-      write(io.stdout, 'cluster stopped (etcd and kube-apiserver are gone)');
+      write(io.stdout, 'cluster stopped (the control plane and kwok are gone)');
     }
     await rm(kubeconfigPath, { force: true });
     await new Promise<void>((r) => logStream.end(() => r()));

@@ -1,5 +1,6 @@
 import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal, write } from '../common.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../render.ts';
@@ -29,10 +30,17 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
   try {
     if (!flags.watch) {
       const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
-      io.stdout.write(format(items.map(summarize), flags.output, false));
+      const nodes = items.length ? (await client.list(Nodes)).items : [];
+      io.stdout.write(
+        format(
+          items.map((kc) => summarize(kc, nodes)),
+          flags.output,
+          false,
+        ),
+      );
       return 0;
     }
-    return await watch(flags, io, new Informer<KataConfig>(client, KataConfigs, {}));
+    return await watch(flags, io, new Informer<KataConfig>(client, KataConfigs, {}), new Informer<Node>(client, Nodes, {}));
   } finally {
     await client.close();
   }
@@ -42,7 +50,7 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
  * Renders on every change the watch delivers (no polling). Exits 0 once the KataConfig is installed and
  * idle (InProgress False without a reason), or once it is gone after a delete; 130 on Ctrl-C.
  */
-async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfig>): Promise<number> {
+async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfig>, nodes: Informer<Node>): Promise<number> {
   const ac = new AbortController();
   const tty = flags.output === 'text' && !!io.stdout.isTTY;
   let last = '';
@@ -67,9 +75,11 @@ async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfi
       resolve(code);
     };
     const signals = onShutdownSignal(() => finish(130));
+    let current: KataConfig | undefined;
     const show = (kc: KataConfig) => {
       if (done) return;
-      const s = summarize(kc);
+      current = kc;
+      const s = summarize(kc, nodes.list());
       const left = s.nodes.filter((n) => UNINSTALL_STATES.has(n.state)).length;
       uninstallTotal = Math.max(uninstallTotal, left);
       emit(format([s], flags.output, true, uninstallTotal));
@@ -88,6 +98,12 @@ async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfi
         finish(0);
       },
     });
+    // A node that becomes unreachable (or comes back) changes what the status says about it.
+    const reshow = () => {
+      if (current && nodes.hasSynced) show(current);
+    };
+    nodes.addEventHandler({ add: reshow, update: reshow, delete: reshow });
+    void nodes.run(ac.signal).catch(() => undefined);
     informer.run(ac.signal).catch(() => finish(1));
     void informer.waitForSync(ac.signal).then((synced) => {
       if (synced && !done && informer.list().length === 0 && flags.output === 'text') write(io.stdout, renderNone(true).trimEnd());

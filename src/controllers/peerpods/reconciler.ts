@@ -391,10 +391,16 @@ export class PeerPodsReconciler {
       return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
     }
 
-    // 1. No new pod VMs: the adaptor goes first, and a creation job in flight is stopped.
+    // 1. No new pod VMs: the adaptor goes first. A creation job in flight is let finish: stopped half way
+    //    it may already have made the image (and written PODVM_AMI_ID) without osc knowing that image as
+    //    its own, and nobody would delete it. Once it is done, its image is recorded and deleted below.
     if (this.cached(this.ctx.daemonSets, CAA_DAEMONSET)) await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
     const creation = this.cached(this.ctx.jobs, imageJobName('creation'));
     if (creation && !creation.metadata.deletionTimestamp) {
+      if (jobPhase(creation) === 'active') {
+        log.info('peer pods removal waits for the pod VM image creation job to finish');
+        return undefined; // the job's completion brings us back
+      }
       if (jobPhase(creation) === 'complete') {
         const live = await client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
         if (live?.data?.PODVM_AMI_ID) await this.recordImage(live.data.PODVM_AMI_ID, live, signal);

@@ -1,0 +1,46 @@
+import { execFile } from 'node:child_process';
+
+export function runKubectl(
+  kubectl: string,
+  kubeconfig: string,
+  args: string[],
+  input?: string,
+): Promise<{ stdout: string; stderr: string; code: number }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      kubectl,
+      args,
+      { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ stdout, stderr, code });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+export function kubeconfigText(server: string, caPem: string, certPem: string, keyPem: string, user = 'osc-admin'): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: osc-dev',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64(caPem)}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    `    client-certificate-data: ${b64(certPem)}`,
+    `    client-key-data: ${b64(keyPem)}`,
+    'contexts:',
+    '- name: osc-dev',
+    '  context:',
+    '    cluster: osc-dev',
+    `    user: ${user}`,
+    'current-context: osc-dev',
+    '',
+  ].join('\n');
+}

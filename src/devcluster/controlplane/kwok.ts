@@ -1,0 +1,204 @@
+import { stringify } from 'yaml';
+
+/**
+ * kwok plays the kubelet of every dev-cluster node: it renews each node's Lease (the heartbeat the
+ * controller-manager's node lifecycle controller watches) and walks pods through their lifecycle. Its
+ * stages are chosen so that the simulators keep what they own:
+ *
+ * - a node is initialised (conditions Ready etc., as a kubelet reports them when it starts) while its
+ *   Ready condition is absent or Unknown: when it registers, and when its kubelet comes back after the
+ *   controller-manager gave up on it. kwok's stock stage re-initialises any node that is not Ready, which
+ *   would end a simulated reboot (Ready False) the moment it starts;
+ * - there is no status heartbeat stage: like a current kubelet, a node's liveness is its Lease, and
+ *   rewriting conditions periodically would race with the reboot's writes;
+ * - pods scheduled to a node run (Running, with an IP from the pod network), Job pods complete, and a
+ *   deleted pod is removed; pods whose work a simulator does (`simulatedJobs`) are left running for it.
+ */
+
+/**
+ * The label that puts a node under kwok's management. A label, not an annotation: kwok watches with it as
+ * a server-side selector, so removing it from a node reaches kwok as the node going away, and kwok stops
+ * renewing its Lease (a kubelet that died); putting it back is the kubelet starting again.
+ */
+export const KWOK_NODE_LABEL = 'kwok.x-k8s.io/node';
+export const KWOK_NODE_VALUE = 'fake';
+export const KWOK_MANAGED = { [KWOK_NODE_LABEL]: KWOK_NODE_VALUE } as const;
+
+/** OpenShift's default cluster network: pod IPs come from here, far from the service and node networks. */
+export const POD_CIDR = '10.128.0.1/14';
+
+const stage = (name: string, kind: 'Node' | 'Pod', selector: unknown, next: unknown, delayMs?: number) => ({
+  apiVersion: 'kwok.x-k8s.io/v1alpha1',
+  kind: 'Stage',
+  metadata: { name },
+  spec: {
+    resourceRef: { apiGroup: 'v1', kind },
+    selector,
+    ...(delayMs ? { delay: { durationMilliseconds: delayMs } } : {}),
+    next,
+  },
+});
+
+const expr = (key: string, operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist', values?: string[]) => ({
+  key,
+  operator,
+  ...(values ? { values } : {}),
+});
+
+const READY_STATUS = '.status.conditions.[] | select( .type == "Ready" ) | .status';
+
+/** The conditions a kubelet reports once it runs, with its own reasons and messages. */
+const NODE_CONDITIONS: [type: string, status: string, reason: string, message: string][] = [
+  ['MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
+  ['DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
+  ['PIDPressure', 'False', 'KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
+  ['Ready', 'True', 'KubeletReady', 'kubelet is posting ready status'],
+];
+
+const nodeInitializeTemplate = [
+  '{{ $now := Now }}',
+  'conditions:',
+  ...NODE_CONDITIONS.flatMap(([type, status, reason, message]) => [
+    `- type: ${type}`,
+    `  status: "${status}"`,
+    `  reason: ${reason}`,
+    `  message: ${JSON.stringify(message)}`,
+    '  lastHeartbeatTime: {{ $now | Quote }}',
+    '  lastTransitionTime: {{ $now | Quote }}',
+  ]),
+  'phase: Running',
+].join('\n');
+
+const podReadyTemplate = `{{ $now := Now }}
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: PodReadyToStartContainers
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: Initialized
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: Ready
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: ContainersReady
+{{ range .spec.readinessGates }}
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: {{ .conditionType | Quote }}
+{{ end }}
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: true
+  started: true
+  restartCount: 0
+  state:
+    running:
+      startedAt: {{ $now | Quote }}
+{{ end }}
+initContainerStatuses:
+{{ range .spec.initContainers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: true
+  restartCount: 0
+  state:
+    terminated:
+      exitCode: 0
+      finishedAt: {{ $now | Quote }}
+      reason: Completed
+      startedAt: {{ $now | Quote }}
+{{ end }}
+{{ $hostIPs := NodeIPsWith .spec.nodeName }}
+{{ with $hostIPs }}
+hostIP: {{ index . 0 | Quote }}
+hostIPs:
+{{ range . }}
+- ip: {{ . | Quote }}
+{{ end }}
+{{ end }}
+{{ $podIPs := PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
+{{ with $podIPs }}
+podIP: {{ index . 0 | Quote }}
+podIPs:
+{{ range . }}
+- ip: {{ . | Quote }}
+{{ end }}
+{{ end }}
+phase: Running
+startTime: {{ $now | Quote }}
+`;
+
+/** A container's exit as the kubelet reports it; `succeeded` false is exit code 1 (Error). */
+export const podExitTemplate = (succeeded: boolean) => `{{ $now := Now }}
+{{ $root := . }}
+containerStatuses:
+{{ range $index, $item := .spec.containers }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: ${succeeded ? 0 : 1}
+      finishedAt: {{ $now | Quote }}
+      reason: ${succeeded ? 'Completed' : 'Error'}
+      startedAt: {{ $now | Quote }}
+{{ end }}
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  type: Ready
+  reason: PodCompleted
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  type: ContainersReady
+  reason: PodCompleted
+phase: ${succeeded ? 'Succeeded' : 'Failed'}
+`;
+
+export interface KwokStageOptions {
+  /** Job names whose pods a simulator finishes itself (it does their work while they run). */
+  simulatedJobs?: readonly string[];
+  /** How long a Job's pod runs before it completes; default 100ms. */
+  jobRunMs?: number;
+}
+
+/** The stages, as kwok's --config file (YAML documents). */
+export function kwokStages(opts: KwokStageOptions = {}): string {
+  const notDeleted = expr('.metadata.deletionTimestamp', 'DoesNotExist');
+  const docs = [
+    stage(
+      'node-initialize',
+      'Node',
+      { matchExpressions: [expr(READY_STATUS, 'NotIn', ['True', 'False'])] },
+      { statusTemplate: nodeInitializeTemplate },
+    ),
+    stage(
+      'pod-ready',
+      'Pod',
+      { matchExpressions: [notDeleted, expr('.status.phase', 'In', ['Pending']), expr(READY_STATUS, 'NotIn', ['True'])] },
+      { statusTemplate: podReadyTemplate },
+    ),
+    stage(
+      'pod-complete',
+      'Pod',
+      {
+        matchExpressions: [
+          notDeleted,
+          expr('.status.phase', 'In', ['Running']),
+          expr('.metadata.ownerReferences.[].kind', 'In', ['Job']),
+          ...(opts.simulatedJobs?.length ? [expr('.metadata.labels["job-name"]', 'NotIn', [...opts.simulatedJobs])] : []),
+        ],
+      },
+      { statusTemplate: podExitTemplate(true) },
+      opts.jobRunMs ?? 100,
+    ),
+    stage('pod-delete', 'Pod', { matchExpressions: [expr('.metadata.deletionTimestamp', 'Exists')] }, { delete: true }),
+  ];
+  return docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+}
