@@ -5,7 +5,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 
-export const COOKIE = 'osc-console';
+/** Cookies are not told apart by port: each console names its own, so that two can run side by side. */
+export const cookieName = (port: number) => `osc-console-${port}`;
 /** Browsers send a custom header cross-origin only after a CORS preflight, which the console never approves. */
 export const CSRF_HEADER = 'x-osc-console';
 
@@ -29,10 +30,10 @@ export function sameToken(a: string | undefined, b: string): boolean {
 }
 
 /** The token a request carries: the session cookie or an `Authorization: Bearer` header (scripts). */
-export function presentedToken(headers: Headers): string | undefined {
+export function presentedToken(headers: Headers, cookie: string): string | undefined {
   const auth = one(headers.authorization);
   if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
-  return cookieValue(one(headers.cookie), COOKIE);
+  return cookieValue(one(headers.cookie), cookie);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type Bundle, buildBundle } from './bundle.ts';
 import { PrometheusUpstream } from './prometheus.ts';
-import { apiPathRefusal, COOKIE, csrfRefusal, hostAllowed, presentedToken, sameToken } from './security.ts';
+import { apiPathRefusal, cookieName, csrfRefusal, hostAllowed, presentedToken, sameToken } from './security.ts';
 import { KubeUpstream, status } from './upstream.ts';
 
 /** What the console knows beyond the API: an operator running in this process (`osc start`). */
@@ -96,10 +96,10 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
       if (!sameToken(queryToken, token)) return send(res, 401, 'text/plain', 'wrong console token: open the URL osc printed\n');
       return send(res, 303, 'text/plain', '', {
         location: '/',
-        'set-cookie': `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        'set-cookie': `${cookieName(port)}=${token}; HttpOnly; SameSite=Strict; Path=/`,
       });
     }
-    if (!sameToken(presentedToken(req.headers), token)) {
+    if (!sameToken(presentedToken(req.headers, cookieName(port)), token)) {
       return url.pathname === '/'
         ? send(res, 401, 'text/plain', 'this console needs its token: open the URL that osc console (or npm start) printed\n')
         : refuse(res, 401, 'Unauthorized', 'the console token is missing or wrong: open the URL osc printed');

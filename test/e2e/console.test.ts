@@ -87,7 +87,10 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     assert.equal((await fetch(`${origin}/k8s/api/v1/nodes`)).status, 401);
     assert.equal((await fetch(`${origin}/`)).status, 401);
     assert.equal((await fetch(`${origin}/?token=wrong`)).status, 401);
-    assert.equal((await fetch(`${origin}/k8s/api/v1/nodes`, { headers: { cookie: 'osc-console=wrong' } })).status, 401);
+    assert.equal(
+      (await fetch(`${origin}/k8s/api/v1/nodes`, { headers: { cookie: `osc-console-${new URL(origin).port}=wrong` } })).status,
+      401,
+    );
     const auth = { authorization: `Bearer ${token}` };
     assert.equal((await fetch(`${origin}/k8s/api/v1/nodes`, { headers: auth })).status, 200);
     const secrets = await fetch(`${origin}/k8s/api/v1/namespaces/openshift-sandboxed-containers-operator/secrets`, { headers: auth });

@@ -28,7 +28,7 @@ describe('console server', () => {
     assert.equal(open.status, 303);
     assert.equal(open.headers.get('location'), '/');
     const cookie = open.headers.get('set-cookie') ?? '';
-    assert.match(cookie, /^osc-console=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    assert.match(cookie, /^osc-console-\d+=[\w-]+; HttpOnly; SameSite=Strict; Path=\/$/);
     const page = await fetch(`${c.origin}/`, { headers: { cookie: cookie.split(';')[0] ?? '' } });
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<script type="module" src="\/assets\/app.js">/);

@@ -6,9 +6,10 @@ const origin = 'http://127.0.0.1:4321';
 
 describe('console guards', () => {
   test('the token comes from the session cookie or a bearer header, compared in constant time', () => {
-    assert.equal(presentedToken({ cookie: 'a=b; osc-console=tok123; c=d' }), 'tok123');
-    assert.equal(presentedToken({ authorization: 'Bearer tok456' }), 'tok456');
-    assert.equal(presentedToken({}), undefined);
+    assert.equal(presentedToken({ cookie: 'a=b; osc-console-4321=tok123; c=d' }, 'osc-console-4321'), 'tok123');
+    assert.equal(presentedToken({ cookie: 'osc-console-5555=other' }, 'osc-console-4321'), undefined, "another console's cookie");
+    assert.equal(presentedToken({ authorization: 'Bearer tok456' }, 'osc-console-4321'), 'tok456');
+    assert.equal(presentedToken({}, 'osc-console-4321'), undefined);
     assert.equal(cookieValue('osc-console-x=1', 'osc-console'), undefined);
     assert.ok(sameToken('tok', 'tok'));
     assert.ok(!sameToken('tok', 'tok2'));
