@@ -238,7 +238,8 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       objects: await webhookConfigurations(),
     },
     {
-      file: '50-servicemonitor.yaml',
+      // A folder of its own: `kubectl apply -f config/` must work on clusters without the Prometheus Operator.
+      file: 'prometheus-operator/servicemonitor.yaml',
       title:
         "For clusters that run the Prometheus Operator: scrape the operator's metrics Service (osc install skips it where monitoring.coreos.com is not served)",
       objects: [serviceMonitor()],

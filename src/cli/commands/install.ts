@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
@@ -26,6 +26,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       const dir = resolve(flags.outputDir);
       await mkdir(dir, { recursive: true });
       for (const f of files) {
+        await mkdir(dirname(join(dir, f.file)), { recursive: true });
         await writeFile(join(dir, f.file), fileText(f));
         write(io.stdout, `wrote ${join(dir, f.file)}`);
       }
