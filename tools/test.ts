@@ -38,6 +38,8 @@ function testFiles(dir: string): string[] {
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 if (!process.env.OSC_SKIP_CHECKS) {
   step('type-check', bin('tsc'), ['-p', 'tsconfig.json']);
+  // The console's front end runs in a browser: its own settings (DOM, JSX).
+  step('type-check console front end', bin('tsc'), ['-p', 'src/console/web/tsconfig.json']);
   step('lint', bin('biome'), ['check', '.']);
 }
 
@@ -52,6 +54,18 @@ if (suites.some((s) => s !== 'unit') && !env.OSC_CONTROL_PLANE_DIR) {
   }
   env.OSC_CONTROL_PLANE_DIR = r.stdout.toString().trim().split('\n').pop();
   console.log(`control plane: ${env.OSC_CONTROL_PLANE_DIR} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+}
+
+// The dev cluster's Prometheus (osc start runs it for the console), built once like the control plane.
+if (suites.some((s) => s === 'e2e') && !env.OSC_PROMETHEUS) {
+  const t0 = Date.now();
+  const r = spawnSync('bash', [join(root, 'tools', 'build-prometheus.sh')], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) {
+    console.error('building Prometheus failed');
+    process.exit(r.status ?? 1);
+  }
+  env.OSC_PROMETHEUS = r.stdout.toString().trim().split('\n').pop();
+  console.log(`prometheus: ${env.OSC_PROMETHEUS} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
 }
 
 const files = suites.flatMap(testFiles);

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { packageVersion } from '../install/manifests.ts';
 import { type CliIO, parseAddress, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
@@ -76,6 +76,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       '127.0.0.1:0',
     )
     .option('--quiet', 'do not print a line per KataConfig state change')
+    .option('--no-console', 'do not start the web console (nor the Prometheus server it queries)')
     .addHelpText(
       'after',
       examples([
@@ -186,6 +187,21 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
 
   clusterOptions(
     program
+      .command('console')
+      .description(
+        'the web console: create a KataConfig, watch its rollout node by node, see the metrics; acts as your kubeconfig user. Prints its URL (with a per-run token)',
+      ),
+  )
+    .option('--address <addr>', 'where to listen (host:port; port 0 picks a free port)', parseAddress, '127.0.0.1:0')
+    .option('--prometheus-url <url>', "a Prometheus server's URL for the metrics page (e.g. a port-forward to the cluster's)", parseHttpUrl)
+    .addHelpText('after', examples([`${name} console`, `${name} console --prometheus-url http://127.0.0.1:9090`]))
+    .action(async (flags) => {
+      const { runConsole } = await import('./commands/console.ts');
+      result.code = await runConsole(flags, io);
+    });
+
+  clusterOptions(
+    program
       .command('must-gather')
       .description(
         'collect the KataConfig, pools, machine configs, nodes, runtime classes, events, operator namespace and logs into a .tar.gz; secrets redacted',
@@ -214,6 +230,17 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     });
 
   return program;
+}
+
+function parseHttpUrl(value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new InvalidArgumentError('expected an http:// or https:// URL.');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidArgumentError('expected an http:// or https:// URL.');
+  return value;
 }
 
 async function readStdin(): Promise<string> {

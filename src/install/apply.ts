@@ -12,6 +12,7 @@ import {
   Roles,
   Secrets,
   ServiceAccounts,
+  ServiceMonitors,
   Services,
   ValidatingWebhookConfigurations,
 } from '../kube/resources.ts';
@@ -31,7 +32,20 @@ const KINDS: ResourceType[] = [
   MutatingWebhookConfigurations,
   Secrets,
   Leases,
+  ServiceMonitors,
 ];
+
+/** Kinds applied only where their API is served (an add-on's CRD), else reported as skipped. */
+const OPTIONAL: ResourceType[] = [ServiceMonitors];
+
+async function served(client: KubeClient, rt: ResourceType): Promise<boolean> {
+  try {
+    const res = await client.request<{ resources?: { name: string }[] }>('GET', `/apis/${rt.group}/${rt.version}`);
+    return res.resources?.some((r) => r.name === rt.plural) ?? false;
+  } catch {
+    return false;
+  }
+}
 
 /** The API location of a manifest's kind (only the kinds osc install writes). */
 export function resourceOf(obj: KubeObject): ResourceType {
@@ -69,6 +83,10 @@ export async function applyAll(
 ): Promise<void> {
   for (const obj of objects) {
     const rt = resourceOf(obj);
+    if (OPTIONAL.includes(rt) && !(await served(client, rt))) {
+      onApplied?.(`${displayName(obj)} skipped: ${rt.group}/${rt.version} ${rt.kind} is not served here (no Prometheus Operator)`);
+      continue;
+    }
     const before = await client.find(rt, obj.metadata.name ?? '', obj.metadata.namespace);
     const after = await client.apply(rt, obj, { fieldManager });
     const verb = !before ? 'created' : before.metadata.resourceVersion === after.metadata.resourceVersion ? 'unchanged' : 'configured';

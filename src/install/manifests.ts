@@ -24,6 +24,7 @@ export const NAMES = {
   eventsRoleBinding: 'osc-events-rolebinding',
   webhookService: WEBHOOK_SERVICE,
   metricsService: 'osc-metrics-service',
+  serviceMonitor: 'osc-metrics-monitor',
   container: 'manager',
 } as const;
 
@@ -236,7 +237,28 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'Admission webhooks (caBundle is filled in by "osc install" and by the operator from secret osc-webhook-server-cert)',
       objects: await webhookConfigurations(),
     },
+    {
+      // A folder of its own: `kubectl apply -f config/` must work on clusters without the Prometheus Operator.
+      file: 'prometheus-operator/servicemonitor.yaml',
+      title:
+        "For clusters that run the Prometheus Operator: scrape the operator's metrics Service (osc install skips it where monitoring.coreos.com is not served)",
+      objects: [serviceMonitor()],
+    },
   ];
+}
+
+/** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */
+function serviceMonitor(): KubeObject {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'ServiceMonitor',
+    metadata: { name: NAMES.serviceMonitor, namespace: ns, labels: labels('metrics') },
+    spec: {
+      selector: { matchLabels: labels('metrics') },
+      namespaceSelector: { matchNames: [ns] },
+      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', scheme: 'http' }],
+    },
+  } as KubeObject;
 }
 
 export async function manifests(opts: ManifestOptions = {}): Promise<KubeObject[]> {

@@ -135,6 +135,8 @@ export const CustomResourceDefinitions = rt<CustomResourceDefinition>(
 export const DaemonSets = rt<DaemonSet>('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 export const Deployments = rt<KubeObject & { spec?: Record<string, unknown> }>('apps', 'v1', 'deployments', 'Deployment', true);
 export const Jobs = rt<Job>('batch', 'v1', 'jobs', 'Job', true);
+/** The Prometheus Operator's scrape target (served only where it is installed). */
+export const ServiceMonitors = rt<KubeObject>('monitoring.coreos.com', 'v1', 'servicemonitors', 'ServiceMonitor', true);
 export const ValidatingWebhookConfigurations = rt<KubeObject & { webhooks?: unknown[] }>(
   'admissionregistration.k8s.io',
   'v1',

@@ -32,9 +32,7 @@ const grants = (rules: Rule[], group: string, resource: string, verb: string, na
 describe('osc install manifests', () => {
   test('config/ holds exactly what "osc install --dry-run --output-dir config" writes', async () => {
     const files = await manifestFiles();
-    const committed = readdirSync(configDir)
-      .filter((f) => /\.ya?ml$/.test(f))
-      .sort();
+    const committed = (readdirSync(configDir, { recursive: true }) as string[]).filter((f) => /\.ya?ml$/.test(f)).sort();
     assert.deepEqual(
       committed,
       files.map((f) => f.file),
@@ -53,7 +51,7 @@ describe('osc install manifests', () => {
     const r = await run(['install', '--dry-run']);
     assert.equal(r.code, 0, r.stderr);
     const printed = docs(r.stdout);
-    const fromConfig = readdirSync(configDir)
+    const fromConfig = (readdirSync(configDir, { recursive: true }) as string[])
       .filter((f) => f.endsWith('.yaml'))
       .sort()
       .flatMap((f) => docs(readFileSync(join(configDir, f), 'utf8')));
@@ -75,6 +73,7 @@ describe('osc install manifests', () => {
         'Service',
         'ValidatingWebhookConfiguration',
         'MutatingWebhookConfiguration',
+        'ServiceMonitor',
       ],
     );
     assert.ok(printed.some((o) => o.metadata.name === 'kataconfigs.kataconfiguration.openshift.io'));

@@ -27,6 +27,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       for (const f of files) {
         const path = join(dir, f.file);
         try {
+          await mkdir(dirname(path), { recursive: true });
           await writeFile(path, fileText(f));
         } catch (e) {
           throw new CliError(`--output-dir: cannot write ${path}: ${fsReason(e)}`);

@@ -24,6 +24,8 @@ export interface DevFlags {
 export interface StartFlags extends DevFlags {
   metricsBindAddress: string;
   quiet?: boolean;
+  /** The web console (and the Prometheus it queries); on unless --no-console. */
+  console?: boolean;
 }
 
 /** `$OSC_HOME`, else `.osc` in the current directory (the repository when run with `npm start`). */
@@ -94,6 +96,7 @@ export async function runDevEnvironment(
   let operator: Operator | undefined;
   let operatorRun: Promise<void> | undefined;
   let watcher: Informer<KataConfig> | undefined;
+  let webConsole: { url: string; stop(): Promise<void> } | undefined;
   const operatorAbort = new AbortController();
   const watchAbort = new AbortController();
   let code = 0;
@@ -140,6 +143,22 @@ export async function runDevEnvironment(
       if (!op.manager.isReady && !ac.signal.aborted) throw new CliError(`the operator did not become ready within 60s; see ${logPath}`);
       const addr = op.manager.boundAddress;
       if (addr) metricsUrl = `http://${addr}/metrics`;
+      if (flags.console !== false) {
+        const { startDevConsole } = await import('./console.ts');
+        webConsole = await startDevConsole({
+          kubeConfig: dev.controlPlane.kubeConfig,
+          home,
+          metricsAddress: addr,
+          operator: {
+            where: `in this osc start process (pid ${process.pid})`,
+            identity: op.manager.identity,
+            ready: () => op.manager.isReady,
+            metricsUrl,
+          },
+          log,
+          onWarning: (m) => write(io.stderr, `warning: ${m}`),
+        });
+      }
     }
     if (ac.signal.aborted) return code || 130;
 
@@ -170,6 +189,7 @@ export async function runDevEnvironment(
           ]),
       '',
       `Logs: ${logPath}${metricsUrl ? `    Metrics: ${metricsUrl}` : ''}`,
+      ...(webConsole ? [`Web console: ${webConsole.url}`] : []),
       'Press Ctrl-C to stop; the cluster and everything in it go away.',
       '',
     ];
@@ -204,6 +224,7 @@ export async function runDevEnvironment(
   } finally {
     signals.dispose();
     watchAbort.abort();
+    await webConsole?.stop();
     operatorAbort.abort();
     if (operatorRun) {
       await operatorRun;

@@ -1,0 +1,90 @@
+/**
+ * The console's guards, as pure functions over a request's method, path and headers (the server applies
+ * them; unit tests exercise them). The model is in docs/console.md: a random token per run, a strict
+ * same-site cookie, a custom header on every write, a Host check against DNS rebinding, and no Secret values.
+ */
+import { timingSafeEqual } from 'node:crypto';
+
+/** Cookies are not told apart by port: each console names its own, so that two can run side by side. */
+export const cookieName = (port: number) => `osc-console-${port}`;
+/** Browsers send a custom header cross-origin only after a CORS preflight, which the console never approves. */
+export const CSRF_HEADER = 'x-osc-console';
+
+export type Headers = Record<string, string | string[] | undefined>;
+
+const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export function sameToken(a: string | undefined, b: string): boolean {
+  if (!a) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The token a request carries: the session cookie or an `Authorization: Bearer` header (scripts). */
+export function presentedToken(headers: Headers, cookie: string): string | undefined {
+  const auth = one(headers.authorization);
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
+  return cookieValue(one(headers.cookie), cookie);
+}
+
+/**
+ * Whether the Host header names this server: a page on another site whose name resolves to 127.0.0.1
+ * (DNS rebinding) sends its own name and is refused before anything else.
+ */
+export function hostAllowed(host: string | undefined, port: number, boundHost: string): boolean {
+  if (!host) return false;
+  const names = new Set(['127.0.0.1', 'localhost', '[::1]', boundHost.includes(':') ? `[${boundHost}]` : boundHost]);
+  for (const n of names) if (host === `${n}:${port}`) return true;
+  return false;
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Why a state-changing request is refused as possibly cross-site, or undefined when it may proceed: it
+ * must carry the custom header, and if the browser says where it comes from, that must be this origin.
+ */
+export function csrfRefusal(method: string, headers: Headers, origin: string): string | undefined {
+  if (SAFE.has(method)) return undefined;
+  if (one(headers[CSRF_HEADER]) !== '1') return `state-changing requests need the ${CSRF_HEADER}: 1 header`;
+  const from = one(headers.origin);
+  if (from && from !== origin) return `cross-origin request from ${from} refused`;
+  const site = one(headers['sec-fetch-site']);
+  if (site && site !== 'same-origin' && site !== 'none') return `cross-site request (${site}) refused`;
+  return undefined;
+}
+
+/**
+ * Why an API path is not proxied, or undefined when it is. Secrets are never read through the console (a
+ * list or watch would carry their values); the streaming subresources that run commands in pods or tunnel
+ * to them are not needed by any page.
+ */
+export function apiPathRefusal(path: string): string | undefined {
+  const p = path.split('?')[0] ?? '';
+  if (!/^\/(api|apis)(\/|$)/.test(p)) return 'only Kubernetes API paths (/api, /apis) are proxied';
+  if (p.split('/').some((seg) => seg === '..' || seg === '.')) return 'path segments . and .. are refused';
+  // Core group: /api/v1[/namespaces/NS]/secrets[/NAME]
+  if (/^\/api\/v1\/(watch\/)?(namespaces\/[^/]+\/)?secrets(\/|$)/.test(p)) {
+    return 'the console never shows Secret values: use kubectl for Secrets';
+  }
+  // The deprecated /watch/ paths are not used by the console; refusing them keeps one rule per resource.
+  if (/^\/(api\/[^/]+|apis\/[^/]+\/[^/]+)\/watch(\/|$)/.test(p)) return 'use ?watch=1 instead of the deprecated /watch/ paths';
+  if (/^\/api\/v1\/namespaces\/[^/]+\/(pods|services|nodes)\/[^/]+\/(exec|attach|portforward|proxy)(\/|$)/.test(p)) {
+    return 'exec, attach, port-forward and proxy are not available in the console';
+  }
+  if (/^\/api\/v1\/nodes\/[^/]+\/proxy(\/|$)/.test(p)) return 'node proxy is not available in the console';
+  // A TokenRequest answers a fresh credential: as secret as a Secret.
+  if (/^\/api\/v1\/namespaces\/[^/]+\/serviceaccounts\/[^/]+\/token(\/|$)/.test(p)) {
+    return 'the console never creates service account tokens: use kubectl create token';
+  }
+  return undefined;
+}

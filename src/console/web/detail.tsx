@@ -1,0 +1,271 @@
+import { useMemo, useState } from 'preact/hooks';
+import { type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
+import { age, type Condition, conditionOf, KATACONFIG_API } from './model.ts';
+import { NodeTiles } from './nodes.tsx';
+import { toYaml } from './yaml.ts';
+
+const KIND = { apiVersion: 'kataconfiguration.openshift.io/v1', kind: 'KataConfig' };
+const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
+
+/**
+ * One KataConfig, live: every change arrives through a watch, so the status, the tiles and the YAML move
+ * on their own (no Reload).
+ */
+export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
+  const kcs = useWatch<KubeObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
+  const kc = kcs.items[0];
+  const [seen, setSeen] = useState(false);
+  if (kc && !seen) setSeen(true);
+  const base = `#/kataconfigs/${encodeURIComponent(name)}`;
+  const tabLink = (id: string, label: string) => (
+    <a href={`${base}/${id}`} class={tab === id ? 'active' : ''} data-tab={id}>
+      {label}
+    </a>
+  );
+  return (
+    <section>
+      <div class="titlebar">
+        <h1>
+          <a href="#/kataconfigs">KataConfigs</a> › {name}
+        </h1>
+        {kc && <DeleteButton kc={kc} />}
+      </div>
+      {kcs.error && <p class="error">{kcs.error}</p>}
+      {kcs.synced && !kc && !kcs.error && (
+        <p class="notice" data-test="gone">
+          {seen
+            ? `KataConfig ${name} is gone: the uninstall finished and kata was removed from the nodes.`
+            : `KataConfig ${name} not found.`}
+        </p>
+      )}
+      {kc && (
+        <>
+          <nav class="tabs">
+            {tabLink('details', 'Details')}
+            {tabLink('yaml', 'YAML')}
+            {tabLink('events', 'Events')}
+          </nav>
+          {tab === 'yaml' ? (
+            <pre class="yaml" data-test="yaml">
+              {toYaml(kc, KIND)}
+            </pre>
+          ) : tab === 'events' ? (
+            <EventsTab name={name} />
+          ) : (
+            <DetailsTab kc={kc} />
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Summary({ kc }: { kc: KubeObj }) {
+  const c = conditionOf(kc, 'InProgress');
+  const nodes = kc.status?.kataNodes ?? {};
+  let phase = 'Pending';
+  if (c?.status === 'True') phase = c.reason || 'In progress';
+  else if (c?.reason === 'BlockedByExistingKataPods') phase = 'Blocked by existing kata pods';
+  else if (c?.status === 'False' && c.reason === 'Failed') phase = 'Failed';
+  else if (c?.status === 'False') phase = kc.metadata.deletionTimestamp ? 'Uninstalling' : 'Installed';
+  return (
+    <div class="summary" data-test="summary" data-phase={phase}>
+      <span class={`phase ${phase.replace(/\s+/g, '-').toLowerCase()}`}>{phase}</span>
+      <span>
+        {nodes.readyNodeCount ?? 0} of {nodes.nodeCount ?? 0} nodes ready
+      </span>
+      {kc.metadata.deletionTimestamp && <span class="deleting">deletion requested</span>}
+      {c?.message && <span class="message">{c.message}</span>}
+    </div>
+  );
+}
+
+function DetailsTab({ kc }: { kc: KubeObj }) {
+  const nodesWatch = useWatch<KubeObj>('/api/v1/nodes');
+  const nodes = useMemo(() => new Map(nodesWatch.items.map((n) => [n.metadata.name, n])), [nodesWatch.items]);
+  const conditions: Condition[] = kc.status?.conditions ?? [];
+  const now = useTick(5000);
+  const blocked = conditionOf(kc, 'InProgress')?.reason === 'BlockedByExistingKataPods';
+  return (
+    <div class="details">
+      <Summary kc={kc} />
+      {blocked && <BlockingPods />}
+      <h2>Nodes</h2>
+      <NodeTiles kataNodes={kc.status?.kataNodes} nodes={nodes} />
+      <h2>Conditions</h2>
+      <table class="list" data-test="conditions">
+        <thead>
+          <tr>
+            <th>Type</th>
+            <th>Status</th>
+            <th>Reason</th>
+            <th>Message</th>
+            <th>Updated</th>
+          </tr>
+        </thead>
+        <tbody>
+          {conditions.map((c) => (
+            <tr key={c.type} data-condition={c.type}>
+              <td>{c.type}</td>
+              <td>{c.status}</td>
+              <td>{c.reason}</td>
+              <td>{c.message}</td>
+              <td>{age(c.lastTransitionTime, now)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Spec</h2>
+      <dl class="spec">
+        <dt>checkNodeEligibility</dt>
+        <dd>{String(kc.spec?.checkNodeEligibility ?? false)}</dd>
+        <dt>enablePeerPods</dt>
+        <dd>{String(kc.spec?.enablePeerPods ?? false)}</dd>
+        <dt>logLevel</dt>
+        <dd>{kc.spec?.logLevel ?? 'info'}</dd>
+        <dt>kataConfigPoolSelector</dt>
+        <dd>{kc.spec?.kataConfigPoolSelector ? JSON.stringify(kc.spec.kataConfigPoolSelector) : 'all worker nodes'}</dd>
+      </dl>
+      <RuntimeClasses names={kc.status?.runtimeClasses ?? []} />
+    </div>
+  );
+}
+
+function RuntimeClasses({ names }: { names: string[] }) {
+  const rcs = useWatch<KubeObj & { handler?: string; overhead?: { podFixed?: Record<string, string> } }>(
+    '/apis/node.k8s.io/v1/runtimeclasses',
+  );
+  const ours = rcs.items.filter((rc) => KATA_RUNTIME_CLASSES.has(rc.metadata.name) || names.includes(rc.metadata.name));
+  return (
+    <>
+      <h2>RuntimeClasses</h2>
+      <p class="muted">status.runtimeClasses: {names.length ? names.join(', ') : 'none yet'}</p>
+      {ours.length > 0 && (
+        <table class="list" data-test="runtimeclasses">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Handler</th>
+              <th>Overhead</th>
+              <th>Node selector</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ours.map((rc) => (
+              <tr key={rc.metadata.name} data-rc={rc.metadata.name}>
+                <td>{rc.metadata.name}</td>
+                <td>{rc.handler}</td>
+                <td>
+                  {Object.entries(rc.overhead?.podFixed ?? {})
+                    .map(([k, v]) => `${k}: ${v}`)
+                    .join(', ')}
+                </td>
+                <td>
+                  {Object.entries(
+                    (rc as KubeObj & { scheduling?: { nodeSelector?: Record<string, string> } }).scheduling?.nodeSelector ?? {},
+                  )
+                    .map(([k, v]) => `${k}=${v}`)
+                    .join(', ')}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+/** The pods that keep the uninstall waiting: every pod that asks for a kata runtime class. */
+function BlockingPods() {
+  const pods = useWatch<KubeObj>('/api/v1/pods');
+  const blocking = pods.items.filter((p) => KATA_RUNTIME_CLASSES.has(p.spec?.runtimeClassName));
+  return (
+    <div class="blocked" data-test="blocking-pods">
+      <h2>Pods blocking the uninstall</h2>
+      {pods.error && <p class="error">{pods.error}</p>}
+      {blocking.length === 0 && pods.synced && <p class="muted">None left: the uninstall proceeds.</p>}
+      <ul>
+        {blocking.map((p) => (
+          <li key={`${p.metadata.namespace}/${p.metadata.name}`} data-pod={`${p.metadata.namespace}/${p.metadata.name}`}>
+            {p.metadata.namespace}/{p.metadata.name} <span class="muted">(runtimeClassName {p.spec?.runtimeClassName})</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function DeleteButton({ kc }: { kc: KubeObj }) {
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState('');
+  if (kc.metadata.deletionTimestamp) return <span class="muted">Deleting…</span>;
+  const del = async () => {
+    const r = await kube('DELETE', `${KATACONFIG_API}/${encodeURIComponent(kc.metadata.name)}`);
+    setConfirming(false);
+    setError(r.ok ? '' : statusMessage(r.body, r.status));
+  };
+  return (
+    <div class="delete">
+      {error && <span class="error">{error}</span>}
+      {confirming ? (
+        <span class="confirm" data-test="confirm-delete">
+          Delete KataConfig {kc.metadata.name}? Kata leaves every node (each reboots).{' '}
+          <button type="button" class="danger" onClick={del}>
+            Delete
+          </button>{' '}
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      ) : (
+        <button type="button" class="danger" onClick={() => setConfirming(true)} data-test="delete">
+          Delete KataConfig
+        </button>
+      )}
+    </div>
+  );
+}
+
+function EventsTab({ name }: { name: string }) {
+  const events = useWatch<
+    KubeObj & {
+      reason?: string;
+      note?: string;
+      type?: string;
+      eventTime?: string;
+      deprecatedLastTimestamp?: string;
+      series?: { count: number };
+    }
+  >('/apis/events.k8s.io/v1/events', `fieldSelector=${encodeURIComponent(`regarding.kind=KataConfig,regarding.name=${name}`)}`);
+  const now = useTick(5000);
+  const when = (e: { eventTime?: string; deprecatedLastTimestamp?: string; metadata: { creationTimestamp?: string } }) =>
+    e.eventTime ?? e.deprecatedLastTimestamp ?? e.metadata.creationTimestamp ?? '';
+  const items = [...events.items].sort((a, b) => when(b).localeCompare(when(a)));
+  return (
+    <div>
+      {events.error && <p class="error">{events.error}</p>}
+      {events.synced && items.length === 0 && <p class="muted">No events.</p>}
+      <table class="list" data-test="events">
+        <thead>
+          <tr>
+            <th>Age</th>
+            <th>Type</th>
+            <th>Reason</th>
+            <th>Message</th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((e) => (
+            <tr key={`${e.metadata.namespace}/${e.metadata.name}`}>
+              <td>{age(when(e), now)}</td>
+              <td>{e.type}</td>
+              <td>{e.reason}</td>
+              <td>{e.note}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

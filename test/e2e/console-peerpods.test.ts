@@ -1,0 +1,97 @@
+/**
+ * The console's peer pods page on `osc start --platform AWS`: the KataConfig created through the form with
+ * enablePeerPods ticked, then what osc reports (the configuration valid, the pod VM image job, the per-node
+ * limit), with the credentials Secret never shown.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Browser, Page } from 'playwright-core';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { Infrastructures } from '../../src/api/openshift.ts';
+import { KubeClient } from '../../src/kube/client.ts';
+import { ConfigMaps, Secrets } from '../../src/kube/resources.ts';
+import { artifactsDir, launchBrowser, type OscStart, SKIP_BROWSER, startOsc } from '../support/browser.ts';
+
+const LONG = 180_000;
+const SECRET_VALUE = 'do-not-show-this-e2e-secret';
+
+describe('web console: peer pods', { skip: SKIP_BROWSER && 'OSC_SKIP_BROWSER_TESTS=1' }, () => {
+  const home = mkdtempSync(join(tmpdir(), 'osc-console-pp-'));
+  const shots = artifactsDir('console-peerpods');
+  let osc: OscStart;
+  let client: KubeClient;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    browser = await launchBrowser();
+    osc = await startOsc(['--platform', 'AWS', '--workers', '1', '--reboot-ms', '300', '--quiet'], home);
+    const kc = new KubeConfig();
+    kc.loadFromFile(osc.kubeconfig);
+    client = new KubeClient(kc);
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await client?.close();
+    await osc?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  test('enablePeerPods from the form; the page shows the configuration, the image job and the limit, not the Secret', async () => {
+    const region = (await client.get(Infrastructures, 'cluster')).status?.platformStatus?.aws?.region ?? '';
+    await client.create(Secrets, {
+      metadata: { name: 'peer-pods-secret', namespace: OPERATOR_NAMESPACE },
+      stringData: { AWS_ACCESS_KEY_ID: 'AKIAE2E', AWS_SECRET_ACCESS_KEY: SECRET_VALUE },
+    } as never);
+    await client.create(ConfigMaps, {
+      metadata: { name: 'peer-pods-cm', namespace: OPERATOR_NAMESPACE },
+      data: {
+        CLOUD_PROVIDER: 'aws',
+        VXLAN_PORT: '9000',
+        PODVM_INSTANCE_TYPE: 't3.medium',
+        PODVM_INSTANCE_TYPES: 't3.small,t3.medium,t3.large',
+        PODVM_AMI_ID: '',
+        AWS_REGION: region,
+        AWS_SUBNET_ID: 'subnet-0a1b2c3d4e5f67890',
+        AWS_VPC_ID: 'vpc-0a1b2c3d4e5f67890',
+        AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
+      },
+    } as never);
+
+    try {
+      await followInBrowser();
+    } catch (e) {
+      await page.screenshot({ path: join(shots, 'failure.png'), fullPage: true });
+      throw e;
+    }
+  });
+
+  async function followInBrowser() {
+    await page.goto(osc.consoleUrl);
+    await page.click('[data-test=create-kataconfig]');
+    await page.check('#f-enablePeerPods');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/#\/kataconfigs\/example-kataconfig$/, { timeout: LONG });
+    await page.click('[data-nav=peerpods]');
+    const conditions = page.locator('[data-test=peerpods-conditions]');
+    await conditions.locator('tr:has(td:text-is("PeerPodsConfigValid")) td:text-is("True")').waitFor({ timeout: LONG });
+    // The job's image lands in PODVM_AMI_ID; from then on osc reports the image as provided.
+    await page.locator('[data-test=image-job-state]:is([data-state=completed], [data-state="image provided"])').waitFor({ timeout: LONG });
+    await page
+      .locator('[data-test=image-id]')
+      .filter({ hasText: /^ami-[0-9a-f]{17}$/ })
+      .waitFor({ timeout: LONG });
+    await page.locator('[data-test=limit]').filter({ hasText: /^\d+$/ }).waitFor({ timeout: LONG });
+    await page.screenshot({ path: join(shots, 'peerpods.png'), fullPage: true });
+    const text = (await page.locator('main').textContent()) ?? '';
+    assert.ok(!text.includes(SECRET_VALUE), 'the Secret value is never shown');
+    assert.match(text, /peer-pods-secret is never shown/);
+    assert.match(text, /AWS_SUBNET_ID/);
+  }
+});
