@@ -14,8 +14,8 @@ fi
 cache_root=${OSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osc}
 
 version=$(cd "$here/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
-# The key covers the module's content so that an edit to the pin rebuilds.
-key=$(cat "$here/helm/go.mod" "$here/helm/go.sum" | sha256sum | cut -c1-12)
+# The key covers the module's content and this script so that an edit to the pin or the flags rebuilds.
+key=$(cat "$here/helm/go.mod" "$here/helm/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
 dest="$cache_root/helm/helm-$version-$key"
 
 if [[ -x $dest/helm ]]; then
@@ -40,7 +40,16 @@ trap 'rm -rf "$tmp"' EXIT
 start=$(date +%s)
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 log "first build of helm $version from its Go module into $dest (about a minute and a half; later runs reuse it)"
-(cd "$here/helm" && go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$version" -o "$tmp/helm" helm.sh/helm/v3/cmd/helm)
+# As helm's own Makefile does: the version, and the Kubernetes version that `helm template` and `helm lint`
+# assume (from the client-go it links; without it they assume v1.20 and refuse charts needing newer).
+client_go=$(cd "$here/helm" && go list -m -f '{{.Version}}' k8s.io/client-go) # v0.34.x -> Kubernetes 1.34
+k8s_major=$(( $(echo "${client_go#v}" | cut -d. -f1) + 1 ))
+k8s_minor=$(echo "$client_go" | cut -d. -f2)
+ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$version"
+for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+  ldflags="$ldflags -X $pkg.k8sVersionMajor=$k8s_major -X $pkg.k8sVersionMinor=$k8s_minor"
+done
+(cd "$here/helm" && go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v3/cmd/helm)
 rm -rf "$dest"
 mv "$tmp" "$dest"
 trap - EXIT

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { manifestFiles, manifests, NAMES } from '../../src/install/manifests.ts';
+import { defaultImage, manifestFiles, manifests, NAMES } from '../../src/install/manifests.ts';
 import { clusterRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { packagingFiles } from '../../src/packaging/generate.ts';
@@ -153,5 +153,17 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.match(text, /^ {12}- --log-level=\{\{ \.Values\.logLevel \}\}$/m);
     assert.match(text, /^ {2}replicas: \{\{ \.Values\.replicas \}\}$/m);
     assert.doesNotMatch(text, /osc-chart-value/);
+  });
+
+  test("the images' build arguments default to what real users pull", () => {
+    const operator = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    assert.match(operator, /^ARG NODE_IMAGE=docker\.io\/library\/node:24-bookworm-slim$/m);
+    assert.doesNotMatch(operator, /^# syntax=/m, 'no BuildKit frontend to fetch: the classic builder builds it offline');
+    const mustGather = readFileSync(join(root, 'must-gather', 'Dockerfile'), 'utf8');
+    assert.match(
+      mustGather,
+      new RegExp(`^ARG OSC_IMAGE=${defaultImage().replace(/[.]/g, '\\.')}$`, 'm'),
+      'the operator image of this version',
+    );
   });
 });
