@@ -277,11 +277,15 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
   }
   if (!serviceAccount) throw new Error('osc install creates no ServiceAccount for the operator');
 
+  // The containers' images, and the operands' images the operator is given as RELATED_IMAGE_* variables.
+  type Container = { name: string; image: string; env?: { name: string; value?: string }[] };
   const images = deployments.flatMap((d) =>
-    ((d.spec as { template: { spec: { containers: { name: string; image: string }[] } } }).template.spec.containers ?? []).map((c) => ({
-      name: c.name === 'manager' ? 'osc-operator' : c.name,
-      image: c.image,
-    })),
+    ((d.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers ?? []).flatMap((c) => [
+      { name: c.name === 'manager' ? 'osc-operator' : c.name, image: c.image },
+      ...(c.env ?? [])
+        .filter((e) => e.name.startsWith('RELATED_IMAGE_') && e.value)
+        .map((e) => ({ name: e.name.slice('RELATED_IMAGE_'.length).toLowerCase().replace(/_/g, '-'), image: e.value ?? '' })),
+    ]),
   );
   const operatorImage = images[0]?.image ?? '';
   const csv = {

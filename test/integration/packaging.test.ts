@@ -110,9 +110,14 @@ describe('packaging against a real API server and a real helm', () => {
       const r = await kubectl(['create', '--dry-run=server', '-o', 'name', '-f', '-'], stringify(o));
       assert.equal(r.code, 0, `${o.kind} ${o.metadata.name}: ${r.stderr}`);
     }
-    // The related image is the one the Deployment runs.
+    // The related images are the one the Deployment runs and the operands' it is given (RELATED_IMAGE_*).
     const images = strategy.deployments.flatMap((d) =>
-      (d.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers.map((c) => c.image),
+      (
+        d.spec as { template: { spec: { containers: { image: string; env?: { name: string; value?: string }[] }[] } } }
+      ).template.spec.containers.flatMap((c) => [
+        c.image,
+        ...(c.env ?? []).filter((e) => e.name.startsWith('RELATED_IMAGE_')).map((e) => e.value ?? ''),
+      ]),
     );
     assert.deepEqual(
       csv.spec.relatedImages.map((r) => r.image),

@@ -76,10 +76,13 @@ describe('packaging: OLM bundle and Helm chart', () => {
       assert.deepEqual({ ...b.extras[i], metadata: { ...b.extras[i]?.metadata, namespace: OPERATOR_NAMESPACE } }, o);
     }
 
-    assert.deepEqual(
-      b.csv.spec.relatedImages.map((r) => r.image),
-      [(deployment.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]?.image],
-    );
+    const container = (
+      deployment.spec as { template: { spec: { containers: { image: string; env: { name: string; value?: string }[] }[] } } }
+    ).template.spec.containers[0];
+    assert.deepEqual(b.csv.spec.relatedImages, [
+      { name: 'osc-operator', image: container?.image },
+      { name: 'kata-monitor', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_KATA_MONITOR')?.value },
+    ]);
     assert.equal(b.csv.metadata.name, 'sandboxed-containers-operator.v1.2.3');
     assert.equal(b.csv.metadata.annotations?.['operatorframework.io/suggested-namespace'], OPERATOR_NAMESPACE);
     const modes = Object.fromEntries((b.csv.spec.installModes as { type: string; supported: boolean }[]).map((m) => [m.type, m.supported]));
