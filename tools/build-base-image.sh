@@ -55,5 +55,7 @@ mmdebstrap --variant=minbase --include=libstdc++6,ca-certificates \
   --customize-hook="rm -rf \"\$1/var/lib/apt/lists\"/* \"\$1/var/cache/apt\"/*" \
   --quiet "$suite" "$tmp/base.tar" >&2
 mv "$tmp/base.tar" "$dest"
+# Bases made by an older version of this script or for another Node are superseded: drop them.
+find "$cache_root/images" -maxdepth 1 -name 'node-*.tar' ! -path "$dest" -delete
 log "done in $(( $(date +%s) - start ))s; $(du -sh "$dest" | cut -f1) in $dest"
 echo "$dest"

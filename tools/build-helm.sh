@@ -52,6 +52,8 @@ done
 (cd "$here/helm" && go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v3/cmd/helm)
 rm -rf "$dest"
 mv "$tmp" "$dest"
+# Builds of another pin or of an older version of this script are superseded: drop them.
+find "$cache_root/helm" -mindepth 1 -maxdepth 1 -name 'helm-*' ! -path "$dest" -exec rm -rf {} +
 trap - EXIT
 log "done in $(( $(date +%s) - start ))s; $(du -sh "$dest/helm" | cut -f1) in $dest"
 echo "$dest/helm"
