@@ -8,7 +8,15 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { MONITOR_DAEMONSET, MONITOR_SERVICE, MONITOR_SERVICE_ACCOUNT } from '../../src/controllers/monitor/desired.ts';
+import {
+  MONITOR_DAEMONSET,
+  MONITOR_RULES,
+  MONITOR_SERVICE,
+  MONITOR_SERVICE_ACCOUNT,
+  MONITOR_SERVICE_MONITOR,
+  PrometheusRules,
+  ServiceMonitors,
+} from '../../src/controllers/monitor/desired.ts';
 import { DaemonSets, Nodes, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../src/kube/resources.ts';
 import { useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -95,6 +103,50 @@ describe('kata monitor and kata_* metrics', () => {
     );
   });
 
+  test('where the Prometheus Operator API is served: the ServiceMonitor and the recording rule', async () => {
+    const c = cluster.dev.client;
+    // The two kinds as the Prometheus Operator's CRDs serve them (schema left open: only the API matters here).
+    const crd = (kind: string, plural: string) => ({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `${plural}.monitoring.coreos.com` },
+      spec: {
+        group: 'monitoring.coreos.com',
+        scope: 'Namespaced',
+        names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    await cluster.dev.controlPlane.installCRDs([crd('ServiceMonitor', 'servicemonitors'), crd('PrometheusRule', 'prometheusrules')]);
+    // Any change of the monitor wakes the controller, which now finds the API.
+    await c.delete(DaemonSets, MONITOR_DAEMONSET, { namespace: ns });
+    const sm = (await waitFor(() => c.find(ServiceMonitors, MONITOR_SERVICE_MONITOR, ns), {
+      message: 'the ServiceMonitor',
+    })) as unknown as {
+      spec: { selector: unknown; endpoints: { port: string }[]; namespaceSelector: unknown };
+    };
+    assert.deepEqual(sm.spec.selector, { matchLabels: { name: MONITOR_DAEMONSET } });
+    assert.deepEqual(sm.spec.namespaceSelector, { matchNames: [ns] });
+    assert.equal(sm.spec.endpoints[0]?.port, 'metrics');
+    const rule = (await waitFor(() => c.find(PrometheusRules, MONITOR_RULES, ns), { message: 'the recording rule' })) as unknown as {
+      spec: { groups: { name: string; rules: { record: string; expr: string }[] }[] };
+    };
+    assert.deepEqual(rule.spec.groups, [
+      {
+        name: 'kata_monitor_rules',
+        rules: [{ record: 'cluster:kata_monitor_running_shim_count:sum', expr: 'sum(kata_monitor_running_shim_count)' }],
+      },
+    ]);
+    await waitFor(() => c.find(DaemonSets, MONITOR_DAEMONSET, ns), { message: 'the DaemonSet back' });
+  });
+
   test('kata-remote gauges follow the RuntimeClass and the pods phases', async () => {
     const c = cluster.dev.client;
     await c.create(RuntimeClasses, {
@@ -147,7 +199,9 @@ describe('kata monitor and kata_* metrics', () => {
       async () =>
         !(await c.find(DaemonSets, MONITOR_DAEMONSET, ns)) &&
         !(await c.find(Services, MONITOR_SERVICE, ns)) &&
-        !(await c.find(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns)),
+        !(await c.find(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns)) &&
+        !(await c.find(ServiceMonitors, MONITOR_SERVICE_MONITOR, ns)) &&
+        !(await c.find(PrometheusRules, MONITOR_RULES, ns)),
       { timeoutMs: 120_000, message: 'the monitor removed' },
     );
     await waitFor(async () => !(await c.find(KataConfigs, NAME)), { timeoutMs: 120_000, message: 'the KataConfig gone' });
