@@ -46,6 +46,8 @@ export interface ManifestOptions {
   image?: string;
   /** The operator's log level (its --log-level). */
   logLevel?: string;
+  /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
+  monitorImage?: string;
   replicas?: number;
 }
 
@@ -105,7 +107,7 @@ function deployment(opts: ManifestOptions): KubeObject {
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
-                { name: MONITOR_IMAGE_ENV, value: DEFAULT_MONITOR_IMAGE },
+                { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
               ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },

@@ -1,4 +1,5 @@
 /** Every packaging file (bundle/ and charts/osc/), from the manifests of `osc install` with default options. */
+import { DEFAULT_MONITOR_IMAGE } from '../controllers/monitor/desired.ts';
 import { defaultImage, manifestFiles, manifests, packageVersion } from '../install/manifests.ts';
 import { CHART_NAME, chartFiles, TEMPLATE_OPTIONS } from './helm.ts';
 import { bundleFiles, olmBundle } from './olm.ts';
@@ -18,6 +19,7 @@ export async function packagingFiles(): Promise<PackagingFile[]> {
   const chart = chartFiles(await manifestFiles(TEMPLATE_OPTIONS), {
     version,
     defaultImage: defaultImage(),
+    defaultMonitorImage: DEFAULT_MONITOR_IMAGE,
     logLevels: OPERATOR_LOG_LEVELS,
   });
   return [

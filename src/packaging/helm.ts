@@ -1,7 +1,7 @@
 /**
  * The Helm chart for plain Kubernetes (charts/osc), generated from the manifests `osc install` applies
  * (src/install/manifests.ts): one template per config/ file, where only the values `osc install` takes as
- * flags (--image, --log-level) and the replica count become chart values. With default values the chart
+ * flags (--image, --log-level), the kata monitor image and the replica count become chart values. With default values the chart
  * renders exactly the objects of `osc install --dry-run`.
  */
 import { stringify } from 'yaml';
@@ -13,6 +13,7 @@ export const CHART_NAME = 'osc';
 const SENTINELS = {
   image: { value: 'osc-chart-value-image', template: '{{ .Values.image | quote }}' },
   logLevel: { value: 'osc-chart-value-loglevel', template: '{{ .Values.logLevel }}' },
+  monitorImage: { value: 'osc-chart-value-monitor-image', template: '{{ .Values.monitorImage | quote }}' },
   replicas: { value: 907_313_171, template: '{{ .Values.replicas }}' },
 } as const;
 
@@ -20,6 +21,7 @@ const SENTINELS = {
 export const TEMPLATE_OPTIONS = {
   image: SENTINELS.image.value,
   logLevel: SENTINELS.logLevel.value,
+  monitorImage: SENTINELS.monitorImage.value,
   replicas: SENTINELS.replicas.value,
 };
 
@@ -32,6 +34,7 @@ export interface ChartFile {
 export interface ChartOptions {
   version: string;
   defaultImage: string;
+  defaultMonitorImage: string;
   logLevels: readonly string[];
 }
 
@@ -70,6 +73,8 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
     stringify({ image: opts.defaultImage }, { lineWidth: 0 }).trimEnd(),
     "# The operator's log level (osc install --log-level).",
     stringify({ logLevel: 'info' }).trimEnd(),
+    '# The kata monitor image, run on the kata nodes once kata is installed.',
+    stringify({ monitorImage: opts.defaultMonitorImage }, { lineWidth: 0 }).trimEnd(),
     '# Operator replicas (one leads; the others wait on the leader election lease).',
     stringify({ replicas: 1 }).trimEnd(),
     '',
@@ -78,9 +83,10 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',
     additionalProperties: false,
-    required: ['image', 'logLevel', 'replicas'],
+    required: ['image', 'logLevel', 'monitorImage', 'replicas'],
     properties: {
       image: { type: 'string', minLength: 1, description: 'The operator image' },
+      monitorImage: { type: 'string', minLength: 1, description: 'The kata monitor image' },
       logLevel: { type: 'string', enum: [...opts.logLevels], description: "The operator's log level" },
       replicas: { type: 'integer', minimum: 1, description: 'Operator replicas' },
     },

@@ -150,8 +150,14 @@ describe('packaging against a real API server and a real helm', () => {
       assert.ok(fromOsc.length >= 10, `${fromOsc.length} objects`);
       assert.deepEqual(sorted(fromHelm), sorted(fromOsc), `helm template ${c.helm.join(' ')}`);
     }
-    const scaled = objectsOf((await run(helm, ['template', 'osc', chart, '--set', 'replicas=2'])).stdout);
-    assert.equal((scaled.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { replicas: number } }).spec.replicas, 2);
+    const scaled = objectsOf(
+      (await run(helm, ['template', 'osc', chart, '--set', 'replicas=2', '--set', 'monitorImage=mirror.local/m:1'])).stdout,
+    );
+    const dep = scaled.find((o) => o.kind === 'Deployment') as KubeObject & {
+      spec: { replicas: number; template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+    };
+    assert.equal(dep.spec.replicas, 2);
+    assert.equal(dep.spec.template.spec.containers[0]?.env.find((e) => e.name === 'RELATED_IMAGE_KATA_MONITOR')?.value, 'mirror.local/m:1');
   });
 
   test("the chart's objects are accepted by the API server (server-side dry run)", async () => {

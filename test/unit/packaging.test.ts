@@ -147,7 +147,7 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.equal(annotations.annotations['operators.operatorframework.io.bundle.channel.default.v1'], 'stable');
   });
 
-  test('chart templates: each install file, with image, log level and replicas as values', async () => {
+  test('chart templates: each install file, with image, log level, monitor image and replicas as values', async () => {
     const files = await manifestFiles(TEMPLATE_OPTIONS);
     const operator = files.find((f) => f.file === '30-operator.yaml');
     assert.ok(operator);
@@ -155,6 +155,7 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.match(text, /^ {10}image: \{\{ \.Values\.image \| quote \}\}$/m);
     assert.match(text, /^ {12}- --log-level=\{\{ \.Values\.logLevel \}\}$/m);
     assert.match(text, /^ {2}replicas: \{\{ \.Values\.replicas \}\}$/m);
+    assert.match(text, /^ {14}value: \{\{ \.Values\.monitorImage \| quote \}\}$/m);
     assert.doesNotMatch(text, /osc-chart-value/);
   });
 
