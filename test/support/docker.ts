@@ -24,6 +24,9 @@ export const skipImages = (): string | false =>
 /** The image tests' local base: what the Dockerfile's NODE_IMAGE build argument points at. */
 export const LOCAL_BASE_IMAGE = 'osc.local/node:24-bookworm';
 
+/** Debian installs dockerd in /usr/sbin, which not every non-login PATH has. */
+const PATH = [...new Set([...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/local/sbin', '/usr/sbin', '/sbin'])].join(':');
+
 export interface RunResult {
   code: number;
   stdout: string;
@@ -43,7 +46,7 @@ export class DockerEngine {
   static async start(): Promise<DockerEngine> {
     if (process.getuid?.() !== 0) throw new Error(`the Docker daemon needs root: run as root or set ${SKIP_IMAGES_ENV}=1`);
     for (const tool of ['dockerd', 'docker']) {
-      await exec('sh', ['-c', `command -v ${tool}`]).catch(() => {
+      await exec('sh', ['-c', `command -v ${tool}`], { env: { ...process.env, PATH } }).catch(() => {
         throw new Error(`${tool} not found: apt-get install -y docker.io (or set ${SKIP_IMAGES_ENV}=1)`);
       });
     }
@@ -76,7 +79,7 @@ export class DockerEngine {
     ];
     const proc = spawn('sh', ['-c', script, 'osc-dockerd', 'dockerd', ...args], {
       stdio: ['pipe', 'ignore', 'ignore'],
-      env: { ...process.env, D: dir },
+      env: { ...process.env, PATH, D: dir },
     });
     const engine = new DockerEngine(dir, socket, proc);
     process.once('exit', () => proc.stdin?.destroy());
@@ -101,7 +104,7 @@ export class DockerEngine {
   docker(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
     return new Promise((resolve) => {
       const child = spawn('docker', args, {
-        env: { ...process.env, DOCKER_HOST: `unix://${this.socket}`, DOCKER_BUILDKIT: '0', DOCKER_CONFIG: join(this.dir, 'config') },
+        env: { ...process.env, PATH, DOCKER_HOST: `unix://${this.socket}`, DOCKER_BUILDKIT: '0', DOCKER_CONFIG: join(this.dir, 'config') },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
