@@ -209,7 +209,7 @@ export const ALM_EXAMPLES = [
 
 export interface BundleOptions {
   version: string;
-  /** RFC 3339 time the CSV says it was made; fixed so that the generated files are reproducible. */
+  /** RFC 3339 time the CSV says it was made (left out by default, so that the generated files are reproducible). */
   createdAt?: string;
 }
 
@@ -298,7 +298,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
         capabilities: 'Seamless Upgrades',
         categories: 'Security',
         containerImage: operatorImage,
-        createdAt: opts.createdAt ?? '1970-01-01T00:00:00Z',
+        ...(opts.createdAt ? { createdAt: opts.createdAt } : {}),
         description: 'Kata Containers and peer pods for OpenShift, driven by one KataConfig.',
         'operatorframework.io/suggested-namespace': ns,
         'operators.openshift.io/infrastructure-features': '["disconnected"]',
