@@ -22,7 +22,7 @@ import { NAMES, packageVersion } from '../../src/install/manifests.ts';
 import { Deployments, RuntimeClasses } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { runOsc } from '../support/cli.ts';
-import { DockerEngine, importLocalBase, skipImages } from '../support/docker.ts';
+import { DockerEngine, importLocalBase, LOCAL_BASE_IMAGE, skipImages } from '../support/docker.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -86,12 +86,17 @@ describe('images: operator and must-gather, built and run as containers', { skip
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the operator image builds on a locally made Debian base (NODE_IMAGE build argument)', async () => {
-    let t0 = Date.now();
+  test('a base image made locally from Debian packages and the project Node 24', async () => {
+    const t0 = Date.now();
     const base = await importLocalBase(docker());
     console.log(`# base image ${base.image}: ${await docker().imageSizeMiB(base.image)} MiB, made/imported in ${secs(Date.now() - t0)}`);
-    t0 = Date.now();
-    await docker().must(['build', '--network', 'host', '--build-arg', `NODE_IMAGE=${base.image}`, '-t', OPERATOR_IMAGE, root], {
+    const node = await docker().must(['run', '--rm', '--network', 'none', base.image, 'node', '--version']);
+    assert.match(node.trim(), /^v24\./, 'Node 24, from the npm package node');
+  });
+
+  test('the operator image builds on the local base (NODE_IMAGE build argument)', async () => {
+    const t0 = Date.now();
+    await docker().must(['build', '--network', 'host', '--build-arg', `NODE_IMAGE=${LOCAL_BASE_IMAGE}`, '-t', OPERATOR_IMAGE, root], {
       timeoutMs: 30 * 60_000,
     });
     console.log(

@@ -16,6 +16,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import type { CSVSpec } from '../../src/packaging/olm.ts';
 import { runOsc } from '../support/cli.ts';
 import { useControlPlane } from '../support/controlplane.ts';
+import { cachedBuild } from '../support/tools.ts';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -32,8 +33,7 @@ const sorted = (objs: KubeObject[]) => [...objs].sort((a, b) => sortKey(a).local
 /** helm from its pinned Go module (built once into the cache by tools/build-helm.sh). */
 async function buildHelm(): Promise<string> {
   const t0 = Date.now();
-  const { stdout } = await run('bash', [join(root, 'tools', 'build-helm.sh')], { cwd: root, maxBuffer: 1 << 20 });
-  const helm = stdout.trim().split('\n').pop() ?? '';
+  const helm = await cachedBuild(join(root, 'tools', 'build-helm.sh'));
   console.log(`# helm: ${helm} (${Date.now() - t0} ms)`);
   return helm;
 }

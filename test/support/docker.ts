@@ -11,6 +11,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { cachedBuild, PATH } from './tools.ts';
 import { waitFor } from './wait.ts';
 
 const exec = promisify(execFile);
@@ -23,9 +24,6 @@ export const skipImages = (): string | false =>
 
 /** The image tests' local base: what the Dockerfile's NODE_IMAGE build argument points at. */
 export const LOCAL_BASE_IMAGE = 'osc.local/node:24-bookworm';
-
-/** Debian installs dockerd in /usr/sbin, which not every non-login PATH has. */
-const PATH = [...new Set([...(process.env.PATH ?? '').split(':').filter(Boolean), '/usr/local/sbin', '/usr/sbin', '/sbin'])].join(':');
 
 export interface RunResult {
   code: number;
@@ -144,8 +142,7 @@ export class DockerEngine {
 
 /** Makes (once, cached) and imports the local base image; answers its name. */
 export async function importLocalBase(engine: DockerEngine): Promise<{ image: string; tarball: string }> {
-  const { stdout } = await exec('bash', [join(root, 'tools', 'build-base-image.sh')], { cwd: root, maxBuffer: 1 << 20 });
-  const tarball = stdout.trim().split('\n').pop() ?? '';
+  const tarball = await cachedBuild(join(root, 'tools', 'build-base-image.sh'));
   await engine.must([
     'import',
     '--change',
