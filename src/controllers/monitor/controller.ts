@@ -5,12 +5,13 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { activeKataConfig, KataConfigs } from '../../api/kataconfig.ts';
-import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { KATA_NODE_ROLE_LABEL, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import type { KubeClient, ResourceType } from '../../kube/client.ts';
 import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
@@ -22,6 +23,7 @@ import {
   MONITOR_SERVICE,
   MONITOR_SERVICE_ACCOUNT,
   MONITOR_SERVICE_MONITOR,
+  type MonitorObjects,
   monitorImageFromEnv,
   PrometheusRules,
   ServiceMonitors,
@@ -30,6 +32,15 @@ import {
 import { registerKataGauges } from './metrics.ts';
 
 export const MONITOR_CONTROLLER = 'monitor';
+/** How often the monitor is re-checked with nothing changed (the Prometheus Operator's API, its objects). */
+const RECHECK_MS = 5 * 60_000;
+
+type Part = [ResourceType, string, () => Promise<KubeObject | undefined>, KubeObject | undefined];
+
+/** What of a KataConfig the monitor depends on (its status changes on every node's progress). */
+const relevant = (k: KataConfig) => [k.metadata.uid, k.metadata.deletionTimestamp, k.spec?.logLevel, k.status?.runtimeClasses];
+const roles = (n: Node) =>
+  Object.keys(n.metadata.labels ?? {}).filter((l) => l.startsWith('node-role.kubernetes.io/') && l !== KATA_NODE_ROLE_LABEL);
 const KEY = 'kata-monitor';
 const POD_RUNTIME_CLASS_INDEX = 'monitor-runtime-class';
 
@@ -79,23 +90,40 @@ export function setupMonitorController(mgr: Manager, options: Partial<MonitorOpt
   const client = mgr.client;
   const cached = <T extends KubeObject>(inf: Informer<T>, name: string) => inf.list().find((o) => o.metadata.name === name);
 
-  async function reconcile(log: Logger, signal: AbortSignal): Promise<undefined> {
-    const prometheusOperator = await servesMonitoringAPI(client, signal);
-    const desired = desiredMonitor({
+  // Whether the Prometheus Operator's API is served, as last discovered. Discovery is asked only when
+  // something is to be done or the periodic re-check is due: a rollout's many KataConfig and node changes
+  // cost no request while the monitor is as it should be.
+  let monitoringAPI: { served: boolean; at: number } | undefined;
+
+  async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const input = {
       namespace: ns,
       image: opts.image,
       kataConfig: activeKataConfig(kataConfigs.list()),
       compact: isCompactCluster(nodes.list()),
-      prometheusOperator,
-    });
-    const live = async (rt: ResourceType, name: string) => client.find(rt, name, ns, signal);
-    const parts: [ResourceType, string, () => Promise<KubeObject | undefined>, KubeObject | undefined][] = [
-      [ServiceAccounts, MONITOR_SERVICE_ACCOUNT, async () => cached(serviceAccounts, MONITOR_SERVICE_ACCOUNT), desired?.serviceAccount],
-      [DaemonSets, MONITOR_DAEMONSET, async () => cached(daemonSets, MONITOR_DAEMONSET), desired?.daemonSet],
-      [Services, MONITOR_SERVICE, async () => cached(services, MONITOR_SERVICE), desired?.service],
+    };
+    const core = (d: MonitorObjects | undefined): Part[] => [
+      [ServiceAccounts, MONITOR_SERVICE_ACCOUNT, async () => cached(serviceAccounts, MONITOR_SERVICE_ACCOUNT), d?.serviceAccount],
+      [DaemonSets, MONITOR_DAEMONSET, async () => cached(daemonSets, MONITOR_DAEMONSET), d?.daemonSet],
+      [Services, MONITOR_SERVICE, async () => cached(services, MONITOR_SERVICE), d?.service],
     ];
-    if (prometheusOperator) {
-      // Not cached: only read when the monitor is reconciled (a KataConfig, node or monitor object changed).
+    const settled = async (parts: Part[]) => {
+      for (const [, , current, want] of parts) {
+        const existing = await current();
+        if (want ? !upToDate(existing, want) : existing && !existing.metadata.deletionTimestamp) return false;
+      }
+      return true;
+    };
+    const due = !monitoringAPI || Date.now() - monitoringAPI.at >= RECHECK_MS;
+    if (!due && monitoringAPI && (await settled(core(desiredMonitor({ ...input, prometheusOperator: monitoringAPI.served }))))) {
+      return input.kataConfig ? { requeueAfterMs: RECHECK_MS } : undefined;
+    }
+    monitoringAPI = { served: await servesMonitoringAPI(client, signal), at: Date.now() };
+    const desired = desiredMonitor({ ...input, prometheusOperator: monitoringAPI.served });
+    const live = async (rt: ResourceType, name: string) => client.find(rt, name, ns, signal);
+    const parts = core(desired);
+    if (monitoringAPI.served) {
+      // Not cached (no informer on a kind that may not exist): read when the monitor is reconciled.
       parts.push(
         [ServiceMonitors, MONITOR_SERVICE_MONITOR, () => live(ServiceMonitors, MONITOR_SERVICE_MONITOR), desired?.serviceMonitor],
         [PrometheusRules, MONITOR_RULES, () => live(PrometheusRules, MONITOR_RULES), desired?.prometheusRule],
@@ -112,16 +140,17 @@ export function setupMonitorController(mgr: Manager, options: Partial<MonitorOpt
         await client.delete(rt, name, { namespace: ns, propagationPolicy: 'Background', signal });
       }
     }
-    return undefined;
+    // Re-checked now and then: the Prometheus Operator may come (or go), its objects be edited.
+    return input.kataConfig ? { requeueAfterMs: RECHECK_MS } : undefined;
   }
 
   const key = () => [KEY];
   mgr.addController({
     name: MONITOR_CONTROLLER,
     watches: [
-      { informer: kataConfigs, keys: key },
-      // Compact or not decides where the monitor runs: only role labels and deletions matter.
-      { informer: nodes, keys: key, updated: (a: Node, b: Node) => !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) },
+      { informer: kataConfigs, keys: key, updated: (a: KataConfig, b: KataConfig) => !isDeepStrictEqual(relevant(a), relevant(b)) },
+      // Compact or not decides where the monitor runs: only role labels matter (not kata-oc, set per node).
+      { informer: nodes, keys: key, updated: (a: Node, b: Node) => !isDeepStrictEqual(roles(a), roles(b)) },
       { informer: daemonSets, keys: key },
       { informer: services, keys: key },
       { informer: serviceAccounts, keys: key },
