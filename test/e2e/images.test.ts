@@ -205,6 +205,25 @@ describe('images: operator and must-gather, built and run as containers', { skip
     assert.match(await logs(), /"operator stopped"/);
   });
 
+  test('the OLM bundle image: the manifests and metadata, with the annotations as labels', async () => {
+    await docker().must(['build', '-f', join(root, 'bundle', 'bundle.Dockerfile'), '-t', 'osc.local/osc-bundle:e2e', join(root, 'bundle')]);
+    const labels = JSON.parse(
+      await docker().must(['image', 'inspect', '--format', '{{json .Config.Labels}}', 'osc.local/osc-bundle:e2e']),
+    ) as Record<string, string>;
+    assert.equal(labels['operators.operatorframework.io.bundle.mediatype.v1'], 'registry+v1');
+    assert.equal(labels['operators.operatorframework.io.bundle.package.v1'], 'sandboxed-containers-operator');
+    assert.equal(labels['operators.operatorframework.io.bundle.channel.default.v1'], 'stable');
+    // FROM scratch: read the files back through a container made (not run) from it.
+    const id = (await docker().must(['create', 'osc.local/osc-bundle:e2e', 'none'])).trim();
+    const listing = await docker()
+      .must(['export', id])
+      .catch(() => '');
+    await docker().docker(['rm', id]);
+    for (const f of ['manifests/sandboxed-containers-operator.clusterserviceversion.yaml', 'metadata/annotations.yaml']) {
+      assert.ok(listing.includes(f), `${f} in the bundle image`);
+    }
+  });
+
   test('the must-gather image: its gather script writes the collection into /must-gather', async () => {
     let t0 = Date.now();
     await docker().must(['build', '--build-arg', `OSC_IMAGE=${OPERATOR_IMAGE}`, '-t', MUST_GATHER_IMAGE, join(root, 'must-gather')]);
