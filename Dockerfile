@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # The osc operator image (what config/30-operator.yaml's Deployment runs: `osc run ...`).
 #
 #   docker build -t registry.example.com/osc:dev .
@@ -7,6 +5,11 @@
 #
 # Three stages: compile TypeScript to dist/ with the dev dependencies; install the production
 # dependencies alone; copy both into a slim Node 24 runtime that runs as a non-root user.
+#
+# NODE_IMAGE is the base of every stage: any image with Node 24 and npm in /usr/local. The default is the
+# official one; where no registry is reachable, the tests build on a local base made from Debian packages
+# (tools/build-base-image.sh, `docker import`): docker build --build-arg NODE_IMAGE=osc.local/node:24-bookworm .
+# No BuildKit-only syntax: the classic builder builds it too, with no frontend image to fetch.
 
 ARG NODE_IMAGE=docker.io/library/node:24-bookworm-slim
 

@@ -7,6 +7,7 @@ export { LEADER_ELECTION_LEASE };
 
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
+import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
@@ -38,6 +39,8 @@ export interface OperatorOptions {
   kataConfig?: Partial<KataConfigOptions>;
   /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
+  /** The kata monitor DaemonSet (image). */
+  monitor?: Partial<Omit<MonitorOptions, 'namespace'>>;
   identity?: string;
   metrics?: RuntimeMetrics;
   /** Lease timings, for tests. */
@@ -67,6 +70,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   });
   setupKataConfigController(manager, opts.kataConfig);
   setupPeerPodsController(manager, { ...opts.peerPods, namespace });
+  setupMonitorController(manager, { ...opts.monitor, namespace });
 
   const operator: Operator = {
     manager,

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor/desired.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { registerWebhooks, WEBHOOK_SERVICE } from '../webhooks/setup.ts';
@@ -46,6 +47,8 @@ export interface ManifestOptions {
   image?: string;
   /** The operator's log level (its --log-level). */
   logLevel?: string;
+  /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
+  monitorImage?: string;
   replicas?: number;
 }
 
@@ -102,7 +105,11 @@ function deployment(opts: ManifestOptions): KubeObject {
               image: opts.image ?? defaultImage(),
               imagePullPolicy: 'IfNotPresent',
               args: operatorArgs(opts.logLevel),
-              env: [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }],
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
+                { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
+              ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
                 { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },

@@ -16,6 +16,7 @@ import {
   KATACONFIG_GROUP,
   LEADER_ELECTION_LEASE,
 } from '../api/names.ts';
+import { MONITOR_RULES, MONITOR_SERVICE, MONITOR_SERVICE_ACCOUNT, MONITOR_SERVICE_MONITOR } from '../controllers/monitor/desired.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
 
 export interface PolicyRule {
@@ -93,6 +94,24 @@ export function namespaceRules(): PolicyRule[] {
     { apiGroups: ['apps'], resources: ['daemonsets'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['batch'], resources: ['jobs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['confidentialcontainers.org'], resources: ['peerpodconfigs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+    // The kata monitor (src/controllers/monitor): its ServiceAccount and Service (the DaemonSet is above),
+    // and its ServiceMonitor and recording rule where the Prometheus Operator runs. Server-side apply.
+    { apiGroups: [''], resources: ['serviceaccounts', 'services'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: [...READ, 'patch', 'delete'], resourceNames: [MONITOR_SERVICE_ACCOUNT] },
+    { apiGroups: [''], resources: ['services'], verbs: [...READ, 'patch', 'delete'], resourceNames: [MONITOR_SERVICE] },
+    { apiGroups: ['monitoring.coreos.com'], resources: ['servicemonitors', 'prometheusrules'], verbs: ['create'] },
+    {
+      apiGroups: ['monitoring.coreos.com'],
+      resources: ['servicemonitors'],
+      verbs: ['get', 'patch', 'delete'],
+      resourceNames: [MONITOR_SERVICE_MONITOR],
+    },
+    {
+      apiGroups: ['monitoring.coreos.com'],
+      resources: ['prometheusrules'],
+      verbs: ['get', 'patch', 'delete'],
+      resourceNames: [MONITOR_RULES],
+    },
   ];
 }
 

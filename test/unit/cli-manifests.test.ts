@@ -108,7 +108,10 @@ describe('osc install manifests', () => {
     assert.equal(c.livenessProbe.httpGet.path, '/healthz');
     assert.equal(c.readinessProbe.httpGet.path, '/readyz');
     assert.ok(c.resources.requests.cpu && c.resources.requests.memory);
-    assert.deepEqual(c.env, [{ name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } }]);
+    assert.deepEqual(c.env, [
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      { name: 'RELATED_IMAGE_KATA_MONITOR', value: 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest' },
+    ]);
     // The webhook Service reaches the container's webhook port.
     const svc = (await manifests()).find((o) => o.metadata.name === NAMES.webhookService) as KubeObject & {
       spec: { selector: Record<string, string>; ports: { port: number; targetPort: string }[] };

@@ -15,6 +15,8 @@ export const LEFTOVERS_KEY = '<none>';
 export const minimalPod = (p: Pod): Pod => ({
   metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
   spec: { runtimeClassName: p.spec?.runtimeClassName, containers: [] },
+  // The kata_*_remote_pods gauges (src/controllers/monitor) count pods by phase.
+  status: { phase: p.status?.phase },
 });
 
 /** A node change matters when its labels, its Machine Config Operator annotations or its deletion change. */

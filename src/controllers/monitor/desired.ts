@@ -1,0 +1,190 @@
+/**
+ * The kata monitor, as the original operator deploys it: a kata-monitor DaemonSet on the kata nodes (it
+ * reads CRI-O's socket and the sandboxes' state to export per-sandbox metrics), its Service, and where the
+ * Prometheus Operator's API is served, a ServiceMonitor and a recording rule. Pure: from the KataConfig and
+ * the cluster's shape to the objects that should exist (none when there is nothing to monitor).
+ */
+import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { KATA_NODE_ROLE_LABEL, MASTER_ROLE_LABEL } from '../../api/names.ts';
+import type { ResourceType } from '../../kube/client.ts';
+import type { DaemonSet } from '../../kube/resources.ts';
+import type { KubeObject } from '../../kube/types.ts';
+
+export const MONITOR_DAEMONSET = 'openshift-sandboxed-containers-monitor';
+export const MONITOR_SERVICE = 'metrics';
+export const MONITOR_SERVICE_ACCOUNT = 'monitor';
+export const MONITOR_SERVICE_MONITOR = MONITOR_DAEMONSET;
+export const MONITOR_RULES = 'prometheus-sandboxed-containers-rules';
+export const MONITOR_PORT = 8090;
+/** The pods' label, which the Service and the ServiceMonitor select on. */
+export const MONITOR_LABELS = { name: MONITOR_DAEMONSET };
+export const DEFAULT_MONITOR_IMAGE = 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest';
+/** The image, as OLM passes related images to an operator (RELATED_IMAGE_*). */
+export const MONITOR_IMAGE_ENV = 'RELATED_IMAGE_KATA_MONITOR';
+export const SHIM_COUNT_RECORD = 'cluster:kata_monitor_running_shim_count:sum';
+
+export const monitorImageFromEnv = (env: Record<string, string | undefined> = process.env): string =>
+  env[MONITOR_IMAGE_ENV] || DEFAULT_MONITOR_IMAGE;
+
+const MONITORING_GROUP = 'monitoring.coreos.com';
+export const ServiceMonitors: ResourceType = {
+  group: MONITORING_GROUP,
+  version: 'v1',
+  plural: 'servicemonitors',
+  kind: 'ServiceMonitor',
+  namespaced: true,
+};
+export const PrometheusRules: ResourceType = {
+  group: MONITORING_GROUP,
+  version: 'v1',
+  plural: 'prometheusrules',
+  kind: 'PrometheusRule',
+  namespaced: true,
+};
+
+export interface MonitorInput {
+  namespace: string;
+  image: string;
+  /** The KataConfig osc acts on, if any. */
+  kataConfig: KataConfig | undefined;
+  /** A compact cluster runs kata on its masters. */
+  compact: boolean;
+  /** Whether the API server serves monitoring.coreos.com/v1 (ServiceMonitor, PrometheusRule). */
+  prometheusOperator: boolean;
+}
+
+export interface MonitorObjects {
+  serviceAccount: KubeObject;
+  daemonSet: DaemonSet;
+  service: KubeObject;
+  serviceMonitor?: KubeObject;
+  prometheusRule?: KubeObject;
+}
+
+const ownedLabels = {
+  'app.kubernetes.io/name': 'osc',
+  'app.kubernetes.io/component': 'kata-monitor',
+  'app.kubernetes.io/managed-by': 'osc-operator',
+};
+
+/**
+ * Whether the monitor should run: once kata is installed (the KataConfig has created a RuntimeClass), and
+ * until its removal starts. Like the original, nothing is deployed during the first installation.
+ */
+export function monitorWanted(kc: KataConfig | undefined): kc is KataConfig {
+  return !!kc && !kc.metadata.deletionTimestamp && (kc.status?.runtimeClasses?.length ?? 0) > 0;
+}
+
+/** Every object of the monitor. */
+export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined {
+  const kc = input.kataConfig;
+  if (!monitorWanted(kc)) return undefined;
+  const ns = input.namespace;
+  const owner = kataConfigOwner(kc, false);
+  const meta = (name: string, labels: Record<string, string>) => ({
+    name,
+    namespace: ns,
+    labels: { ...labels, ...ownedLabels },
+    ownerReferences: [owner],
+  });
+  const nodeSelector = input.compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' };
+  const dsSpec: DaemonSet['spec'] = {
+    selector: { matchLabels: MONITOR_LABELS },
+    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+    template: {
+      metadata: { labels: { ...MONITOR_LABELS, ...ownedLabels } },
+      spec: {
+        serviceAccountName: MONITOR_SERVICE_ACCOUNT,
+        nodeSelector,
+        // On every kata node, whatever its taints (a monitor that skips a node hides its sandboxes).
+        tolerations: [{ operator: 'Exists' }],
+        priorityClassName: 'system-node-critical',
+        automountServiceAccountToken: false,
+        containers: [
+          {
+            name: 'kata-monitor',
+            image: input.image,
+            imagePullPolicy: 'IfNotPresent',
+            command: [
+              '/usr/bin/kata-monitor',
+              `--listen-address=:${MONITOR_PORT}`,
+              `--log-level=${kc.spec?.logLevel ?? 'info'}`,
+              '--runtime-endpoint=/run/crio/crio.sock',
+            ],
+            ports: [{ name: 'metrics', containerPort: MONITOR_PORT, protocol: 'TCP' }],
+            // CRI-O's socket and the sandboxes' state directories belong to root on the node.
+            securityContext: { privileged: true, readOnlyRootFilesystem: true },
+            resources: { requests: { cpu: '10m', memory: '32Mi' } },
+            volumeMounts: [
+              { name: 'crio-sock', mountPath: '/run/crio/' },
+              { name: 'sbs', mountPath: '/run/vc/sbs/' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'crio-sock', hostPath: { path: '/run/crio/' } },
+          { name: 'sbs', hostPath: { path: '/run/vc/sbs/' } },
+        ],
+      },
+    },
+  };
+  const serviceSpec = {
+    selector: MONITOR_LABELS,
+    ports: [{ name: 'metrics', port: MONITOR_PORT, targetPort: 'metrics', protocol: 'TCP' }],
+  };
+  const objects: MonitorObjects = {
+    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(MONITOR_SERVICE_ACCOUNT, {}) },
+    daemonSet: { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: meta(MONITOR_DAEMONSET, MONITOR_LABELS), spec: dsSpec },
+    service: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(MONITOR_SERVICE, MONITOR_LABELS),
+      spec: serviceSpec,
+    } as KubeObject,
+  };
+  if (input.prometheusOperator) {
+    const smSpec = { endpoints: [{ port: 'metrics' }], namespaceSelector: { matchNames: [ns] }, selector: { matchLabels: MONITOR_LABELS } };
+    const ruleSpec = {
+      groups: [{ name: 'kata_monitor_rules', rules: [{ record: SHIM_COUNT_RECORD, expr: 'sum(kata_monitor_running_shim_count)' }] }],
+    };
+    objects.serviceMonitor = {
+      apiVersion: `${MONITORING_GROUP}/v1`,
+      kind: 'ServiceMonitor',
+      metadata: meta(MONITOR_SERVICE_MONITOR, {}),
+      spec: smSpec,
+    } as KubeObject;
+    objects.prometheusRule = {
+      apiVersion: `${MONITORING_GROUP}/v1`,
+      kind: 'PrometheusRule',
+      metadata: meta(MONITOR_RULES, {}),
+      spec: ruleSpec,
+    } as KubeObject;
+  }
+  return objects;
+}
+
+/**
+ * Whether `have` holds every field of `want` with the same value (the API server adds defaults, which are
+ * not ours to compare); arrays must match element by element.
+ */
+export function covers(have: unknown, want: unknown): boolean {
+  if (Array.isArray(want)) {
+    return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(have[i], w));
+  }
+  if (want && typeof want === 'object') {
+    if (!have || typeof have !== 'object' || Array.isArray(have)) return false;
+    return Object.entries(want).every(([k, w]) => covers((have as Record<string, unknown>)[k], w));
+  }
+  return have === want;
+}
+
+/**
+ * Whether an existing object already is what is desired: every field osc sets (spec, labels, owner) has
+ * its value, so a hand edit of any of them is corrected and an unchanged object is never rewritten.
+ */
+export function upToDate(existing: KubeObject | undefined, desired: KubeObject): boolean {
+  if (!existing || existing.metadata.deletionTimestamp) return false;
+  const { apiVersion: _a, kind: _k, metadata, ...body } = desired;
+  const { namespace: _n, ...meta } = metadata;
+  return covers(existing.metadata, meta) && covers(existing, body);
+}

@@ -1,0 +1,173 @@
+/**
+ * The OLM bundle and the Helm chart are generated from `osc install`'s manifests: the committed files are
+ * up to date, and the bundle carries exactly the objects, permissions and Deployment that osc install
+ * applies (with the one documented difference: the events rules, which OLM can grant only cluster-wide).
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, test } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { defaultImage, manifestFiles, manifests, NAMES } from '../../src/install/manifests.ts';
+import { clusterRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { packagingFiles } from '../../src/packaging/generate.ts';
+import { TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
+import { descriptorsOf, displayNameOf, manifestFileName, olmBundle } from '../../src/packaging/olm.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const filesUnder = (dir: string): string[] =>
+  readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(root, join(e.parentPath, e.name)))
+    .sort();
+const id = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+describe('packaging: OLM bundle and Helm chart', () => {
+  test('bundle/ and charts/osc/ are what tools/generate-packaging.ts makes from the install manifests', async () => {
+    const files = await packagingFiles();
+    assert.deepEqual(
+      [...filesUnder('bundle'), ...filesUnder('charts/osc')].sort(),
+      files.map((f) => f.path).sort(),
+      'no file missing, none extra',
+    );
+    for (const f of files) {
+      assert.equal(readFileSync(join(root, f.path), 'utf8'), f.text, `${f.path} is out of date: run "node tools/generate-packaging.ts"`);
+    }
+  });
+
+  test('the bundle carries exactly the objects, permissions and Deployment of osc install', async () => {
+    const objects = await manifests();
+    const b = olmBundle(objects, { version: '1.2.3' });
+    const byKind = (k: string) => objects.filter((o) => o.kind === k);
+
+    assert.deepEqual(b.crds, byKind('CustomResourceDefinition'));
+    const strategy = b.csv.spec.install.spec;
+    const deployment = byKind('Deployment')[0] as KubeObject & { spec: unknown };
+    assert.equal(strategy.deployments.length, 1);
+    assert.equal(strategy.deployments[0]?.name, NAMES.deployment);
+    assert.deepEqual(strategy.deployments[0]?.spec, deployment.spec);
+    assert.deepEqual(strategy.deployments[0]?.label, deployment.metadata.labels);
+
+    assert.deepEqual(strategy.permissions, [{ serviceAccountName: NAMES.serviceAccount, rules: namespaceRules() }]);
+    // OLM binds CSV permissions only in the operator's namespace: the events rules for `default` go cluster-wide.
+    assert.deepEqual(strategy.clusterPermissions, [
+      { serviceAccountName: NAMES.serviceAccount, rules: [...clusterRules(), ...eventRules()] },
+    ]);
+    const roles = [...byKind('Role'), ...byKind('ClusterRole')] as (KubeObject & { rules: unknown[] })[];
+    assert.deepEqual(
+      roles.flatMap((r) => r.rules).length,
+      (strategy.permissions[0]?.rules.length ?? 0) + (strategy.clusterPermissions[0]?.rules.length ?? 0),
+      'every rule of every Role and ClusterRole, once',
+    );
+
+    // Every other object is a manifest of its own, in the operator's namespace (OLM puts it there).
+    const folded = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'Deployment', 'Role', 'RoleBinding']);
+    folded.add('ClusterRole').add('ClusterRoleBinding').add('ValidatingWebhookConfiguration').add('MutatingWebhookConfiguration');
+    const rest = objects.filter((o) => !folded.has(o.kind ?? ''));
+    assert.ok(rest.length >= 2, 'at least the two Services');
+    assert.deepEqual(
+      b.extras.map(id),
+      rest.map((o) => id({ ...o, metadata: { ...o.metadata, namespace: undefined } })),
+    );
+    for (const [i, o] of rest.entries()) {
+      assert.equal(o.metadata.namespace, OPERATOR_NAMESPACE);
+      assert.deepEqual({ ...b.extras[i], metadata: { ...b.extras[i]?.metadata, namespace: OPERATOR_NAMESPACE } }, o);
+    }
+
+    const container = (
+      deployment.spec as { template: { spec: { containers: { image: string; env: { name: string; value?: string }[] }[] } } }
+    ).template.spec.containers[0];
+    assert.deepEqual(b.csv.spec.relatedImages, [
+      { name: 'osc-operator', image: container?.image },
+      { name: 'kata-monitor', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_KATA_MONITOR')?.value },
+    ]);
+    assert.equal(b.csv.metadata.name, 'sandboxed-containers-operator.v1.2.3');
+    assert.equal(b.csv.metadata.annotations?.['operatorframework.io/suggested-namespace'], OPERATOR_NAMESPACE);
+    const modes = Object.fromEntries((b.csv.spec.installModes as { type: string; supported: boolean }[]).map((m) => [m.type, m.supported]));
+    assert.deepEqual(modes, { OwnNamespace: true, SingleNamespace: false, MultiNamespace: false, AllNamespaces: true });
+    const examples = JSON.parse(b.csv.metadata.annotations?.['alm-examples'] ?? '[]') as KubeObject[];
+    assert.equal(examples[0]?.kind, 'KataConfig');
+  });
+
+  test('owned CRDs with a descriptor for every spec field and the status an administrator follows', async () => {
+    const objects = await manifests();
+    const b = olmBundle(objects, { version: '1.0.0' });
+    const owned = b.csv.spec.customresourcedefinitions.owned;
+    assert.deepEqual(
+      owned.map((o) => `${o.kind} ${o.name} ${o.version}`),
+      ['KataConfig kataconfigs.kataconfiguration.openshift.io v1', 'PeerPodConfig peerpodconfigs.confidentialcontainers.org v1alpha1'],
+    );
+    const kata = owned[0];
+    assert.ok(kata);
+    const spec = Object.fromEntries(kata.specDescriptors.map((d) => [d.path, d]));
+    assert.deepEqual(Object.keys(spec).sort(), ['checkNodeEligibility', 'enablePeerPods', 'kataConfigPoolSelector', 'logLevel']);
+    assert.deepEqual(spec.enablePeerPods?.['x-descriptors'], ['urn:alm:descriptor:com.tectonic.ui:booleanSwitch']);
+    assert.deepEqual(spec.kataConfigPoolSelector?.['x-descriptors'], ['urn:alm:descriptor:com.tectonic.ui:selector:core:v1:Node']);
+    assert.ok(spec.logLevel?.['x-descriptors']?.includes('urn:alm:descriptor:com.tectonic.ui:select:info'));
+    assert.equal(spec.checkNodeEligibility?.displayName, 'Check Node Eligibility');
+    const status = Object.fromEntries(kata.statusDescriptors.map((d) => [d.path, d]));
+    assert.deepEqual(status.conditions?.['x-descriptors'], ['urn:alm:descriptor:io.kubernetes.conditions']);
+    assert.ok(status['kataNodes.readyNodeCount'] && status['kataNodes.nodeCount'] && status.runtimeClasses);
+    const crd = b.crds.find((c) => c.metadata.name === kata.name);
+    assert.ok(crd);
+    assert.equal(descriptorsOf(crd).spec.length, kata.specDescriptors.length);
+    assert.equal(displayNameOf('kataConfigPoolSelector'), 'Kata Config Pool Selector');
+    assert.equal(displayNameOf('PeerPodConfig'), 'Peer Pod Config');
+  });
+
+  test('an object OLM cannot install from a bundle is refused by name', async () => {
+    const objects = await manifests();
+    const daemonSet = { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'x', namespace: OPERATOR_NAMESPACE } };
+    assert.throws(() => olmBundle([...objects, daemonSet], { version: '1.0.0' }), /OLM cannot install a DaemonSet from a bundle \(x\)/);
+    const elsewhere = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'y', namespace: 'kube-system' } };
+    assert.throws(() => olmBundle([...objects, elsewhere], { version: '1.0.0' }), /Service y is in namespace kube-system/);
+  });
+
+  test('every bundle file is YAML (the CSV one document); file names follow operator-sdk', async () => {
+    const files = (await packagingFiles()).filter((f) => f.path.startsWith('bundle/manifests/'));
+    for (const f of files) {
+      const docs = parseAllDocuments(f.text);
+      assert.equal(docs.length, 1, f.path);
+      const o = docs[0]?.toJS() as KubeObject;
+      assert.equal(
+        `bundle/manifests/${o.kind === 'ClusterServiceVersion' ? 'sandboxed-containers-operator.clusterserviceversion.yaml' : manifestFileName(o)}`,
+        f.path,
+      );
+    }
+    assert.equal(
+      manifestFileName({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'osc-metrics-service' } }),
+      'osc-metrics-service_v1_service.yaml',
+    );
+    const annotations = parse(files.length ? readFileSync(join(root, 'bundle/metadata/annotations.yaml'), 'utf8') : '') as {
+      annotations: Record<string, string>;
+    };
+    assert.equal(annotations.annotations['operators.operatorframework.io.bundle.package.v1'], 'sandboxed-containers-operator');
+    assert.equal(annotations.annotations['operators.operatorframework.io.bundle.channel.default.v1'], 'stable');
+  });
+
+  test('chart templates: each install file, with image, log level, monitor image and replicas as values', async () => {
+    const files = await manifestFiles(TEMPLATE_OPTIONS);
+    const operator = files.find((f) => f.file === '30-operator.yaml');
+    assert.ok(operator);
+    const text = templateOf(operator);
+    assert.match(text, /^ {10}image: \{\{ \.Values\.image \| quote \}\}$/m);
+    assert.match(text, /^ {12}- --log-level=\{\{ \.Values\.logLevel \}\}$/m);
+    assert.match(text, /^ {2}replicas: \{\{ \.Values\.replicas \}\}$/m);
+    assert.match(text, /^ {14}value: \{\{ \.Values\.monitorImage \| quote \}\}$/m);
+    assert.doesNotMatch(text, /osc-chart-value/);
+  });
+
+  test("the images' build arguments default to what real users pull", () => {
+    const operator = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    assert.match(operator, /^ARG NODE_IMAGE=docker\.io\/library\/node:24-bookworm-slim$/m);
+    assert.doesNotMatch(operator, /^# syntax=/m, 'no BuildKit frontend to fetch: the classic builder builds it offline');
+    const mustGather = readFileSync(join(root, 'must-gather', 'Dockerfile'), 'utf8');
+    assert.match(
+      mustGather,
+      new RegExp(`^ARG OSC_IMAGE=${defaultImage().replace(/[.]/g, '\\.')}$`, 'm'),
+      'the operator image of this version',
+    );
+  });
+});

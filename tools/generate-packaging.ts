@@ -1,0 +1,40 @@
+/**
+ * Writes the OLM bundle (bundle/) and the Helm chart (charts/osc/) from the manifests `osc install` applies,
+ * so that neither can drift from it. test/unit/packaging.test.ts fails when the committed files differ.
+ *
+ *   node tools/generate-packaging.ts           write bundle/ and charts/osc/
+ *   node tools/generate-packaging.ts --check   only say whether they are up to date (exit 1 if not)
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { packagingFiles } from '../src/packaging/generate.ts';
+
+const root = join(import.meta.dirname, '..');
+const check = process.argv.includes('--check');
+const files = await packagingFiles();
+const stale: string[] = [];
+if (!check) {
+  rmSync(join(root, 'bundle'), { recursive: true, force: true });
+  rmSync(join(root, 'charts', 'osc'), { recursive: true, force: true });
+}
+for (const f of files) {
+  const path = join(root, f.path);
+  if (check) {
+    let current = '';
+    try {
+      current = readFileSync(path, 'utf8');
+    } catch {}
+    if (current !== f.text) stale.push(f.path);
+    continue;
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, f.text);
+  console.log(`wrote ${f.path}`);
+}
+if (check) {
+  if (stale.length) {
+    console.error(`out of date (run "node tools/generate-packaging.ts"): ${stale.join(', ')}`);
+    process.exit(1);
+  }
+  console.log('bundle/ and charts/osc/ are up to date');
+}
