@@ -161,8 +161,16 @@ describe('packaging against a real API server and a real helm', () => {
         osc: ['--image', 'registry.example.com/osc:dev', '--log-level', 'debug'],
       },
     ];
+    // osc install applies the ServiceMonitor where the Prometheus Operator's API is served: so does the chart.
+    const withMonitoring = ['--api-versions', 'monitoring.coreos.com/v1/ServiceMonitor'];
+    const plain = objectsOf((await run(helm, ['template', 'osc', chart], { maxBuffer: 16 << 20 })).stdout);
+    assert.equal(
+      plain.some((o) => o.kind === 'ServiceMonitor'),
+      false,
+      'no ServiceMonitor on a cluster without the Prometheus Operator',
+    );
     for (const c of cases) {
-      const rendered = await run(helm, ['template', 'osc', chart, ...c.helm], { maxBuffer: 16 << 20 });
+      const rendered = await run(helm, ['template', 'osc', chart, ...withMonitoring, ...c.helm], { maxBuffer: 16 << 20 });
       const dry = await runOsc(['install', '--dry-run', ...c.osc]);
       assert.equal(dry.code, 0, dry.stderr);
       const fromHelm = objectsOf(rendered.stdout);
