@@ -273,8 +273,9 @@ describe('dev cluster', () => {
       assert.equal(ann(w, MCO_STATE), 'Done');
       assert.equal(ann(w, MCO_REASON), '');
       assert.ok(!n?.spec?.unschedulable);
-      assert.equal(n?.spec?.taints, undefined);
       assert.equal(n?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+      // The node lifecycle controller lifts the reboot's taints on its next pass over the nodes.
+      await waitFor(() => node(w)?.spec?.taints === undefined, { message: `${w} without taints after its reboot` });
     }
     const rendered = await dc.client.get(MachineConfigs, target);
     const files = (rendered.spec.config as { storage?: { files?: { path: string }[] } }).storage?.files?.map((f) => f.path);
