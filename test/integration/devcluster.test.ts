@@ -277,6 +277,11 @@ describe('dev cluster', () => {
       // The node lifecycle controller lifts the reboot's taints on its next pass over the nodes.
       await waitFor(() => node(w)?.spec?.taints === undefined, { message: `${w} without taints after its reboot` });
     }
+    // The reboot's taints are the node lifecycle controller's (the simulator writes none): it lifts them
+    // once the node is Ready and uncordoned again.
+    await waitFor(() => WORKERS.every((w) => !node(w)?.spec?.taints?.length), {
+      message: 'the node lifecycle controller to lift the reboot taints',
+    });
     const rendered = await dc.client.get(MachineConfigs, target);
     const files = (rendered.spec.config as { storage?: { files?: { path: string }[] } }).storage?.files?.map((f) => f.path);
     assert.ok(files?.includes('/etc/osc-test/a'));

@@ -1,21 +1,14 @@
 /**
- * The simulated Machine Config Operator drives a rollout in the real order, against a real kube-apiserver:
- * the pool reports Updating before any node is handed the new config; never more than maxUnavailable nodes
- * are out at once; each node is cordoned and drained through the Eviction API before it reboots (a
- * ReplicaSet's pod leaves, a DaemonSet's stays, a PodDisruptionBudget holds the drain until it allows the
- * eviction, an evicted pod that terminates slowly is waited for); and its deletions on an uninstall log no
- * error.
+ * The simulated Machine Config Operator drives a rollout in the real order, on the dev cluster's real
+ * kube-apiserver, scheduler, controller-manager and kwok nodes: the pool reports Updating before any node
+ * is handed the new config; never more than maxUnavailable nodes are out at once; each node is cordoned
+ * and drained through the Eviction API before it reboots (a Deployment's pod leaves and comes back on
+ * another node, a DaemonSet's stays, a bare pod is evicted too, a PodDisruptionBudget holds the drain
+ * until it allows the eviction); and its deletions on an uninstall log no error.
  *
  * Every node, pool and pod event is recorded from watches. Events of two kinds arrive on two streams, so
  * their order is taken from resourceVersions: on this API server they are etcd revisions, one order across
  * all kinds.
- *
- * No kubelet runs pods here. A pod is placed by setting `spec.nodeName`, and the test writes the status a
- * kubelet would (Running, Ready) where the eviction rules depend on it. Pods whose eviction must complete
- * on its own have `terminationGracePeriodSeconds: 0` (the API server deletes them at once); the slow pod's
- * end is written by the test, as a kubelet would once its containers stopped. Without a
- * kube-controller-manager, nothing computes a PodDisruptionBudget's status (the disruption controller
- * does), so the test writes what that controller would; where one runs, it computes the same values.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -24,7 +17,7 @@ import { MC_ROLE_LABEL, MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_STATE, POOL_
 import { type MachineConfig, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import type { ResourceType } from '../../src/kube/client.ts';
-import { DaemonSets, Leases, Namespaces, type Node, Nodes, type Pod, Pods } from '../../src/kube/resources.ts';
+import { DaemonSets, Deployments, Namespaces, type Node, Nodes, type Pod, Pods } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { createLogger } from '../../src/runtime/log.ts';
@@ -33,24 +26,15 @@ import { waitFor } from '../support/wait.ts';
 
 const WORKERS = ['worker-0', 'worker-1', 'worker-2', 'worker-3'];
 const NS = 'apps';
-const ReplicaSets: ResourceType<KubeObject & { spec?: Record<string, unknown> }> = {
-  group: 'apps',
-  version: 'v1',
-  plural: 'replicasets',
-  kind: 'ReplicaSet',
-  namespaced: true,
-};
-interface PDB extends KubeObject {
-  spec?: Record<string, unknown>;
-  status?: Record<string, unknown>;
-}
-const PodDisruptionBudgets: ResourceType<PDB> = {
+const PodDisruptionBudgets: ResourceType<KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> }> = {
   group: 'policy',
   version: 'v1',
   plural: 'poddisruptionbudgets',
   kind: 'PodDisruptionBudget',
   namespaced: true,
 };
+/** Nodes labelled with it take the test's `web` pods; `db` pods go to nodes labelled for db. */
+const PLACE = 'osc.test/place';
 
 /** Every log record of the dev cluster, parsed (and echoed to stderr with OSC_TEST_LOG). */
 const records: { level: string; component?: string; msg?: string; err?: string }[] = [];
@@ -103,6 +87,7 @@ function record<T extends KubeObject>(inf: Informer<T>, into: Seen<T>[], after?:
 const ann = (n: Node, key: string) => n.metadata.annotations?.[key];
 const ready = (n: Node) => n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 const cond = (p: MachineConfigPool, type: string) => p.status?.conditions?.find((c) => c.type === type);
+const podReady = (p: Pod) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
 function poolSettledOn(name: string, notTarget?: string): MachineConfigPool | undefined {
   const p = pools.get(name);
@@ -114,60 +99,10 @@ function poolSettledOn(name: string, notTarget?: string): MachineConfigPool | un
     : undefined;
 }
 
-/** A pod placed on a node by name (no scheduler), owned by a controller if given. */
-function boundPod(name: string, node: string, labels: Record<string, string>, opts: { owner?: KubeObject; grace?: number } = {}): Pod {
-  return {
-    metadata: {
-      name,
-      namespace: NS,
-      labels,
-      ...(opts.owner
-        ? {
-            ownerReferences: [
-              {
-                apiVersion: opts.owner.apiVersion ?? 'apps/v1',
-                kind: opts.owner.kind ?? '',
-                name: opts.owner.metadata.name ?? '',
-                uid: opts.owner.metadata.uid ?? '',
-                controller: true,
-                blockOwnerDeletion: true,
-              },
-            ],
-          }
-        : {}),
-    },
-    spec: {
-      nodeName: node,
-      terminationGracePeriodSeconds: opts.grace ?? 0,
-      containers: [{ name: 'app', image: 'registry.example.com/app:1' }],
-    },
-  };
-}
+const container = { name: 'app', image: 'registry.example.com/app:1' };
 
-/** What a kubelet reports for a pod whose containers run and pass their readiness checks. */
-async function markRunning(name: string): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  await dc.client.patch(
-    Pods,
-    name,
-    {
-      status: {
-        phase: 'Running',
-        conditions: [
-          { type: 'Ready', status: 'True', lastTransitionTime: now },
-          { type: 'ContainersReady', status: 'True', lastTransitionTime: now },
-        ],
-      },
-    },
-    { namespace: NS, subresource: 'status' },
-  );
-}
-
-/**
- * A ReplicaSet whose own pods can go nowhere (its template selects no node): the test places its pod itself.
- * Where a controller-manager runs, it keeps the placed pod (it deletes an unscheduled pod first).
- */
-function replicaSet(name: string): KubeObject & { spec: Record<string, unknown> } {
+/** One replica, scheduled onto the nodes labelled `osc.test/place=<name>` (masters included). */
+function deployment(name: string): KubeObject & { spec: Record<string, unknown> } {
   return {
     metadata: { name, namespace: NS },
     spec: {
@@ -176,32 +111,13 @@ function replicaSet(name: string): KubeObject & { spec: Record<string, unknown> 
       template: {
         metadata: { labels: { app: name } },
         spec: {
-          nodeSelector: { 'osc.dev/no-such-node': 'true' },
-          terminationGracePeriodSeconds: 0,
-          containers: [{ name: 'app', image: 'registry.example.com/app:1' }],
+          nodeSelector: { [PLACE]: name },
+          tolerations: [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }],
+          containers: [container],
         },
       },
     },
   };
-}
-
-/** The status the disruption controller computes for a budget over one healthy pod. */
-async function writeBudgetStatus(name: string, disruptionsAllowed: number): Promise<void> {
-  const pdb = await dc.client.get(PodDisruptionBudgets, name, NS);
-  await dc.client.patch(
-    PodDisruptionBudgets,
-    name,
-    {
-      status: {
-        observedGeneration: pdb.metadata.generation,
-        disruptionsAllowed,
-        currentHealthy: 1,
-        desiredHealthy: 1 - disruptionsAllowed,
-        expectedPods: 1,
-      },
-    },
-    { namespace: NS, subresource: 'status' },
-  );
 }
 
 before(async () => {
@@ -244,52 +160,58 @@ describe('machine config operator simulator', () => {
     );
     const oldTarget = pools.get('worker')?.spec.configuration?.name;
 
-    // The workloads: a ReplicaSet's pod on worker-0 with a DaemonSet's pod beside it; on worker-1 a pod
-    // guarded by a PodDisruptionBudget that allows no disruption; on worker-2 a pod that takes its time to stop.
+    // The workloads: a Deployment's pod on worker-0 (it may also run on master-0, which is not in the
+    // worker pool), with a DaemonSet's pod beside it; on worker-1 a Deployment's pod guarded by a
+    // PodDisruptionBudget that allows no disruption; on worker-2 a bare pod (the daemon drains with force).
+    await c.patch(Nodes, 'worker-0', { metadata: { labels: { [PLACE]: 'web' } } });
+    await c.patch(Nodes, 'worker-1', { metadata: { labels: { [PLACE]: 'db' } } });
     await c.create(Namespaces, { metadata: { name: NS } });
-    const web = await c.create(ReplicaSets, replicaSet('web'));
-    const db = await c.create(ReplicaSets, replicaSet('db'));
-    const agent = await c.create(DaemonSets, {
+    await c.create(Deployments, deployment('web'));
+    await c.create(Deployments, deployment('db'));
+    await c.create(DaemonSets, {
       metadata: { name: 'agent', namespace: NS },
       spec: {
         selector: { matchLabels: { app: 'agent' } },
-        updateStrategy: { type: 'OnDelete' },
         template: {
           metadata: { labels: { app: 'agent' } },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': 'worker-0' },
-            terminationGracePeriodSeconds: 0,
-            containers: [{ name: 'app', image: 'registry.example.com/agent:1' }],
-          },
+          spec: { nodeSelector: { 'kubernetes.io/hostname': 'worker-0' }, containers: [container] },
         },
       },
     });
-    await c.create(Pods, boundPod('web-0', 'worker-0', { app: 'web' }, { owner: web }));
-    // A DaemonSet controller makes the DaemonSet's pod itself where a kube-controller-manager runs; here
-    // the test places it as that controller would.
-    if (!(await c.find(Leases, 'kube-controller-manager', 'kube-system')))
-      await c.create(Pods, boundPod('agent-0', 'worker-0', { app: 'agent' }, { owner: agent }));
-    await c.create(Pods, boundPod('db-0', 'worker-1', { app: 'db' }, { owner: db }));
-    await c.create(Pods, boundPod('slow-0', 'worker-2', { app: 'slow' }, { grace: 30 }));
-    await markRunning('db-0');
+    await c.create(Pods, {
+      metadata: { name: 'bare-0', namespace: NS, labels: { app: 'bare' } },
+      spec: { nodeName: 'worker-2', containers: [container] },
+    });
     await c.create(PodDisruptionBudgets, {
       metadata: { name: 'db', namespace: NS },
       spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } },
     });
-    await writeBudgetStatus('db', 0);
-    const onNode = (node: string, app: string) =>
-      pods.list().filter((p) => p.spec?.nodeName === node && p.metadata.labels?.app === app && !p.metadata.deletionTimestamp);
+    const runningOn = (node: string, app: string) =>
+      pods
+        .list()
+        .filter((p) => p.spec?.nodeName === node && p.metadata.labels?.app === app && !p.metadata.deletionTimestamp && podReady(p));
     await waitFor(
       () =>
-        ['web', 'agent'].every((a) => onNode('worker-0', a).length === 1) &&
-        onNode('worker-1', 'db').length === 1 &&
-        onNode('worker-2', 'slow').length === 1,
-      { message: 'the placed pods' },
+        ['web', 'agent'].every((a) => runningOn('worker-0', a).length === 1) &&
+        runningOn('worker-1', 'db').length === 1 &&
+        runningOn('worker-2', 'bare').length === 1,
+      { message: 'the workloads to run' },
     );
-    const webUid = onNode('worker-0', 'web')[0]?.metadata.uid;
-    const agentUid = onNode('worker-0', 'agent')[0]?.metadata.uid;
-    const dbUid = onNode('worker-1', 'db')[0]?.metadata.uid;
-    const slowUid = onNode('worker-2', 'slow')[0]?.metadata.uid;
+    // The disruption controller has seen the healthy db pod: no disruption allowed.
+    await waitFor(async () => {
+      const pdb = await c.get(PodDisruptionBudgets, 'db', NS);
+      return (
+        pdb.status?.observedGeneration === pdb.metadata.generation &&
+        pdb.status?.currentHealthy === 1 &&
+        pdb.status?.disruptionsAllowed === 0
+      );
+    });
+    // From now on the web pod may also run on master-0 (outside the worker pool): where it goes when evicted.
+    await c.patch(Nodes, 'master-0', { metadata: { labels: { [PLACE]: 'web' } } });
+    const webUid = runningOn('worker-0', 'web')[0]?.metadata.uid;
+    const agentUid = runningOn('worker-0', 'agent')[0]?.metadata.uid;
+    const dbUid = runningOn('worker-1', 'db')[0]?.metadata.uid;
+    const bareUid = runningOn('worker-2', 'bare')[0]?.metadata.uid;
 
     const nodeMark = nodeEvents.length;
     const poolMark = poolEvents.length;
@@ -314,19 +236,12 @@ describe('machine config operator simulator', () => {
     );
 
     // The budget holds worker-1: its eviction is refused, again and again, and the node waits, cordoned.
-    await waitFor(() => dc.mco.stats.evictionsRefused >= refusedBefore + 2, { message: 'the budget to refuse db-0 twice' });
+    await waitFor(() => dc.mco.stats.evictionsRefused >= refusedBefore + 2, { message: 'the budget to refuse the db pod twice' });
     const held = nodes.get('worker-1') as Node;
     assert.equal(ann(held, MCO_STATE), 'Working');
     assert.equal(held.spec?.unschedulable, true);
     assert.ok(ready(held), 'not rebooted while its pod cannot leave');
-    assert.equal(pods.get(`${NS}/db-0`)?.metadata.uid, dbUid);
-
-    // The slow pod is evicted and terminating; worker-2 waits until it is gone (the test ends it, as its kubelet would).
-    await waitFor(() => podEvents.slice(podMark).some((e) => e.obj.metadata.uid === slowUid && e.obj.metadata.deletionTimestamp), {
-      message: 'slow-0 to be evicted',
-    });
-    assert.ok(ready(nodes.get('worker-2') as Node), 'worker-2 does not reboot while slow-0 terminates');
-    await c.delete(Pods, 'slow-0', { namespace: NS, gracePeriodSeconds: 0 });
+    assert.equal(runningOn('worker-1', 'db')[0]?.metadata.uid, dbUid);
 
     // The rollout goes on around the held node.
     await waitFor(
@@ -337,11 +252,12 @@ describe('machine config operator simulator', () => {
       { message: 'the other workers to update while worker-1 is held' },
     );
     assert.equal(ann(nodes.get('worker-1') as Node, MCO_CURRENT_CONFIG), oldTarget, 'worker-1 still held by the budget');
-    assert.equal(pods.get(`${NS}/db-0`)?.metadata.uid, dbUid);
+    assert.equal(runningOn('worker-1', 'db')[0]?.metadata.uid, dbUid);
+    // The evicted web pod came back on master-0.
+    await waitFor(() => runningOn('master-0', 'web').length === 1, { message: 'the web pod to run again on master-0' });
 
-    // The budget allows one disruption: db-0 is evicted and worker-1 finishes.
+    // The budget allows a disruption: the db pod is evicted and worker-1 finishes.
     await c.patch(PodDisruptionBudgets, 'db', { spec: { minAvailable: 0 } }, { namespace: NS });
-    await writeBudgetStatus('db', 1);
     await waitFor(() => poolSettledOn('worker', oldTarget), { message: 'the worker pool to finish the rollout' });
 
     // 1. The pool said Updating (in a written status) before any node was handed the config.
@@ -367,13 +283,13 @@ describe('machine config operator simulator', () => {
     assert.equal(Math.max(...counts), 2, `unavailable workers after each node event: ${counts.join(',')}`);
 
     // 3. Each worker: picked up (Working and cordoned in one write), drained, NotReady, Ready, then Done
-    // and uncordoned; evicted pods gone before the reboot; the DaemonSet's pod untouched.
+    // and uncordoned; its evicted pods gone before the reboot; the DaemonSet's pod untouched.
     const podGoneRv = (uid: string | undefined) =>
       podEvents.slice(podMark).find((e) => e.type === 'delete' && e.obj.metadata.uid === uid)?.rv;
     const evictedOn: Record<string, (string | undefined)[]> = {
       'worker-0': [webUid],
       'worker-1': [dbUid],
-      'worker-2': [slowUid],
+      'worker-2': [bareUid],
       'worker-3': [],
     };
     for (const w of WORKERS) {
@@ -398,7 +314,7 @@ describe('machine config operator simulator', () => {
       agentEvents.every((e) => e.type !== 'delete' && !e.obj.metadata.deletionTimestamp),
       'the DaemonSet pod was never evicted',
     );
-    assert.equal(onNode('worker-0', 'agent')[0]?.metadata.uid, agentUid, 'the DaemonSet pod is still on worker-0');
+    assert.equal(runningOn('worker-0', 'agent')[0]?.metadata.uid, agentUid, 'the DaemonSet pod still runs on worker-0');
     assert.ok(dc.mco.stats.evictions >= 3);
   });
 
