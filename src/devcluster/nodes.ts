@@ -10,7 +10,7 @@ import {
 } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { type Node, type NodeCondition, Nodes } from '../kube/resources.ts';
+import { type Node, Nodes } from '../kube/resources.ts';
 import { KWOK_MANAGED } from './controlplane/kwok.ts';
 import { NFD_FEATURE_LABELS_ANNOTATION, NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
 
@@ -49,27 +49,6 @@ const uuid = (s: string) => {
   const h = hex(s, 32);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
-
-export function readyCondition(ready: boolean, now = new Date()): NodeCondition {
-  const t = `${now.toISOString().slice(0, 19)}Z`;
-  return ready
-    ? {
-        type: 'Ready',
-        status: 'True',
-        reason: 'KubeletReady',
-        message: 'kubelet is posting ready status',
-        lastHeartbeatTime: t,
-        lastTransitionTime: t,
-      }
-    : {
-        type: 'Ready',
-        status: 'False',
-        reason: 'KubeletNotReady',
-        message: 'node is rebooting to apply a new machine config',
-        lastHeartbeatTime: t,
-        lastTransitionTime: t,
-      };
-}
 
 /** Node addresses on OpenShift's default machine network: masters 10.0.0.x, workers from 10.0.16.0 on. */
 export function nodeAddress(role: NodeRole, index: number): string {
