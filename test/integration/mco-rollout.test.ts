@@ -303,6 +303,7 @@ describe('machine config operator simulator', () => {
       assert.ok(cordoned.rv < down.rv && down.rv < up.rv && up.rv <= done.rv, `${w}: Working, then NotReady, then Ready, then Done`);
       assert.equal(down.obj.spec?.unschedulable, true, `${w} still cordoned while rebooting`);
       assert.ok(!done.obj.spec?.unschedulable, `${w} uncordoned when Done`);
+      assert.notEqual(up.obj.status?.nodeInfo?.bootID, down.obj.status?.nodeInfo?.bootID, `${w} came back from a new boot`);
       for (const uid of evictedOn[w] ?? []) {
         const gone = podGoneRv(uid);
         assert.ok(gone !== undefined, `${w}: its pod ${uid} was evicted`);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_REASON, MCO_STATE } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
@@ -302,7 +303,8 @@ export class MachineConfigDaemons {
       const patched = await this.host.client.patch(
         Nodes,
         name,
-        { status: { conditions: [rebootReadyCondition(ready)] } },
+        // A kubelet that comes back after a reboot reports the new boot's id with its Ready condition.
+        { status: { conditions: [rebootReadyCondition(ready)], ...(ready ? { nodeInfo: { bootID: randomUUID() } } : {}) } },
         { type: 'strategic', subresource: 'status', signal, fieldManager: KUBELET_MANAGER },
       );
       this.host.stats.nodeWrites++;
