@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
+import type { Credentials } from './kube/credentials.ts';
 
 export { LEADER_ELECTION_LEASE };
 
@@ -20,7 +21,8 @@ import { WebhookServer } from './webhooks/server.ts';
 import { loadOrCreateWebhookTLS, PEER_POD_WEBHOOK_PATH, registerWebhooks, WEBHOOK_SERVICE } from './webhooks/setup.ts';
 
 export interface OperatorOptions {
-  kubeConfig: KubeConfig;
+  /** The cluster: a kubeconfig, or (in a pod) the service account's in-cluster credentials. */
+  kubeConfig: KubeConfig | Credentials;
   log: Logger;
   /** Where the operator keeps its lease, webhook certificate and peer-pods configuration. */
   namespace?: string;

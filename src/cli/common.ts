@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { KataConfigs } from '../api/kataconfig.ts';
 import { KATACONFIG_GROUP } from '../api/names.ts';
 import { KubeClient } from '../kube/client.ts';
+import { type Credentials, inClusterCredentials, isInCluster } from '../kube/credentials.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
 
 /** A failure the user can act on: printed as `error: <message>` and exits with exitCode. */
@@ -74,8 +75,23 @@ export interface ClusterFlags {
   context?: string;
 }
 
-/** --kubeconfig, else KUBECONFIG / ~/.kube/config, else the in-cluster ServiceAccount. */
-export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
+const defaultKubeconfig = () => join(process.env.HOME || homedir(), '.kube', 'config');
+
+/**
+ * The cluster to talk to, in the same order as kubectl: --kubeconfig, else KUBECONFIG / ~/.kube/config,
+ * else the pod's service account. The last needs no kubeconfig support at all, so an operator in a pod
+ * never loads the official client library (and its whole generated API).
+ */
+export async function loadCluster(flags: ClusterFlags): Promise<Credentials | KubeConfig> {
+  if (!flags.kubeconfig && !flags.context && !process.env.KUBECONFIG && !existsSync(defaultKubeconfig()) && isInCluster()) {
+    return inClusterCredentials();
+  }
+  return loadKubeConfig(flags);
+}
+
+/** --kubeconfig, else KUBECONFIG / ~/.kube/config, else the in-cluster ServiceAccount, as a kubeconfig. */
+export async function loadKubeConfig(flags: ClusterFlags): Promise<KubeConfig> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   try {
     if (flags.kubeconfig) {
@@ -92,9 +108,8 @@ export function loadKubeConfig(flags: ClusterFlags): KubeConfig {
       }
       // With nothing to load, client-node falls back to http://localhost:8080, and the user would read
       // about a refused connection there instead of the actual problem.
-      const inCluster = !!process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token');
-      const home = join(process.env.HOME || homedir(), '.kube', 'config');
-      if (!env && !inCluster && !existsSync(home)) {
+      const home = defaultKubeconfig();
+      if (!env && !isInCluster() && !existsSync(home)) {
         throw new CliError(
           `no kubeconfig found: KUBECONFIG is not set, ${home} does not exist and this is not a pod; ` +
             'pass --kubeconfig or set KUBECONFIG (for the dev cluster of "osc start": .osc/kubeconfig)',
@@ -129,9 +144,12 @@ export function networkReason(e: unknown): string {
  * A client for the cluster, after checking that it answers and accepts our credentials, and (unless told
  * otherwise) that it serves the KataConfig API. Each failure becomes a message that says what to check.
  */
-export async function connect(kc: KubeConfig, opts: { requireKataConfigAPI?: boolean; fieldManager?: string } = {}): Promise<KubeClient> {
-  const client = new KubeClient(kc, { fieldManager: opts.fieldManager ?? 'osc' });
-  const server = kc.getCurrentCluster()?.server ?? '(no server)';
+export async function connect(
+  cluster: Credentials | KubeConfig,
+  opts: { requireKataConfigAPI?: boolean; fieldManager?: string } = {},
+): Promise<KubeClient> {
+  const client = new KubeClient(cluster, { fieldManager: opts.fieldManager ?? 'osc' });
+  const server = client.server;
   try {
     // Discovery needs an authenticated user (unlike /version), so it checks the credentials too.
     await client.request('GET', '/api', { signal: AbortSignal.timeout(10_000) });

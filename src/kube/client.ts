@@ -1,8 +1,6 @@
-import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, fetch } from 'undici';
-
-type ConnectOptions = { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean };
-
+import type { Credentials, TlsOptions } from './credentials.ts';
 import { ApiError } from './errors.ts';
 import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
 
@@ -73,43 +71,53 @@ export class WatchIdleError extends Error {
 }
 
 /**
- * A small typed REST client over the official client's KubeConfig and authentication. It speaks to any
- * resource through a static ResourceType (no discovery round trips) and funnels every call through one
- * place so that requests can be counted.
+ * A small typed REST client. It speaks to any resource through a static ResourceType (no discovery round
+ * trips) and funnels every call through one place so that requests can be counted. It authenticates with
+ * Credentials: a pod's own service account (src/kube/credentials.ts), or a kubeconfig, whose support
+ * through the official client is loaded only when a kubeconfig is given.
  */
 export class KubeClient {
-  readonly kubeConfig: KubeConfig;
-  private readonly server: string;
+  /** The API server's URL. */
+  readonly server: string;
+  private readonly source: Credentials | KubeConfig;
+  private credentials: Promise<Credentials> | undefined;
   private readonly observers: RequestObserver[] = [];
   private readonly fieldManager: string;
   /**
    * One connection pool for the client's life: keep-alive connections are reused across requests (a new
    * TLS handshake per request would dominate the cost of small requests).
    */
-  private dispatcher: Promise<{ pooled: Agent; connect: ConnectOptions }> | undefined;
+  private dispatcher: Promise<{ pooled: Agent; connect: TlsOptions }> | undefined;
   private readonly watchAgents = new Set<Agent>();
 
   private readonly requestTimeoutMs: number;
 
-  constructor(kubeConfig: KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number } = {}) {
+  constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number } = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
-    this.kubeConfig = kubeConfig;
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster: set a current-context');
-    this.server = cluster.server.replace(/\/+$/, '');
+    this.source = source;
+    const server = 'getCurrentCluster' in source ? source.getCurrentCluster()?.server : source.server;
+    if (!server) throw new Error('kubeconfig has no current cluster: set a current-context');
+    this.server = server.replace(/\/+$/, '');
     this.fieldManager = opts.fieldManager ?? 'osc';
+  }
+
+  private resolveCredentials(): Promise<Credentials> {
+    const source = this.source;
+    this.credentials ??=
+      'getCurrentCluster' in source
+        ? import('./kubeconfig-credentials.ts').then((m) => m.kubeConfigCredentials(source))
+        : Promise.resolve(source);
+    return this.credentials;
   }
 
   observe(observer: RequestObserver): void {
     this.observers.push(observer);
   }
 
-  private async makeDispatchers(): Promise<{ pooled: Agent; connect: ConnectOptions }> {
-    // TLS material (CA, client certificate) from the kubeconfig; credentials that rotate (tokens, exec
+  private async makeDispatchers(): Promise<{ pooled: Agent; connect: TlsOptions }> {
+    // TLS material (CA, client certificate) once per client; credentials that rotate (tokens, exec
     // plugins) are applied per request as headers.
-    const tls: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer; rejectUnauthorized?: boolean } = {};
-    await this.kubeConfig.applyToHTTPSOptions(tls as never);
-    const connect = { ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.rejectUnauthorized };
+    const connect = await (await this.resolveCredentials()).tls();
     // undici's own timeouts destroy a socket that stopped answering, so that it is not reused.
     const t = this.requestTimeoutMs;
     return { pooled: new Agent({ connect, keepAliveTimeout: 30_000, connections: 64, headersTimeout: t, bodyTimeout: t }), connect };
@@ -144,11 +152,10 @@ export class KubeClient {
   private async send(method: string, path: string, opts: RequestOptions & { dispatcher?: Agent }) {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), method as HttpMethod);
-    await this.kubeConfig.applySecurityAuthentication(ctx);
+    const auth = await (await this.resolveCredentials()).headers(url.toString(), method);
     this.dispatcher ??= this.makeDispatchers();
     const dispatchers = await this.dispatcher;
-    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: 'application/json' };
+    const headers: Record<string, string> = { ...auth, accept: 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

@@ -264,7 +264,7 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
     const version = await attempt('server version', () => client.request<{ gitVersion?: string }>('GET', '/version'));
     const summary = [
       `osc must-gather, collected ${now.toISOString()}`,
-      `API server: ${client.kubeConfig.getCurrentCluster()?.server} (Kubernetes ${version?.gitVersion ?? 'unknown'})`,
+      `API server: ${client.server} (Kubernetes ${version?.gitVersion ?? 'unknown'})`,
       `Operator namespace: ${ns}`,
       '',
       ...(kataConfigs.length ? kataConfigs.map((k: KataConfig) => renderStatus(summarize(k))) : ['No KataConfig in this cluster.\n']),

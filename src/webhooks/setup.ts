@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { createCA, issueCert } from '../devcluster/certs.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { MutatingWebhookConfigurations, type Secret, Secrets, ValidatingWebhookConfigurations } from '../kube/resources.ts';
@@ -34,6 +33,8 @@ export async function loadOrCreateWebhookTLS(client: KubeClient, namespace: stri
   };
   const existing = read(await client.find(Secrets, WEBHOOK_SECRET, namespace));
   if (existing) return existing;
+  // Certificate generation (an X.509 library) is loaded only by the replica that has to make one.
+  const { createCA, issueCert } = await import('../devcluster/certs.ts');
   const ca = await createCA('osc-webhook-ca', 3650);
   const serving = await issueCert(ca, {
     commonName: `${WEBHOOK_SERVICE}.${namespace}.svc`,

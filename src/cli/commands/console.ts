@@ -41,7 +41,7 @@ function splitAddress(addr: string): [string, number] {
 
 /** `osc console`: the web console for the cluster in the kubeconfig, acting as its user, until Ctrl-C. */
 export async function runConsole(flags: ConsoleFlags, io: CliIO): Promise<number> {
-  const kubeConfig = loadKubeConfig(flags);
+  const kubeConfig = await loadKubeConfig(flags);
   // Fail early with the usual messages (unreachable, refused credentials); the KataConfig API may come later.
   const client = await connect(kubeConfig, { requireKataConfigAPI: false });
   await client.close();

@@ -8,7 +8,7 @@ import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { loadOrCreateWebhookTLS, WEBHOOK_SECRET } from '../../webhooks/setup.ts';
-import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadKubeConfig, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadCluster, SAMPLE_KATACONFIG, write } from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
   dryRun?: boolean;
@@ -40,7 +40,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
     return 0;
   }
 
-  const client = await connect(loadKubeConfig(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
+  const client = await connect(await loadCluster(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
   try {
     const out = (line: string) => write(io.stdout, line);
     const webhookFile = files.find((f) => f.file.includes('webhook'));
@@ -122,7 +122,7 @@ export interface UninstallFlags extends ClusterFlags {
 
 /** `osc uninstall`: refuses while a KataConfig exists (kata would be left on the nodes), else removes what install made. */
 export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<number> {
-  const client = await connect(loadKubeConfig(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
+  const client = await connect(await loadCluster(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
   try {
     if (await hasKataConfigAPI(client)) {
       const existing = (await client.list(KataConfigs)).items;

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { errorMessage } from '../../kube/errors.ts';
 import { mustGather } from '../../mustgather/collect.ts';
-import { CliError, type CliIO, type ClusterFlags, connect, loadKubeConfig, write } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, write } from '../common.ts';
 
 export interface MustGatherFlags extends ClusterFlags {
   destDir: string;
@@ -9,7 +9,7 @@ export interface MustGatherFlags extends ClusterFlags {
 
 /** `osc must-gather`: everything support needs (docs/troubleshooting.md), secrets redacted, in a .tar.gz whose path it prints. */
 export async function mustGatherCommand(flags: MustGatherFlags, io: CliIO): Promise<number> {
-  const client = await connect(loadKubeConfig(flags));
+  const client = await connect(await loadCluster(flags));
   try {
     const result = await mustGather(client, { destDir: flags.destDir });
     for (const p of result.problems) write(io.stderr, `warning: not collected: ${p}`);

@@ -2,7 +2,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
 import { createLogger } from '../../runtime/log.ts';
-import { CliError, type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal } from '../common.ts';
+import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
 
 export interface RunFlags extends ClusterFlags {
   namespace?: string;
@@ -17,9 +17,10 @@ export interface RunFlags extends ClusterFlags {
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
 export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
-  const kubeConfig = loadKubeConfig(flags);
+  const cluster = await loadCluster(flags);
   // Fail fast, with a message a human can act on, rather than retrying in the logs forever.
-  const probe = await connect(kubeConfig, { requireKataConfigAPI: true });
+  const probe = await connect(cluster, { requireKataConfigAPI: true });
+  const server = probe.server;
   await probe.close();
 
   const namespace = flags.namespace || process.env.POD_NAMESPACE || OPERATOR_NAMESPACE;
@@ -31,7 +32,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
   });
   try {
     const operator = await createOperator({
-      kubeConfig,
+      kubeConfig: cluster,
       log,
       namespace,
       leaderElection: flags.leaderElect,
@@ -42,7 +43,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
     log.info(
       {
         namespace,
-        server: kubeConfig.getCurrentCluster()?.server,
+        server,
         leaderElection: flags.leaderElect,
         webhookPort: operator.webhookPort,
         webhookRegistration: !flags.webhooks ? 'disabled' : flags.webhookUrl ? 'url' : 'service',

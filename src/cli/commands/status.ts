@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
-import { type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal, write } from '../common.ts';
+import { type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal, write } from '../common.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../render.ts';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
@@ -26,7 +26,7 @@ function format(summaries: StatusSummary[], output: OutputFormat, watching: bool
 
 /** `osc status`: the KataConfig at a glance; with --watch, live until the rollout settles or the KataConfig is gone. */
 export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
-  const client = await connect(loadKubeConfig(flags));
+  const client = await connect(await loadCluster(flags));
   try {
     if (!flags.watch) {
       const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
