@@ -1,7 +1,7 @@
 /**
  * Benchmark: install kata on N simulated workers and measure the operator.
  *
- *   node bench/install.ts [--workers 100,1000] [--reboot-ms 100] [--max-unavailable 10%]
+ *   node bench/install.ts [--workers 1000,5000] [--reboot-ms 100] [--max-unavailable 10%] [--lease-seconds 40]
  *
  * Prints, per size: how long after a node's Machine Config Operator state changes the KataConfig status
  * shows it (p50, p99: both observed by the watches of one observer process, on one clock), status writes and API
@@ -23,6 +23,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1000,5000' },
     'reboot-ms': { type: 'string', default: '100' },
     'max-unavailable': { type: 'string', default: '10%' },
+    'lease-seconds': { type: 'string', default: '40' },
   },
 });
 const sizes = (values.workers ?? '')
@@ -31,6 +32,7 @@ const sizes = (values.workers ?? '')
   .filter((n) => n > 0);
 const rebootMs = Number(values['reboot-ms']);
 const maxUnavailable = values['max-unavailable'] ?? '10%';
+const leaseSeconds = Number(values['lease-seconds']);
 
 interface Report {
   importRSSKiB: number;
@@ -65,7 +67,7 @@ const pct = (xs: number[], p: number) => {
 
 async function runOnce(workers: number) {
   const t0 = Date.now();
-  const dev = await DevCluster.start({ workers, rebootMs, log: silentLogger() });
+  const dev = await DevCluster.start({ workers, rebootMs, nodeLeaseDurationSeconds: leaseSeconds, log: silentLogger() });
   const clusterReady = Date.now() - t0;
   // A pool made ahead with a larger maxUnavailable keeps a 1,000-node rollout brief; the operator keeps it.
   const pool = desiredKataPool();
@@ -128,7 +130,7 @@ async function clusterUsage(dev: DevCluster): Promise<Record<string, ProcessUsag
   return { ...(await dev.controlPlane.usage()), simulators: self } as Record<string, ProcessUsage>;
 }
 
-console.log(`# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}`);
+console.log(`# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, node leases of ${leaseSeconds} s`);
 for (const n of sizes) {
   const r = await runOnce(n);
   console.log(JSON.stringify(r));

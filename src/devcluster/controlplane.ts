@@ -188,6 +188,7 @@ export class ControlPlane {
           config: file('kwok.yaml'),
           podCidr: POD_CIDR,
           nodeSelector: `${KWOK_NODE_LABEL}=${KWOK_NODE_VALUE}`,
+          nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
         }),
       ),
     };

@@ -55,6 +55,8 @@ export interface DevClusterOptions {
   logDir?: string;
   /** How long a node may miss its heartbeat (Lease) before it is marked Unknown; default 40s. */
   nodeMonitorGracePeriodSeconds?: number;
+  /** The node Leases' duration (renewed at a quarter of it); default 40s, a kubelet's. */
+  nodeLeaseDurationSeconds?: number;
   /** More CRDs to serve (osc's own are always served). */
   extraCRDs?: CustomResourceDefinition[];
   /** Extra kube-apiserver flags. */
@@ -132,6 +134,7 @@ export class DevCluster {
       logDir: opts.logDir,
       apiserverArgs: opts.apiserverArgs,
       nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
+      nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
       kwok: { simulatedJobs: CLOUD_JOBS },
     });
     let dc: DevCluster | undefined;
@@ -200,18 +203,21 @@ export class DevCluster {
       })),
     ].map((n) => ({ ...n, virtualizationCapable: this.isCapable(n.name), nfdLabelled: true }));
     await mapLimit(inits, 16, (n) => registerNode(this.client, n));
-    await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), 60_000, 'the nodes to be registered');
-    await this.waitForPoolsUpdated();
+    // Generous deadlines that grow with the cluster: kwok, the controllers and the simulators each go
+    // through every node once.
+    const deadline = 60_000 + 50 * inits.length;
+    await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), deadline, 'the nodes to be registered');
+    await this.waitForPoolsUpdated(120_000 + 50 * inits.length);
     // Usable means schedulable: the node lifecycle controller lifts the not-ready taint that every node
     // registers with once kwok reports the node Ready.
     await this.poll(
       () => inits.every((n) => !this.informers.nodes.get(n.name)?.spec?.taints?.some((t) => t.key === NOT_READY_TAINT)),
-      60_000,
+      deadline,
       'the controller-manager to find the nodes Ready',
     );
     await this.poll(
       () => inits.every((n) => !n.virtualizationCapable || this.informers.nodes.get(n.name)?.metadata.labels?.[NFD_KATA_LABEL] === 'true'),
-      60_000,
+      deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
     );
   }

@@ -32,12 +32,26 @@ const contains = (cidr: string, ip: string) => overlaps(cidr, `${ip}/32`);
 
 describe('dev cluster control plane configuration', () => {
   test('the controller-manager acts per controller and keeps up with thousands of nodes', () => {
-    const args = controllerManagerArgs({ kubeconfig: 'kcm.kubeconfig', pki, nodeMonitorGracePeriodSeconds: 12 });
+    const args = controllerManagerArgs({ kubeconfig: 'kcm.kubeconfig', pki, nodeMonitorGracePeriodSeconds: 20 });
     assert.ok(args.includes('--use-service-account-credentials=true'));
     assert.ok(args.includes(`--kube-api-qps=${CONTROLLER_QPS}`) && CONTROLLER_QPS >= 1000);
     assert.ok(args.includes(`--kube-api-burst=${CONTROLLER_BURST}`));
-    assert.ok(args.includes('--node-monitor-grace-period=12s'));
+    assert.ok(args.includes('--node-monitor-grace-period=20s'));
     assert.ok(controllerManagerArgs({ kubeconfig: 'k', pki }).includes('--node-monitor-grace-period=40s'), 'the kubelet-era default');
+    const longLeases = { nodeLeaseDurationSeconds: 160, nodeMonitorGracePeriodSeconds: 40 };
+    assert.ok(
+      controllerManagerArgs({ kubeconfig: 'k', pki, ...longLeases }).includes('--node-monitor-grace-period=80s'),
+      'at least twice the renewal interval',
+    );
+    assert.ok(
+      kwokArgs({ kubeconfig: 'k', config: 'c', podCidr: POD_CIDR, nodeSelector: 'a=b', ...longLeases }).includes(
+        '--node-lease-duration-seconds=160',
+      ),
+    );
+    const kwokConfig = parseAllDocuments(kwokStages())
+      .map((d) => d.toJS())
+      .find((d) => d.kind === 'KwokConfiguration');
+    assert.ok(kwokConfig.options.nodeLeaseParallelism > 4, 'Leases of thousands of nodes renewed in parallel');
     const sched = schedulerConfig('/x/scheduler.kubeconfig');
     assert.match(sched, new RegExp(`qps: ${CONTROLLER_QPS}`));
     assert.match(sched, /leaderElect: false/);
@@ -64,7 +78,9 @@ describe('dev cluster control plane configuration', () => {
   });
 
   test('kwok initialises a node that registers or comes back, and leaves a rebooting node NotReady', () => {
-    const stages = parseAllDocuments(kwokStages()).map((d) => d.toJS());
+    const stages = parseAllDocuments(kwokStages())
+      .map((d) => d.toJS())
+      .filter((d) => d.kind === 'Stage');
     const init = stages.find((s) => s.metadata.name === 'node-initialize');
     assert.ok(init);
     assert.deepEqual(init.spec.selector.matchExpressions, [
@@ -80,7 +96,9 @@ describe('dev cluster control plane configuration', () => {
   });
 
   test('Job pods complete, except those whose work a simulator does', () => {
-    const stages = parseAllDocuments(kwokStages({ simulatedJobs: ['image-build'], jobRunMs: 50 })).map((d) => d.toJS());
+    const stages = parseAllDocuments(kwokStages({ simulatedJobs: ['image-build'], jobRunMs: 50 }))
+      .map((d) => d.toJS())
+      .filter((d) => d.kind === 'Stage');
     const complete = stages.find((s) => s.metadata.name === 'pod-complete');
     assert.equal(complete.spec.delay.durationMilliseconds, 50);
     assert.deepEqual(complete.spec.selector.matchExpressions.at(-1), {

@@ -81,7 +81,18 @@ export function schedulerArgs(o: { config: string }): string[] {
 export interface ControllerManagerTiming {
   /** How long a node may go without a Lease renewal before it is marked Unknown; default 40s. */
   nodeMonitorGracePeriodSeconds?: number;
+  /**
+   * The node Leases' duration; a kubelet renews at a quarter of it. Default 40s, a kubelet's: every node
+   * writes its Lease every 10s, 500 writes a second at 5,000 nodes, which a large cluster's control plane
+   * takes and a laptop's barely does; a benchmark of thousands of nodes may lengthen it (the grace period
+   * is kept at least half of it, twice the renewal interval, so that healthy nodes never look dead).
+   */
+  nodeLeaseDurationSeconds?: number;
 }
+
+export const leaseDuration = (t: ControllerManagerTiming) => t.nodeLeaseDurationSeconds ?? 40;
+/** At least twice the renewal interval (a quarter of the lease): a healthy node never looks dead. */
+export const gracePeriod = (t: ControllerManagerTiming) => Math.max(t.nodeMonitorGracePeriodSeconds ?? 40, Math.ceil(leaseDuration(t) / 2));
 
 export function controllerManagerArgs(o: { kubeconfig: string; pki: Pki } & ControllerManagerTiming): string[] {
   return [
@@ -97,18 +108,20 @@ export function controllerManagerArgs(o: { kubeconfig: string; pki: Pki } & Cont
     `--cluster-signing-key-file=${o.pki.caKey}`,
     `--kube-api-qps=${CONTROLLER_QPS}`,
     `--kube-api-burst=${CONTROLLER_BURST}`,
-    `--node-monitor-grace-period=${o.nodeMonitorGracePeriodSeconds ?? 40}s`,
+    `--node-monitor-grace-period=${gracePeriod(o)}s`,
     '--node-monitor-period=2s',
     '--v=1',
   ];
 }
 
-export function kwokArgs(o: { kubeconfig: string; config: string; podCidr: string; nodeSelector: string }): string[] {
+export function kwokArgs(
+  o: { kubeconfig: string; config: string; podCidr: string; nodeSelector: string } & ControllerManagerTiming,
+): string[] {
   return [
     `--kubeconfig=${o.kubeconfig}`,
     `--config=${o.config}`,
     `--manage-nodes-with-label-selector=${o.nodeSelector}`,
     `--cidr=${o.podCidr}`,
-    '--node-lease-duration-seconds=40',
+    `--node-lease-duration-seconds=${leaseDuration(o)}`,
   ];
 }

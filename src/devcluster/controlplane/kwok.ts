@@ -161,6 +161,17 @@ conditions:
 phase: ${succeeded ? 'Succeeded' : 'Failed'}
 `;
 
+/**
+ * kwok's own settings: more of its work in parallel than its default of 4, so that thousands of nodes are
+ * initialised and their Leases renewed on time.
+ */
+const kwokConfiguration = {
+  apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
+  kind: 'KwokConfiguration',
+  metadata: { name: 'osc-dev' },
+  options: { nodePlayStageParallelism: 16, podPlayStageParallelism: 16, nodeLeaseParallelism: 16 },
+};
+
 export interface KwokStageOptions {
   /** Job names whose pods a simulator finishes itself (it does their work while they run). */
   simulatedJobs?: readonly string[];
@@ -200,5 +211,5 @@ export function kwokStages(opts: KwokStageOptions = {}): string {
     ),
     stage('pod-delete', 'Pod', { matchExpressions: [expr('.metadata.deletionTimestamp', 'Exists')] }, { delete: true }),
   ];
-  return docs.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+  return [kwokConfiguration, ...docs].map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 }
