@@ -118,8 +118,19 @@ data:
     );
     const ds = await ok(['get', '-n', NS, 'ds/osc-caa-ds']);
     assert.match(ds, /osc-caa-ds\s+1\s+1\s+1\s+1\s+1\s+node-role.kubernetes.io\/kata-oc=/);
+    // The DaemonSet controller's pod runs on the kata node; the image Job's pod ran and the Job completed
+    // (osc removes the finished job; its events stay).
+    assert.match(
+      await ok(['get', 'pods', '-n', NS, '-l', 'app=osc-caa-ds', '-o', 'wide', '--no-headers']),
+      /^osc-caa-ds-\S+\s+1\/1\s+Running\s+.*\sworker-0\s/,
+    );
+    const jobEvents = await ok(['get', 'events', '-n', NS, '--field-selector', 'involvedObject.name=osc-podvm-image-creation']);
+    assert.match(jobEvents, /SuccessfulCreate\s+job\/osc-podvm-image-creation\s+Created pod: osc-podvm-image-creation-/);
+    assert.match(jobEvents, /Completed\s+job\/osc-podvm-image-creation\s+Job completed/);
 
     await ok(['create', 'namespace', 'demo']);
+    // Pods are admitted once the namespace has its default ServiceAccount (the controller-manager makes it).
+    await ok(['wait', '--for=create', 'serviceaccount/default', '-n', 'demo', '--timeout=60s']);
     const created = await kubectl(
       ['create', '-f', '-'],
       'apiVersion: v1\nkind: Pod\nmetadata:\n  name: hello\n  namespace: demo\nspec:\n  runtimeClassName: kata-remote\n  containers:\n  - name: c\n    image: registry.access.redhat.com/ubi9/ubi:9.3\n    resources:\n      limits:\n        cpu: "2"\n        memory: 6Gi\n',
@@ -136,6 +147,13 @@ data:
       'jsonpath={.metadata.annotations.io\\.katacontainers\\.config\\.hypervisor\\.machine_type}',
     ]);
     assert.equal(type, 't3.large');
+    // Scheduled by the RuntimeClass's node selector onto the kata node, where kwok runs it.
+    await waitFor(
+      async () => /\s1\/1\s+Running\s.*\sworker-0\s/.test(await ok(['get', 'pod', 'hello', '-n', 'demo', '-o', 'wide', '--no-headers'])),
+      {
+        message: 'the kata-remote pod Running on the kata node',
+      },
+    );
     await ok(['delete', 'pod', 'hello', '-n', 'demo']);
 
     const deleted = await ok(['delete', 'kataconfig', 'example-kataconfig', '--timeout=180s']);
@@ -143,5 +161,13 @@ data:
     assert.equal(await amiId(), '');
     const left = await kubectl(['get', '-n', NS, 'ds/osc-caa-ds']);
     assert.notEqual(left.code, 0);
+    // Nothing osc made is left, whichever component removed it (osc itself, the garbage collector, kwok).
+    await waitFor(async () => (await ok(['get', 'pods,jobs,daemonsets,peerpodconfigs', '-n', NS, '-o', 'name'])) === '', {
+      message: 'no pod, job, DaemonSet or PeerPodConfig left in the operator namespace',
+    });
+    for (const what of [['runtimeclass'], ['mcp', 'kata-oc'], ['mc', '50-enable-sandboxed-containers-extension']]) {
+      const r = await kubectl(['get', ...what, '-o', 'name']);
+      assert.ok(r.code !== 0 || r.stdout === '', `${what.join(' ')} left: ${r.stdout}`);
+    }
   });
 });

@@ -12,10 +12,10 @@ import { MachineConfigs } from '../../src/api/openshift.ts';
 import { nodeProblem, summarize } from '../../src/cli/render.ts';
 import { Leases, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { useDevCluster, useOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
 const NAME = 'example-kataconfig';
-const cluster = useDevCluster({ workers: 3, rebootMs: 200, nodeMonitorGracePeriodSeconds: 12 });
+const cluster = useDevCluster({ workers: 3, rebootMs: 200, nodeMonitorGracePeriodSeconds: 20 });
 const c = () => cluster.dev.client;
 
 const kataPod = (name: string): Pod => ({
@@ -141,6 +141,7 @@ describe('the cluster under osc is real', () => {
 
   test('a deleted namespace finishes terminating', async () => {
     await c().create(Namespaces, { metadata: { name: 'osc-test-ns' } });
+    await waitForDefaultServiceAccount(c(), 'osc-test-ns');
     await c().create(Pods, {
       ...kataPod('plain'),
       metadata: { name: 'plain', namespace: 'osc-test-ns' },

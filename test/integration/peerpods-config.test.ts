@@ -20,7 +20,7 @@ import { CONFIG_HASH_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controller
 import { FAIL_IMAGE_CREATION_ANNOTATION } from '../../src/devcluster/cloud.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, Namespaces, Nodes, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const KC = 'example-kataconfig';
@@ -336,6 +336,7 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
     });
     await waitFor(() => c().find(RuntimeClasses, 'kata-remote'), { timeoutMs: 120_000, message: 'kata-remote installed' });
     await c().create(Namespaces, { metadata: { name: 'apps' } });
+    await waitForDefaultServiceAccount(c(), 'apps');
     await c().create(Pods, {
       metadata: { name: 'remote', namespace: 'apps' },
       spec: { runtimeClassName: 'kata-remote', containers: [{ name: 'c', image: 'registry.access.redhat.com/ubi9/ubi:9.3' }] },

@@ -313,6 +313,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
 
   test('workload pods are mutated at admission; bad pods are refused; others untouched', async () => {
     await ok(['create', 'namespace', APP_NS]);
+    await ok(['wait', '--for=create', 'serviceaccount/default', '-n', APP_NS, '--timeout=60s']);
     // With resources: the pod VM is sized from them and takes one kata.peerpods.io/vm instead.
     const plain = await ok(
       ['create', '-f', '-'],

@@ -1,3 +1,4 @@
+import { ServiceAccounts } from '../../src/kube/resources.ts';
 /**
  * Condition polling for tests. A test never sleeps and then asserts: it states what must become true and
  * waits for it, with a deadline generous enough for a loaded CI machine. The predicate is polled (it may
@@ -64,4 +65,15 @@ function describe(v: unknown): string {
   } catch {
     return String(v);
   }
+}
+
+/**
+ * Waits for a new namespace's `default` ServiceAccount, which the controller-manager creates a moment after
+ * the namespace: until then the ServiceAccount admission plugin refuses pods there, as on any cluster.
+ */
+export async function waitForDefaultServiceAccount(
+  client: { find(rt: typeof ServiceAccounts, name: string, namespace?: string): Promise<unknown> },
+  namespace: string,
+): Promise<void> {
+  await waitFor(() => client.find(ServiceAccounts, 'default', namespace), { message: `the default ServiceAccount of ${namespace}` });
 }
