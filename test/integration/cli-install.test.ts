@@ -5,7 +5,6 @@
  * `osc uninstall` (refused while a KataConfig exists).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,11 +29,10 @@ import {
 } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { WEBHOOK_SECRET } from '../../src/webhooks/setup.ts';
-import { runOsc as osc } from '../support/cli.ts';
+import { OscProcess, runOsc as osc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const ns = OPERATOR_NAMESPACE;
 const SA = `system:serviceaccount:${ns}:${NAMES.serviceAccount}`;
 const KATACONFIG = `apiVersion: kataconfiguration.openshift.io/v1
@@ -50,26 +48,6 @@ spec:
 const timeout = (ms: number) => new Promise<string>((r) => setTimeout(() => r('timeout'), ms).unref());
 
 /** `osc` as a child process, as a user runs it. */
-class OscProcess {
-  readonly child: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-  constructor(args: string[], env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child.stdout?.on('data', (d) => (this.stdout += String(d)));
-    this.child.stderr?.on('data', (d) => (this.stderr += String(d)));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
-  }
-  kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-  }
-}
-
 describe('osc install, and the operator under its own ServiceAccount', () => {
   const cluster = useDevCluster({ workers: 2 });
   const dir = mkdtempSync(join(tmpdir(), 'osc-cli-install-'));

@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
 
@@ -11,4 +13,27 @@ export async function runOsc(args: string[], name?: string): Promise<{ code: num
   err.on('data', (d) => (stderr += String(d)));
   const code = await main(args, { io: { stdout: out, stderr: err }, name });
   return { code, stdout, stderr };
+}
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** `osc ARGS` as a process of its own (e.g. `osc run`), with its output collected. */
+export class OscProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<number | null>;
+  constructor(args: string[], env: Record<string, string> = {}) {
+    this.child = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout?.on('data', (d) => (this.stdout += String(d)));
+    this.child.stderr?.on('data', (d) => (this.stderr += String(d)));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+  }
+  kill(signal: NodeJS.Signals = 'SIGKILL'): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+  }
 }

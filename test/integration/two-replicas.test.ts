@@ -1,0 +1,212 @@
+/**
+ * Two operator replicas (`osc run` processes, each with a ServiceAccount of its own) with leader election,
+ * through SIGKILLs of the leader and a kube-apiserver restart, mid-install and mid-uninstall. Proved from the
+ * API server's audit log: every write a replica makes (other than to its lease) happens while that replica
+ * holds the lease, i.e. its last successful lease write before it is its own; and after a leader dies, the
+ * other takes over within the lease duration (plus one retry period).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { OscProcess, runOsc } from '../support/cli.ts';
+import { useDevCluster } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'osc-two-replicas-'));
+const auditLog = join(dir, 'audit.log');
+writeFileSync(
+  join(dir, 'audit-policy.yaml'),
+  [
+    'apiVersion: audit.k8s.io/v1',
+    'kind: Policy',
+    'omitStages: [RequestReceived]',
+    'rules:',
+    '- level: Metadata',
+    '  verbs: [create, update, patch, delete, deletecollection]',
+    '- level: None',
+    '',
+  ].join('\n'),
+);
+const cluster = useDevCluster({
+  workers: 3,
+  rebootMs: 1500,
+  apiserverArgs: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json'],
+});
+const NS = OPERATOR_NAMESPACE;
+const REPLICAS = ['replica-a', 'replica-b'] as const;
+type Replica = (typeof REPLICAS)[number];
+const user = (r: Replica) => `system:serviceaccount:${NS}:${r}`;
+
+interface AuditEvent {
+  stage: string;
+  verb: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+  requestReceivedTimestamp: string;
+}
+
+describe('two replicas with leader election, through kills and an API server restart', () => {
+  const procs = new Map<Replica, OscProcess>();
+  const kubeconfigs = new Map<Replica, string>();
+  const kills: { replica: Replica; at: number }[] = [];
+  after(() => {
+    for (const p of procs.values()) p.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const kubectl = (args: string[]) => cluster.dev.controlPlane.kubectl(args);
+  const start = (r: Replica) => {
+    const p = new OscProcess([
+      'run',
+      '--kubeconfig',
+      kubeconfigs.get(r) ?? '',
+      '--namespace',
+      NS,
+      '--leader-elect',
+      '--metrics-bind-address',
+      '127.0.0.1:0',
+      '--health-probe-bind-address',
+      '0',
+      '--webhook-bind-address',
+      '127.0.0.1:0',
+      '--webhook-url',
+      'https://127.0.0.1:{port}',
+    ]);
+    procs.set(r, p);
+    return p;
+  };
+  const isAlive = (r: Replica) => procs.get(r)?.child.exitCode === null && procs.get(r)?.child.signalCode === null;
+  // The replica whose running process says it became leader (a leader that loses its lease stops).
+  const leader = (): Replica | undefined => REPLICAS.find((r) => isAlive(r) && procs.get(r)?.stdout.includes('"became leader"'));
+  const killLeader = async () => {
+    const l = await waitFor(() => leader(), { timeoutMs: 60_000, message: 'a leader' });
+    kills.push({ replica: l, at: Date.now() });
+    procs.get(l)?.kill('SIGKILL');
+    await procs.get(l)?.exited;
+    return l;
+  };
+  const inProgressReason = async () =>
+    (await cluster.dev.client.find(KataConfigs, 'example'))?.status?.conditions?.find((c) => c.type === 'InProgress');
+
+  test('set up: the KataConfig API, and a ServiceAccount bound to the operator role for each replica', async () => {
+    const installed = await runOsc(['install', '--kubeconfig', cluster.dev.kubeconfigPath]);
+    assert.equal(installed.code, 0, installed.stderr);
+    // The installed Deployment's pod runs on a kwok node, but it is not a real operator: scale it away.
+    assert.equal((await kubectl(['scale', 'deployment', '--all', '-n', NS, '--replicas=0'])).code, 0);
+    const cp = cluster.dev.controlPlane;
+    for (const r of REPLICAS) {
+      for (const args of [
+        ['create', 'serviceaccount', r, '-n', NS],
+        ['create', 'clusterrolebinding', `osc-test-${r}`, '--clusterrole=cluster-admin', `--serviceaccount=${NS}:${r}`],
+      ])
+        assert.equal((await kubectl(args)).code, 0, args.join(' '));
+      const token = await kubectl(['create', 'token', r, '-n', NS, '--duration=1h']);
+      assert.equal(token.code, 0, token.stderr);
+      const path = join(dir, `${r}.kubeconfig`);
+      writeFileSync(
+        path,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
+          `users: [{name: ${r}, user: {token: ${token.stdout.trim()}}}]`,
+          `contexts: [{name: ${r}, context: {cluster: dev, user: ${r}}}]`,
+          `current-context: ${r}`,
+          '',
+        ].join('\n'),
+      );
+      kubeconfigs.set(r, path);
+    }
+  });
+
+  test('install and uninstall converge while leaders are killed and the API server restarts', async () => {
+    start('replica-a');
+    await waitFor(() => leader() === 'replica-a', { timeoutMs: 60_000, message: 'replica-a leads' });
+    start('replica-b'); // a standby: it waits for the lease
+
+    await cluster.dev.client.create(KataConfigs, {
+      metadata: { name: 'example' },
+      spec: { checkNodeEligibility: false, logLevel: 'info' },
+    } as KataConfig);
+    await waitFor(async () => (await cluster.dev.client.find(KataConfigs, 'example'))?.status?.kataNodes?.installing?.length, {
+      timeoutMs: 120_000,
+      message: 'a node installing',
+    });
+    const first = await killLeader();
+    await waitFor(() => leader() && leader() !== first, { timeoutMs: 60_000, message: 'the other replica takes over' });
+    // The killed replica comes back, as a standby (once it runs: `osc run` refuses to start without an API
+    // server, and a Deployment's kubelet would simply restart it).
+    start(first);
+    await waitFor(() => procs.get(first)?.stdout.includes('"operator starting"'), {
+      timeoutMs: 60_000,
+      message: 'the killed replica back',
+    });
+    await cluster.dev.controlPlane.restartApiServer(2000);
+    await waitFor(async () => (await inProgressReason())?.status === 'False', { timeoutMs: 240_000, message: 'kata installed' });
+    assert.deepEqual((await cluster.dev.client.get(KataConfigs, 'example')).status?.kataNodes?.installed, [
+      'worker-0',
+      'worker-1',
+      'worker-2',
+    ]);
+
+    await cluster.dev.client.delete(KataConfigs, 'example');
+    await waitFor(async () => (await inProgressReason())?.reason === 'Uninstalling', { timeoutMs: 60_000, message: 'uninstalling' });
+    const second = await killLeader();
+    await waitFor(() => leader() && leader() !== second, { timeoutMs: 60_000, message: 'the other replica takes over again' });
+    start(second);
+    await waitFor(async () => !(await cluster.dev.client.find(KataConfigs, 'example')), {
+      timeoutMs: 240_000,
+      message: 'the KataConfig gone',
+    });
+    for (const p of procs.values()) p.kill('SIGTERM');
+    await Promise.all([...procs.values()].map((p) => p.exited));
+  });
+
+  test('the audit log: no replica wrote without holding the lease; each takeover came within the lease duration', () => {
+    const events = readFileSync(auditLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as AuditEvent)
+      .filter((e) => e.stage === 'ResponseComplete' && REPLICAS.some((r) => e.user.username === user(r)))
+      .filter((e) => (e.responseStatus?.code ?? 0) < 400)
+      .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
+    const isLease = (e: AuditEvent) => e.objectRef?.resource === 'leases' && e.objectRef.name === LEADER_ELECTION_LEASE;
+    const writes = events.filter((e) => !isLease(e) && e.objectRef?.resource !== 'events');
+    assert.ok(writes.length > 20, `${writes.length} writes by the replicas`);
+    const writers = new Set(writes.map((e) => e.user.username));
+    assert.deepEqual([...writers].sort(), REPLICAS.map(user).sort(), 'both replicas led at some point');
+
+    let holder: string | undefined;
+    const offenders: string[] = [];
+    const takeovers: number[] = [];
+    let lastLeaseWrite: { user: string; at: number } | undefined;
+    for (const e of events) {
+      const at = Date.parse(e.requestReceivedTimestamp);
+      if (isLease(e)) {
+        if (lastLeaseWrite && lastLeaseWrite.user !== e.user.username) takeovers.push(at - lastLeaseWrite.at);
+        lastLeaseWrite = { user: e.user.username, at };
+        holder = e.user.username;
+        continue;
+      }
+      if (e.objectRef?.resource === 'events') continue;
+      if (e.user.username !== holder)
+        offenders.push(
+          `${e.requestReceivedTimestamp} ${e.user.username} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name} while ${holder} held the lease`,
+        );
+    }
+    assert.deepEqual(offenders, [], 'a write by a replica that did not hold the lease');
+    // A standby judges the lease expired a lease duration after it saw the last renewal, which it may see up
+    // to one retry period late, and then tries again within one more retry period.
+    const { leaseDurationMs, retryPeriodMs } = defaultLeaderElection;
+    const bound = leaseDurationMs + 2 * retryPeriodMs + 1000;
+    console.log(`# takeovers after the killed leader's last renewal: ${takeovers.join(', ')} ms (bound ${bound} ms)`);
+    assert.ok(takeovers.length >= kills.length, `${takeovers.length} takeovers for ${kills.length} kills`);
+    for (const gap of takeovers) assert.ok(gap <= bound, `a takeover took ${gap} ms after the last renewal`);
+  });
+});
