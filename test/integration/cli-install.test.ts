@@ -231,8 +231,14 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.match(out, /^worker-\d {3}installing$/m, 'a node seen installing');
     assert.equal((await cluster.dev.client.get(RuntimeClasses, 'kata')).handler, 'kata');
     // The operator's events reached default (its events RBAC works).
-    const events = await cluster.dev.client.list(Events, { namespace: 'default' });
-    assert.ok(events.items.some((e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed'));
+    // Events are recorded asynchronously: the Installed one may land just after the status says so.
+    await waitFor(
+      async () =>
+        (await cluster.dev.client.list(Events, { namespace: 'default' })).items.some(
+          (e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed',
+        ),
+      { message: 'the Installed event in default' },
+    );
     assert.doesNotMatch(operator.stdout, /forbidden/i, 'no request of the operator was refused');
 
     const once = await osc(['status', '--kubeconfig', admin, '-o', 'json']);
