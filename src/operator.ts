@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
-import { LEADER_ELECTION_LEASE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
+import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
 
 export { LEADER_ELECTION_LEASE };
@@ -12,8 +12,10 @@ import { type MonitorOptions, setupMonitorController } from './controllers/monit
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
-import { Manager } from './runtime/manager.ts';
+import { Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
+import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
+import { metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
 import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
 import { peerPodAdmission } from './webhooks/peerpods.ts';
 import { setupWebhookRegistration } from './webhooks/registration.ts';
@@ -28,8 +30,16 @@ export interface OperatorOptions {
   namespace?: string;
   /** Run only while holding the lease (default true): several replicas can run, one reconciles. */
   leaderElection?: boolean;
-  /** host:port for /metrics (also /healthz, /readyz); '' to disable. Default 0.0.0.0:8080. */
+  /** host:port for /metrics; '' to disable. Default 0.0.0.0:8443 (HTTPS). */
   metricsAddress?: string;
+  /**
+   * HTTPS with delegated authentication and authorisation (default true): a scraper needs a bearer token
+   * the API server accepts and RBAC's `get` on the non-resource URL /metrics. false serves plain HTTP
+   * with no authentication, allowed on a loopback address only.
+   */
+  metricsSecure?: boolean;
+  /** A directory with the metrics server's tls.crt and tls.key (re-read when they change); else osc makes one. */
+  metricsCertDir?: string;
   /** host:port for /healthz and /readyz; default 0.0.0.0:8081. */
   healthAddress?: string;
   /**
@@ -53,6 +63,8 @@ export interface Operator {
   manager: Manager;
   /** The port the webhook server bound (useful with port 0). */
   webhookPort?: number;
+  /** The CA of the metrics server's certificate when osc made it (for a scraper to verify it). */
+  metricsCA?: string;
   /** Runs until signal aborts, then shuts down in order. */
   run(signal: AbortSignal): Promise<void>;
 }
@@ -61,12 +73,19 @@ export interface Operator {
 export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const namespace = opts.namespace ?? OPERATOR_NAMESPACE;
   const client = new KubeClient(opts.kubeConfig, { fieldManager: OPERATOR_FIELD_MANAGER });
+  const metricsAddress = opts.metricsAddress === undefined ? '0.0.0.0:8443' : opts.metricsAddress || undefined;
+  const secure = metricsAddress && opts.metricsSecure !== false ? await secureMetrics(client, namespace, opts.metricsCertDir) : undefined;
+  if (metricsAddress && !secure && !isLoopback(parseAddress(metricsAddress).host))
+    throw new Error(
+      `plain-HTTP metrics may only listen on a loopback address, not ${metricsAddress}: bind it to 127.0.0.1, or drop --no-metrics-secure`,
+    );
   const manager = new Manager({
     client,
     log: opts.log,
     metrics: opts.metrics,
     identity: opts.identity,
-    metricsAddress: opts.metricsAddress === undefined ? '0.0.0.0:8080' : opts.metricsAddress || undefined,
+    metricsAddress,
+    secureMetrics: secure && { tls: secure.cert, auth: secure.auth },
     healthAddress: opts.healthAddress === undefined ? '0.0.0.0:8081' : opts.healthAddress || undefined,
     leaderElection: opts.leaderElection === false ? undefined : { namespace, name: LEADER_ELECTION_LEASE, ...opts.leaseTimings },
   });
@@ -74,12 +93,22 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   setupPeerPodsController(manager, { ...opts.peerPods, namespace });
   setupMonitorController(manager, { ...opts.monitor, namespace });
 
+  const stopWatching =
+    secure && opts.metricsCertDir && secure.cert.source === opts.metricsCertDir
+      ? watchCertDir(opts.metricsCertDir, secure.cert, (c) => {
+          manager.reloadMetricsCert(c);
+          opts.log.info({ dir: opts.metricsCertDir }, 'metrics serving certificate reloaded');
+        })
+      : undefined;
+  if (secure) opts.log.info({ certificate: secure.cert.source }, 'metrics served over HTTPS, authorised through the API server');
   const operator: Operator = {
     manager,
+    metricsCA: secure?.cert.caPem,
     run: async (signal) => {
       try {
         await manager.start(signal);
       } finally {
+        stopWatching?.();
         await webhooks?.close();
         await client.close();
       }
@@ -110,4 +139,14 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }
   return operator;
+}
+
+async function secureMetrics(client: KubeClient, namespace: string, certDir: string | undefined) {
+  const svc = `${METRICS_SERVICE}.${namespace}.svc`;
+  const cert = await metricsServingCert({ certDir, dnsNames: [svc, `${svc}.cluster.local`] });
+  return { cert, auth: new DelegatingAuth(apiServerReviews(client)) };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

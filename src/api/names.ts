@@ -2,6 +2,10 @@
 export const OPERATOR_NAMESPACE = 'openshift-sandboxed-containers-operator';
 /** The operator's Lease (leader election) in its namespace. */
 export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
+/** The operator's metrics Service (its name is in the metrics serving certificate). */
+export const METRICS_SERVICE = 'osc-metrics-service';
+/** The ClusterRole a scraper needs for the operator's /metrics (RBAC nonResourceURLs). */
+export const METRICS_READER_ROLE = 'osc-metrics-reader';
 /** The field manager of the operator's writes; the installer applies the webhook configurations under it too. */
 export const OPERATOR_FIELD_MANAGER = 'osc-operator';
 

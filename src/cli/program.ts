@@ -116,7 +116,15 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     )
     .option('--leader-elect', 'reconcile only while holding the leader lease, so replicas can run side by side (default)', true)
     .option('--no-leader-elect', 'reconcile without a lease (a single instance)')
-    .option('--metrics-bind-address <addr>', '/metrics (and probes) address; 0 disables', parseAddress, ':8080')
+    .option('--metrics-bind-address <addr>', '/metrics address (HTTPS unless --no-metrics-secure); 0 disables', parseAddress, ':8443')
+    .option(
+      '--no-metrics-secure',
+      'serve /metrics over plain HTTP without authentication (a loopback address only); by default HTTPS, for clients the API server authenticates and authorises (get on /metrics)',
+    )
+    .option(
+      '--metrics-cert-dir <dir>',
+      "a directory with the metrics server's tls.crt and tls.key (re-read when they change); without one osc makes a certificate",
+    )
     .option('--health-probe-bind-address <addr>', '/healthz and /readyz address; 0 disables', parseAddress, ':8081')
     .option('--webhook-bind-address <addr>', 'admission webhook server address (TLS)', parseAddress, ':9443')
     .option(

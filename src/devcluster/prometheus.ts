@@ -4,6 +4,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
+import { METRICS_READER_ROLE } from '../api/names.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { ClusterRoleBindings, ClusterRoles, ServiceAccounts } from '../kube/resources.ts';
 import { freePort, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,6 +33,8 @@ export async function prometheusBinary(): Promise<string> {
 export interface PrometheusOptions {
   /** host:port addresses serving /metrics. */
   targets: string[];
+  /** For targets served over HTTPS: the CA that signed their certificate and a bearer token to send. */
+  https?: ScrapeCredentials;
   /** Where the TSDB lives; removed when Prometheus stops (a dev cluster is new on every run). */
   dataDir: string;
   scrapeIntervalSeconds?: number;
@@ -38,18 +43,63 @@ export interface PrometheusOptions {
   log?: Logger;
 }
 
-/** Prometheus's scrape configuration for the dev cluster: the operator's metrics endpoint, by address. */
-export function prometheusConfig(targets: string[], intervalSeconds: number): string {
+export interface ScrapeCredentials {
+  caPem: string;
+  token: string;
+}
+
+/**
+ * Prometheus's scrape configuration for the dev cluster: the operator's metrics endpoint, by address;
+ * over HTTPS (`files` given) with a ServiceAccount token and the CA to verify the operator's certificate.
+ */
+export function prometheusConfig(targets: string[], intervalSeconds: number, files?: { caFile: string; tokenFile: string }): string {
   return [
     'global:',
     `  scrape_interval: ${intervalSeconds}s`,
     `  evaluation_interval: ${intervalSeconds}s`,
     'scrape_configs:',
     '  - job_name: osc-operator',
+    ...(files
+      ? [
+          '    scheme: https',
+          '    authorization:',
+          `      credentials_file: ${JSON.stringify(files.tokenFile)}`,
+          '    tls_config:',
+          `      ca_file: ${JSON.stringify(files.caFile)}`,
+        ]
+      : []),
     '    static_configs:',
     `      - targets: [${targets.map((t) => JSON.stringify(t)).join(', ')}]`,
     '',
   ].join('\n');
+}
+
+export const DEV_PROMETHEUS_SERVICE_ACCOUNT = 'osc-dev-prometheus';
+
+/**
+ * What the dev cluster's Prometheus scrapes with, as a real one would: a ServiceAccount of its own, bound
+ * to the osc-metrics-reader ClusterRole (get on /metrics), and a token for it from the TokenRequest API
+ * (valid `hours`; Prometheus re-reads the file at each scrape).
+ */
+export async function metricsScraperToken(client: KubeClient, namespace: string, hours = 24 * 7): Promise<string> {
+  const labels = { 'app.kubernetes.io/name': 'osc', 'app.kubernetes.io/component': 'dev-prometheus' };
+  await client.apply(ClusterRoles, {
+    metadata: { name: METRICS_READER_ROLE, labels },
+    rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+  } as never);
+  await client.apply(ServiceAccounts, { metadata: { name: DEV_PROMETHEUS_SERVICE_ACCOUNT, namespace, labels } });
+  await client.apply(ClusterRoleBindings, {
+    metadata: { name: DEV_PROMETHEUS_SERVICE_ACCOUNT, labels },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: DEV_PROMETHEUS_SERVICE_ACCOUNT, namespace }],
+  } as never);
+  const r = await client.request<{ status?: { token?: string } }>(
+    'POST',
+    `${client.path(ServiceAccounts, namespace, DEV_PROMETHEUS_SERVICE_ACCOUNT)}/token`,
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: hours * 3600 } } },
+  );
+  if (!r.status?.token) throw new Error(`the API server issued no token for serviceaccount ${namespace}/${DEV_PROMETHEUS_SERVICE_ACCOUNT}`);
+  return r.status.token;
 }
 
 /** A Prometheus server on a free loopback port scraping the operator, under the same watchdog as etcd. */
@@ -67,7 +117,13 @@ export class DevPrometheus {
     await rm(opts.dataDir, { recursive: true, force: true });
     await mkdir(join(opts.dataDir, 'tsdb'), { recursive: true });
     const configFile = join(opts.dataDir, 'prometheus.yml');
-    await writeFile(configFile, prometheusConfig(opts.targets, opts.scrapeIntervalSeconds ?? 2));
+    let files: { caFile: string; tokenFile: string } | undefined;
+    if (opts.https) {
+      files = { caFile: join(opts.dataDir, 'metrics-ca.crt'), tokenFile: join(opts.dataDir, 'token') };
+      await writeFile(files.caFile, opts.https.caPem);
+      await writeFile(files.tokenFile, opts.https.token, { mode: 0o600 });
+    }
+    await writeFile(configFile, prometheusConfig(opts.targets, opts.scrapeIntervalSeconds ?? 2, files));
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const logFile = opts.logFile ?? join(dirname(opts.dataDir), 'prometheus.log');

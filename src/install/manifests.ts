@@ -7,12 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
-import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { METRICS_READER_ROLE, METRICS_SERVICE, OPERATOR_NAMESPACE } from '../api/names.ts';
 import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor/desired.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { registerWebhooks, WEBHOOK_SERVICE } from '../webhooks/setup.ts';
-import { clusterRules, eventRules, namespaceRules } from './rbac.ts';
+import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -24,7 +24,9 @@ export const NAMES = {
   eventsRole: 'osc-events-role',
   eventsRoleBinding: 'osc-events-rolebinding',
   webhookService: WEBHOOK_SERVICE,
-  metricsService: 'osc-metrics-service',
+  metricsService: METRICS_SERVICE,
+  metricsCertSecret: 'osc-metrics-server-cert',
+  metricsReader: METRICS_READER_ROLE,
   serviceMonitor: 'osc-metrics-monitor',
   container: 'manager',
 } as const;
@@ -32,7 +34,13 @@ export const NAMES = {
 /** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
 export const EVENTS_NAMESPACE = 'default';
 
-export const PORTS = { metrics: 8080, health: 8081, webhook: 9443 } as const;
+export const PORTS = { metrics: 8443, health: 8081, webhook: 9443 } as const;
+
+/** Where the Deployment mounts the metrics serving certificate (from OpenShift's service CA, when it runs). */
+export const METRICS_CERT_DIR = '/var/run/secrets/osc/metrics-cert';
+
+/** OpenShift's in-cluster Prometheus, which scrapes namespaces labelled openshift.io/cluster-monitoring. */
+const CLUSTER_PROMETHEUS = { kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'openshift-monitoring' };
 
 export function packageVersion(): string {
   // src/install and dist/install are both two levels below the package root.
@@ -74,6 +82,7 @@ export function operatorArgs(logLevel = 'info'): string[] {
     'run',
     '--leader-elect',
     `--metrics-bind-address=:${PORTS.metrics}`,
+    `--metrics-cert-dir=${METRICS_CERT_DIR}`,
     `--health-probe-bind-address=:${PORTS.health}`,
     `--webhook-bind-address=:${PORTS.webhook}`,
     `--log-level=${logLevel}`,
@@ -99,6 +108,9 @@ function deployment(opts: ManifestOptions): KubeObject {
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           terminationGracePeriodSeconds: 30,
+          // Filled by OpenShift's service CA (annotation on the metrics Service); optional elsewhere, where
+          // the operator makes its own certificate.
+          volumes: [{ name: 'metrics-cert', secret: { secretName: NAMES.metricsCertSecret, optional: true } }],
           containers: [
             {
               name: NAMES.container,
@@ -115,6 +127,7 @@ function deployment(opts: ManifestOptions): KubeObject {
                 { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
                 { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
               ],
+              volumeMounts: [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10 },
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
@@ -218,6 +231,21 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.eventsRole },
           subjects: [sa],
         },
+        // Who may scrape /metrics: bind this ClusterRole to a scraper's ServiceAccount (the operator asks the
+        // API server with a SubjectAccessReview). Bound here to OpenShift's cluster Prometheus.
+        {
+          apiVersion: rbac,
+          kind: 'ClusterRole',
+          metadata: { name: NAMES.metricsReader, labels: labels('metrics') },
+          rules: metricsReaderRules(),
+        },
+        {
+          apiVersion: rbac,
+          kind: 'ClusterRoleBinding',
+          metadata: { name: NAMES.metricsReader, labels: labels('metrics') },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAMES.metricsReader },
+          subjects: [CLUSTER_PROMETHEUS],
+        },
       ] as KubeObject[],
     },
     {
@@ -234,7 +262,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         {
           apiVersion: 'v1',
           kind: 'Service',
-          metadata: { name: NAMES.metricsService, namespace: ns, labels: labels('metrics') },
+          metadata: {
+            name: NAMES.metricsService,
+            namespace: ns,
+            labels: labels('metrics'),
+            annotations: { 'service.beta.openshift.io/serving-cert-secret-name': NAMES.metricsCertSecret },
+          },
           spec: { selector: podLabels, ports: [{ name: 'metrics', port: PORTS.metrics, targetPort: 'metrics', protocol: 'TCP' }] },
         },
       ] as KubeObject[],
@@ -263,7 +296,21 @@ function serviceMonitor(): KubeObject {
     spec: {
       selector: { matchLabels: labels('metrics') },
       namespaceSelector: { matchNames: [ns] },
-      endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s', scheme: 'http' }],
+      // HTTPS with Prometheus's own ServiceAccount token (the operator reviews it with the API server) and
+      // the service CA's bundle, which OpenShift mounts into its Prometheus, to verify the serving certificate.
+      endpoints: [
+        {
+          port: 'metrics',
+          path: '/metrics',
+          interval: '30s',
+          scheme: 'https',
+          bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          tlsConfig: {
+            caFile: '/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt',
+            serverName: `${NAMES.metricsService}.${ns}.svc`,
+          },
+        },
+      ],
     },
   } as KubeObject;
 }

@@ -75,7 +75,15 @@ export function clusterRules(): PolicyRule[] {
       verbs: ['get', 'list', 'watch', 'patch', 'update'],
       resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION, MUTATING_WEBHOOK_CONFIGURATION],
     },
+    // Secure metrics: each scraper's bearer token is reviewed by the API server, then its right to get /metrics.
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
+}
+
+/** The scraper's side: get on the operator's /metrics (a non-resource URL). */
+export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string[] }[] {
+  return [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }];
 }
 
 /** In the operator's namespace. */

@@ -8,6 +8,7 @@
  * - CustomResourceDefinitions: one file each, owned by the CSV with descriptors for the console's form.
  * - ServiceAccount, ClusterRole(Binding), Role(Binding): the CSV's clusterPermissions and permissions (OLM
  *   creates the account, roles and bindings itself).
+ * - A ClusterRole bound to others (osc-metrics-reader, for Prometheus): a manifest each, with its binding.
  * - The events Role in `default`: OLM binds CSV permissions only in the operator's namespace, so these
  *   rules go into clusterPermissions (the one place the bundle grants more than `osc install`).
  * - Deployment: the CSV's install strategy.
@@ -227,8 +228,26 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
   const key = (kind: string, name: string, namespace?: string) => `${kind}/${namespace ?? ''}/${name}`;
   for (const o of objects)
     if (o.kind === 'Role' || o.kind === 'ClusterRole') roles.set(key(o.kind, o.metadata.name ?? '', o.metadata.namespace), o);
+  // Roles bound to someone other than the operator (e.g. the metrics reader, for scrapers) are no CSV
+  // permissions: they ship as manifests of their own, with their bindings.
+  const operatorAccounts = new Set(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name));
+  const forOperator = (binding: KubeObject) =>
+    ((binding as unknown as { subjects?: { kind: string; name: string }[] }).subjects ?? []).some(
+      (s) => s.kind === 'ServiceAccount' && operatorAccounts.has(s.name),
+    );
+  const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
+  const foreign = (o: KubeObject) =>
+    (o.kind === 'ClusterRoleBinding' && !forOperator(o)) ||
+    (o.kind === 'ClusterRole' &&
+      !bindings.some(
+        (b) => forOperator(b) && (b as unknown as { roleRef: { kind: string; name: string } }).roleRef.name === o.metadata.name,
+      ));
 
   for (const o of objects) {
+    if (foreign(o)) {
+      extras.push(clone(o));
+      continue;
+    }
     switch (o.kind) {
       case 'Namespace':
       case 'ValidatingWebhookConfiguration':

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTLSServer, type Server as TLSServer } from 'node:https';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
@@ -9,6 +10,7 @@ import { EventRecorder } from './events.ts';
 import { Informer, type InformerOptions } from './informer.ts';
 import { defaultLeaderElection, type LeaderElectionConfig, LeaderElector } from './leaderelection.ts';
 import { RuntimeMetrics } from './metrics.ts';
+import type { DelegatingAuth } from './metricsauth.ts';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -16,8 +18,13 @@ export interface ManagerOptions {
   metrics?: RuntimeMetrics;
   /** Lease-based leader election; without it this instance always reconciles. */
   leaderElection?: Partial<LeaderElectionConfig> & { namespace: string; name: string };
-  /** host:port for /metrics, /healthz and /readyz (one server); undefined = no HTTP server. */
+  /**
+   * host:port for /metrics; undefined = none. Plain HTTP (with /healthz and /readyz beside it) unless
+   * `secureMetrics` is given.
+   */
   metricsAddress?: string;
+  /** Serve /metrics alone over TLS, to clients the API server authenticates and authorises. */
+  secureMetrics?: { tls: ServingCert; auth: DelegatingAuth };
   /** host:port for /healthz and /readyz if they should be served apart from metrics. */
   healthAddress?: string;
   /** Identity for leases and events; defaults to hostname + random suffix. */
@@ -26,6 +33,11 @@ export interface ManagerOptions {
 }
 
 type Runnable = (signal: AbortSignal) => Promise<void>;
+
+export interface ServingCert {
+  certPem: string;
+  keyPem: string;
+}
 
 /**
  * Owns the shared informers and the controllers: starts the caches, waits for them to sync, runs the
@@ -43,6 +55,8 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private elector: LeaderElector | undefined;
   private servers: Server[] = [];
+  private metricsServer: Server | TLSServer | undefined;
+  private healthServer: Server | undefined;
   private ready = false;
   private readonly checks = new Map<string, () => boolean>();
 
@@ -101,6 +115,11 @@ export class Manager {
    */
   async start(signal: AbortSignal): Promise<void> {
     await this.serve();
+    // Stopped while the servers came up: an abort listener added now would never fire.
+    if (signal.aborted) {
+      await this.closeServers();
+      return;
+    }
     const informerRuns = [...this.informers.values()].map((i) => i.run(signal));
     const synced = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
     if (signal.aborted || !synced.every(Boolean)) {
@@ -142,25 +161,54 @@ export class Manager {
   }
 
   private async serve(): Promise<void> {
-    const addrs = new Map<string, Set<string>>();
-    if (this.opts.metricsAddress) addrs.set(this.opts.metricsAddress, new Set(['/metrics', '/healthz', '/readyz']));
-    if (this.opts.healthAddress) {
-      const routes = addrs.get(this.opts.healthAddress) ?? new Set<string>();
-      routes.add('/healthz');
-      routes.add('/readyz');
-      addrs.set(this.opts.healthAddress, routes);
+    const secure = this.opts.secureMetrics;
+    const { metricsAddress: m, healthAddress: h } = this.opts;
+    const plan: { addr: string; routes: Set<string>; tls?: { tls: ServingCert; auth: DelegatingAuth } }[] = [];
+    // Plain metrics share a server with the probes when given the same address; secure metrics never do:
+    // the kubelet probes without credentials.
+    if (m && !secure && m === h) plan.push({ addr: m, routes: new Set(['/metrics', '/healthz', '/readyz']) });
+    else {
+      if (m) plan.push({ addr: m, routes: new Set(secure ? ['/metrics'] : ['/metrics', '/healthz', '/readyz']), tls: secure });
+      if (h) plan.push({ addr: h, routes: new Set(['/healthz', '/readyz']) });
     }
-    for (const [addr, routes] of addrs) {
-      const server = createServer((req, res) => void this.handle(req, res, routes));
+    for (const { addr, routes, tls } of plan) {
+      const server = tls
+        ? createTLSServer(
+            { cert: tls.tls.certPem, key: tls.tls.keyPem, minVersion: 'TLSv1.2' },
+            (req, res) => void this.handle(req, res, routes, tls.auth),
+          )
+        : createServer((req, res) => void this.handle(req, res, routes));
       const { host, port } = parseAddress(addr);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => resolve());
       });
       const a = server.address();
-      this.log.info({ address: typeof a === 'object' && a ? `${a.address}:${a.port}` : addr, routes: [...routes] }, 'serving');
-      this.servers.push(server);
+      this.log.info(
+        { address: typeof a === 'object' && a ? `${a.address}:${a.port}` : addr, routes: [...routes], tls: Boolean(tls) },
+        'serving',
+      );
+      this.servers.push(server as Server);
+      if (routes.has('/metrics')) this.metricsServer = server;
+      if (routes.has('/healthz')) this.healthServer = server as Server;
     }
+  }
+
+  /** A new serving certificate for the secure metrics server; connections made from now on get it. */
+  reloadMetricsCert(tls: ServingCert): void {
+    const s = this.metricsServer;
+    if (s && 'setSecureContext' in s) s.setSecureContext({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' });
+  }
+
+  /** Where /metrics is served (host:port, useful with port 0), and whether over TLS. */
+  get metricsEndpoint(): { address: string; secure: boolean } | undefined {
+    const address = boundAddress(this.metricsServer);
+    return address ? { address, secure: Boolean(this.opts.secureMetrics) } : undefined;
+  }
+
+  /** Where /healthz and /readyz are served (host:port). */
+  get healthAddress(): string | undefined {
+    return boundAddress(this.healthServer);
   }
 
   /** The address the first HTTP server listens on (useful with port 0). */
@@ -169,9 +217,17 @@ export class Manager {
     return typeof a === 'object' && a ? `${a.address}:${a.port}` : undefined;
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, routes: Set<string>): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, routes: Set<string>, auth?: DelegatingAuth): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     try {
+      if (auth && routes.has(path)) {
+        const d = await auth.check(req.headers.authorization, path, req.method ?? 'GET');
+        if (!d.ok) {
+          this.log.debug({ path, status: d.status, reason: d.message }, 'metrics request refused');
+          res.writeHead(d.status, { 'content-type': 'text/plain' }).end(`${d.message}\n`);
+          return;
+        }
+      }
       if (!routes.has(path)) {
         res.writeHead(404).end('not found\n');
       } else if (path === '/metrics') {
@@ -192,7 +248,14 @@ export class Manager {
     await Promise.all(this.servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
     for (const s of this.servers) s.closeAllConnections();
     this.servers = [];
+    this.metricsServer = undefined;
+    this.healthServer = undefined;
   }
+}
+
+function boundAddress(server: Server | TLSServer | undefined): string | undefined {
+  const a = server?.address();
+  return typeof a === 'object' && a ? `${a.address}:${a.port}` : undefined;
 }
 
 export function parseAddress(addr: string): { host: string; port: number } {

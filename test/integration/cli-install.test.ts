@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { x as extract } from 'tar';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { NAMES } from '../../src/install/manifests.ts';
@@ -153,6 +154,35 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     await waitFor(() => operator.stdout.includes('"became leader"'), { message: 'the leader lease (leases RBAC)' });
   });
 
+  test("its /metrics: HTTPS, for the cluster Prometheus's token (osc-metrics-reader), not for others", async () => {
+    // The operator's RBAC lets it review tokens and access; the shipped binding names OpenShift's Prometheus.
+    const m = /"address":"([^"]+)","routes":\["\/metrics"\],"tls":true/.exec(operator.stdout);
+    assert.ok(m?.[1], `the operator serves /metrics over TLS:\n${operator.stdout}`);
+    for (const args of [
+      ['create', 'namespace', 'openshift-monitoring'],
+      ['create', 'serviceaccount', 'prometheus-k8s', '-n', 'openshift-monitoring'],
+    ]) {
+      const r = await kubectl(args);
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const tokenOf = async (sa: string, namespace: string) => (await kubectl(['create', 'token', sa, '-n', namespace])).stdout.trim();
+    // Its certificate is one the child process made for itself (no service CA here): not verified by this client.
+    const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
+    const get = async (token: string) => {
+      const r = await undiciFetch(`https://${m[1]}/metrics`, { headers: { authorization: `Bearer ${token}` }, dispatcher });
+      return { status: r.status, text: await r.text() };
+    };
+    try {
+      const prom = await get(await tokenOf('prometheus-k8s', 'openshift-monitoring'));
+      assert.equal(prom.status, 200, prom.text);
+      assert.match(prom.text, /^leader_election_master_status\{name="osc-operator-leader"\} 1$/m);
+      const own = await get(await tokenOf(NAMES.serviceAccount, ns));
+      assert.equal(own.status, 403, own.text);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
   test('osc status --watch renders the install live; kata is installed by the ServiceAccount-run operator', async () => {
     const watch = start(['status', '--watch', '--kubeconfig', admin]);
     await waitFor(() => watch.stdout.includes('No KataConfig in this cluster yet'), { message: 'status --watch waiting' });
@@ -179,8 +209,14 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.match(out, /^worker-\d {3}installing$/m, 'a node seen installing');
     assert.equal((await cluster.dev.client.get(RuntimeClasses, 'kata')).handler, 'kata');
     // The operator's events reached default (its events RBAC works).
-    const events = await cluster.dev.client.list(Events, { namespace: 'default' });
-    assert.ok(events.items.some((e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed'));
+    // Events are recorded asynchronously: the Installed one may land just after the status says so.
+    await waitFor(
+      async () =>
+        (await cluster.dev.client.list(Events, { namespace: 'default' })).items.some(
+          (e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed',
+        ),
+      { message: 'the Installed event in default' },
+    );
     assert.doesNotMatch(operator.stdout, /forbidden/i, 'no request of the operator was refused');
 
     const once = await osc(['status', '--kubeconfig', admin, '-o', 'json']);

@@ -5,7 +5,7 @@ import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL 
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { Events, Nodes, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
-import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
+import { inOrder, type StatusView, scrapeMetrics, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 const KC = 'example-kataconfig';
@@ -105,7 +105,8 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
   });
 
   test('metrics: kata nodes per state, the InProgress reason and the runtime class', async () => {
-    const text = await (await fetch(`http://${running.op.operator.manager.boundAddress}/metrics`)).text();
+    const { status, text } = await scrapeMetrics(cluster.dev, running.op.operator);
+    assert.equal(status, 200, text);
     assert.match(text, /^osc_kata_nodes\{state="installed"\} 2$/m);
     assert.match(text, /^osc_kata_nodes\{state="installing"\} 0$/m);
     assert.match(text, /^osc_kata_selected_nodes 2$/m);

@@ -18,7 +18,7 @@ import {
   ServiceMonitors,
 } from '../../src/controllers/monitor/desired.ts';
 import { DaemonSets, Nodes, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../src/kube/resources.ts';
-import { useDevCluster, useOperator } from '../support/operator.ts';
+import { scrapeMetrics, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 const ns = OPERATOR_NAMESPACE;
@@ -30,9 +30,8 @@ describe('kata monitor and kata_* metrics', () => {
 
   /** The five gauges as Prometheus scrapes them from the operator's /metrics. */
   async function scrape(): Promise<Record<string, number>> {
-    const addr = operator.op.operator.manager.boundAddress;
-    assert.ok(addr, 'the operator serves /metrics');
-    const text = await (await fetch(`http://${addr}/metrics`)).text();
+    const { status, text } = await scrapeMetrics(cluster.dev, operator.op.operator);
+    assert.equal(status, 200, text);
     const out: Record<string, number> = {};
     for (const m of text.matchAll(/^(kata_[a-z_]+) (\S+)$/gm)) out[m[1] ?? ''] = Number(m[2]);
     return out;

@@ -1,11 +1,15 @@
 import { after, before } from 'node:test';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { DevCluster, type DevClusterOptions } from '../../src/devcluster/devcluster.ts';
+import { metricsScraperToken } from '../../src/devcluster/prometheus.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { createOperator, type Operator, type OperatorOptions } from '../../src/operator.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
 import { testLogger } from './controlplane.ts';
+import { waitFor } from './wait.ts';
 
 /** One dev cluster (real control plane + simulated OpenShift) for a whole test file. */
 export function useDevCluster(opts: DevClusterOptions = {}): { readonly dev: DevCluster } {
@@ -131,4 +135,34 @@ export function useOperator(
       return ref.recorder;
     },
   };
+}
+
+const scraperTokens = new WeakMap<DevCluster, Promise<string>>();
+
+/**
+ * The operator's /metrics as a scraper gets it: over HTTPS, verified against the operator's CA, with the
+ * token of a ServiceAccount bound to osc-metrics-reader (made once per dev cluster).
+ */
+export async function scrapeMetrics(dev: DevCluster, operator: Operator, token?: string): Promise<{ status: number; text: string }> {
+  const endpoint = await waitFor(() => operator.manager.metricsEndpoint, { message: "the operator's metrics server listening" });
+  if (!endpoint.secure) return { status: 200, text: await (await fetch(`http://${endpoint.address}/metrics`)).text() };
+  let t = token;
+  if (t === undefined) {
+    let p = scraperTokens.get(dev);
+    if (!p) {
+      p = metricsScraperToken(dev.client, OPERATOR_NAMESPACE, 1);
+      scraperTokens.set(dev, p);
+    }
+    t = await p;
+  }
+  const dispatcher = new Agent({ connect: { ca: operator.metricsCA } });
+  try {
+    const res = await undiciFetch(`https://${endpoint.address}/metrics`, {
+      headers: t ? { authorization: `Bearer ${t}` } : {},
+      dispatcher,
+    });
+    return { status: res.status, text: await res.text() };
+  } finally {
+    await dispatcher.close();
+  }
 }

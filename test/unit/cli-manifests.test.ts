@@ -68,6 +68,8 @@ describe('osc install manifests', () => {
         'RoleBinding',
         'Role',
         'RoleBinding',
+        'ClusterRole',
+        'ClusterRoleBinding',
         'Deployment',
         'Service',
         'Service',
@@ -124,7 +126,16 @@ describe('osc install manifests', () => {
     const all = await manifests();
     const rulesOf = (kind: string, ns?: string) =>
       all.filter((o) => o.kind === kind && o.metadata.namespace === ns).flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
-    const cluster = rulesOf('ClusterRole');
+    const cluster = all
+      .filter((o) => o.kind === 'ClusterRole' && o.metadata.name === NAMES.clusterRole)
+      .flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
+    // Scrapers get exactly get on /metrics, nothing else.
+    assert.deepEqual(
+      (all.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'osc-metrics-reader') as { rules?: unknown } | undefined)?.rules,
+      [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+    );
+    assert.ok(grants(cluster, 'authentication.k8s.io', 'tokenreviews', 'create'));
+    assert.ok(grants(cluster, 'authorization.k8s.io', 'subjectaccessreviews', 'create'));
     const inNs = rulesOf('Role', OPERATOR_NAMESPACE);
     const inDefault = rulesOf('Role', EVENTS_NAMESPACE);
     for (const r of [...cluster, ...inNs, ...inDefault]) {

@@ -1,8 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import type { ConsoleOptions, LocalOperator, RunningConsole } from '../../console/server.ts';
 import type { DevPrometheus as DevPrometheusType } from '../../devcluster/prometheus.ts';
 import { packageVersion } from '../../install/manifests.ts';
+import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadKubeConfig, onShutdownSignal, write } from '../common.ts';
 
@@ -86,31 +88,38 @@ export async function startDevConsole(opts: {
   kubeConfig: KubeConfig;
   home: string;
   metricsAddress: string | undefined;
+  /** The CA of the operator's metrics certificate: Prometheus scrapes over HTTPS, with a token of its own. */
+  metricsCA?: string;
   operator: LocalOperator;
   log: Logger;
   onWarning: (message: string) => void;
 }): Promise<{ url: string; stop(): Promise<void> }> {
-  const { DevPrometheus } = await import('../../devcluster/prometheus.ts');
+  const { DevPrometheus, metricsScraperToken } = await import('../../devcluster/prometheus.ts');
   const { join } = await import('node:path');
   let prometheus: DevPrometheusType | undefined;
   let note = opts.metricsAddress
     ? 'Prometheus is starting (its first run builds it from source: a few minutes)'
     : 'the operator serves no metrics';
   const starting = opts.metricsAddress
-    ? DevPrometheus.start({
-        targets: [opts.metricsAddress],
-        dataDir: join(opts.home, 'prometheus'),
-        logFile: join(opts.home, 'logs', 'prometheus.log'),
-        log: opts.log,
-      }).then(
-        (p) => {
-          prometheus = p;
-        },
-        (e) => {
-          note = `Prometheus did not start: ${errorMessage(e)}`;
-          opts.onWarning(`${note}; the console has no metrics`);
-        },
-      )
+    ? scrapeCredentials(opts.kubeConfig, opts.metricsCA, metricsScraperToken)
+        .then((https) =>
+          DevPrometheus.start({
+            targets: [opts.metricsAddress ?? ''],
+            https,
+            dataDir: join(opts.home, 'prometheus'),
+            logFile: join(opts.home, 'logs', 'prometheus.log'),
+            log: opts.log,
+          }),
+        )
+        .then(
+          (p) => {
+            prometheus = p;
+          },
+          (e) => {
+            note = `Prometheus did not start: ${errorMessage(e)}`;
+            opts.onWarning(`${note}; the console has no metrics`);
+          },
+        )
     : Promise.resolve();
   const c = await openConsole({
     kubeConfig: opts.kubeConfig,
@@ -126,4 +135,20 @@ export async function startDevConsole(opts: {
       await prometheus?.stop();
     },
   };
+}
+
+/** A token for the dev Prometheus's ServiceAccount, when the operator's metrics are served over HTTPS. */
+async function scrapeCredentials(
+  kubeConfig: KubeConfig,
+  caPem: string | undefined,
+  tokenFor: (client: KubeClient, namespace: string) => Promise<string>,
+): Promise<{ caPem: string; token: string } | undefined> {
+  if (!caPem) return undefined;
+  const { KubeClient } = await import('../../kube/client.ts');
+  const client = new KubeClient(kubeConfig);
+  try {
+    return { caPem, token: await tokenFor(client, OPERATOR_NAMESPACE) };
+  } finally {
+    await client.close();
+  }
 }

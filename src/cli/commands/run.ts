@@ -8,6 +8,8 @@ export interface RunFlags extends ClusterFlags {
   namespace?: string;
   leaderElect: boolean;
   metricsBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertDir?: string;
   healthProbeBindAddress: string;
   webhookBindAddress: string;
   webhookUrl?: string;
@@ -37,6 +39,8 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       namespace,
       leaderElection: flags.leaderElect,
       metricsAddress: flags.metricsBindAddress === '0' ? '' : flags.metricsBindAddress,
+      metricsSecure: flags.metricsSecure,
+      metricsCertDir: flags.metricsCertDir,
       healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
       webhook: flags.webhooks ? { address: flags.webhookBindAddress, ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}) } : false,
     });

@@ -141,14 +141,16 @@ export async function runDevEnvironment(
       const deadline = Date.now() + 60_000;
       while (!op.manager.isReady && !ac.signal.aborted && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       if (!op.manager.isReady && !ac.signal.aborted) throw new CliError(`the operator did not become ready within 60s; see ${logPath}`);
-      const addr = op.manager.boundAddress;
-      if (addr) metricsUrl = `http://${addr}/metrics`;
+      const metrics = op.manager.metricsEndpoint;
+      const addr = metrics?.address;
+      if (metrics) metricsUrl = `${metrics.secure ? 'https' : 'http'}://${metrics.address}/metrics`;
       if (flags.console !== false) {
         const { startDevConsole } = await import('./console.ts');
         webConsole = await startDevConsole({
           kubeConfig: dev.controlPlane.kubeConfig,
           home,
           metricsAddress: addr,
+          metricsCA: op.metricsCA,
           operator: {
             where: `in this osc start process (pid ${process.pid})`,
             identity: op.manager.identity,
