@@ -1,15 +1,19 @@
 /**
  * Benchmark: install kata on N simulated workers and measure the operator.
  *
- *   node bench/install.ts [--workers 1000,5000] [--reboot-ms 100] [--max-unavailable 10%] [--lease-seconds 40]
+ *   node bench/install.ts [--workers 1000,5000] [--reboot-ms 100] [--max-unavailable 10%] [--lease-seconds 40] [--idle-s 60] [--no-build]
  *
- * Prints, per size: how long after a node's Machine Config Operator state changes the KataConfig status
- * shows it (p50, p99: both observed by the watches of one observer process, on one clock), status writes and API
- * requests per node, the operator's peak memory (its own process: getrusage maxRSS), and what the whole
- * cluster costs: each component's peak RSS and the CPU it spent during the install (etcd, kube-apiserver,
- * kube-scheduler, kube-controller-manager, kwok, and this process, which runs the simulators).
+ * The operator runs compiled (dist/, built first unless --no-build), in a process of its own, as the image
+ * runs it. Prints, per size: the install time; how long after a node's Machine Config Operator state
+ * changes the KataConfig status shows it (p50, p99: both observed by the watches of one observer process,
+ * on one clock); the KataConfig status writes and how many failed, the 409 Conflicts among all the
+ * operator's requests; node patches and API requests per node; the operator's CPU seconds during the
+ * install and during an idle window after it, and its API writes in that window; its peak RSS (getrusage
+ * maxRSS) and peak V8 heap (sampled); and what the whole cluster costs: each component's peak RSS and the
+ * CPU it spent during the install (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kwok,
+ * and this process, which runs the simulators).
  */
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { KataConfigs } from '../src/api/kataconfig.ts';
 import { MachineConfigPools } from '../src/api/openshift.ts';
@@ -24,6 +28,8 @@ const { values } = parseArgs({
     'reboot-ms': { type: 'string', default: '100' },
     'max-unavailable': { type: 'string', default: '10%' },
     'lease-seconds': { type: 'string', default: '40' },
+    'idle-s': { type: 'string', default: '60' },
+    'no-build': { type: 'boolean', default: false },
   },
 });
 const sizes = (values.workers ?? '')
@@ -33,16 +39,40 @@ const sizes = (values.workers ?? '')
 const rebootMs = Number(values['reboot-ms']);
 const maxUnavailable = values['max-unavailable'] ?? '10%';
 const leaseSeconds = Number(values['lease-seconds']);
+const idleS = Number(values['idle-s']);
 
+interface Requests {
+  byVerb: Record<string, number>;
+  total: number;
+  writes: number;
+  /** Writes by "VERB resource". */
+  writesBy: Record<string, number>;
+  nodePatches: number;
+  conflicts: number;
+}
+interface Mark {
+  cpuSeconds: number;
+  requests: Requests;
+}
 interface Report {
   importRSSKiB: number;
   maxRSSKiB: number;
   rssNowKiB: number;
-  requests: Record<string, number>;
+  peakHeapUsedMiB: number;
+  peakHeapTotalMiB: number;
+  requests: Requests;
   statusWrites: number;
+  statusWriteErrors: number;
   reconciles: number;
   reconcileErrors: number;
-  statusConflicts: number;
+}
+
+if (!values['no-build']) {
+  // What the image runs: the compiled build, fresh.
+  const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname;
+  const root = new URL('..', import.meta.url).pathname;
+  const built = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error('npm run build failed: the benchmark runs the compiled operator');
 }
 
 /** A benchmark helper process with a request/answer channel over IPC. */
@@ -73,15 +103,24 @@ async function runOnce(workers: number) {
   const pool = desiredKataPool();
   await dev.client.create(MachineConfigPools, { ...pool, spec: { ...pool.spec, maxUnavailable } });
 
-  const operator = spawnChild('operator-process.ts', [dev.controlPlane.kubeconfigPath]);
+  const operator = spawnChild('operator-process.js', [dev.controlPlane.kubeconfigPath]);
   const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
   await Promise.all([operator.next(), observer.next()]); // both ready
+  const mark = async () => {
+    operator.child.send({ cmd: 'mark' });
+    return (await operator.next()) as Mark;
+  };
   const usageBefore = await clusterUsage(dev);
+  const m0 = await mark();
   const tInstall = Date.now();
   await dev.client.create(KataConfigs, { metadata: { name: 'bench' }, spec: {} });
   await observer.next(); // done: every node installed, InProgress False
   const installMs = Date.now() - tInstall;
+  const m1 = await mark();
   const usageAfter = await clusterUsage(dev);
+  // Idle: installed, nothing changes but the heartbeats (node leases) and whatever the cluster does on its own.
+  await new Promise((r) => setTimeout(r, idleS * 1000));
+  const m2 = await mark();
   const cluster = Object.fromEntries(
     Object.entries(usageAfter).map(([c, u]) => [
       c,
@@ -97,7 +136,8 @@ async function runOnce(workers: number) {
     await new Promise((r) => c.child.once('exit', r));
   }
   await dev.stop();
-  const totalRequests = Object.values(report.requests).reduce((a, b) => a + b, 0);
+  // The install's requests: from the KataConfig's creation to the end of the install.
+  const installRequests = m1.requests.total - m0.requests.total;
   return {
     workers,
     clusterReadyS: +(clusterReady / 1000).toFixed(1),
@@ -106,15 +146,29 @@ async function runOnce(workers: number) {
     delayP50Ms: +pct(delays, 50).toFixed(1),
     delayP99Ms: +pct(delays, 99).toFixed(1),
     statusWrites: report.statusWrites,
+    statusWriteErrors: report.statusWriteErrors,
     statusWritesPerNode: +(report.statusWrites / workers).toFixed(2),
-    apiRequests: totalRequests,
-    apiRequestsPerNode: +(totalRequests / workers).toFixed(2),
-    requestsByVerb: report.requests,
+    conflicts409: report.requests.conflicts,
+    nodePatchesPerNode: +((m1.requests.nodePatches - m0.requests.nodePatches) / workers).toFixed(2),
+    apiRequests: installRequests,
+    apiRequestsPerNode: +(installRequests / workers).toFixed(2),
+    requestsByVerb: report.requests.byVerb,
     reconciles: report.reconciles,
     reconcileErrors: report.reconcileErrors,
-    statusWriteErrors: report.statusConflicts,
+    installCpuS: +(m1.cpuSeconds - m0.cpuSeconds).toFixed(2),
+    idleS,
+    idleCpuS: +(m2.cpuSeconds - m1.cpuSeconds).toFixed(2),
+    idleWrites: m2.requests.writes - m1.requests.writes,
+    idleRequests: m2.requests.total - m1.requests.total,
+    idleWritesBy: Object.fromEntries(
+      Object.entries(m2.requests.writesBy)
+        .map(([k, n]) => [k, n - (m1.requests.writesBy[k] ?? 0)])
+        .filter(([, n]) => Number(n) > 0),
+    ),
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorRSSAfterImportsMiB: +(report.importRSSKiB / 1024).toFixed(1),
+    operatorPeakHeapUsedMiB: +report.peakHeapUsedMiB.toFixed(1),
+    operatorPeakHeapTotalMiB: +report.peakHeapTotalMiB.toFixed(1),
     cluster,
   };
 }
@@ -139,9 +193,17 @@ for (const n of sizes) {
       `workers=${r.workers}`,
       `install=${r.installS}s`,
       `status delay p50=${r.delayP50Ms}ms p99=${r.delayP99Ms}ms (${r.transitionsMeasured} transitions)`,
-      `status writes/node=${r.statusWritesPerNode}`,
+      `status writes=${r.statusWrites} (${r.statusWritesPerNode}/node, ${r.statusWriteErrors} failed; 409s of all requests: ${r.conflicts409})`,
+      `node patches/node=${r.nodePatchesPerNode}`,
       `API requests/node=${r.apiRequestsPerNode}`,
-      `operator peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB after loading modules)`,
+    ].join('  '),
+  );
+  console.log(
+    [
+      `  operator CPU install=${r.installCpuS}s idle(${r.idleS}s)=${r.idleCpuS}s`,
+      `API writes while idle=${r.idleWrites} ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests})`,
+      `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled)`,
+      `peak heap used=${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,
     ].join('  '),
   );
   console.log(

@@ -110,6 +110,10 @@ export const kataConfigStatusSchema = s.object({
   conditions: s.array(conditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
   kataNodes: kataNodesSchema,
   runtimeClasses: s.array(s.string(), { description: 'RuntimeClasses this operator created.' }),
+  uninstallStarted: s.boolean({
+    description:
+      'Set once the KataConfig is being deleted and no pod uses its RuntimeClasses any more: kata is leaving the nodes, and the peer-pod parts may go.',
+  }),
 });
 
 export type KataConfigSpec = Infer<typeof kataConfigSpecSchema>;

@@ -223,20 +223,22 @@ describe('helpers', () => {
     assert.deepEqual(imagesFromEnv({ RELATED_IMAGE_CAA: 'quay.io/x/caa:1' }), { ...DEFAULT_IMAGES, caa: 'quay.io/x/caa:1' });
   });
 
-  test('kataUninstallStarted: only once the KataConfig controller is past its check for pods', () => {
-    const kc = (reason: string | undefined, finalizers = ['kataconfiguration.openshift.io/finalizer'], nodeCount = 2): KataConfig => ({
+  test('kataUninstallStarted: only on the signal the KataConfig controller owns, never on its condition', () => {
+    const kc = (reason: string, uninstallStarted?: boolean, finalizers = ['kataconfiguration.openshift.io/finalizer']): KataConfig => ({
       metadata: { name: 'k', finalizers },
       status: {
-        conditions: reason === undefined ? [] : [{ type: 'InProgress', status: 'True', reason, message: '', lastTransitionTime: '' }],
-        kataNodes: { nodeCount, readyNodeCount: 0 },
+        conditions: [{ type: 'InProgress', status: 'True', reason, message: '', lastTransitionTime: '' }],
+        kataNodes: { nodeCount: 0, readyNodeCount: 0 },
+        ...(uninstallStarted === undefined ? {} : { uninstallStarted }),
       },
     });
     assert.equal(kataUninstallStarted(kc('BlockedByExistingKataPods')), false);
-    assert.equal(kataUninstallStarted(kc('Installing')), false);
-    assert.equal(kataUninstallStarted(kc('')), false);
-    assert.equal(kataUninstallStarted(kc('Uninstalling')), true);
-    assert.equal(kataUninstallStarted(kc('Failed', undefined, 0)), true);
-    assert.equal(kataUninstallStarted(kc('Failed', undefined, 2)), false);
-    assert.equal(kataUninstallStarted(kc(undefined, [])), true);
+    // The reason alone says nothing any more: a Failed or Uninstalling condition without the field is not the signal.
+    assert.equal(kataUninstallStarted(kc('Uninstalling')), false);
+    assert.equal(kataUninstallStarted(kc('Failed')), false);
+    assert.equal(kataUninstallStarted(kc('Uninstalling', true)), true);
+    assert.equal(kataUninstallStarted(kc('Failed', true)), true);
+    // Its finalizer gone, the KataConfig controller is done with the uninstall.
+    assert.equal(kataUninstallStarted(kc('BlockedByExistingKataPods', undefined, [])), true);
   });
 });

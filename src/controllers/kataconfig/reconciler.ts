@@ -1,14 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import {
-  activeKataConfig,
-  IN_PROGRESS,
-  type KataConfig,
-  type KataConfigStatus,
-  KataConfigs,
-  kataConfigOwner,
-  messages,
-} from '../../api/kataconfig.ts';
+import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -42,13 +34,12 @@ import {
   poolTargetHasKata,
 } from '../../platform/machineconfig.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
-import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { writeStatusIfChanged } from '../../runtime/status.ts';
+import { applyStatusIfChanged } from '../../runtime/status.ts';
 import type { KataMetrics } from './metrics.ts';
 import {
   type Classification,
@@ -58,6 +49,9 @@ import {
   inProgressOf,
   installCondition,
   isCompactCluster,
+  type KataStatusChange,
+  kataConfigStatusShare,
+  kataStatusApply,
   podsUsing,
   runtimeClassesFor,
   runtimeClassesInUse,
@@ -147,8 +141,14 @@ export class KataConfigReconciler {
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
-      const conditions = setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state });
-      const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, { ...kc.status, conditions }, this.ctx.metrics);
+      const written = await applyStatusIfChanged(
+        this.ctx.client,
+        KataConfigs,
+        kc,
+        kataStatusApply(kc.status, { inProgress: state }),
+        kataConfigStatusShare,
+        this.ctx.metrics,
+      );
       if (written && inProgressOf(kc)?.reason !== 'Ignored')
         await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
@@ -165,17 +165,7 @@ export class KataConfigReconciler {
     if (!inProgressOf(kc) || inProgressOf(kc)?.reason === 'Ignored') {
       // The documented first state: Installing, before any node is counted.
       const state = { status: 'True' as const, reason: 'Installing' as const, message: messages.installing(rt) };
-      await this.writeStatus(
-        kc,
-        {
-          ...kc.status,
-          conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }),
-          kataNodes: { nodeCount: 0, readyNodeCount: 0 },
-        },
-        state,
-        rt,
-        0,
-      );
+      await this.writeStatus(kc, { inProgress: state, kataNodes: { nodeCount: 0, readyNodeCount: 0 } }, rt, 0);
       return undefined;
     }
 
@@ -216,12 +206,7 @@ export class KataConfigReconciler {
     }
     await this.writeStatus(
       kc,
-      {
-        conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }),
-        kataNodes: classification.kataNodes,
-        ...(runtimeClasses.length ? { runtimeClasses } : {}),
-      },
-      state,
+      { inProgress: state, kataNodes: classification.kataNodes, runtimeClasses },
       rt,
       classification.kataNodes.readyNodeCount,
     );
@@ -251,8 +236,8 @@ export class KataConfigReconciler {
     const nodes = this.ctx.nodes.list();
     const compact = isCompactCluster(nodes);
     const poolName = kataPoolName(compact);
-    const current = inProgressOf(kc);
-    const started = current?.reason === 'Uninstalling' || (current?.reason === 'Failed' && (kc.status?.kataNodes?.nodeCount ?? 0) === 0);
+    // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
+    const started = kc.status?.uninstallStarted === true;
     const wantCrio = (kc.spec?.logLevel ?? 'info') !== 'info';
 
     if (!started) {
@@ -288,13 +273,7 @@ export class KataConfigReconciler {
         blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.listPodsFailed(errorMessage(e)) };
       }
       if (blocked) {
-        await this.writeStatus(
-          kc,
-          { ...kc.status, conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...blocked }) },
-          blocked,
-          rt,
-          0,
-        );
+        await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
         return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
       }
     }
@@ -325,13 +304,8 @@ export class KataConfigReconciler {
       log.info('uninstalled');
       return undefined;
     }
-    await this.writeStatus(
-      kc,
-      { ...kc.status, conditions: setCondition(kc.status?.conditions, { type: IN_PROGRESS, ...state }), kataNodes },
-      state,
-      rt,
-      0,
-    );
+    // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
+    await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
     return labelsPending > 0 ? { requeueAfterMs: 0 } : undefined;
   }
@@ -386,15 +360,12 @@ export class KataConfigReconciler {
     await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
   }
 
-  private async writeStatus(
-    kc: KataConfig,
-    status: KataConfigStatus,
-    state: InProgressState,
-    rt: string,
-    readyNodes: number,
-  ): Promise<void> {
+  /** Applies this controller's status fields (and only those), with an event for a phase change. */
+  private async writeStatus(kc: KataConfig, change: KataStatusChange, rt: string, readyNodes: number): Promise<void> {
     const prev = inProgressOf(kc);
-    const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, status, this.ctx.metrics);
+    const state = change.inProgress;
+    const status = kataStatusApply(kc.status, change);
+    const written = await applyStatusIfChanged(this.ctx.client, KataConfigs, kc, status, kataConfigStatusShare, this.ctx.metrics);
     if (!written) return;
     const ev = phaseEvent(
       prev

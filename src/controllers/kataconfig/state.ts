@@ -4,6 +4,7 @@ import {
   type KataCondition,
   type KataConfig,
   type KataConfigSpec,
+  type KataConfigStatus,
   type KataNodes,
   messages,
 } from '../../api/kataconfig.ts';
@@ -19,6 +20,8 @@ import type { MachineConfigPool } from '../../api/openshift.ts';
 import { selectorMatches } from '../../kube/labels.ts';
 import type { Node } from '../../kube/resources.ts';
 import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from '../../platform/machineconfig.ts';
+import { setCondition } from '../../runtime/conditions.ts';
+import type { StatusShare } from '../../runtime/status.ts';
 
 /** Pure computations of the KataConfig controller: what should be, and what the status says. */
 
@@ -193,6 +196,49 @@ export function uninstallCondition(c: Classification, rt: string): InProgressSta
 
 export function inProgressOf(kc: KataConfig): KataCondition | undefined {
   return kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
+}
+
+/**
+ * The KataConfig status fields this controller owns and applies under its own field manager: the
+ * InProgress condition, kataNodes, runtimeClasses and uninstallStarted. The peer pods controller owns its
+ * conditions (docs/architecture.md, "One writer per field").
+ */
+export const kataConfigStatusShare: StatusShare<KataConfigStatus> = {
+  fieldManager: 'osc-kataconfig',
+  owned: (s) => {
+    const inProgress = s?.conditions?.find((c) => c.type === IN_PROGRESS);
+    return {
+      ...(inProgress ? { conditions: [inProgress] } : {}),
+      ...(s?.kataNodes ? { kataNodes: s.kataNodes } : {}),
+      ...(s?.runtimeClasses?.length ? { runtimeClasses: s.runtimeClasses } : {}),
+      ...(s?.uninstallStarted ? { uninstallStarted: true } : {}),
+    };
+  },
+};
+
+export interface KataStatusChange {
+  inProgress: InProgressState;
+  /** Absent: kept as the cache shows it. */
+  kataNodes?: KataNodes;
+  /** Absent: kept as the cache shows it; empty: removed. */
+  runtimeClasses?: string[];
+  /** The uninstall is past its check for pods: the peer-pod parts may go (sticky once set). */
+  uninstallStarted?: boolean;
+}
+
+/**
+ * The status the KataConfig controller applies: its own fields as the cache shows them, changed as asked.
+ * Never another controller's field: what it leaves out of an apply, the server keeps.
+ */
+export function kataStatusApply(cached: KataConfigStatus | undefined, change: KataStatusChange, now = new Date()): KataConfigStatus {
+  const own = kataConfigStatusShare.owned(cached);
+  const runtimeClasses = change.runtimeClasses ?? own.runtimeClasses ?? [];
+  return {
+    conditions: setCondition(own.conditions, { type: IN_PROGRESS, ...change.inProgress }, now),
+    ...((change.kataNodes ?? own.kataNodes) ? { kataNodes: change.kataNodes ?? own.kataNodes } : {}),
+    ...(runtimeClasses.length ? { runtimeClasses } : {}),
+    ...(change.uninstallStarted || own.uninstallStarted ? { uninstallStarted: true } : {}),
+  };
 }
 
 /** The runtime classes (sorted, once each) that these pods use, among those given. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { KataConfigStatus } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   KATA_NODE_ROLE_LABEL,
@@ -14,6 +15,7 @@ import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resourc
 import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
+import type { StatusShare } from '../../runtime/status.ts';
 
 /**
  * Pure computations of the peer pods controller: the objects it wants, and what its conditions say. Nothing
@@ -375,3 +377,20 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
 
 export const hasAnyCondition = (conditions: readonly Condition[] | undefined, types: readonly string[]) =>
   (conditions ?? []).some((c) => types.includes(c.type));
+
+/** This controller's conditions among a KataConfig's, in a fixed order (PEERPODS_CONDITIONS'). */
+export const ownConditions = (conditions: readonly Condition[] | undefined): Condition[] =>
+  PEERPODS_CONDITIONS.flatMap((type) => conditions?.filter((c) => c.type === type) ?? []);
+
+/**
+ * The KataConfig status fields this controller owns and applies under its own field manager: its
+ * conditions, nothing else (docs/architecture.md, "One writer per field"). A condition it stops applying is
+ * removed by the server.
+ */
+export const peerPodsStatusShare: StatusShare<KataConfigStatus> = {
+  fieldManager: 'osc-peerpods',
+  owned: (s) => {
+    const conditions = ownConditions(s?.conditions);
+    return conditions.length ? { conditions } : {};
+  },
+};

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { activeKataConfig, IN_PROGRESS, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
+import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -26,13 +26,13 @@ import {
 } from '../../kube/resources.ts';
 import type { Condition, KubeObject, OwnerReference } from '../../kube/types.ts';
 import { validatePeerPodsConfig } from '../../peerpods/config.ts';
-import { type ConditionInput, findCondition, removeCondition, setCondition } from '../../runtime/conditions.ts';
+import { type ConditionInput, findCondition, setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { writeStatusIfChanged } from '../../runtime/status.ts';
+import { applyStatusIfChanged, writeStatusIfChanged } from '../../runtime/status.ts';
 import { isCompactCluster } from '../kataconfig/state.ts';
 import {
   CONFIG_HASH_ANNOTATION,
@@ -63,9 +63,11 @@ import {
   LIMIT_FROM_CM_ANNOTATION,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  ownConditions,
   PEERPODS_CONDITIONS,
   PEERPODS_FINALIZER,
   type PeerPodsImages,
+  peerPodsStatusShare,
   SPEC_HASH_ANNOTATION,
 } from './desired.ts';
 import type { PeerPodsMetrics } from './metrics.ts';
@@ -193,7 +195,7 @@ export class PeerPodsReconciler {
     const cm = this.cached(this.ctx.configMaps, PEER_PODS_CM);
     const secret = this.cached(this.ctx.secrets, PEER_PODS_SECRET);
     const validation = validatePeerPodsConfig(cm, secret);
-    let conditions = setCondition(kc.status?.conditions, configCondition(validation));
+    let conditions = setCondition(ownConditions(kc.status?.conditions), configCondition(validation));
     const compact = isCompactCluster(this.ctx.nodes.list());
     const owner = ownerOf(kc);
 
@@ -371,7 +373,7 @@ export class PeerPodsReconciler {
     const { client } = this.ctx;
     if (!hasFinalizer(kc, PEERPODS_FINALIZER)) {
       if (mode === 'disable' && hasAnyCondition(kc.status?.conditions, PEERPODS_CONDITIONS)) {
-        await this.writeConditions(kc, this.withoutOurConditions(kc.status?.conditions, false));
+        await this.writeConditions(kc, []);
       }
       this.ctx.peerPodsMetrics?.reset();
       this.observePods();
@@ -416,10 +418,10 @@ export class PeerPodsReconciler {
 
     // 2. The image osc built is deleted (never one the administrator supplied).
     const { observation, wait } = await this.reconcileImageDeletion(kc, log, signal);
-    let conditions = kc.status?.conditions;
+    let conditions = ownConditions(kc.status?.conditions);
     if (observation) for (const c of imageConditions(observation)) conditions = setCondition(conditions, c);
     if (wait) {
-      await this.writeConditions(kc, conditions ?? []);
+      await this.writeConditions(kc, conditions);
       this.observeJobs();
       return undefined;
     }
@@ -428,8 +430,10 @@ export class PeerPodsReconciler {
     await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
     await client.delete(PeerPodConfigs, PEER_POD_CONFIG, { namespace: this.ns, signal });
     await this.syncNodeCapacity(undefined, false, signal);
-    if (mode === 'disable') conditions = this.withoutOurConditions(conditions, observation?.state === 'kept');
-    const written = await this.writeConditions(kc, conditions ?? []);
+    // Turned off, peer pods leaves no condition behind, except the word that the image was kept.
+    if (mode === 'disable')
+      conditions = observation?.state === 'kept' ? conditions.filter((c) => (IMAGE_CONDITIONS as readonly string[]).includes(c.type)) : [];
+    const written = await this.writeConditions(kc, conditions);
     await removeFinalizer(client, KataConfigs, written ?? kc, PEERPODS_FINALIZER);
     this.ctx.peerPodsMetrics?.reset();
     this.observePods();
@@ -609,25 +613,20 @@ export class PeerPodsReconciler {
     }
   }
 
-  /** Writes the KataConfig's conditions (everything else kept), with an event for each change worth one. */
+  /**
+   * Applies this controller's conditions on the KataConfig (and only those: any other in the list is left
+   * out), with an event for each change worth one. One it no longer applies, the server removes.
+   */
   private async writeConditions(kc: KataConfig, conditions: Condition[]): Promise<KataConfig | undefined> {
     const before = kc.status?.conditions;
-    const written = await writeStatusIfChanged(this.ctx.client, KataConfigs, kc, { ...kc.status, conditions }, this.ctx.metrics);
+    const status = peerPodsStatusShare.owned({ conditions });
+    const written = await applyStatusIfChanged(this.ctx.client, KataConfigs, kc, status, peerPodsStatusShare, this.ctx.metrics);
     if (!written) return undefined;
     for (const type of PEERPODS_CONDITIONS) {
       const ev = conditionEvent(findCondition(before, type), findCondition(conditions, type));
       if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
     }
     return written;
-  }
-
-  private withoutOurConditions(conditions: Condition[] | undefined, keepImageFailure: boolean): Condition[] {
-    let out = conditions ?? [];
-    for (const type of PEERPODS_CONDITIONS) {
-      if (keepImageFailure && (IMAGE_CONDITIONS as readonly string[]).includes(type)) continue;
-      out = removeCondition(out, type);
-    }
-    return out;
   }
 
   private remotePods(): string[] {
@@ -673,12 +672,11 @@ export class PeerPodsReconciler {
 
 /**
  * Whether the KataConfig controller has begun its uninstall (past the check for pods using the runtime),
- * or is done with it: only then do the peer-pod parts go.
+ * or is done with it: only then do the peer-pod parts go. The KataConfig controller says so in the field
+ * it owns for this, status.uninstallStarted, or by letting go of its finalizer (docs/architecture.md).
  */
 export function kataUninstallStarted(kc: KataConfig): boolean {
-  if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return true;
-  const c = kc.status?.conditions?.find((x) => x.type === IN_PROGRESS);
-  return c?.reason === 'Uninstalling' || (c?.reason === 'Failed' && (kc.status?.kataNodes?.nodeCount ?? 0) === 0);
+  return !hasFinalizer(kc, KATACONFIG_FINALIZER) || kc.status?.uninstallStarted === true;
 }
 
 export type { ConditionInput };

@@ -1,0 +1,95 @@
+// The operator in a process of its own, for the benchmark: its memory, CPU and API traffic are then its
+// own. Plain JavaScript over the compiled build (dist/, `npm run build`), as the image runs it: no type
+// stripping (which alone adds about 30 MiB), and the cluster is loaded the way `osc run` loads it.
+//
+// Answers over IPC: {cmd: 'mark'} (CPU seconds, API requests and writes so far, for the windows the
+// benchmark measures), {cmd: 'report'} (peak RSS, peak heap, requests by verb and resource, status
+// writes and 409s) and {cmd: 'stop'}.
+import { getHeapStatistics } from 'node:v8';
+import { loadCluster } from '../dist/cli/common.js';
+import { createOperator } from '../dist/operator.js';
+import { silentLogger } from '../dist/runtime/log.js';
+import { RuntimeMetrics } from '../dist/runtime/metrics.js';
+
+const kubeconfig = process.argv[2];
+if (!kubeconfig || !process.send) throw new Error('usage: forked with a kubeconfig path');
+
+// Heap is sampled (peak RSS comes from the kernel): every 250 ms, which costs microseconds per sample.
+let peakHeapUsed = 0;
+let peakHeapTotal = 0;
+const sampleHeap = () => {
+  const h = getHeapStatistics();
+  peakHeapUsed = Math.max(peakHeapUsed, h.used_heap_size);
+  peakHeapTotal = Math.max(peakHeapTotal, h.total_heap_size);
+};
+setInterval(sampleHeap, 250).unref();
+
+const metrics = new RuntimeMetrics();
+const op = await createOperator({
+  kubeConfig: await loadCluster({ kubeconfig }),
+  log: silentLogger(),
+  leaderElection: false,
+  metricsAddress: '',
+  healthAddress: '',
+  webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
+  metrics,
+});
+// Modules loaded and the operator built, before its caches fill: the fixed cost.
+const importRSSKiB = process.resourceUsage().maxRSS;
+const ac = new AbortController();
+const run = op.run(ac.signal);
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+async function requests() {
+  const byVerb = {};
+  let total = 0;
+  let writes = 0;
+  const writesBy = {};
+  let nodePatches = 0;
+  let conflicts = 0;
+  for (const v of (await metrics.restRequests.get()).values) {
+    const verb = String(v.labels.verb);
+    byVerb[verb] = (byVerb[verb] ?? 0) + v.value;
+    total += v.value;
+    if (WRITES.has(verb)) {
+      writes += v.value;
+      const what = `${verb} ${v.labels.resource}`;
+      writesBy[what] = (writesBy[what] ?? 0) + v.value;
+    }
+    if (verb === 'PATCH' && v.labels.resource === 'nodes') nodePatches += v.value;
+    if (String(v.labels.code) === '409') conflicts += v.value;
+  }
+  return { byVerb, total, writes, writesBy, nodePatches, conflicts };
+}
+
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+process.on('message', async (msg) => {
+  if (msg.cmd === 'mark') {
+    process.send?.({ cpuSeconds: cpuSeconds(), requests: await requests() });
+  } else if (msg.cmd === 'report') {
+    sampleHeap();
+    const statusWrites = (await metrics.statusWrites.get()).values.filter((v) => v.labels.resource === 'kataconfigs');
+    const count = (result) => statusWrites.find((v) => v.labels.result === result)?.value ?? 0;
+    process.send?.({
+      importRSSKiB,
+      maxRSSKiB: process.resourceUsage().maxRSS,
+      rssNowKiB: Math.round(process.memoryUsage().rss / 1024),
+      peakHeapUsedMiB: peakHeapUsed / 2 ** 20,
+      peakHeapTotalMiB: peakHeapTotal / 2 ** 20,
+      requests: await requests(),
+      statusWrites: count('written'),
+      statusWriteErrors: count('error'),
+      reconciles: (await metrics.reconcileTotal.get()).values.reduce((a, v) => a + v.value, 0),
+      reconcileErrors: (await metrics.reconcileErrors.get()).values.reduce((a, v) => a + v.value, 0),
+    });
+  } else if (msg.cmd === 'stop') {
+    ac.abort();
+    await run;
+    process.exit(0);
+  }
+});
+process.send({ ready: true });
