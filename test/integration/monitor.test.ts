@@ -81,9 +81,12 @@ describe('kata monitor and kata_* metrics', () => {
     const targets = (await c.list(Nodes, { labelSelector: selector })).items.map((n) => n.metadata.name);
     assert.deepEqual(targets, (await c.get(KataConfigs, NAME)).status?.kataNodes?.installed);
     assert.deepEqual(targets, ['worker-1']);
-    const svc = (await c.get(Services, MONITOR_SERVICE, ns)) as { spec?: { selector?: Record<string, string> } };
+    // The monitor's objects are written one after the other: the Service and ServiceAccount may come a moment after.
+    const svc = (await waitFor(() => c.find(Services, MONITOR_SERVICE, ns), { message: 'the monitor Service' })) as {
+      spec?: { selector?: Record<string, string> };
+    };
     assert.deepEqual(svc.spec?.selector, ds.spec.selector.matchLabels);
-    assert.ok(await c.find(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns));
+    await waitFor(() => c.find(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns), { message: 'the monitor ServiceAccount' });
   });
 
   test('the monitor is healed: a deleted DaemonSet comes back, an edited Service is corrected', async () => {

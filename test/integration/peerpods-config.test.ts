@@ -270,7 +270,7 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
         const k = await kc();
         return cond(k, 'PodVMImageJobFailed')?.status === 'True' ? k : undefined;
       },
-      { message: 'PodVMImageJobFailed' },
+      { timeoutMs: 180_000, message: 'PodVMImageJobFailed' },
     );
     assert.equal(cond(failed, 'PodVMImageJobFailed')?.reason, 'ImageCreationFailed');
     assert.equal(
@@ -315,7 +315,7 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
         const k = await kc();
         return cond(k, 'PodVMImageJobCompleted')?.status === 'True' ? k : undefined;
       },
-      { message: 'PodVMImageJobCompleted after the retry' },
+      { timeoutMs: 180_000, message: 'PodVMImageJobCompleted after the retry' },
     );
     assert.equal(cond(done, 'PodVMImageJobFailed')?.status, 'False');
     const ami = (await c().get(ConfigMaps, PEER_PODS_CM, NS)).data?.PODVM_AMI_ID ?? '';
@@ -324,9 +324,12 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
 
     // Fails again; this time an edit of the ConfigMap's data retries.
     await patchCm({ PODVM_AMI_ID: '' }, { [FAIL_IMAGE_CREATION_ANNOTATION]: cloudError });
-    await waitFor(async () => cond(await kc(), 'PodVMImageJobFailed')?.status === 'True', { message: 'failed again' });
+    await waitFor(async () => cond(await kc(), 'PodVMImageJobFailed')?.status === 'True', { timeoutMs: 180_000, message: 'failed again' });
     await patchCm({ ROOT_VOLUME_SIZE: '8' }, { [FAIL_IMAGE_CREATION_ANNOTATION]: null });
-    await waitFor(async () => cond(await kc(), 'PodVMImageJobCompleted')?.status === 'True', { message: 'completed after the edit' });
+    await waitFor(async () => cond(await kc(), 'PodVMImageJobCompleted')?.status === 'True', {
+      timeoutMs: 180_000,
+      message: 'completed after the edit',
+    });
     await waitFor(async () => !(await c().find(Jobs, PODVM_IMAGE_CREATION_JOB, NS)), { message: 'the finished job removed' });
   });
 
