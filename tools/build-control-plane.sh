@@ -3,16 +3,14 @@
 # etcd (tools/etcd); kube-apiserver, kube-scheduler, kube-controller-manager and kubectl (tools/kube); kwok
 # (tools/kwok), which plays the nodes' kubelets. Prints the directory holding the binaries.
 #
-#   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc)
+#   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc); see tools/lib/cached-build.sh
 #
 # The first build compiles Kubernetes from source: on 2 cores expect ten minutes or more.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if ! command -v go >/dev/null 2>&1; then
-  [[ -x /usr/local/go/bin/go ]] || { echo "[control-plane] Go is required to build etcd and kube-apiserver: install Go 1.24 or newer" >&2; exit 1; }
-  export PATH="$PATH:/usr/local/go/bin"
-fi
-cache_root=${OSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osc}
+name=control-plane what="the control plane"
+source "$here/lib/cached-build.sh"
+require_go
 
 version_of() { # module directory, module path -> pinned version
   (cd "$here/$1" && go list -m -f '{{.Version}}' "$2")
@@ -22,7 +20,7 @@ etcd_version=$(version_of etcd go.etcd.io/etcd/server/v3)
 kwok_version=$(version_of kwok sigs.k8s.io/kwok)
 # The key covers the wrapper modules' content so that an edit to a pin rebuilds.
 key=$(cat "$here"/{kube,etcd,kwok}/go.{mod,sum} | sha256sum | cut -c1-12)
-dest="$cache_root/control-plane/k8s-$kube_version-etcd-$etcd_version-kwok-$kwok_version-$key"
+dest="$cache_dir/k8s-$kube_version-etcd-$etcd_version-kwok-$kwok_version-$key"
 binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok)
 complete() {
   local b
@@ -34,35 +32,12 @@ if complete; then
   exit 0
 fi
 
-mkdir -p "$cache_root/control-plane"
-# The build's progress also goes to a file, so that a run waiting for it can show it.
-progress="$cache_root/control-plane/.progress"
-log() { echo "[control-plane] $*" >&2; echo "[control-plane] $*" >>"$progress" 2>/dev/null || true; }
-# One build at a time: parallel test runs wait for the first build instead of starting their own.
-exec 9>"$cache_root/control-plane/.lock"
-if ! flock -n 9; then
-  echo "[control-plane] another build of the control plane is running; waiting for it (its progress follows)" >&2
-  # Its lines so far and as they come, and a line a minute so that a quiet compile step does not look hung.
-  sleep infinity &
-  waiting=$!
-  tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
-  waited=0
-  while ! flock -w 60 9; do
-    waited=$((waited + 1))
-    echo "[control-plane] still waiting for the other build (${waited} min)" >&2
-  done
-  kill "$waiting" 2>/dev/null || true
-  wait 2>/dev/null || true
-fi
+wait_for_build_lock
 if complete; then
   echo "$dest"
   exit 0
 fi
-: >"$progress"
-tmp=$(mktemp -d "$cache_root/control-plane/.build-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-start=$(date +%s)
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+start_build
 ldflags_kube="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$kube_version" | cut -d. -f2) -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
 build() { # module dir, package, output name, ldflags
   local t0=$(date +%s)
@@ -77,8 +52,5 @@ for cmd in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
   build kube "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$ldflags_kube"
 done
 build kwok sigs.k8s.io/kwok/cmd/kwok kwok "-s -w"
-rm -rf "$dest"
-mv "$tmp" "$dest"
-trap - EXIT
-log "done in $(( $(date +%s) - start ))s; $(du -sh "$dest" | cut -f1) in $dest"
+finish_build "$dest"
 echo "$dest"

@@ -2,43 +2,31 @@
 # Builds the pinned helm (tools/helm) from its Go module into a cache outside the repository, once per
 # version. Prints the path of the helm binary.
 #
-#   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc)
+#   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc); see tools/lib/cached-build.sh
 #
 # The first build takes about a minute and a half on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if ! command -v go >/dev/null 2>&1; then
-  [[ -x /usr/local/go/bin/go ]] || { echo "[helm] Go is required to build helm: install Go 1.24 or newer" >&2; exit 1; }
-  export PATH="$PATH:/usr/local/go/bin"
-fi
-cache_root=${OSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osc}
+name=helm what="helm"
+source "$here/lib/cached-build.sh"
+require_go
 
 version=$(cd "$here/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
 # The key covers the module's content and this script so that an edit to the pin or the flags rebuilds.
 key=$(cat "$here/helm/go.mod" "$here/helm/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
-dest="$cache_root/helm/helm-$version-$key"
+dest="$cache_dir/helm-$version-$key"
 
 if [[ -x $dest/helm ]]; then
   echo "$dest/helm"
   exit 0
 fi
 
-log() { echo "[helm] $*" >&2; }
-mkdir -p "$cache_root/helm"
-# One build at a time: parallel test runs wait for the first build instead of starting their own.
-exec 9>"$cache_root/helm/.lock"
-if ! flock -n 9; then
-  log "another build of helm is running; waiting for it"
-  flock 9
-fi
+wait_for_build_lock
 if [[ -x $dest/helm ]]; then
   echo "$dest/helm"
   exit 0
 fi
-tmp=$(mktemp -d "$cache_root/helm/.build-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-start=$(date +%s)
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+start_build
 log "first build of helm $version from its Go module into $dest (about a minute and a half; later runs reuse it)"
 # As helm's own Makefile does: the version, and the Kubernetes version that `helm template` and `helm lint`
 # assume (from the client-go it links; without it they assume v1.20 and refuse charts needing newer).
@@ -50,10 +38,7 @@ for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
   ldflags="$ldflags -X $pkg.k8sVersionMajor=$k8s_major -X $pkg.k8sVersionMinor=$k8s_minor"
 done
 (cd "$here/helm" && go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v3/cmd/helm)
-rm -rf "$dest"
-mv "$tmp" "$dest"
+finish_build "$dest"
 # Builds of another pin or of an older version of this script are superseded: drop them.
-find "$cache_root/helm" -mindepth 1 -maxdepth 1 -name 'helm-*' ! -path "$dest" -exec rm -rf {} +
-trap - EXIT
-log "done in $(( $(date +%s) - start ))s; $(du -sh "$dest/helm" | cut -f1) in $dest"
+find "$cache_dir" -mindepth 1 -maxdepth 1 -name 'helm-*' ! -path "$dest" -exec rm -rf {} +
 echo "$dest/helm"

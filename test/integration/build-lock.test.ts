@@ -41,7 +41,7 @@ describe('control plane build lock', () => {
         'bash',
         '-c',
         `echo "[control-plane] building kube-apiserver (k8s.io/kubernetes/cmd/kube-apiserver) ..." >> ${progress}; sleep 3; ` +
-          `mkdir -p ${dest} && for b in etcd kube-apiserver kubectl; do printf '#!/bin/sh\\n' > ${dest}/$b; chmod +x ${dest}/$b; done; ` +
+          `mkdir -p ${dest} && for b in etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok; do printf '#!/bin/sh\\n' > ${dest}/$b; chmod +x ${dest}/$b; done; ` +
           `echo "[control-plane] built kubectl in 1s" >> ${progress}; sleep 1`,
       ],
       process.env,

@@ -1,0 +1,57 @@
+# Sourced by tools/build-*.sh: what every build of a pinned Go module into the cache shares. The caller sets
+#   name   its log prefix and cache subfolder (e.g. control-plane)
+#   what   how its messages name it (e.g. "the control plane")
+# and then calls: require_go; [cache hit? print and exit]; wait_for_build_lock; [hit now?]; start_build;
+# its go builds into "$tmp"; finish_build "$dest".
+#
+#   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc)
+
+cache_root=${OSC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/osc}
+cache_dir="$cache_root/$name"
+# The build's progress also goes to a file, so that a run waiting for it can show it.
+progress="$cache_dir/.progress"
+mkdir -p "$cache_dir"
+
+log() {
+  echo "[$name] $*" >&2
+  echo "[$name] $*" >>"$progress" 2>/dev/null || true
+}
+
+require_go() {
+  command -v go >/dev/null 2>&1 && return
+  [[ -x /usr/local/go/bin/go ]] || { echo "[$name] Go is required to build $what: install Go 1.24 or newer" >&2; exit 1; }
+  export PATH="$PATH:/usr/local/go/bin"
+}
+
+# One build at a time: parallel runs wait for the first build instead of starting their own, showing its
+# lines so far and as they come, and a line a minute so that a quiet compile step does not look hung.
+wait_for_build_lock() {
+  exec 9>"$cache_dir/.lock"
+  flock -n 9 && return
+  echo "[$name] another build of $what is running; waiting for it (its progress follows)" >&2
+  sleep infinity &
+  local waiting=$! waited=0
+  tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
+  while ! flock -w 60 9; do
+    waited=$((waited + 1))
+    echo "[$name] still waiting for the other build (${waited} min)" >&2
+  done
+  kill "$waiting" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+
+# A scratch directory ($tmp) that becomes the cache entry only once every binary is in it.
+start_build() {
+  : >"$progress"
+  tmp=$(mktemp -d "$cache_dir/.build-XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  build_started=$(date +%s)
+  export CGO_ENABLED=0 GOFLAGS=-mod=mod
+}
+
+finish_build() { # destination
+  rm -rf "$1"
+  mv "$tmp" "$1"
+  trap - EXIT
+  log "done in $(($(date +%s) - build_started))s; $(du -sh "$1" | cut -f1) in $1"
+}
