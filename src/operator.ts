@@ -16,11 +16,13 @@ import { Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
 import { metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
+import { WebhookCertificates } from './webhooks/certificates.ts';
+import { type CertSourceFlag, chooseCertSource, discoverCertServices } from './webhooks/certsource.ts';
 import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
 import { peerPodAdmission } from './webhooks/peerpods.ts';
-import { setupWebhookRegistration } from './webhooks/registration.ts';
+import { registrationsCarry, setupWebhookRegistration } from './webhooks/registration.ts';
 import { WebhookServer } from './webhooks/server.ts';
-import { loadOrCreateWebhookTLS, PEER_POD_WEBHOOK_PATH, registerWebhooks, WEBHOOK_SERVICE } from './webhooks/setup.ts';
+import { PEER_POD_WEBHOOK_PATH, registerWebhooks, WEBHOOK_SERVICE } from './webhooks/setup.ts';
 
 export interface OperatorOptions {
   /** The cluster: a kubeconfig, or (in a pod) the service account's in-cluster credentials. */
@@ -47,7 +49,7 @@ export interface OperatorOptions {
    * at `url` (operator outside the cluster, e.g. the dev cluster) or through the operator's Service.
    * `false` serves and registers nothing (then a second KataConfig is not refused).
    */
-  webhook?: false | { address: string; url?: string; register?: boolean };
+  webhook?: false | WebhookOptions;
   kataConfig?: Partial<KataConfigOptions>;
   /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
@@ -59,10 +61,27 @@ export interface OperatorOptions {
   leaseTimings?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
 }
 
+export interface WebhookOptions {
+  address: string;
+  url?: string;
+  register?: boolean;
+  /** Where the serving certificate comes from (docs/security.md); default auto: the platform's service, else osc's own. */
+  certSource?: CertSourceFlag;
+  /** osc's own certificates: lifetime (default 7 days), rotated at two thirds of it. */
+  certLifetimeMs?: number;
+  /** How often every replica re-reads the certificate's Secret (default 30 s). */
+  certPollMs?: number;
+  /** How long the API server gets to load a new CA bundle before the new certificate is served (default 10 s). */
+  certPropagationMs?: number;
+}
+
 export interface Operator {
   manager: Manager;
   /** The port the webhook server bound (useful with port 0). */
   webhookPort?: number;
+  /** The webhook's serving certificate (its source, what it serves). */
+  webhookCerts?: WebhookCertificates;
+  webhookServer?: WebhookServer;
   /** The CA of the metrics server's certificate when osc made it (for a scraper to verify it). */
   metricsCA?: string;
   /** Runs until signal aborts, then shuts down in order. */
@@ -105,9 +124,11 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     manager,
     metricsCA: secure?.cert.caPem,
     run: async (signal) => {
+      const certsWatched = operator.webhookCerts?.watch(signal);
       try {
         await manager.start(signal);
       } finally {
+        await certsWatched;
         stopWatching?.();
         await webhooks?.close();
         await client.close();
@@ -124,8 +145,31 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
       validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[]),
     );
     webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace));
-    const tls = await loadOrCreateWebhookTLS(client, namespace, opts.log);
-    operator.webhookPort = await webhooks.listen(wh.address, tls);
+    const flag = wh.certSource ?? 'auto';
+    const source = chooseCertSource(
+      flag,
+      flag === 'auto' && !wh.url ? await discoverCertServices(client) : { serviceCA: false, certManager: false },
+      Boolean(wh.url),
+    );
+    const certs = new WebhookCertificates({
+      client,
+      namespace,
+      service: WEBHOOK_SERVICE,
+      source,
+      log: opts.log.child({ component: 'webhook-cert' }),
+      lifetimeMs: wh.certLifetimeMs,
+      pollMs: wh.certPollMs,
+      propagationMs: wh.certPropagationMs,
+    });
+    opts.log.info({ source, secret: `${namespace}/${certs.secretName}` }, 'webhook serving certificate source');
+    const server = webhooks;
+    operator.webhookPort = await server.listen(wh.address, await certs.load());
+    operator.webhookCerts = certs;
+    operator.webhookServer = server;
+    certs.onServe((tls) => {
+      server.updateTLS(tls);
+      opts.log.info({ secret: `${namespace}/${certs.secretName}` }, 'webhook serving certificate reloaded');
+    });
     if (wh.register !== false) {
       const endpoint = wh.url
         ? { url: wh.url.replace('{port}', String(operator.webhookPort)) }
@@ -133,8 +177,12 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
       // A single instance registers at once, so that admission holds from the first KataConfig on. With
       // leader election only the leader registers (and keeps registering): a standby pointing the API
       // server at itself would leave it calling a dead endpoint once the standby goes.
-      if (opts.leaderElection === false) await registerWebhooks(client, endpoint, tls.caPem);
-      setupWebhookRegistration(manager, endpoint, tls.caPem);
+      if (opts.leaderElection === false) await registerWebhooks(client, endpoint, certs.trust());
+      const registration = setupWebhookRegistration(manager, endpoint, () => certs.trust());
+      certs.onTrustChange(() => registration.resync());
+      manager.addLeaderRunnable((signal) => certs.rotate(signal, (caPem) => registrationsCarry(client, caPem)));
+    } else {
+      manager.addLeaderRunnable((signal) => certs.rotate(signal));
     }
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }

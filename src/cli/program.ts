@@ -133,6 +133,19 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       parseUrl,
     )
     .option('--no-webhooks', 'neither serve nor register the admission webhooks')
+    .addOption(
+      new Option(
+        '--webhook-cert-source <source>',
+        "the webhook's serving certificate: auto (OpenShift's service CA, else cert-manager, else osc's own), or one of them",
+      )
+        .choices(['auto', 'service-ca', 'cert-manager', 'self-signed'])
+        .default('auto'),
+    )
+    .option(
+      '--webhook-cert-validity <hours>',
+      "lifetime of osc's own webhook certificates, rotated at two thirds of it (default 168: a week)",
+      parsePositiveInt,
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

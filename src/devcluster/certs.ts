@@ -35,8 +35,10 @@ const serial = (): string =>
     .replace(/^[89a-f]/, '1');
 
 function validity(days: number): { notBefore: Date; notAfter: Date } {
-  const notBefore = new Date(Date.now() - 60 * 60 * 1000); // an hour back tolerates clock skew
-  return { notBefore, notAfter: new Date(Date.now() + days * 24 * 60 * 60 * 1000) };
+  const lifetime = days * 24 * 60 * 60 * 1000;
+  // Backdated to tolerate clock skew: an hour, or a tenth of a short lifetime (seconds-long ones in tests).
+  const notBefore = new Date(Date.now() - Math.min(60 * 60 * 1000, Math.floor(lifetime / 10)));
+  return { notBefore, notAfter: new Date(Date.now() + lifetime) };
 }
 
 export async function createCA(commonName: string, days = 365): Promise<CertificateAuthority> {

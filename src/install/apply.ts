@@ -1,6 +1,8 @@
 import { OPERATOR_FIELD_MANAGER } from '../api/names.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import {
+  CertManagerCertificates,
+  CertManagerIssuers,
   ClusterRoleBindings,
   ClusterRoles,
   CustomResourceDefinitions,
@@ -33,6 +35,8 @@ const KINDS: ResourceType[] = [
   Secrets,
   Leases,
   ServiceMonitors,
+  CertManagerIssuers,
+  CertManagerCertificates,
 ];
 
 /** Kinds applied only where their API is served (an add-on's CRD), else reported as skipped. */

@@ -11,7 +11,8 @@ import { METRICS_READER_ROLE, METRICS_SERVICE, OPERATOR_NAMESPACE } from '../api
 import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor/desired.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { registerWebhooks, WEBHOOK_SERVICE } from '../webhooks/setup.ts';
+import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
+import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
 import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
@@ -147,10 +148,11 @@ function deployment(opts: ManifestOptions): KubeObject {
 
 /**
  * The webhook configurations exactly as the operator registers them (src/webhooks/setup.ts), pointing at
- * the operator's Service. Without caBundle in the committed copy: `osc install` (and the operator at
- * start) fill it in from the serving certificate in secret osc-webhook-server-cert.
+ * the operator's Service. The committed copy says nothing about trust: `osc install` and the operator at
+ * start choose the certificate's source and write either osc's CA bundle or the annotation that has the
+ * platform's injector write it (src/webhooks/certsource.ts).
  */
-export async function webhookConfigurations(caPem = ''): Promise<KubeObject[]> {
+export async function webhookConfigurations(trust: WebhookTrust = { caPem: '' }): Promise<KubeObject[]> {
   const objects: KubeObject[] = [];
   const recorder = {
     apply: async (rt: { group: string; version: string; kind: string }, obj: KubeObject) => {
@@ -158,12 +160,7 @@ export async function webhookConfigurations(caPem = ''): Promise<KubeObject[]> {
       return obj;
     },
   };
-  await registerWebhooks(recorder as unknown as KubeClient, { service: { namespace: ns, name: WEBHOOK_SERVICE, port: 443 } }, caPem);
-  if (!caPem) {
-    for (const o of objects) {
-      for (const w of (o as { webhooks?: { clientConfig?: { caBundle?: string } }[] }).webhooks ?? []) delete w.clientConfig?.caBundle;
-    }
-  }
+  await registerWebhooks(recorder as unknown as KubeClient, { service: { namespace: ns, name: WEBHOOK_SERVICE, port: 443 } }, trust);
   return objects;
 }
 
@@ -256,7 +253,14 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         {
           apiVersion: 'v1',
           kind: 'Service',
-          metadata: { name: NAMES.webhookService, namespace: ns, labels: labels('webhook') },
+          // On OpenShift the service CA issues (and rotates) the webhook's certificate into this Secret; the
+          // operator reads it from there (docs/security.md). Elsewhere the annotation means nothing.
+          metadata: {
+            name: NAMES.webhookService,
+            namespace: ns,
+            labels: labels('webhook'),
+            annotations: { [SERVICE_CA_SECRET_ANNOTATION]: CERT_SECRETS['service-ca'] },
+          },
           spec: { selector: podLabels, ports: [{ name: 'https', port: 443, targetPort: 'webhook-server', protocol: 'TCP' }] },
         },
         {
@@ -274,7 +278,8 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
     },
     {
       file: '40-webhooks.yaml',
-      title: 'Admission webhooks (caBundle is filled in by "osc install" and by the operator from secret osc-webhook-server-cert)',
+      title:
+        'Admission webhooks (caBundle, or the annotation that has the service CA or cert-manager inject it, is written by "osc install" and by the operator)',
       objects: await webhookConfigurations(),
     },
     {

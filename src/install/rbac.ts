@@ -17,7 +17,8 @@ import {
   LEADER_ELECTION_LEASE,
 } from '../api/names.ts';
 import { MONITOR_RULES, MONITOR_SERVICE, MONITOR_SERVICE_ACCOUNT, MONITOR_SERVICE_MONITOR } from '../controllers/monitor/desired.ts';
-import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
+import { CERT_MANAGER } from '../webhooks/certsource.ts';
+import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../webhooks/setup.ts';
 
 export interface PolicyRule {
   apiGroups: string[];
@@ -96,6 +97,16 @@ export function namespaceRules(): PolicyRule[] {
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     // The webhook serving certificate (created by the first replica when absent) and peer-pods-secret (read).
     { apiGroups: [''], resources: ['secrets'], verbs: [...READ, 'create'] },
+    // osc's own webhook certificate is rotated in place by the leader (src/webhooks/certificates.ts).
+    { apiGroups: [''], resources: ['secrets'], verbs: ['update'], resourceNames: [WEBHOOK_SECRET] },
+    // Where cert-manager runs and is the webhook certificate's source: its Issuers and Certificates (server-side apply).
+    { apiGroups: ['cert-manager.io'], resources: ['issuers', 'certificates'], verbs: ['create'] },
+    {
+      apiGroups: ['cert-manager.io'],
+      resources: ['issuers', 'certificates'],
+      verbs: ['get', 'patch'],
+      resourceNames: [CERT_MANAGER.selfSignedIssuer, CERT_MANAGER.caIssuer, CERT_MANAGER.caCertificate, CERT_MANAGER.servingCertificate],
+    },
     // peer-pods-cm: read by the pod webhook and the peer pods controller, PODVM_AMI_ID written back.
     { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'update', 'patch'] },
     // Peer pods: the cloud-api-adaptor DaemonSet, the pod VM image jobs and the PeerPodConfig.

@@ -127,7 +127,8 @@ export class KubeClient {
   async close(): Promise<void> {
     const d = this.dispatcher;
     this.dispatcher = undefined;
-    for (const a of this.watchAgents) await a.destroy();
+    // A watch ending at this moment destroys its agent too: a second destroy's rejection is no error.
+    for (const a of this.watchAgents) await a.destroy().catch(() => {});
     if (d) await (await d).pooled.destroy();
   }
 

@@ -136,6 +136,9 @@ export const DaemonSets = rt<DaemonSet>('apps', 'v1', 'daemonsets', 'DaemonSet',
 export const Deployments = rt<KubeObject & { spec?: Record<string, unknown> }>('apps', 'v1', 'deployments', 'Deployment', true);
 export const Jobs = rt<Job>('batch', 'v1', 'jobs', 'Job', true);
 /** The Prometheus Operator's scrape target (served only where it is installed). */
+/** cert-manager (where it runs): the webhook certificate's issuers and certificates. */
+export const CertManagerIssuers = rt<KubeObject>('cert-manager.io', 'v1', 'issuers', 'Issuer', true);
+export const CertManagerCertificates = rt<KubeObject>('cert-manager.io', 'v1', 'certificates', 'Certificate', true);
 export const ServiceMonitors = rt<KubeObject>('monitoring.coreos.com', 'v1', 'servicemonitors', 'ServiceMonitor', true);
 export const ValidatingWebhookConfigurations = rt<KubeObject & { webhooks?: unknown[] }>(
   'admissionregistration.k8s.io',

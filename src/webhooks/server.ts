@@ -26,6 +26,14 @@ export class WebhookServer {
     this.handlers.set(path, handler);
   }
 
+  /** The TLS server while listening (tests observe its handshakes). */
+  get tlsServer(): Server | undefined {
+    return this.server;
+  }
+
+  /** Admission requests answered (any decision), for tests and the log. */
+  answered = 0;
+
   async listen(address: string, tls: { certPem: string; keyPem: string }): Promise<number> {
     const { host, port } = parseAddress(address);
     const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
@@ -67,6 +75,7 @@ export class WebhookServer {
           response: respond(request.uid, decision),
         };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        this.answered++;
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -78,6 +87,15 @@ export class WebhookServer {
     const bound = typeof a === 'object' && a ? a.port : port;
     this.log.info({ address: `${host}:${bound}`, paths: [...this.handlers.keys()] }, 'serving admission webhooks');
     return bound;
+  }
+
+  /**
+   * Serves another certificate from the next TLS handshake on. Connections already open keep the one they
+   * agreed on (still valid: certificates are rotated well before they expire), so no request is dropped.
+   */
+  updateTLS(tls: { certPem: string; keyPem: string }): void {
+    if (!this.server) throw new Error('the webhook server is not listening');
+    this.server.setSecureContext({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' });
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
@@ -7,7 +8,8 @@ import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../ins
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
-import { loadOrCreateWebhookTLS, WEBHOOK_SECRET } from '../../webhooks/setup.ts';
+import { WebhookCertificates } from '../../webhooks/certificates.ts';
+import { CERT_MANAGER, CERT_SECRETS, certManagerObjects, chooseCertSource, discoverCertServices } from '../../webhooks/certsource.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadCluster, SAMPLE_KATACONFIG, write } from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
@@ -49,11 +51,19 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       files.filter((f) => f !== webhookFile).flatMap((f) => f.objects),
       out,
     );
-    // The serving certificate the operator's webhooks present, and its CA in the webhook configurations
-    // (the operator reuses an existing secret, so both agree).
-    const tls = await loadOrCreateWebhookTLS(client, OPERATOR_NAMESPACE);
-    out(`secret/${WEBHOOK_SECRET} ready (webhook serving certificate)`);
-    await applyAll(client, await webhookConfigurations(tls.caPem), out, OPERATOR_FIELD_MANAGER);
+    // The webhook certificate, from the source the operator will choose too (the platform's service, else
+    // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
+    const source = chooseCertSource('auto', await discoverCertServices(client), false);
+    const certs = new WebhookCertificates({
+      client,
+      namespace: OPERATOR_NAMESPACE,
+      service: NAMES.webhookService,
+      source,
+      log: pino({ enabled: false }),
+    });
+    await certs.prepare();
+    out(`secret/${certs.secretName} ${source === 'self-signed' ? 'ready' : `requested from ${source}`} (webhook serving certificate)`);
+    await applyAll(client, await webhookConfigurations(certs.trust()), out, OPERATOR_FIELD_MANAGER);
     write(
       io.stdout,
       [
@@ -144,8 +154,16 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
       objects.push(...f.objects);
       if (f.file.startsWith('30-')) {
         // What the operator created at run time in its namespace (deleted before the namespace).
+        // The webhook certificate of every source (only the ones that exist are deleted); cert-manager's
+        // objects answer 404 where cert-manager is not served, which counts as gone.
         objects.push(
-          { apiVersion: 'v1', kind: 'Secret', metadata: { name: WEBHOOK_SECRET, namespace: OPERATOR_NAMESPACE } },
+          ...certManagerObjects(OPERATOR_NAMESPACE, NAMES.webhookService),
+          ...Object.values(CERT_SECRETS).map((name) => ({
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name, namespace: OPERATOR_NAMESPACE },
+          })),
+          { apiVersion: 'v1', kind: 'Secret', metadata: { name: CERT_MANAGER.caSecret, namespace: OPERATOR_NAMESPACE } },
           { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEADER_ELECTION_LEASE, namespace: OPERATOR_NAMESPACE } },
         );
       }

@@ -2,6 +2,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
 import { createLogger } from '../../runtime/log.ts';
+import type { CertSourceFlag } from '../../webhooks/certsource.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
 
 export interface RunFlags extends ClusterFlags {
@@ -14,6 +15,9 @@ export interface RunFlags extends ClusterFlags {
   webhookBindAddress: string;
   webhookUrl?: string;
   webhooks: boolean;
+  webhookCertSource?: CertSourceFlag;
+  /** Hours. */
+  webhookCertValidity?: number;
   logLevel: string;
 }
 
@@ -42,7 +46,14 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,
       healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
-      webhook: flags.webhooks ? { address: flags.webhookBindAddress, ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}) } : false,
+      webhook: flags.webhooks
+        ? {
+            address: flags.webhookBindAddress,
+            ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}),
+            certSource: flags.webhookCertSource ?? 'auto',
+            ...(flags.webhookCertValidity ? { certLifetimeMs: flags.webhookCertValidity * 3_600_000 } : {}),
+          }
+        : false,
     });
     log.info(
       {
