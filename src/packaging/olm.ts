@@ -12,8 +12,9 @@
  * - The events Role in `default`: OLM binds CSV permissions only in the operator's namespace, so these
  *   rules go into clusterPermissions (the one place the bundle grants more than `osc install`).
  * - Deployment: the CSV's install strategy.
- * - Webhook configurations: none. The operator registers them itself at start, with the CA of the serving
- *   certificate it keeps in its namespace (its ClusterRole allows exactly that).
+ * - Webhook configurations: none, and no CSV webhookdefinitions (for which OLM would make certificates).
+ *   The operator registers them itself at start (its ClusterRole allows exactly that); on OpenShift its
+ *   certificate comes from the service CA, asked by the webhook Service's annotation (docs/security.md).
  * - Anything else (Services, ServiceMonitors, ...): a manifest file each, if OLM can carry its kind.
  */
 import { stringify } from 'yaml';
