@@ -135,7 +135,7 @@ export class WebhookCertificates {
     }
     if (source === 'self-signed') {
       const secret = await client.find(Secrets, this.secretName, namespace);
-      const step = planRotation(stateOf(secret), Date.now(), this.opts.rotateAtFraction);
+      const step = planRotation(stateOf(secret), Date.now(), this.opts.rotateAtFraction, this.opts.lifetimeMs);
       // A conflict: another replica rewrote it first, and that one is used.
       if (step.kind === 'create')
         await this.create(step.reason, secret).catch((e) => {
@@ -210,7 +210,7 @@ export class WebhookCertificates {
       try {
         const secret = await client.find(Secrets, this.secretName, namespace);
         const state = stateOf(secret);
-        const step = planRotation(state, Date.now(), this.opts.rotateAtFraction);
+        const step = planRotation(state, Date.now(), this.opts.rotateAtFraction, this.opts.lifetimeMs);
         if (step.kind === 'create') {
           await this.create(step.reason, secret);
           wait = 0;

@@ -82,14 +82,19 @@ export type RotationStep =
   /** Nothing to do until `at`. */
   | { kind: 'wait'; at: number };
 
-/** What the rotator does next, from the Secret's state. */
-export function planRotation(s: SelfSignedState | undefined, now: number, fraction = 2 / 3): RotationStep {
+/**
+ * What the rotator does next, from the Secret's state. With `lifetimeMs`, a certificate that would outlive
+ * a new one by far (made by an older osc, which made them for ten years, or before the lifetime was
+ * shortened) is due at once.
+ */
+export function planRotation(s: SelfSignedState | undefined, now: number, fraction = 2 / 3, lifetimeMs?: number): RotationStep {
   const current = validityOf(s?.certPem);
   if (!s?.certPem || !s.keyPem || !current) return { kind: 'create', reason: 'no serving certificate' };
   if (current.notAfter <= now) return { kind: 'create', reason: 'the serving certificate expired' };
   if (!splitPem(s.caBundlePem).length) return { kind: 'create', reason: 'no CA bundle' };
   const next = validityOf(s.nextCertPem);
   if (next && s.nextKeyPem && next.notAfter > now) return { kind: 'serve-next' };
+  if (lifetimeMs !== undefined && current.notAfter - now > lifetimeMs * 1.1 + 60_000) return { kind: 'trust-next' };
   const due = rotationDue(current, fraction);
   return due <= now ? { kind: 'trust-next' } : { kind: 'wait', at: due };
 }

@@ -53,6 +53,9 @@ describe('webhook certificate rotation (pure)', () => {
     assert.deepEqual(planRotation(current, v.notAfter), { kind: 'create', reason: 'the serving certificate expired' });
     const pending = { ...current, caBundlePem: a.caPem + b.caPem, nextCertPem: b.certPem, nextKeyPem: b.keyPem };
     assert.deepEqual(planRotation(pending, due), { kind: 'serve-next' });
+    // A certificate that outlives a new one by far (an older osc made them for ten years) is due at once.
+    assert.deepEqual(planRotation(current, Date.now(), 2 / 3, 1 * DAY), { kind: 'trust-next' });
+    assert.deepEqual(planRotation(current, Date.now(), 2 / 3, 3 * DAY), { kind: 'wait', at: due });
     // A pending certificate that expired meanwhile is not served: make a new one.
     assert.deepEqual(planRotation(pending, Date.now() + 7 * DAY).kind, 'create');
   });
