@@ -164,18 +164,17 @@ describe('webhook certificate from a Secret written the way OpenShift’s servic
 describe('osc’s own webhook certificate, rotated under load', () => {
   const cluster = useDevCluster({ workers: 1 });
   let op: RunningOperator | undefined;
+  const webhook = {
+    address: '127.0.0.1:0',
+    url: 'https://127.0.0.1:{port}',
+    certSource: 'self-signed' as const,
+    // Seconds instead of days: rotated about every ten seconds.
+    certLifetimeMs: 15_000,
+    certPollMs: 250,
+    certPropagationMs: 1_000,
+  };
   before(async () => {
-    op = await startOperator(cluster.dev, {
-      webhook: {
-        address: '127.0.0.1:0',
-        url: 'https://127.0.0.1:{port}',
-        certSource: 'self-signed',
-        // Seconds instead of days: rotated about every ten seconds.
-        certLifetimeMs: 15_000,
-        certPollMs: 250,
-        certPropagationMs: 1_000,
-      },
-    });
+    op = await startOperator(cluster.dev, { webhook });
   });
   after(() => op?.stop());
 
@@ -218,5 +217,35 @@ describe('osc’s own webhook certificate, rotated under load', () => {
     assert.ok(load.ok > 0, 'admission requests went through');
     assert.ok((operator.webhookServer?.answered ?? 0) - answeredBefore >= load.ok, 'each admitted request was answered by osc');
     assert.ok(mostCAs >= 2, 'old and new CA were trusted side by side during the overlap');
+  });
+
+  test('with two replicas, the standby serves each certificate the leader rotates in', async () => {
+    await op?.stop();
+    op = undefined;
+    const leaseTimings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200 };
+    const a = await startOperator(cluster.dev, { leaderElection: true, leaseTimings, identity: 'cert-a', webhook });
+    let b: RunningOperator | undefined;
+    try {
+      await waitFor(() => a.operator.manager.isLeader, { message: 'replica a leads' });
+      const portA = a.operator.webhookPort ?? 0;
+      const fromLeader = new Set<string>([await servedFingerprint(portA)]);
+      b = await startOperator(cluster.dev, { leaderElection: true, leaseTimings, identity: 'cert-b', webhook });
+      const standby = b;
+      const portB = standby.operator.webhookPort ?? 0;
+      const fromStandby = new Set<string>();
+      await waitFor(
+        async () => {
+          fromLeader.add(await servedFingerprint(portA));
+          fromStandby.add(await servedFingerprint(portB));
+          return fromStandby.size >= 3;
+        },
+        { timeoutMs: 180_000, intervalMs: 200, message: 'the standby serving three certificates in turn' },
+      );
+      assert.equal(standby.operator.manager.isLeader, false, 'b stayed a standby');
+      for (const fp of fromStandby) assert.ok(fromLeader.has(fp), 'the standby serves only what the leader made');
+    } finally {
+      await b?.stop();
+      await a.stop();
+    }
   });
 });
