@@ -149,10 +149,11 @@ export class WebhookCertificates {
   async load(signal?: AbortSignal): Promise<ServingTLS> {
     const { namespace, source, log } = this.opts;
     await this.prepare();
-    let waited = 0;
+    let loggedAt = 0;
     while (!(await this.refresh())) {
       if (signal?.aborted) throw new Error(`stopped while waiting for secret ${namespace}/${this.secretName}`);
-      if (waited % 30_000 === 0) {
+      if (Date.now() - loggedAt >= 30_000) {
+        loggedAt = Date.now();
         log.info(
           { secret: `${namespace}/${this.secretName}`, source },
           source === 'service-ca'
@@ -160,9 +161,7 @@ export class WebhookCertificates {
             : 'waiting for the webhook certificate',
         );
       }
-      const step = Math.min(this.opts.pollMs, 1000);
-      await sleep(step, signal ?? new AbortController().signal);
-      waited += step;
+      await sleep(Math.min(this.opts.pollMs, 1000), signal ?? new AbortController().signal);
     }
     return this.serving;
   }
@@ -205,6 +204,8 @@ export class WebhookCertificates {
     if (this.opts.source !== 'self-signed') return;
     const { client, namespace, log } = this.opts;
     let trustedSince: number | undefined;
+    let untrustedSince: number | undefined;
+    let warnedAt = 0;
     while (!signal.aborted) {
       let wait = this.opts.pollMs;
       try {
@@ -232,6 +233,7 @@ export class WebhookCertificates {
           await this.refresh();
           const bundle = state.caBundlePem ?? '';
           if (!trusted || (await trusted(bundle))) {
+            untrustedSince = undefined;
             trustedSince ??= Date.now();
             const left = trustedSince + this.opts.propagationMs - Date.now();
             if (left <= 0) {
@@ -244,7 +246,19 @@ export class WebhookCertificates {
               trustedSince = undefined;
               wait = 0;
             } else wait = left;
-          } else wait = Math.min(this.opts.pollMs, 200);
+          } else {
+            // Normally a moment (the registration controller writes the bundle); if it lasts, say why the
+            // certificate waits (the current one is served meanwhile, and replaced at once if it expires).
+            untrustedSince ??= Date.now();
+            if (Date.now() - untrustedSince > 60_000 && Date.now() - warnedAt > 60_000) {
+              warnedAt = Date.now();
+              log.warn(
+                { secret: `${namespace}/${this.secretName}` },
+                'the webhook registrations do not carry the new CA bundle yet: the new certificate waits until they do',
+              );
+            }
+            wait = Math.min(this.opts.pollMs, 500);
+          }
         } else if (step.kind === 'wait') {
           wait = Math.max(0, Math.min(step.at - Date.now(), this.opts.pollMs));
         }
