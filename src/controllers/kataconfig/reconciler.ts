@@ -471,11 +471,15 @@ export class KataConfigReconciler {
    * held up behind a thousand patches. Answers how many nodes still need a change.
    */
   private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<number> {
+    // The pool selects the label with the value "": one edited to another value is put back too.
     const changes = this.ctx.nodes
       .list()
       .filter(
         (n) =>
-          !n.metadata.deletionTimestamp && (n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined) !== wanted.has(n.metadata.name ?? ''),
+          !n.metadata.deletionTimestamp &&
+          (wanted.has(n.metadata.name ?? '')
+            ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== ''
+            : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined),
       );
     const now = changes.slice(0, LABELS_PER_PASS);
     await mapLimit(now, 16, (node) =>
