@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
+  CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
   KATA_NODE_ROLE_LABEL,
   KATA_POOL,
@@ -23,7 +24,7 @@ import {
   PEER_PODS_CM,
   PEER_PODS_SECRET,
 } from '../../src/api/names.ts';
-import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
+import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { ConfigMaps, DaemonSets, Nodes, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { createOperator, type Operator } from '../../src/operator.ts';
@@ -109,6 +110,18 @@ const remotePod = (name: string, annotations: Record<string, string>, resources 
   ].join('\n');
 const DENIED = /admission webhook "mpod\.peerpods\.kataconfiguration\.openshift\.io" denied the request: /;
 const configValid = (k: KataConfig | undefined) => cond(k, 'PeerPodsConfigValid');
+/** Installed on both workers, kata and kata-remote offered, the peer-pods configuration valid. */
+const intactNow = (k: KataConfig) => {
+  const ip = cond(k, 'InProgress');
+  return (
+    ip?.status === 'False' &&
+    ip.reason === '' &&
+    k.status?.kataNodes?.nodeCount === 2 &&
+    k.status.kataNodes.readyNodeCount === 2 &&
+    JSON.stringify([...(k.status.runtimeClasses ?? [])].sort()) === JSON.stringify([KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS]) &&
+    configValid(k)?.status === 'True'
+  );
+};
 const patchJson = (kind: string, name: string, ops: unknown[], ns?: string) => [
   'patch',
   kind,
@@ -325,6 +338,43 @@ const rows: Row[] = [
       check: async (c) => (await c.client.get(Nodes, 'master-0')).metadata.labels?.[KATA_NODE_ROLE_LABEL] === undefined,
     },
   },
+  {
+    name: 'the kata-oc label given a value ("true") the pool does not select',
+    area: 'node labels',
+    act: (c) => c.kubectl(['label', 'node', 'worker-1', `${KATA_NODE_ROLE_LABEL}=true`, '--overwrite']),
+    expect: {
+      healed: 'the label value put back to ""',
+      check: async (c) => (await c.client.get(Nodes, 'worker-1')).metadata.labels?.[KATA_NODE_ROLE_LABEL] === '',
+    },
+  },
+  {
+    name: 'the owner reference removed from the extension MachineConfig',
+    area: 'MachineConfig',
+    act: (c) => c.kubectl(patchJson('mc', EXTENSION_MACHINE_CONFIG, [{ op: 'remove', path: '/metadata/ownerReferences' }])),
+    expect: {
+      healed: 'owned by the KataConfig again (so that it goes with it)',
+      check: async (c) =>
+        (await c.client.get(MachineConfigs, EXTENSION_MACHINE_CONFIG)).metadata.ownerReferences?.some((r) => r.kind === 'KataConfig') ===
+        true,
+    },
+  },
+  {
+    name: 'the kata-crio-config ContainerRuntimeConfig deleted while logLevel is debug',
+    area: 'MachineConfig',
+    act: async (c) => {
+      await c.client.patch(KataConfigs, KC, { spec: { logLevel: 'debug' } });
+      await waitFor(async () => !!(await c.client.find(ContainerRuntimeConfigs, CRIO_CONFIG)) && intactNow(await c.kc()), {
+        timeoutMs: 180_000,
+        message: 'logLevel debug rolled out',
+      });
+      return c.kubectl(['delete', 'containerruntimeconfig', CRIO_CONFIG]);
+    },
+    expect: {
+      healed: 'kata-crio-config recreated',
+      check: async (c) => !!(await c.client.find(ContainerRuntimeConfigs, CRIO_CONFIG)),
+      undo: (c) => c.client.patch(KataConfigs, KC, { spec: { logLevel: 'info' } }),
+    },
+  },
   // --- peer pods: ConfigMap, Secret and the objects made from them ----------------------------------
   {
     name: 'peer-pods-cm emptied',
@@ -417,6 +467,46 @@ const rows: Row[] = [
     expect: {
       healed: 'peerpodconfig-openshift recreated',
       check: async (c) => !!(await c.client.find(PeerPodConfigs, PEER_POD_CONFIG, NS)),
+    },
+  },
+  {
+    name: 'the cloud-api-adaptor DaemonSet image edited',
+    area: 'peer pods',
+    act: (c) =>
+      c.kubectl(
+        patchJson(
+          'daemonset',
+          CAA_DAEMONSET,
+          [{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'example.com/other:1' }],
+          NS,
+        ),
+      ),
+    // osc rewrites its DaemonSet when what it wants changes (the configuration, the image it runs), not on
+    // every hand edit: a kubectl rollout restart, for one, must not be undone. Deleting it recreates it.
+    expect: {
+      kept: "the edit stays until the configuration changes; deleting the DaemonSet puts osc's back",
+      check: async (c) => JSON.stringify((await c.client.get(DaemonSets, CAA_DAEMONSET, NS)).spec.template).includes('example.com/other:1'),
+      undo: async (c) => {
+        await c.client.delete(DaemonSets, CAA_DAEMONSET, { namespace: NS });
+        await waitFor(
+          async () => {
+            const ds = await c.client.find(DaemonSets, CAA_DAEMONSET, NS);
+            return ds && !ds.metadata.deletionTimestamp && !JSON.stringify(ds.spec.template).includes('example.com/other:1');
+          },
+          { message: "osc's DaemonSet back" },
+        );
+      },
+    },
+  },
+  {
+    name: 'the PeerPodConfig limit edited by hand (documented)',
+    area: 'peer pods',
+    act: (c) => c.kubectl(['patch', 'peerpodconfig', PEER_POD_CONFIG, '-n', NS, '--type=merge', '-p', '{"spec":{"limit":"3"}}']),
+    // The documented way to change the limit (oc patch peerpodconfig): it holds until PEERPODS_LIMIT_PER_NODE changes.
+    expect: {
+      kept: "the administrator's limit holds",
+      check: async (c) => String((await c.client.get(PeerPodConfigs, PEER_POD_CONFIG, NS)).spec?.limit) === '3',
+      undo: (c) => c.kubectl(['patch', 'peerpodconfig', PEER_POD_CONFIG, '-n', NS, '--type=merge', '-p', '{"spec":{"limit":"10"}}']),
     },
   },
   {
@@ -530,18 +620,7 @@ describe('bad input on a live cluster: refused with the field and the fix, or he
     kc: () => cluster.dev.client.get(KataConfigs, KC),
   };
 
-  /** Installed on both workers, kata and kata-remote offered, the peer-pods configuration valid. */
-  const intact = (k: KataConfig) => {
-    const ip = cond(k, 'InProgress');
-    return (
-      ip?.status === 'False' &&
-      ip.reason === '' &&
-      k.status?.kataNodes?.nodeCount === 2 &&
-      k.status.kataNodes.readyNodeCount === 2 &&
-      JSON.stringify([...(k.status.runtimeClasses ?? [])].sort()) === JSON.stringify([KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS]) &&
-      configValid(k)?.status === 'True'
-    );
-  };
+  const intact = intactNow;
 
   async function assertOperatorHealthy(row: string): Promise<void> {
     assert.equal(stopped, 'running', `${row}: the operator stopped (${String(stopped)})`);
