@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { KataConfigs } from '../api/kataconfig.ts';
@@ -57,6 +58,32 @@ export function parseAddress(value: string): string {
   return m[1] === undefined ? `:${m[2]}` : v;
 }
 
+/**
+ * An image reference as a container runtime pulls it: [registry[:port]/]repository[:tag][@sha256:digest],
+ * the repository in lower case. A typo here would only show later, as pods that never pull.
+ */
+const IMAGE_RE =
+  /^(?:[A-Za-z0-9.-]+(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
+
+export function parseImage(value: string): string {
+  if (!IMAGE_RE.test(value)) {
+    throw new InvalidArgumentError(
+      'expected an image reference: [registry/]repository[:tag][@sha256:digest], the repository in lower case, no spaces (e.g. registry.example.com/osc:dev).',
+    );
+  }
+  return value;
+}
+
+/** A namespace name: a DNS label (what the API server accepts). */
+export function parseNamespace(value: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)) {
+    throw new InvalidArgumentError(
+      'expected a namespace name: at most 63 lower case letters, digits or "-", beginning and ending with a letter or digit.',
+    );
+  }
+  return value;
+}
+
 export function parseUrl(value: string): string {
   try {
     const u = new URL(value.replace('{port}', '1'));
@@ -65,6 +92,54 @@ export function parseUrl(value: string): string {
     throw new InvalidArgumentError('expected an https:// URL (may contain {port}).');
   }
   return value;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Directories the user names.
+
+export const fsReason = (e: unknown): string => {
+  const code = (e as NodeJS.ErrnoException).code;
+  const known: Record<string, string> = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    EISDIR: 'it is a directory',
+    ENOTDIR: 'a part of the path is a file, not a directory',
+    ENOENT: 'this file system does not allow creating it',
+  };
+  return (code && known[code]) ?? errorMessage(e);
+};
+
+/**
+ * Makes the directory a flag names (--output-dir, --home, --dest-dir) and its missing parents, one level
+ * at a time. Node's recursive mkdir loops forever where mkdir answers ENOENT for a parent that exists (e.g.
+ * under /proc), and reports a file in the way as a bare EEXIST: both become an error that names the flag,
+ * the directory and what to do.
+ */
+export async function prepareDirectory(flag: string, outputDir: string): Promise<string> {
+  const dir = resolve(outputDir);
+  const missing: string[] = [];
+  for (let p = dir; ; p = dirname(p)) {
+    const st = await stat(p).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : e));
+    if (st instanceof Error) throw new CliError(`${flag} ${outputDir}: cannot use ${p}: ${fsReason(st)}`);
+    if (st) {
+      if (!st.isDirectory())
+        throw new CliError(`${flag} ${outputDir}: ${p} exists and is not a directory: choose another directory or remove the file`);
+      break;
+    }
+    missing.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing) {
+    try {
+      await mkdir(p);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && (await stat(p)).isDirectory()) continue;
+      throw new CliError(`${flag} ${outputDir}: cannot create directory ${p}: ${fsReason(e)}; choose a directory you can write to`);
+    }
+  }
+  return dir;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -96,6 +171,9 @@ export async function loadKubeConfig(flags: ClusterFlags): Promise<KubeConfig> {
   try {
     if (flags.kubeconfig) {
       if (!existsSync(flags.kubeconfig)) throw new CliError(`kubeconfig file ${flags.kubeconfig} does not exist (check --kubeconfig)`);
+      if (statSync(flags.kubeconfig).isDirectory()) {
+        throw new CliError(`kubeconfig ${flags.kubeconfig} is a directory: pass the kubeconfig file itself (check --kubeconfig)`);
+      }
       kc.loadFromFile(flags.kubeconfig);
     } else {
       const env = process.env.KUBECONFIG;
@@ -119,14 +197,23 @@ export async function loadKubeConfig(flags: ClusterFlags): Promise<KubeConfig> {
     }
   } catch (e) {
     if (e instanceof CliError) throw e;
-    throw new CliError(`cannot load the kubeconfig: ${errorMessage(e)}`);
+    const which = flags.kubeconfig ?? process.env.KUBECONFIG ?? defaultKubeconfig();
+    throw new CliError(
+      `cannot load the kubeconfig ${which}: ${errorMessage(e).split('\n')[0]} (check --kubeconfig / KUBECONFIG: it must be a kubeconfig YAML file)`,
+    );
   }
   if (flags.context) {
     if (!kc.getContexts().some((c) => c.name === flags.context))
       throw new CliError(`context "${flags.context}" not found in the kubeconfig`);
     kc.setCurrentContext(flags.context);
   }
-  if (!kc.getCurrentCluster()) throw new CliError('the kubeconfig has no current cluster: set a current-context or pass --context');
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new CliError('the kubeconfig has no current cluster: set a current-context or pass --context');
+  if (!URL.canParse(cluster.server) || !/^https?:$/.test(new URL(cluster.server).protocol)) {
+    throw new CliError(
+      `the kubeconfig's cluster "${cluster.name}" has server ${JSON.stringify(cluster.server)}, which is not an https:// URL; set it to the API server's address, like https://api.example.com:6443`,
+    );
+  }
   return kc;
 }
 

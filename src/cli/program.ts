@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { packageVersion } from '../install/manifests.ts';
-import { type CliIO, parseAddress, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
+import { type CliIO, parseAddress, parseImage, parseNamespace, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -113,6 +113,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option(
       '--namespace <ns>',
       `the operator's namespace: lease, webhook certificate, peer pods (default: $POD_NAMESPACE, else ${OPERATOR_NAMESPACE})`,
+      parseNamespace,
     )
     .option('--leader-elect', 'reconcile only while holding the leader lease, so replicas can run side by side (default)', true)
     .option('--no-leader-elect', 'reconcile without a lease (a single instance)')
@@ -168,7 +169,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
   )
     .option('--dry-run', 'print the manifests instead of applying them (the same ones are committed under config/)')
     .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
-    .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)')
+    .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

@@ -122,10 +122,15 @@ function explicitSize(annotations: Record<string, string>, key: string, unit: 'v
   const v = annotations[key];
   if (v === undefined) return undefined;
   if (/^\d+$/.test(v) && Number(v) >= 1 && Number.isSafeInteger(Number(v))) return Number(v);
+  if (/^\d+$/.test(v) && Number(v) >= 1) {
+    const like = unit === 'vCPUs' ? '"2"' : '"2048"';
+    throw new Rejection(`annotation ${key} is ${JSON.stringify(v)}: it is too large; write a whole number of ${unit}, like ${like}`);
+  }
   let fix = unit === 'vCPUs' ? ' (like "2")' : ' (like "2048")';
   try {
     const n = parseQuantity(v);
-    if (n > 0n) fix = ` (write ${JSON.stringify(String(unit === 'vCPUs' ? toWholeUnits(n) : toMiB(n)))})`;
+    const whole = unit === 'vCPUs' ? toWholeUnits(n) : toMiB(n);
+    if (n > 0n && whole <= BigInt(Number.MAX_SAFE_INTEGER)) fix = ` (write ${JSON.stringify(String(whole))})`;
   } catch {
     // not a quantity either: keep the generic example
   }
@@ -186,7 +191,11 @@ function policyCheck(annotations: Record<string, string>, warnings: string[]): v
 }
 
 function toSafeNumber(n: bigint, what: string): number {
-  if (n > BigInt(Number.MAX_SAFE_INTEGER)) throw new Rejection(`the pod's ${what} is too large`);
+  if (n > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new Rejection(
+      `the pod's ${what} (the sum of its containers' ${what} limits, or requests) is too large for any pod VM; lower the containers' resources.limits.${what === 'CPU' ? 'cpu' : 'memory'}`,
+    );
+  }
   return Number(n);
 }
 

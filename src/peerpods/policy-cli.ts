@@ -74,7 +74,9 @@ function readInput(arg: string | undefined, io: PolicyCommandIO, what: string): 
     return { text: (io.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(arg) };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return { error: fail(`error: cannot read ${arg}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}\n`) };
+    const reason =
+      code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory; give the policy file' : (e as Error).message;
+    return { error: fail(`error: cannot read ${arg}: ${reason}\n`) };
   }
 }
 
@@ -110,6 +112,13 @@ export function runPolicyCommand(args: readonly string[], io: PolicyCommandIO = 
   const unknownFlag = flags.find((f) => !allowed.includes(f) && f !== '--help');
   if (unknownFlag) return usage(`unknown option ${unknownFlag} for "policy ${command}"`);
   if (flags.includes('--help')) return ok(POLICY_USAGE);
+  // Each command reads at most one input: a second one is a mistake (a glob, a missing quote), not ignored.
+  if (command !== 'hardened' && command !== 'default' && positional.length > 1) {
+    return usage(
+      `"policy ${command}" takes one ${command === 'decode' ? 'annotation value' : 'policy'}; unexpected "${positional[1]}" (quote a value with spaces)`,
+    );
+  }
+  if (command === 'default' && positional.length) return usage(`unexpected argument "${positional[0]}"`);
 
   switch (command) {
     case 'default':
@@ -146,7 +155,7 @@ export function runPolicyCommand(args: readonly string[], io: PolicyCommandIO = 
       const fatal = c.issues.filter((i) => i.severity === 'fatal');
       if (fatal.length) {
         return fail(
-          `error: the Kata Agent cannot use this policy, so the pod would never start:\n${fatal.map((i) => `  line ${i.line}: ${i.message}`).join('\n')}\n`,
+          `error: the Kata Agent cannot use this policy, so the pod would never start:\n${fatal.map((i) => (i.line > 0 ? `  line ${i.line}: ${i.message}` : `  ${i.message}`)).join('\n')}\n`,
         );
       }
       const notes = report(text as string, false).lines.filter((l) => l.startsWith('warning:') || l.startsWith('error:'));

@@ -1,5 +1,5 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
@@ -10,7 +10,18 @@ import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { WebhookCertificates } from '../../webhooks/certificates.ts';
 import { CERT_MANAGER, CERT_SECRETS, certManagerObjects, chooseCertSource, discoverCertServices } from '../../webhooks/certsource.ts';
-import { CliError, type CliIO, type ClusterFlags, connect, hasKataConfigAPI, loadCluster, SAMPLE_KATACONFIG, write } from '../common.ts';
+import {
+  CliError,
+  type CliIO,
+  type ClusterFlags,
+  connect,
+  fsReason,
+  hasKataConfigAPI,
+  loadCluster,
+  prepareDirectory,
+  SAMPLE_KATACONFIG,
+  write,
+} from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
   dryRun?: boolean;
@@ -25,7 +36,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
   const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel });
   if (flags.dryRun) {
     if (flags.outputDir) {
-      const dir = await prepareOutputDir(flags.outputDir);
+      const dir = await prepareDirectory('--output-dir', flags.outputDir);
       for (const f of files) {
         const path = join(dir, f.file);
         try {
@@ -80,50 +91,6 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
   } finally {
     await client.close();
   }
-}
-
-const fsReason = (e: unknown): string => {
-  const code = (e as NodeJS.ErrnoException).code;
-  const known: Record<string, string> = {
-    EACCES: 'permission denied',
-    EPERM: 'operation not permitted',
-    EROFS: 'read-only file system',
-    ENOSPC: 'no space left on the device',
-    EISDIR: 'it is a directory',
-    ENOTDIR: 'a part of the path is a file, not a directory',
-    ENOENT: 'this file system does not allow creating it',
-  };
-  return (code && known[code]) ?? errorMessage(e);
-};
-
-/**
- * Makes --output-dir (and its missing parents) one level at a time. Node's recursive mkdir loops forever
- * where mkdir answers ENOENT for a parent that exists (e.g. under /proc), and reports a file in the way as
- * a bare EEXIST: both become an error that names the directory and what to do.
- */
-export async function prepareOutputDir(outputDir: string): Promise<string> {
-  const dir = resolve(outputDir);
-  const missing: string[] = [];
-  for (let p = dir; ; p = dirname(p)) {
-    const st = await stat(p).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : e));
-    if (st instanceof Error) throw new CliError(`--output-dir ${outputDir}: cannot use ${p}: ${fsReason(st)}`);
-    if (st) {
-      if (!st.isDirectory())
-        throw new CliError(`--output-dir ${outputDir}: ${p} exists and is not a directory: choose another directory or remove the file`);
-      break;
-    }
-    missing.unshift(p);
-    if (dirname(p) === p) break;
-  }
-  for (const p of missing) {
-    try {
-      await mkdir(p);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && (await stat(p)).isDirectory()) continue;
-      throw new CliError(`--output-dir ${outputDir}: cannot create directory ${p}: ${fsReason(e)}; choose a directory you can write to`);
-    }
-  }
-  return dir;
 }
 
 export interface UninstallFlags extends ClusterFlags {

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, copyFile, mkdir, rm } from 'node:fs/promises';
+import { chmod, copyFile, rm } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
@@ -7,7 +7,7 @@ import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, onShutdownSignal, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
@@ -79,8 +79,10 @@ export async function runDevEnvironment(
 ): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
   const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
-  const home = oscHome(flags.home);
-  await mkdir(home, { recursive: true });
+  const home = await prepareDirectory(
+    flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
+    oscHome(flags.home),
+  );
   const logPath = resolve(home, 'osc.log');
   const logStream = createWriteStream(logPath, { flags: 'w' });
   const log: Logger = createLogger({ level: flags.logLevel, destination: logStream });

@@ -434,8 +434,15 @@ export class KataConfigReconciler {
     // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
     // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
     const existing = this.ctx.runtimeClasses.get(rt);
+    const nodeSelector: Record<string, string> = { [compact ? MASTER_ROLE_LABEL : KATA_NODE_ROLE_LABEL]: '' };
     if (existing) {
       const refs = existing.metadata.ownerReferences ?? [];
+      // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry
+      // are put back (an administrator may add others, narrowing it further).
+      const have = existing.scheduling?.nodeSelector ?? {};
+      if (refs.some((r) => r.kind === 'KataConfig') && Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) {
+        await this.ctx.client.patch(RuntimeClasses, rt, { scheduling: { nodeSelector } }, { signal });
+      }
       if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
       const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
       await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
@@ -446,7 +453,7 @@ export class KataConfigReconciler {
       metadata: { name: rt, ownerReferences: [owner] },
       handler: rt,
       ...(overhead ? { overhead: { podFixed: { memory: overhead.memory, cpu: overhead.cpu } } } : {}),
-      scheduling: { nodeSelector: compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' } },
+      scheduling: { nodeSelector },
     };
     await this.create(RuntimeClasses, rc, signal);
   }
@@ -464,11 +471,15 @@ export class KataConfigReconciler {
    * held up behind a thousand patches. Answers how many nodes still need a change.
    */
   private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<number> {
+    // The pool selects the label with the value "": one edited to another value is put back too.
     const changes = this.ctx.nodes
       .list()
       .filter(
         (n) =>
-          !n.metadata.deletionTimestamp && (n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined) !== wanted.has(n.metadata.name ?? ''),
+          !n.metadata.deletionTimestamp &&
+          (wanted.has(n.metadata.name ?? '')
+            ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== ''
+            : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined),
       );
     const now = changes.slice(0, LABELS_PER_PASS);
     await mapLimit(now, 16, (node) =>
