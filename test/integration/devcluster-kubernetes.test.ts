@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { DevCluster, FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { INSTANCE_LABEL_PREFIX, KATA_RUNTIME_LABEL } from '../../src/devcluster/katadeploy/index.ts';
 import { isNotFound } from '../../src/kube/errors.ts';
-import { type Node, Nodes, type Pod, Pods } from '../../src/kube/resources.ts';
+import { DaemonSets, type Node, Nodes, type Pod, Pods } from '../../src/kube/resources.ts';
 import { createLogger, silentLogger } from '../../src/runtime/log.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -18,7 +18,7 @@ const NS = 'kube-system';
 
 let dc: DevCluster;
 
-const installer = (name: string, node: string, opts: { restartPolicy?: string } = {}): Pod => ({
+const installer = (name: string, node: string, opts: { restartPolicy?: string; action?: string } = {}): Pod => ({
   metadata: { name, namespace: NS },
   spec: {
     nodeName: node,
@@ -27,7 +27,7 @@ const installer = (name: string, node: string, opts: { restartPolicy?: string } 
       {
         name: 'kube-kata',
         image: 'quay.io/kata-containers/kata-deploy:4.1.0',
-        command: ['/usr/bin/kata-deploy', 'install'],
+        command: ['/usr/bin/kata-deploy', opts.action ?? 'install'],
         terminationMessagePolicy: 'FallbackToLogsOnError',
         env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
       },
@@ -152,5 +152,43 @@ describe('dev cluster, kubernetes distribution', () => {
     const t = container(p)?.state?.terminated as { exitCode: number; message?: string };
     assert.equal(t.exitCode, 1);
     assert.match(t.message ?? '', /^Error: simulated failure/);
+  });
+
+  test('a one-shot cleanup pod releases a node a failed install left claimed, and Succeeds', async () => {
+    await dc.client.patch(Nodes, 'worker-1', { metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: null } } });
+    await dc.client.delete(Pods, 'kata-deploy-once', { namespace: NS });
+    await waitFor(() => gone('kata-deploy-once'));
+    assert.equal((await labelsOf('worker-1'))[KATA_RUNTIME_LABEL], 'false', 'an exited installer cannot clean up');
+    await dc.client.create(Pods, installer('kata-cleanup', 'worker-1', { restartPolicy: 'Never', action: 'cleanup' }));
+    await waitFor(async () => (await dc.client.get(Pods, 'kata-cleanup', NS)).status?.phase === 'Succeeded');
+    const l = await labelsOf('worker-1');
+    assert.equal(l[KATA_RUNTIME_LABEL], undefined);
+    assert.equal(l[MARKER], undefined);
+    await dc.client.delete(Pods, 'kata-cleanup', { namespace: NS });
+  });
+
+  test("a DaemonSet's pods: a restarted pod keeps Kata on the node, deleting the DaemonSet cleans every node", async () => {
+    const template = installer('unused', '');
+    delete template.spec?.nodeName;
+    await dc.client.create(DaemonSets, {
+      metadata: { name: 'kata-deploy', namespace: NS },
+      spec: {
+        selector: { matchLabels: { name: 'kata-deploy' } },
+        template: { metadata: { labels: { name: 'kata-deploy' } }, spec: template.spec as Record<string, unknown> },
+      },
+    });
+    for (const n of ['worker-0', 'worker-1'])
+      await waitFor(async () => (await labelsOf(n))[KATA_RUNTIME_LABEL] === 'true', { message: `${n} installed by the DaemonSet` });
+    const onWorker0 = (await dc.client.list(Pods, { namespace: NS, labelSelector: 'name=kata-deploy' })).items.find(
+      (p) => p.spec?.nodeName === 'worker-0',
+    ) as Pod;
+    await dc.client.delete(Pods, onWorker0.metadata.name ?? '', { namespace: NS });
+    await waitFor(() => gone(onWorker0.metadata.name ?? ''), { message: 'the restarted pod gone' });
+    assert.equal((await labelsOf('worker-0'))[KATA_RUNTIME_LABEL], 'true', 'its DaemonSet still selects the node: no cleanup');
+
+    await dc.client.delete(DaemonSets, 'kata-deploy', { namespace: NS });
+    for (const n of ['worker-0', 'worker-1'])
+      await waitFor(async () => !(KATA_RUNTIME_LABEL in (await labelsOf(n))), { message: `${n} cleaned when the DaemonSet went` });
+    await waitFor(async () => (await dc.client.list(Pods, { namespace: NS, labelSelector: 'name=kata-deploy' })).items.length === 0);
   });
 });
