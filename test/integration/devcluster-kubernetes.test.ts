@@ -88,6 +88,17 @@ describe('dev cluster, kubernetes distribution', () => {
     assert.ok(master.spec?.taints?.some((t) => t.key === 'node-role.kubernetes.io/control-plane' && t.effect === 'NoSchedule'));
   });
 
+  test('kwok still runs every other pod: Ready at once, deleted at once', async () => {
+    await dc.client.create(Pods, {
+      metadata: { name: 'web', namespace: NS },
+      spec: { nodeName: 'worker-0', containers: [{ name: 'web', image: 'quay.io/kata-containers/kata-deploy-job-dispatcher:4.1.0' }] },
+    });
+    await waitFor(async () => container(await dc.client.get(Pods, 'web', NS))?.ready === true, { message: 'an ordinary pod Ready' });
+    await dc.client.delete(Pods, 'web', { namespace: NS });
+    await waitFor(() => gone('web'));
+    assert.equal((await labelsOf('worker-0'))[KATA_RUNTIME_LABEL], undefined, 'not an installer: no label');
+  });
+
   test('an installer pod labels its node once installed, and turns Ready only then', async () => {
     await dc.client.create(Pods, installer('kata-deploy-worker-0', 'worker-0'));
     // The claim comes first: both labels false while installing, the container not Ready.
