@@ -14,6 +14,8 @@ import {
   installerConfig,
   installerContainer,
   releaseLabels,
+  runtimeHandlersOf,
+  withHandlers,
 } from '../../src/devcluster/katadeploy/protocol.ts';
 import type { Container, Node, Pod } from '../../src/kube/resources.ts';
 
@@ -91,6 +93,23 @@ describe('kata-deploy protocol', () => {
     );
     assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true', [other]: 'false' }, MARK), { [MARK]: null, [KR]: 'false' }, 'demoted');
     assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true' }, MARK, true), { [MARK]: null }, 'a legacy DaemonSet keeps it');
+  });
+
+  test('runtime handlers: kata-<shim> per shim, with the install suffix and the debug variants', () => {
+    const env = (vars: Record<string, string>) => kc({ env: Object.entries(vars).map(([name, value]) => ({ name, value })) });
+    const c1 = env({ SHIMS_X86_64: 'qemu clh' });
+    assert.deepEqual(runtimeHandlersOf(pod(c1), c1, 'amd64'), ['kata-qemu', 'kata-clh']);
+    const c2 = env({ SHIMS_X86_64: 'qemu', MULTI_INSTALL_SUFFIX: 'dev', DEBUG: 'true' });
+    assert.deepEqual(runtimeHandlersOf(pod(c2), c2, 'amd64'), ['kata-qemu-dev', 'kata-qemu-dev-debug']);
+    assert.equal(runtimeHandlersOf(pod(), kc(), 'amd64').length, 20, 'every x86_64 shim by default');
+    assert.deepEqual(runtimeHandlersOf(pod(c1), c1, 'arm64'), ['kata-qemu'], 'only the node’s architecture variable is read');
+    const base = [{ name: '' }, { name: 'runc' }];
+    const added = withHandlers(base, ['kata-qemu', 'runc'], []);
+    assert.deepEqual(
+      added.map((h) => h.name),
+      ['', 'runc', 'kata-qemu'],
+    );
+    assert.deepEqual(withHandlers(added, [], ['kata-qemu']), base);
   });
 });
 

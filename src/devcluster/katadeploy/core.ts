@@ -8,6 +8,7 @@ import {
   installerConfig,
   type LabelPatch,
   releaseLabels,
+  runtimeHandlersOf,
 } from './protocol.ts';
 
 /**
@@ -72,11 +73,14 @@ export interface InstallerStep {
   /** Labels to merge into the node NODE_NAME names (null removes). */
   labels?: LabelPatch;
   report?: ContainerReport;
+  /** CRI runtime handlers the node reports after this step's runtime restart (status.runtimeHandlers). */
+  handlers?: { add: string[]; remove: string[] };
   /** The step needs observed.daemonSets (a cleanup is due): ask again with them. */
   needsDaemonSets?: boolean;
   requeueAfterMs?: number;
 }
 
+const archOf = (node: Node): string => node.metadata.labels?.['kubernetes.io/arch'] ?? 'amd64';
 const restartPolicyOf = (pod: Pod): string => String(pod.spec?.restartPolicy ?? 'Always');
 const containerReady = (pod: Pod, c: Container): boolean =>
   ((pod.status?.containerStatuses as { name: string; ready?: boolean }[] | undefined) ?? []).some(
@@ -163,6 +167,7 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       return {
         progress: { phase: 'installed', since: now, restarts },
         labels: installedLabels(labels, cfg.instanceLabel),
+        handlers: { add: runtimeHandlersOf(pod, container, archOf(node)), remove: [] },
         report: { kind: 'running', ready: true, restarts, lastError: p.error },
       };
     }
@@ -177,11 +182,13 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
     case 'cleaning': {
       if (elapsed < timing.cleanupMs) return { progress: p, requeueAfterMs: timing.cleanupMs - elapsed };
       if (!obs.daemonSets) return { progress: p, needsDaemonSets: true };
-      const release =
-        obs.daemonSets.ownSelectsNode || !node
-          ? undefined
-          : releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode);
-      return { progress: { phase: 'done', since: now, restarts }, labels: release, report: { kind: 'exited', exitCode: 0, restarts } };
+      const done: InstallerStep = { progress: { phase: 'done', since: now, restarts }, report: { kind: 'exited', exitCode: 0, restarts } };
+      if (obs.daemonSets.ownSelectsNode || !node) return done;
+      return {
+        ...done,
+        labels: releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode),
+        handlers: { add: [], remove: runtimeHandlersOf(pod, container, archOf(node)) },
+      };
     }
     default:
       return { progress: p };

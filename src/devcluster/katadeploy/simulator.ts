@@ -8,7 +8,7 @@ import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
 import { type InstallerObserved, type InstallerTiming, installerStep, nodeSelectorMatches, type Progress, podStatusFor } from './core.ts';
-import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer } from './protocol.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer, type RuntimeHandler, withHandlers } from './protocol.ts';
 
 export interface KataDeploySimulatorOptions {
   client: KubeClient;
@@ -107,6 +107,7 @@ export class KataDeploySimulator {
       await this.client.patch(Nodes, nodeName, { metadata: { labels: step.labels } }, { signal });
       this.log.info({ node: nodeName, pod: key, labels: step.labels }, 'kata-deploy labelled the node');
     }
+    if (step.handlers && nodeName) await this.setHandlers(nodeName, step.handlers, signal);
     if (step.report) {
       if (step.report.kind === 'crashLoop' || (step.report.kind === 'exited' && step.report.exitCode !== 0)) this.stats.failures++;
       else if (step.report.kind === 'running' && step.report.ready) this.stats.installs++;
@@ -132,6 +133,14 @@ export class KataDeploySimulator {
     }
     if (step.progress) this.progress.set(memoryKey, step.progress);
     return step.requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, step.requeueAfterMs) } : undefined;
+  }
+
+  /** The kubelet's report of the runtime's handlers after the restart (a fresh read: kwok writes status too). */
+  private async setHandlers(name: string, h: { add: string[]; remove: string[] }, signal: AbortSignal): Promise<void> {
+    const node = await this.client.get(Nodes, name, undefined, signal);
+    const current = (node.status as { runtimeHandlers?: RuntimeHandler[] } | undefined)?.runtimeHandlers ?? [];
+    const runtimeHandlers = withHandlers(current, h.add, h.remove);
+    await this.client.patch(Nodes, name, { status: { runtimeHandlers } }, { subresource: 'status', signal });
   }
 
   /** What cleanup asks of the API server: does its own DaemonSet, or another kata-deploy one, still select the node? */
