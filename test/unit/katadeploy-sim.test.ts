@@ -72,6 +72,7 @@ describe('kata-deploy protocol', () => {
     });
     assert.deepEqual(installerConfig(pod(c), c), {
       nodeName: 'n1',
+      suffix: 'dev',
       instanceLabel: 'kata-deploy.katacontainers.io/dev',
       daemonSetName: 'kd-dev',
     });
