@@ -183,6 +183,40 @@ describe('an installer pod as next steps', () => {
     assert.equal(restart.labels, undefined, 'a rolling restart keeps Kata on the node');
   });
 
+  test('handlers: a reinstall with another shim replaces the install’s own; cleanup removes what it configured', () => {
+    const clh = kc({
+      env: [
+        { name: 'NODE_NAME', value: 'worker-0' },
+        { name: 'SHIMS_X86_64', value: 'clh' },
+      ],
+    });
+    const s = installerStep(
+      {
+        pod: pod(clh),
+        node: node(),
+        progress: { phase: 'installing', since: 0, restarts: 0 },
+        configuredHandlers: ['kata-qemu'],
+        now: 10_000,
+      },
+      clh,
+      timing,
+    );
+    assert.deepEqual(s.handlers, { add: ['kata-clh'], remove: ['kata-qemu'] });
+    const end = installerStep(
+      {
+        pod: pod(clh, { deleting: true }),
+        node: node(),
+        progress: { phase: 'cleaning', since: 0, restarts: 0 },
+        configuredHandlers: ['kata-clh'],
+        daemonSets: { ownSelectsNode: false, legacyOtherSelectsNode: false },
+        now: 10_000,
+      },
+      clh,
+      timing,
+    );
+    assert.deepEqual(end.handlers, { add: [], remove: ['kata-clh'] });
+  });
+
   test('termination of a crash-looping installer: no process, no cleanup', () => {
     const s = step({ pod: pod(kc(), { deleting: true }), progress: { phase: 'backoff', since: 0, restarts: 2, error: 'Error: x' } });
     assert.equal(s.labels, undefined);

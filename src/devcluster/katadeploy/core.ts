@@ -65,6 +65,8 @@ export interface InstallerObserved {
    * still selects the node, and whether another kata-deploy DaemonSet does.
    */
   daemonSets?: { ownSelectsNode: boolean; legacyOtherSelectsNode: boolean };
+  /** The handlers this install's drop-in configured on the node before (a reinstall rewrites that file). */
+  configuredHandlers?: readonly string[];
   now: number;
 }
 
@@ -80,6 +82,7 @@ export interface InstallerStep {
   requeueAfterMs?: number;
 }
 
+const replaceHandlers = (before: readonly string[], after: string[]) => ({ add: after, remove: before.filter((h) => !after.includes(h)) });
 const archOf = (node: Node): string => node.metadata.labels?.['kubernetes.io/arch'] ?? 'amd64';
 const restartPolicyOf = (pod: Pod): string => String(pod.spec?.restartPolicy ?? 'Always');
 const containerReady = (pod: Pod, c: Container): boolean =>
@@ -167,7 +170,7 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       return {
         progress: { phase: 'installed', since: now, restarts },
         labels: installedLabels(labels, cfg.instanceLabel),
-        handlers: { add: runtimeHandlersOf(pod, container, archOf(node)), remove: [] },
+        handlers: replaceHandlers(obs.configuredHandlers ?? [], runtimeHandlersOf(pod, container, archOf(node))),
         report: { kind: 'running', ready: true, restarts, lastError: p.error },
       };
     }
@@ -187,7 +190,7 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       return {
         ...done,
         labels: releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode),
-        handlers: { add: [], remove: runtimeHandlersOf(pod, container, archOf(node)) },
+        handlers: replaceHandlers(obs.configuredHandlers ?? runtimeHandlersOf(pod, container, archOf(node)), []),
       };
     }
     default:

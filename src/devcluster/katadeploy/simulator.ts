@@ -40,6 +40,8 @@ export class KataDeploySimulator {
   private readonly log: Logger;
   private readonly controller: Controller;
   private readonly progress = new Map<string, Progress>();
+  /** The handlers each install (node/instance label) configured, as its drop-in on the host would say. */
+  private readonly configured = new Map<string, string[]>();
   private ownNodes = false;
 
   constructor(opts: KataDeploySimulatorOptions) {
@@ -91,11 +93,13 @@ export class KataDeploySimulator {
     // kwok has not started it yet (its stage writes Running).
     if (pod.status?.phase !== 'Running' && !pod.metadata.deletionTimestamp) return undefined;
     const memoryKey = `${key}/${pod.metadata.uid}`;
-    const nodeName = installerConfig(pod, container).nodeName;
+    const { nodeName, instanceLabel } = installerConfig(pod, container);
+    const installKey = `${nodeName}/${instanceLabel}`;
     const observed: InstallerObserved = {
       pod,
       node: nodeName ? this.nodes.get(nodeName) : undefined,
       progress: this.progress.get(memoryKey),
+      configuredHandlers: this.configured.get(installKey),
       now: Date.now(),
     };
     let step = installerStep(observed, container, this.timing);
@@ -107,7 +111,11 @@ export class KataDeploySimulator {
       await this.client.patch(Nodes, nodeName, { metadata: { labels: step.labels } }, { signal });
       this.log.info({ node: nodeName, pod: key, labels: step.labels }, 'kata-deploy labelled the node');
     }
-    if (step.handlers && nodeName) await this.setHandlers(nodeName, step.handlers, signal);
+    if (step.handlers && nodeName) {
+      await this.setHandlers(nodeName, step.handlers, signal);
+      if (step.handlers.add.length) this.configured.set(installKey, step.handlers.add);
+      else this.configured.delete(installKey);
+    }
     if (step.report) {
       if (step.report.kind === 'crashLoop' || (step.report.kind === 'exited' && step.report.exitCode !== 0)) this.stats.failures++;
       else if (step.report.kind === 'running' && step.report.ready) this.stats.installs++;
