@@ -217,6 +217,13 @@ describe('an installer pod as next steps', () => {
     assert.deepEqual(end.handlers, { add: [], remove: ['kata-clh'] });
   });
 
+  test('termination when the node is gone: cleanup cannot read it and the container still exits 0', () => {
+    const s = step({ pod: pod(kc(), { deleting: true }), node: undefined, progress: { phase: 'cleaning', since: 0, restarts: 0 } });
+    assert.equal(s.needsDaemonSets, undefined);
+    assert.equal(s.labels, undefined);
+    assert.deepEqual(s.report, { kind: 'exited', exitCode: 0, restarts: 0 });
+  });
+
   test('termination of a crash-looping installer: no process, no cleanup', () => {
     const s = step({ pod: pod(kc(), { deleting: true }), progress: { phase: 'backoff', since: 0, restarts: 2, error: 'Error: x' } });
     assert.equal(s.labels, undefined);

@@ -184,9 +184,11 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       };
     case 'cleaning': {
       if (elapsed < timing.cleanupMs) return { progress: p, requeueAfterMs: timing.cleanupMs - elapsed };
-      if (!obs.daemonSets) return { progress: p, needsDaemonSets: true };
       const done: InstallerStep = { progress: { phase: 'done', since: now, restarts }, report: { kind: 'exited', exitCode: 0, restarts } };
-      if (obs.daemonSets.ownSelectsNode || !node) return done;
+      // The node is gone: cleanup cannot read it, logs the error and the process still exits 0.
+      if (!node) return done;
+      if (!obs.daemonSets) return { progress: p, needsDaemonSets: true };
+      if (obs.daemonSets.ownSelectsNode) return done;
       return {
         ...done,
         labels: releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode),
