@@ -16,7 +16,9 @@ export interface PlatformOptions {
 export type PlatformFactory = (opts: PlatformOptions) => Promise<Platform>;
 
 /** The platforms this build has; one missing here is refused by name. */
-export const platformFactories: Partial<Record<PlatformName, PlatformFactory>> = {};
+export const platformFactories: Partial<Record<PlatformName, PlatformFactory>> = {
+  kubernetes: async (opts) => (await import('./kubernetes/platform.ts')).createKubernetesPlatform(opts),
+};
 
 /** The API group that tells OpenShift (with its Machine Config Operator) from any other Kubernetes. */
 export const MACHINE_CONFIG_GROUP = 'machineconfiguration.openshift.io';
