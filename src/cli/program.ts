@@ -157,10 +157,16 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)')
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--distribution <name>', 'the cluster: openshift (Machine Config Operator) or kubernetes (kata-deploy); sets the RBAC')
+        .choices(['openshift', 'kubernetes'])
+        .default('openshift'),
+    )
     .addHelpText(
       'after',
       examples([
         `${name} install`,
+        `${name} install --distribution kubernetes`,
         `${name} install --dry-run > osc.yaml`,
         `${name} install --dry-run --output-dir config`,
         `${name} install --image registry.example.com/osc:dev`,

@@ -12,7 +12,7 @@ import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { registerWebhooks, WEBHOOK_SERVICE } from '../webhooks/setup.ts';
-import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+import { clusterRules, type Distribution, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -58,6 +58,8 @@ export interface ManifestOptions {
   /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
   monitorImage?: string;
   replicas?: number;
+  /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
+  distribution?: Distribution;
 }
 
 export interface ManifestFile {
@@ -202,7 +204,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'The operator ServiceAccount and its least-privilege RBAC (see src/install/rbac.ts for why each rule)',
       objects: [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAMES.serviceAccount, namespace: ns, labels: labels('operator') } },
-        { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: NAMES.clusterRole, labels: labels('rbac') }, rules: clusterRules() },
+        { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: NAMES.clusterRole, labels: labels('rbac') }, rules: clusterRules(opts.distribution) },
         {
           apiVersion: rbac,
           kind: 'ClusterRoleBinding',
@@ -210,7 +212,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAMES.clusterRole },
           subjects: [sa],
         },
-        { apiVersion: rbac, kind: 'Role', metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') }, rules: namespaceRules() },
+        { apiVersion: rbac, kind: 'Role', metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') }, rules: namespaceRules(opts.distribution) },
         {
           apiVersion: rbac,
           kind: 'RoleBinding',

@@ -245,3 +245,34 @@ describe('the Kubernetes platform', () => {
     assert.deepEqual(steps, [['delete DaemonSet'], ['delete ClusterRoleBinding', 'delete ClusterRole', 'delete ServiceAccount']]);
   });
 });
+
+describe('osc install --distribution kubernetes: RBAC', () => {
+  test('osc holds every permission it grants kata-deploy (the API server refuses a ClusterRole that escalates)', async () => {
+    const { clusterRules } = await import('../../src/install/rbac.ts');
+    const { INSTALLER_RULES } = await import('../../src/platform/kubernetes/katadeploy.ts');
+    const rules = clusterRules('kubernetes');
+    for (const r of INSTALLER_RULES)
+      for (const group of r.apiGroups)
+        for (const resource of r.resources)
+          for (const verb of r.verbs)
+            assert.ok(
+              rules.some(
+                (o) => !o.resourceNames && o.apiGroups.includes(group) && o.resources.includes(resource) && o.verbs.includes(verb),
+              ),
+              `osc may ${verb} ${resource} (${group || 'core'}) everywhere`,
+            );
+    assert.ok(!rules.some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')), 'no Machine Config Operator rules');
+    assert.ok(clusterRules('openshift').some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')));
+  });
+
+  test('it may delete installer pods and manage the installer identity', async () => {
+    const { namespaceRules, clusterRules } = await import('../../src/install/rbac.ts');
+    assert.ok(namespaceRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    assert.ok(!namespaceRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    assert.ok(
+      clusterRules('kubernetes').some(
+        (r) => r.resources.includes('clusterroles') && r.resourceNames?.includes(INSTALLER_NAME) && r.verbs.includes('delete'),
+      ),
+    );
+  });
+});
