@@ -204,7 +204,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'The operator ServiceAccount and its least-privilege RBAC (see src/install/rbac.ts for why each rule)',
       objects: [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAMES.serviceAccount, namespace: ns, labels: labels('operator') } },
-        { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: NAMES.clusterRole, labels: labels('rbac') }, rules: clusterRules(opts.distribution) },
+        {
+          apiVersion: rbac,
+          kind: 'ClusterRole',
+          metadata: { name: NAMES.clusterRole, labels: labels('rbac') },
+          rules: clusterRules(opts.distribution),
+        },
         {
           apiVersion: rbac,
           kind: 'ClusterRoleBinding',
@@ -212,7 +217,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAMES.clusterRole },
           subjects: [sa],
         },
-        { apiVersion: rbac, kind: 'Role', metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') }, rules: namespaceRules(opts.distribution) },
+        {
+          apiVersion: rbac,
+          kind: 'Role',
+          metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') },
+          rules: namespaceRules(opts.distribution),
+        },
         {
           apiVersion: rbac,
           kind: 'RoleBinding',

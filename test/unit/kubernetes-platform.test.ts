@@ -28,6 +28,11 @@ const node = (name: string, labels: Record<string, string> = {}, taints: Node['s
   ...(taints ? { spec: taints } : {}),
 });
 
+/** A node osc gave configuration `config`. */
+const assignedNode = (name: string, config: string, labels: Record<string, string> = {}): Node => ({
+  metadata: { name, labels: { [INSTALL_LABEL]: 'true', ...labels }, annotations: { [CONFIG_ANNOTATION]: config } },
+});
+
 function installerPod(name: string, nodeName: string, config: string, status: Pod['status'] = {}): Pod {
   return {
     metadata: {
@@ -72,9 +77,7 @@ describe('kata-deploy facts', () => {
     const spec = ds.spec as unknown as { updateStrategy: unknown; template: { spec: Record<string, any> } };
     assert.deepEqual(spec.updateStrategy, { type: 'OnDelete' });
     const pod = spec.template.spec;
-    assert.deepEqual(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms, [
-      { matchExpressions: [{ key: INSTALL_LABEL, operator: 'Exists' }] },
-    ]);
+    assert.deepEqual(pod.nodeSelector, { [INSTALL_LABEL]: 'true' });
     const c = pod.containers[0];
     assert.equal(c.image, IMAGE);
     assert.deepEqual(c.command, ['/usr/bin/kata-deploy', '--log-level', 'debug', 'install']);
@@ -137,7 +140,7 @@ describe('what osc reads from kata-deploy', () => {
   test('observations group our pods by node and ignore other pods', () => {
     const foreign: Pod = { metadata: { name: 'x', labels: { name: INSTALLER_NAME } }, spec: { nodeName: 'a', containers: [] } };
     const o = observeNodes(
-      [node('a', { [INSTALL_LABEL]: T, [KATA_RUNTIME_LABEL]: 'true' }), node('b')],
+      [assignedNode('a', T, { [KATA_RUNTIME_LABEL]: 'true' }), node('b')],
       [installerPod('p', 'a', T, { conditions: [{ type: 'Ready', status: 'True' }] }), foreign],
     );
     assert.deepEqual(o, [
@@ -188,7 +191,14 @@ describe('the Kubernetes platform', () => {
     const i = input([node('w0'), node('w1')], { daemonSet: ds });
     const plan = platform.installPlan(i);
     assert.deepEqual(plan.steps, [
-      [{ op: 'patch', resource: plan.steps[0]?.[0]?.resource, name: 'w0', patch: { metadata: { labels: { [INSTALL_LABEL]: T } } } }],
+      [
+        {
+          op: 'patch',
+          resource: plan.steps[0]?.[0]?.resource,
+          name: 'w0',
+          patch: { metadata: { labels: { [INSTALL_LABEL]: 'true' }, annotations: { [CONFIG_ANNOTATION]: T } } },
+        },
+      ],
     ]);
     const records = platform.records(i);
     assert.deepEqual(
@@ -211,7 +221,7 @@ describe('the Kubernetes platform', () => {
     const crash = {
       containerStatuses: [{ ready: false, state: { terminated: { exitCode: 1, message: 'Error: containerd restart failed' } } }],
     };
-    const i = input([node('w0', { [INSTALL_LABEL]: T, [KATA_RUNTIME_LABEL]: 'false' }), node('w1')], {
+    const i = input([assignedNode('w0', T, { [KATA_RUNTIME_LABEL]: 'false' }), node('w1')], {
       daemonSet: ds,
       pods: [installerPod('p0', 'w0', T, crash)],
     });
@@ -237,10 +247,7 @@ describe('the Kubernetes platform', () => {
   test('uninstall: complete once no node is labelled and no installer pod is left; cleanup deletes every installer object', () => {
     const ds = seen(desiredInstallerDaemonSet('osc', target));
     assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds }, { selected: new Set() })), true);
-    assert.equal(
-      platform.uninstallComplete(input([node('w0', { [INSTALL_LABEL]: T })], { daemonSet: ds }, { selected: new Set() })),
-      false,
-    );
+    assert.equal(platform.uninstallComplete(input([assignedNode('w0', T)], { daemonSet: ds }, { selected: new Set() })), false);
     const steps = platform.cleanupPlan(input([], {})).steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
     assert.deepEqual(steps, [['delete DaemonSet'], ['delete ClusterRoleBinding', 'delete ClusterRole', 'delete ServiceAccount']]);
   });

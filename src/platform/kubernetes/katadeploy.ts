@@ -21,11 +21,14 @@ export const KATA_RUNTIME_LABEL = 'katacontainers.io/kata-runtime';
 export const KATA_DEPLOY_INSTANCE_LABEL = 'kata-deploy.katacontainers.io/default';
 
 /**
- * osc's own node label: the installer configuration osc assigned to the node (its id). The installer
- * DaemonSet selects the nodes that carry it, whatever its value.
+ * osc's own node label (`true`): the installer DaemonSet's node selector. A plain equality selector, as
+ * kata-deploy reads it to decide whether its DaemonSet still selects the node on termination.
  */
 export const INSTALL_LABEL = 'kataconfiguration.openshift.io/kata-deploy';
-/** On each installer pod (from its template): the configuration id it installs. */
+/**
+ * On each installer pod (from its template): the configuration id it installs; on each labelled node,
+ * written with the label: the configuration osc assigned to it.
+ */
 export const CONFIG_ANNOTATION = 'kataconfiguration.openshift.io/kata-deploy-config';
 /**
  * On the DaemonSet: its configuration's settings, then those of the few before it (JSON list), so that a
@@ -129,7 +132,7 @@ const HOST_MOUNTS = [
 ];
 
 /**
- * The installer DaemonSet. It selects the nodes carrying osc's INSTALL_LABEL (any value), and never
+ * The installer DaemonSet. It selects the nodes carrying osc's INSTALL_LABEL, and never
  * replaces a pod by itself (OnDelete): osc alone decides when a node's pod is replaced, one node at a
  * time. Its template is the configuration osc is putting on nodes now; a pod keeps the configuration of
  * the template it was created from (CONFIG_ANNOTATION).
@@ -159,13 +162,7 @@ export function desiredInstallerDaemonSet(
         metadata: { labels: { ...INSTALLER_POD_LABELS }, annotations: { [CONFIG_ANNOTATION]: id } },
         spec: {
           serviceAccountName: INSTALLER_NAME,
-          affinity: {
-            nodeAffinity: {
-              requiredDuringSchedulingIgnoredDuringExecution: {
-                nodeSelectorTerms: [{ matchExpressions: [{ key: INSTALL_LABEL, operator: 'Exists' }] }],
-              },
-            },
-          },
+          nodeSelector: { [INSTALL_LABEL]: 'true' },
           priorityClassName: 'system-node-critical',
           // kata-deploy's cleanup on SIGTERM restarts the container runtime and waits for the node.
           terminationGracePeriodSeconds: 600,

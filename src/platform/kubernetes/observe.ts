@@ -20,7 +20,7 @@ export interface InstallerPodView {
 
 export interface NodeObservation {
   name: string;
-  /** osc's assignment: the configuration id in INSTALL_LABEL; absent when kata should not be there. */
+  /** osc's assignment: the node's configuration annotation, while it carries INSTALL_LABEL; absent when kata should not be there. */
   installLabel?: string;
   /** katacontainers.io/kata-runtime: 'false' once claimed, 'true' once installed. */
   kataRuntime?: string;
@@ -118,7 +118,7 @@ export function observeNodes(nodes: readonly Node[], pods: readonly Pod[]): Node
       const labels = n.metadata.labels ?? {};
       return {
         name,
-        ...(labels[INSTALL_LABEL] !== undefined ? { installLabel: labels[INSTALL_LABEL] } : {}),
+        ...(labels[INSTALL_LABEL] === 'true' ? { installLabel: n.metadata.annotations?.[CONFIG_ANNOTATION] ?? '' } : {}),
         ...(labels[KATA_RUNTIME_LABEL] !== undefined ? { kataRuntime: labels[KATA_RUNTIME_LABEL] } : {}),
         pods: byNode.get(name) ?? [],
       };

@@ -30,6 +30,7 @@ import type {
 } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import {
+  CONFIG_ANNOTATION,
   configId,
   DEFAULT_KATA_DEPLOY_IMAGE,
   DEFAULT_SHIM,
@@ -334,11 +335,12 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
 const anyIdentity = (o: KubernetesObserved) => o.identity.serviceAccount || o.identity.role || o.identity.binding;
 
-const labelWrite = (node: string, value: string | null): PlatformWrite => ({
+/** Assigns a configuration to a node (the label that selects it, the annotation that says which), or takes kata off it. */
+const labelWrite = (node: string, config: string | null): PlatformWrite => ({
   op: 'patch',
   resource: Nodes,
   name: node,
-  patch: { metadata: { labels: { [INSTALL_LABEL]: value } } },
+  patch: { metadata: { labels: { [INSTALL_LABEL]: config === null ? null : 'true' }, annotations: { [CONFIG_ANNOTATION]: config } } },
 });
 
 function memoryOf(s: KataNodeStatus): NodeMemory {

@@ -4,7 +4,7 @@ import type { NodeObservation } from './observe.ts';
 /**
  * The Kubernetes platform's rollout, pure (docs/kubernetes.md, "The rollout"): from each node's
  * observation and osc's memory of it, each node's record and the writes that move the rollout on. osc
- * assigns a configuration to a node by setting its INSTALL_LABEL; the installer DaemonSet (OnDelete)
+ * assigns a configuration to a node by labelling and annotating it; the installer DaemonSet (OnDelete)
  * then runs a pod there from its template. At most maxUnavailable nodes are in flight, taken in name
  * order; a node that fails is rolled back to its last known good configuration (or cleaned when it has
  * none) and the rollout stops until the KataConfig's spec changes.
@@ -65,7 +65,7 @@ export interface RolloutPlan {
   template: string;
   /** The DaemonSet's stop mark: the rollout stopped on these failures, if it did. */
   stopped?: StopMark;
-  /** INSTALL_LABEL writes: a configuration id, or null to remove the label (kata leaves the node). */
+  /** Node assignments: a configuration id, or null to take kata off the node (INSTALL_LABEL and its annotation go). */
   labels: { node: string; value: string | null }[];
   /** Installer pods to delete so that the DaemonSet re-creates them from the template. */
   deletePods: string[];
