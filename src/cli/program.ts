@@ -30,6 +30,14 @@ function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
     .addOption(
       new Option('--platform <type>', 'the platform the Infrastructure reports').choices(['None', 'BareMetal', 'AWS']).default('None'),
     )
+    .addOption(
+      new Option(
+        '--distribution <name>',
+        "the kind of cluster: openshift (the MCO, NFD and OpenShift's API, simulated) or kubernetes (plain, containerd nodes, kata-deploy's host side simulated)",
+      )
+        .choices(['openshift', 'kubernetes'])
+        .default('openshift'),
+    )
     .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
     .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'));
 }
@@ -83,6 +91,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         `${name} start`,
         `${name} start --workers 3 --reboot-ms 10000`,
         `${name} start --eligible worker-0   # then: checkNodeEligibility: true`,
+        `${name} start --distribution kubernetes --workers 2`,
       ]),
     )
     .action(async (flags) => {
@@ -98,7 +107,12 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
   )
     .addHelpText(
       'after',
-      examples([`${name} dev`, `${name} dev --compact`, `OSC_HOME=/tmp/osc ${name} dev --workers 4 --eligible worker-0,worker-1`]),
+      examples([
+        `${name} dev`,
+        `${name} dev --compact`,
+        `OSC_HOME=/tmp/osc ${name} dev --workers 4 --eligible worker-0,worker-1`,
+        `${name} dev --distribution kubernetes`,
+      ]),
     )
     .action(async (flags) => {
       const { runDevEnvironment } = await import('./commands/start.ts');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { oscCRDs } from '../api/crds.ts';
-import { MC_ROLE_LABEL, NFD_KATA_LABEL, OPERATOR_NAMESPACE, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../api/names.ts';
+import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
   ContainerRuntimeConfigs,
   type Infrastructure,
@@ -20,20 +20,25 @@ import { silentLogger } from '../runtime/log.ts';
 import { CLOUD_JOBS, SimulatedCloud } from './cloud.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
-import {
-  CONTROLLER_VERSION,
-  FAIL_NEXT_UPDATE_ANNOTATION,
-  GENERATED_BY_CONTROLLER_ANNOTATION,
-  IGNITION_SPEC_VERSION,
-  MachineConfigOperator,
-} from './mco/index.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
-import { type NodeInit, registerNode } from './nodes.ts';
+import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
+import { baseMachineConfigs, basePools } from './openshift-seed.ts';
 
+export { baseMachineConfigs, basePools } from './openshift-seed.ts';
+export type { Distribution };
 export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
 
 export interface DevClusterOptions {
+  /**
+   * `openshift` (default): the OpenShift API types, the simulated MCO, NFD and cloud. `kubernetes`: a plain
+   * kubeadm-like cluster (no OpenShift API, containerd nodes) with kata-deploy's host side simulated.
+   */
+  distribution?: Distribution;
+  /** kubernetes distribution: how long the simulated kata-deploy installs and cleans up (katadeploy/). */
+  kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
   /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
   workers?: number;
   /** Control plane nodes `master-0`, ...; default 1 (3 on compact clusters). */
@@ -88,10 +93,10 @@ export class DevCluster {
   readonly controlPlane: ControlPlane;
   readonly client: KubeClient;
   readonly kubeconfigPath: string;
-  readonly mco: MachineConfigOperator;
-  readonly nfd: NodeFeatureDiscovery;
-  /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts). */
-  readonly cloud: SimulatedCloud;
+  readonly distribution: Distribution;
+  /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
+  readonly kataDeploy?: KataDeploySimulator;
+  private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: SimulatedCloud };
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -108,26 +113,58 @@ export class DevCluster {
     const workers = opts.workers ?? (compact ? 0 : 2);
     if (compact && workers > 0) throw new Error('a compact cluster has no worker nodes: leave workers unset or 0');
     this.options = { ...opts, compact, workers, masters: opts.masters ?? (compact ? 3 : 1) };
+    this.distribution = opts.distribution ?? 'openshift';
     const log = opts.log ?? silentLogger();
     this.informers = {
       nodes: new Informer(this.client, Nodes, { log }),
       pools: new Informer(this.client, MachineConfigPools, { log }),
       machineConfigs: new Informer(this.client, MachineConfigs, { log }),
     };
-    this.mco = new MachineConfigOperator({
-      client: this.client,
-      log,
-      rebootMs: opts.rebootMs ?? 2000,
-      pickupDelayMs: opts.pickupDelayMs,
-      drainRetryMs: opts.drainRetryMs,
-      informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
-    });
-    this.nfd = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes });
-    this.cloud = new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs });
+    if (this.distribution === 'kubernetes') {
+      const { repositories, ...timing } = opts.kataDeploy ?? {};
+      this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing });
+      return;
+    }
+    this.openshift = {
+      mco: new MachineConfigOperator({
+        client: this.client,
+        log,
+        rebootMs: opts.rebootMs ?? 2000,
+        pickupDelayMs: opts.pickupDelayMs,
+        drainRetryMs: opts.drainRetryMs,
+        informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
+      }),
+      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
+      cloud: new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs }),
+    };
+  }
+
+  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud'>(k: K): NonNullable<DevCluster['openshift']>[K] {
+    if (!this.openshift)
+      throw new Error(
+        `the ${this.distribution} dev cluster has no ${k === 'mco' ? 'Machine Config Operator' : k === 'nfd' ? 'Node Feature Discovery' : 'peer-pods cloud'}`,
+      );
+    return this.openshift[k];
+  }
+
+  /** The simulated Machine Config Operator (openshift distribution). */
+  get mco(): MachineConfigOperator {
+    return this.openshiftPart('mco');
+  }
+
+  /** The simulated Node Feature Discovery (openshift distribution). */
+  get nfd(): NodeFeatureDiscovery {
+    return this.openshiftPart('nfd');
+  }
+
+  /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts; openshift distribution). */
+  get cloud(): SimulatedCloud {
+    return this.openshiftPart('cloud');
   }
 
   static async start(opts: DevClusterOptions = {}): Promise<DevCluster> {
     const started = performance.now();
+    const plain = opts.distribution === 'kubernetes';
     const controlPlane = await ControlPlane.start({
       log: opts.log,
       dataDir: opts.dataDir,
@@ -135,15 +172,18 @@ export class DevCluster {
       apiserverArgs: opts.apiserverArgs,
       nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
       nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
-      kwok: { simulatedJobs: CLOUD_JOBS },
+      kwok: plain
+        ? { hostSimulatedPods: installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES) }
+        : { simulatedJobs: CLOUD_JOBS },
     });
     let dc: DevCluster | undefined;
     try {
-      await controlPlane.installCRDs([...openshiftCRDs(), ...oscCRDs(), ...(opts.extraCRDs ?? [])]);
+      await controlPlane.installCRDs([...(plain ? [] : openshiftCRDs()), ...oscCRDs(), ...(opts.extraCRDs ?? [])]);
       dc = new DevCluster(controlPlane, opts);
       await dc.seed();
       dc.log.info(
         {
+          distribution: dc.distribution,
           workers: dc.options.workers,
           masters: dc.options.masters,
           compact: dc.options.compact,
@@ -164,6 +204,7 @@ export class DevCluster {
   }
 
   private async seed(): Promise<void> {
+    if (this.distribution === 'kubernetes') return this.seedKubernetes();
     const { compact, workers, masters } = this.options;
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     await this.createInfrastructure();
@@ -219,6 +260,31 @@ export class DevCluster {
       () => inits.every((n) => !n.virtualizationCapable || this.informers.nodes.get(n.name)?.metadata.labels?.[NFD_KATA_LABEL] === 'true'),
       deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
+    );
+  }
+
+  /** A plain cluster: osc's namespace, the nodes, and kata-deploy's host side; no OpenShift API, no NFD. */
+  private async seedKubernetes(): Promise<void> {
+    const { compact, workers, masters } = this.options;
+    await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: OPERATOR_NAMESPACE } }));
+    void this.informers.nodes.run(this.signal);
+    await this.kataDeploy?.start(this.signal);
+    const inits: NodeInit[] = [
+      ...Array.from({ length: masters }, (_, i) => ({
+        name: `master-${i}`,
+        role: 'master' as const,
+        index: i,
+        schedulableMaster: compact,
+      })),
+      ...Array.from({ length: workers }, (_, i) => ({ name: `worker-${i}`, role: 'worker' as const, index: i })),
+    ].map((n) => ({ ...n, distribution: 'kubernetes' as const }));
+    await mapLimit(inits, 16, (n) => registerNode(this.client, n));
+    const deadline = 60_000 + 50 * inits.length;
+    await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), deadline, 'the nodes to be registered');
+    await this.poll(
+      () => inits.every((n) => !this.informers.nodes.get(n.name)?.spec?.taints?.some((t) => t.key === NOT_READY_TAINT)),
+      deadline,
+      'the controller-manager to find the nodes Ready',
     );
   }
 
@@ -307,9 +373,11 @@ export class DevCluster {
       const used = nodes.items.map((n) => /^worker-(\d+)$/.exec(n.metadata.name ?? '')?.[1]).filter((x): x is string => x !== undefined);
       nodeName = `worker-${used.length ? Math.max(...used.map(Number)) + 1 : 0}`;
     }
+    const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);
+    if (this.distribution === 'kubernetes')
+      return registerNode(this.client, { name: nodeName, role: 'worker', index, distribution: 'kubernetes' });
     const pool = await this.client.find(MachineConfigPools, 'worker');
     const capable = opts.virtualizationCapable ?? this.isCapable(nodeName);
-    const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);
     const node = await registerNode(this.client, {
       name: nodeName,
       role: 'worker',
@@ -343,86 +411,4 @@ export class DevCluster {
     this.abort.abort();
     await this.controlPlane.stop();
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// What the installer and the MCO put on every cluster.
-
-const dataUrl = (s: string) => `data:text/plain;charset=utf-8;base64,${Buffer.from(s).toString('base64')}`;
-const file = (path: string, contents: string, mode = 0o644) => ({ path, mode, overwrite: true, contents: { source: dataUrl(contents) } });
-
-/** The base MachineConfigs of a role, named as on a real cluster, so that pools have something to render. */
-export function baseMachineConfigs(role: 'master' | 'worker'): MachineConfig[] {
-  const generated = { [GENERATED_BY_CONTROLLER_ANNOTATION]: CONTROLLER_VERSION };
-  const labels = { [MC_ROLE_LABEL]: role };
-  const ignition = { version: IGNITION_SPEC_VERSION };
-  const mc = (name: string, config: Record<string, unknown>, annotations: Record<string, string> = generated): MachineConfig => ({
-    metadata: { name, labels, annotations },
-    spec: { config: { ignition, ...config }, extensions: [], fips: false, kernelArguments: [], kernelType: '', osImageURL: '' },
-  });
-  return [
-    mc(`00-${role}`, {
-      storage: {
-        files: [
-          file('/etc/kubernetes/kubelet-ca.crt', '# the kubelet client CA bundle\n'),
-          file('/etc/NetworkManager/conf.d/99-osc-dev.conf', `[main]\n# ${role} node network configuration\n`),
-          file('/etc/sysctl.d/forward.conf', 'net.ipv4.ip_forward = 1\n'),
-        ],
-      },
-      systemd: { units: [{ name: 'machine-config-daemon-firstboot.service', enabled: true }] },
-    }),
-    mc(`01-${role}-container-runtime`, {
-      storage: {
-        files: [
-          file('/etc/crio/crio.conf.d/00-default', '[crio]\n  [crio.runtime]\n    log_level = "info"\n    default_runtime = "crun"\n'),
-        ],
-      },
-    }),
-    mc(`01-${role}-kubelet`, {
-      storage: {
-        files: [file('/etc/kubernetes/kubelet.conf', `kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\n# ${role}\n`)],
-      },
-      systemd: { units: [{ name: 'kubelet.service', enabled: true }] },
-    }),
-    mc(`99-${role}-generated-registries`, {
-      storage: {
-        files: [file('/etc/containers/registries.conf', 'unqualified-search-registries = ["registry.access.redhat.com", "docker.io"]\n')],
-      },
-    }),
-    mc(
-      `99-${role}-ssh`,
-      { passwd: { users: [{ name: 'core', sshAuthorizedKeys: ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOscDevClusterKey osc-dev'] }] } },
-      {},
-    ),
-  ];
-}
-
-/** The built-in `master` and `worker` pools. */
-export function basePools(): MachineConfigPool[] {
-  const builtIn = 'machineconfiguration.openshift.io/mco-built-in';
-  return [
-    {
-      metadata: {
-        name: 'master',
-        labels: {
-          [builtIn]: '',
-          'operator.machineconfiguration.openshift.io/required-for-upgrade': '',
-          [`${POOL_LABEL_PREFIX}master`]: '',
-        },
-      },
-      spec: {
-        machineConfigSelector: { matchLabels: { [MC_ROLE_LABEL]: 'master' } },
-        nodeSelector: { matchLabels: { 'node-role.kubernetes.io/master': '' } },
-        paused: false,
-      },
-    },
-    {
-      metadata: { name: 'worker', labels: { [builtIn]: '', [`${POOL_LABEL_PREFIX}worker`]: '' } },
-      spec: {
-        machineConfigSelector: { matchLabels: { [MC_ROLE_LABEL]: 'worker' } },
-        nodeSelector: { matchLabels: { [WORKER_ROLE_LABEL]: '' } },
-        paused: false,
-      },
-    },
-  ];
 }

@@ -24,12 +24,20 @@ export const KUBELET_VERSION = 'v1.34.4';
 const OS_IMAGE = 'Red Hat Enterprise Linux CoreOS 9.6.20251015-1 (Plow)';
 const KERNEL = '5.14.0-570.49.1.el9_6.x86_64';
 const CRIO = 'cri-o://1.34.1-2.rhaos4.21.gitd7ddd5b.el9';
+/** A kubeadm node on a current Ubuntu LTS with containerd 2.1 (docs/kubernetes.md, "Nodes of a plain cluster"). */
+const PLAIN_OS_IMAGE = 'Ubuntu 24.04.3 LTS';
+const PLAIN_KERNEL = '6.8.0-87-generic';
+export const CONTAINERD = 'containerd://2.1.4';
 
 export type NodeRole = 'master' | 'worker';
+/** Which kind of cluster registers the node: OpenShift (RHCOS, CRI-O, role labels) or kubeadm (Ubuntu, containerd). */
+export type Distribution = 'openshift' | 'kubernetes';
 
 export interface NodeInit {
   name: string;
   role: NodeRole;
+  /** Default openshift. */
+  distribution?: Distribution;
   /** A master that also runs workloads (compact clusters): it carries the worker role too and no taint. */
   schedulableMaster?: boolean;
   /** The node's hardware can run VMs (Node Feature Discovery will label it). */
@@ -62,6 +70,7 @@ export function nodeAddress(role: NodeRole, index: number): string {
  * controlplane/kwok.ts). The kwok label puts the node under kwok's management.
  */
 export function nodeObject(init: NodeInit, now = new Date()): Node {
+  if (init.distribution === 'kubernetes') return plainNodeObject(init, now);
   const labels: Record<string, string> = {
     'beta.kubernetes.io/arch': 'amd64',
     'beta.kubernetes.io/os': 'linux',
@@ -124,6 +133,60 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
         kernelVersion: KERNEL,
         osImage: OS_IMAGE,
         containerRuntimeVersion: CRIO,
+        kubeletVersion: KUBELET_VERSION,
+        kubeProxyVersion: '',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
+      },
+    },
+  };
+}
+
+/**
+ * A node as kubeadm's kubelet registers it: control-plane nodes carry only the control-plane role label and
+ * taint, workers no role label at all; containerd is the runtime. No OpenShift or MCO annotation.
+ */
+function plainNodeObject(init: NodeInit, now: Date): Node {
+  const labels: Record<string, string> = {
+    'beta.kubernetes.io/arch': 'amd64',
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/hostname': init.name,
+    'kubernetes.io/os': 'linux',
+    ...KWOK_MANAGED,
+  };
+  if (init.role === 'master') {
+    labels[CONTROL_PLANE_ROLE_LABEL] = '';
+    labels['node.kubernetes.io/exclude-from-external-load-balancers'] = '';
+  }
+  const cpu = init.cpu ?? (init.role === 'master' ? '8' : '16');
+  const memory = init.memory ?? (init.role === 'master' ? '32Gi' : '64Gi');
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: init.name,
+      labels,
+      annotations: {
+        'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///var/run/containerd/containerd.sock',
+        'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+      },
+    },
+    spec: init.role === 'master' && !init.schedulableMaster ? { taints: [{ key: CONTROL_PLANE_ROLE_LABEL, effect: 'NoSchedule' }] } : {},
+    status: {
+      capacity: { cpu, memory, pods: '110', 'ephemeral-storage': '102626232Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' },
+      allocatable: { cpu, memory, pods: '110', 'ephemeral-storage': '94580335255', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' },
+      addresses: [
+        { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
+        { type: 'Hostname', address: init.name },
+      ],
+      nodeInfo: {
+        machineID: hex(`machine-${init.name}`, 32),
+        systemUUID: uuid(`system-${init.name}`),
+        bootID: uuid(`boot-${init.name}-${now.getTime()}`),
+        kernelVersion: PLAIN_KERNEL,
+        osImage: PLAIN_OS_IMAGE,
+        containerRuntimeVersion: CONTAINERD,
         kubeletVersion: KUBELET_VERSION,
         kubeProxyVersion: '',
         operatingSystem: 'linux',

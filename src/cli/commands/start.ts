@@ -17,6 +17,8 @@ export interface DevFlags {
   rebootMs: number;
   eligible: string;
   platform: 'None' | 'BareMetal' | 'AWS';
+  /** openshift (default) or kubernetes (docs/devcluster.md). */
+  distribution?: 'openshift' | 'kubernetes';
   home?: string;
   logLevel: string;
 }
@@ -78,6 +80,11 @@ export async function runDevEnvironment(
   opts: { withOperator: boolean; programName: string },
 ): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
+  const plain = flags.distribution === 'kubernetes';
+  if (plain && flags.eligible.trim() !== 'all')
+    throw new CliError('--eligible needs Node Feature Discovery, which the kubernetes distribution does not have: drop --eligible');
+  if (plain && flags.platform !== 'None')
+    throw new CliError('--platform sets the OpenShift Infrastructure, which the kubernetes distribution does not have: drop --platform');
   const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
   const home = oscHome(flags.home);
   await mkdir(home, { recursive: true });
@@ -104,9 +111,10 @@ export async function runDevEnvironment(
     const started = Date.now();
     write(
       io.stdout,
-      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and a simulated OpenShift (the first run builds the control plane; logs: ${display(logPath)})...`,
+      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (the first run builds the control plane; logs: ${display(logPath)})...`,
     );
     dev = await DevCluster.start({
+      distribution: flags.distribution,
       workers: flags.workers,
       masters: flags.masters,
       compact: flags.compact,
@@ -172,8 +180,15 @@ export async function runDevEnvironment(
     const osc = oscCommand(opts.programName);
     const lines = [
       '',
-      `The dev cluster is up (${((Date.now() - started) / 1000).toFixed(1)}s): Kubernetes ${dev.controlPlane.version}, a simulated OpenShift with ${nodes};`,
-      `nodes "reboot" in ${flags.rebootMs} ms when their machine config changes.${opts.withOperator ? ' The operator is running.' : ''}`,
+      ...(plain
+        ? [
+            `The dev cluster is up (${((Date.now() - started) / 1000).toFixed(1)}s): Kubernetes ${dev.controlPlane.version}, plain (containerd nodes, no OpenShift API) with ${nodes};`,
+            `kata-deploy pods install on their node in ${dev.kataDeploy?.timing.installMs} ms.${opts.withOperator ? ' The operator is running.' : ''}`,
+          ]
+        : [
+            `The dev cluster is up (${((Date.now() - started) / 1000).toFixed(1)}s): Kubernetes ${dev.controlPlane.version}, a simulated OpenShift with ${nodes};`,
+            `nodes "reboot" in ${flags.rebootMs} ms when their machine config changes.${opts.withOperator ? ' The operator is running.' : ''}`,
+          ]),
       '',
       'Point kubectl at it (in another terminal):',
       '',
@@ -182,8 +197,8 @@ export async function runDevEnvironment(
       '',
       'Then try:',
       '',
-      '  kubectl get nodes',
-      '  kubectl get machineconfigpools',
+      plain ? '  kubectl get nodes -L katacontainers.io/kata-runtime' : '  kubectl get nodes',
+      ...(plain ? [] : ['  kubectl get machineconfigpools']),
       ...(opts.withOperator
         ? [`  kubectl create -f ${display(SAMPLE_KATACONFIG)}     # the KataConfig of the README walkthrough`, `  ${osc} status --watch`]
         : [

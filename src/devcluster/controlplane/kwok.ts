@@ -69,7 +69,8 @@ const nodeInitializeTemplate = [
   'phase: Running',
 ].join('\n');
 
-const podReadyTemplate = `{{ $now := Now }}
+/** A started pod as the kubelet reports it; `ready` false: its containers run but have not passed readiness. */
+const podRunningTemplate = (ready: boolean) => `{{ $now := Now }}
 conditions:
 - lastTransitionTime: {{ $now | Quote }}
   status: "True"
@@ -78,10 +79,10 @@ conditions:
   status: "True"
   type: Initialized
 - lastTransitionTime: {{ $now | Quote }}
-  status: "True"
+  status: "${ready ? 'True' : 'False'}"
   type: Ready
 - lastTransitionTime: {{ $now | Quote }}
-  status: "True"
+  status: "${ready ? 'True' : 'False'}"
   type: ContainersReady
 {{ range .spec.readinessGates }}
 - lastTransitionTime: {{ $now | Quote }}
@@ -92,7 +93,7 @@ containerStatuses:
 {{ range .spec.containers }}
 - image: {{ .image | Quote }}
   name: {{ .name | Quote }}
-  ready: true
+  ready: ${ready}
   started: true
   restartCount: 0
   state:
@@ -177,11 +178,19 @@ export interface KwokStageOptions {
   simulatedJobs?: readonly string[];
   /** How long a Job's pod runs before it completes; default 100ms. */
   jobRunMs?: number;
+  /**
+   * A jq query that is `true` for pods whose process a simulator plays (the kata-deploy installer): kwok
+   * starts them Running but not Ready, never completes them, and removes a deleted one only once its
+   * container has exited (phase Succeeded or Failed), as a kubelet waits for the process to end.
+   */
+  hostSimulatedPods?: string;
 }
 
 /** The stages, as kwok's --config file (YAML documents). */
 export function kwokStages(opts: KwokStageOptions = {}): string {
   const notDeleted = expr('.metadata.deletionTimestamp', 'DoesNotExist');
+  const q = opts.hostSimulatedPods;
+  const notSimulated = q ? [expr(q, 'NotIn', ['true'])] : [];
   const docs = [
     stage(
       'node-initialize',
@@ -192,8 +201,8 @@ export function kwokStages(opts: KwokStageOptions = {}): string {
     stage(
       'pod-ready',
       'Pod',
-      { matchExpressions: [notDeleted, expr('.status.phase', 'In', ['Pending']), expr(READY_STATUS, 'NotIn', ['True'])] },
-      { statusTemplate: podReadyTemplate },
+      { matchExpressions: [notDeleted, expr('.status.phase', 'In', ['Pending']), expr(READY_STATUS, 'NotIn', ['True']), ...notSimulated] },
+      { statusTemplate: podRunningTemplate(true) },
     ),
     stage(
       'pod-complete',
@@ -203,13 +212,36 @@ export function kwokStages(opts: KwokStageOptions = {}): string {
           notDeleted,
           expr('.status.phase', 'In', ['Running']),
           expr('.metadata.ownerReferences.[].kind', 'In', ['Job']),
+          ...notSimulated,
           ...(opts.simulatedJobs?.length ? [expr('.metadata.labels["job-name"]', 'NotIn', [...opts.simulatedJobs])] : []),
         ],
       },
       { statusTemplate: podExitTemplate(true) },
       opts.jobRunMs ?? 100,
     ),
-    stage('pod-delete', 'Pod', { matchExpressions: [expr('.metadata.deletionTimestamp', 'Exists')] }, { delete: true }),
+    stage('pod-delete', 'Pod', { matchExpressions: [expr('.metadata.deletionTimestamp', 'Exists'), ...notSimulated] }, { delete: true }),
+    ...(q
+      ? [
+          stage(
+            'simulated-pod-start',
+            'Pod',
+            { matchExpressions: [notDeleted, expr('.status.phase', 'In', ['Pending']), expr(q, 'In', ['true'])] },
+            { statusTemplate: podRunningTemplate(false) },
+          ),
+          stage(
+            'simulated-pod-delete',
+            'Pod',
+            {
+              matchExpressions: [
+                expr('.metadata.deletionTimestamp', 'Exists'),
+                expr(q, 'In', ['true']),
+                expr('.status.phase', 'In', ['Succeeded', 'Failed']),
+              ],
+            },
+            { delete: true },
+          ),
+        ]
+      : []),
   ];
   return [kwokConfiguration, ...docs].map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
 }

@@ -1,0 +1,149 @@
+import type { Logger } from 'pino';
+import type { KubeClient } from '../../kube/client.ts';
+import { isNotFound } from '../../kube/errors.ts';
+import { DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
+import { keyOf } from '../../kube/types.ts';
+import { rfc3339 } from '../../runtime/conditions.ts';
+import { Controller } from '../../runtime/controller.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { silentLogger } from '../../runtime/log.ts';
+import { type InstallerObserved, type InstallerTiming, installerStep, nodeSelectorMatches, type Progress, podStatusFor } from './core.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer } from './protocol.ts';
+
+export interface KataDeploySimulatorOptions {
+  client: KubeClient;
+  log?: Logger;
+  /** A shared node informer; one is created if absent. */
+  nodes?: Informer<Node>;
+  /** Image repositories whose containers are kata-deploy; default DEFAULT_INSTALLER_REPOSITORIES. */
+  repositories?: readonly string[];
+  timing?: Partial<InstallerTiming>;
+}
+
+/** kubelet's first restart back-off is 10 s; installs take tens of seconds on a real node. Short here. */
+export const DEFAULT_TIMING: InstallerTiming = { installMs: 1500, cleanupMs: 500, restartBackoffMs: 2000 };
+
+/**
+ * kata-deploy's host side on the dev cluster's nodes (no host exists): while an installer pod runs on a
+ * node, after `installMs` its node gets kata-deploy's labels and the container turns Ready; when the pod is
+ * deleted, its cleanup releases the labels before the pod goes. kwok starts such pods (Running, not
+ * Ready) and removes them once they have exited; this simulator reports what their process does in
+ * between (see installerStep).
+ */
+export class KataDeploySimulator {
+  readonly pods: Informer<Pod>;
+  readonly nodes: Informer<Node>;
+  readonly repositories: readonly string[];
+  readonly timing: InstallerTiming;
+  readonly stats = { installs: 0, failures: 0, cleanups: 0 };
+  private readonly client: KubeClient;
+  private readonly log: Logger;
+  private readonly controller: Controller;
+  private readonly progress = new Map<string, Progress>();
+  private ownNodes = false;
+
+  constructor(opts: KataDeploySimulatorOptions) {
+    this.client = opts.client;
+    this.log = (opts.log ?? silentLogger()).child({ component: 'kata-deploy-simulator' });
+    this.repositories = opts.repositories ?? DEFAULT_INSTALLER_REPOSITORIES;
+    this.timing = { ...DEFAULT_TIMING, ...opts.timing };
+    const log = opts.log ?? silentLogger();
+    this.ownNodes = !opts.nodes;
+    this.nodes = opts.nodes ?? new Informer(this.client, Nodes, { log });
+    this.pods = new Informer(this.client, Pods, { log });
+    const ours = (p: Pod) => !!p.spec?.nodeName && !!installerContainer(p, this.repositories);
+    this.controller = new Controller(
+      {
+        name: 'kata-deploy-simulator',
+        backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
+        watches: [
+          { informer: this.pods, keys: (p: Pod) => (ours(p) ? [keyOf(p)] : []) },
+          // A node's failure annotation or labels matter to the installers running on it.
+          { informer: this.nodes, keys: (n: Node) => this.podsOn(n.metadata.name ?? '') },
+        ],
+        reconcile: (key, ctx) => this.reconcile(key, ctx.signal),
+      },
+      log,
+    );
+  }
+
+  private podsOn(node: string): string[] {
+    return this.pods
+      .list()
+      .filter((p) => p.spec?.nodeName === node && installerContainer(p, this.repositories))
+      .map(keyOf);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.ownNodes) void this.nodes.run(signal);
+    void this.pods.run(signal);
+    await Promise.all([this.nodes.waitForSync(signal), this.pods.waitForSync(signal)]);
+    void this.controller.run(signal);
+  }
+
+  private async reconcile(key: string, signal: AbortSignal): Promise<{ requeueAfterMs: number } | undefined> {
+    const pod = this.pods.get(key);
+    const container = pod && installerContainer(pod, this.repositories);
+    if (!pod || !container || !pod.spec?.nodeName) {
+      for (const k of this.progress.keys()) if (k.startsWith(`${key}/`)) this.progress.delete(k);
+      return undefined;
+    }
+    // kwok has not started it yet (its stage writes Running).
+    if (pod.status?.phase !== 'Running' && !pod.metadata.deletionTimestamp) return undefined;
+    const memoryKey = `${key}/${pod.metadata.uid}`;
+    const nodeName = installerConfig(pod, container).nodeName;
+    const observed: InstallerObserved = {
+      pod,
+      node: nodeName ? this.nodes.get(nodeName) : undefined,
+      progress: this.progress.get(memoryKey),
+      now: Date.now(),
+    };
+    let step = installerStep(observed, container, this.timing);
+    if (step.needsDaemonSets && observed.node) {
+      observed.daemonSets = await this.daemonSetsFor(pod, installerConfig(pod, container).daemonSetName, observed.node, signal);
+      step = installerStep(observed, container, this.timing);
+    }
+    if (step.labels && Object.keys(step.labels).length && nodeName) {
+      await this.client.patch(Nodes, nodeName, { metadata: { labels: step.labels } }, { signal });
+      this.log.info({ node: nodeName, pod: key, labels: step.labels }, 'kata-deploy labelled the node');
+    }
+    if (step.report) {
+      if (step.report.kind === 'crashLoop' || (step.report.kind === 'exited' && step.report.exitCode !== 0)) this.stats.failures++;
+      else if (step.report.kind === 'running' && step.report.ready) this.stats.installs++;
+      else if (step.report.kind === 'exited' && pod.metadata.deletionTimestamp) this.stats.cleanups++;
+      const status = podStatusFor(pod, container, step.report, rfc3339(new Date()));
+      try {
+        await this.client.patch(
+          Pods,
+          pod.metadata.name ?? '',
+          { status },
+          {
+            namespace: pod.metadata.namespace,
+            subresource: 'status',
+            type: 'strategic',
+            fieldManager: 'kubelet',
+            signal,
+          },
+        );
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+      this.log.info({ pod: key, node: pod.spec.nodeName, report: step.report }, 'kata-deploy container reported');
+    }
+    if (step.progress) this.progress.set(memoryKey, step.progress);
+    return step.requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, step.requeueAfterMs) } : undefined;
+  }
+
+  /** What cleanup asks of the API server: does its own DaemonSet, or another kata-deploy one, still select the node? */
+  private async daemonSetsFor(pod: Pod, ownName: string, node: Node, signal: AbortSignal) {
+    const all = (await this.client.list(DaemonSets, { signal })).items.filter((d) => !d.metadata.deletionTimestamp);
+    const labels = node.metadata.labels ?? {};
+    const selects = (d: (typeof all)[number]) =>
+      nodeSelectorMatches((d.spec.template.spec as { nodeSelector?: Record<string, string> }).nodeSelector, labels);
+    const isOwn = (d: (typeof all)[number]) => d.metadata.namespace === pod.metadata.namespace && d.metadata.name === ownName;
+    return {
+      ownSelectsNode: all.some((d) => isOwn(d) && selects(d)),
+      legacyOtherSelectsNode: all.some((d) => !isOwn(d) && (d.metadata.name ?? '').includes('kata-deploy') && selects(d)),
+    };
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The simulated kata-deploy host side, pure parts: recognising the installer, its command line, the
+ * labels of each stage (claim, install, release with other installs' markers) and one pod's process as
+ * next steps.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { FAIL_NEXT_UPDATE_ANNOTATION, type InstallerObserved, installerStep, podStatusFor } from '../../src/devcluster/katadeploy/core.ts';
+import {
+  actionOf,
+  claimLabels,
+  imageRepository,
+  installedLabels,
+  installerConfig,
+  installerContainer,
+  releaseLabels,
+} from '../../src/devcluster/katadeploy/protocol.ts';
+import type { Container, Node, Pod } from '../../src/kube/resources.ts';
+
+const KR = 'katacontainers.io/kata-runtime';
+const MARK = 'kata-deploy.katacontainers.io/default';
+const REPOS = ['quay.io/kata-containers/kata-deploy'];
+const timing = { installMs: 1000, cleanupMs: 200, restartBackoffMs: 500 };
+
+const kc = (over: Partial<Container> = {}): Container => ({
+  name: 'kube-kata',
+  image: 'quay.io/kata-containers/kata-deploy:4.1.0',
+  command: ['/usr/bin/kata-deploy', 'install'],
+  terminationMessagePolicy: 'FallbackToLogsOnError',
+  env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+  ...over,
+});
+const pod = (c: Container = kc(), over: { deleting?: boolean; restartPolicy?: string } = {}): Pod => ({
+  metadata: { name: 'kd', namespace: 'kube-system', uid: 'u1', ...(over.deleting ? { deletionTimestamp: '2026-11-22T22:00:00Z' } : {}) },
+  spec: { nodeName: 'worker-0', restartPolicy: over.restartPolicy ?? 'Always', containers: [c] },
+  status: { phase: 'Running' },
+});
+const node = (labels: Record<string, string> = {}, annotations: Record<string, string> = {}): Node => ({
+  metadata: { name: 'worker-0', labels, annotations },
+});
+const step = (obs: Partial<InstallerObserved> & { pod: Pod }) =>
+  installerStep({ now: 10_000, node: node(), ...obs }, obs.pod.spec?.containers[0] as Container, timing);
+
+describe('kata-deploy protocol', () => {
+  test('recognises the installer by image repository, whatever the tag or digest', () => {
+    assert.equal(imageRepository('quay.io/kata-containers/kata-deploy:4.1.0'), 'quay.io/kata-containers/kata-deploy');
+    assert.equal(imageRepository('quay.io/kata-containers/kata-deploy@sha256:abc'), 'quay.io/kata-containers/kata-deploy');
+    assert.equal(imageRepository('registry:5000/kata-deploy'), 'registry:5000/kata-deploy');
+    assert.ok(installerContainer(pod(), REPOS));
+    assert.equal(installerContainer(pod(kc({ image: 'quay.io/kata-containers/kata-deploy-job-dispatcher:4.1.0' })), REPOS), undefined);
+    assert.ok(installerContainer(pod(kc({ image: 'mirror.example/kd:1' })), ['mirror.example/kd']), 'the repositories are configurable');
+  });
+
+  test('reads the action from command and args like the binary does', () => {
+    assert.equal(actionOf(kc()).action, 'install');
+    assert.equal(actionOf(kc({ command: ['/usr/bin/kata-deploy', '--log-level', 'debug', 'install'] })).action, 'install');
+    assert.equal(actionOf(kc({ command: undefined, args: ['cleanup'] })).action, 'cleanup', 'the entrypoint is the binary');
+    assert.equal(actionOf(kc({ command: undefined })).action, 'missing');
+    assert.equal(actionOf(kc({ command: ['/usr/bin/kata-deploy', 'install-stage-cri'] })).action, 'staged');
+  });
+
+  test('the environment: NODE_NAME from the downward API, the instance marker from MULTI_INSTALL_SUFFIX', () => {
+    assert.deepEqual(installerConfig(pod(), kc()), { nodeName: 'worker-0', instanceLabel: MARK, daemonSetName: 'kata-deploy' });
+    const c = kc({
+      env: [
+        { name: 'NODE_NAME', value: 'n1' },
+        { name: 'MULTI_INSTALL_SUFFIX', value: 'dev' },
+        { name: 'DAEMONSET_NAME', value: 'kd-dev' },
+      ],
+    });
+    assert.deepEqual(installerConfig(pod(c), c), {
+      nodeName: 'n1',
+      instanceLabel: 'kata-deploy.katacontainers.io/dev',
+      daemonSetName: 'kd-dev',
+    });
+  });
+
+  test('claim only sets absent labels; install sets both true', () => {
+    assert.deepEqual(claimLabels({}, MARK), { [KR]: 'false', [MARK]: 'false' });
+    assert.deepEqual(claimLabels({ [KR]: 'true' }, MARK), { [MARK]: 'false' }, 'a working node is never withdrawn');
+    assert.deepEqual(installedLabels({ [KR]: 'false', [MARK]: 'false' }, MARK), { [KR]: 'true', [MARK]: 'true' });
+  });
+
+  test('release: the shared label follows the other installs’ markers', () => {
+    assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true' }, MARK), { [MARK]: null, [KR]: null });
+    const other = 'kata-deploy.katacontainers.io/dev';
+    assert.deepEqual(
+      releaseLabels({ [KR]: 'true', [MARK]: 'true', [other]: 'true' }, MARK),
+      { [MARK]: null },
+      'another install serves Kata',
+    );
+    assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true', [other]: 'false' }, MARK), { [MARK]: null, [KR]: 'false' }, 'demoted');
+    assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true' }, MARK, true), { [MARK]: null }, 'a legacy DaemonSet keeps it');
+  });
+});
+
+describe('an installer pod as next steps', () => {
+  test('start: claim the node, then label it and turn Ready after installMs', () => {
+    const s1 = step({ pod: pod() });
+    assert.deepEqual(s1.labels, { [KR]: 'false', [MARK]: 'false' });
+    assert.equal(s1.progress?.phase, 'installing');
+    assert.equal(s1.report, undefined, 'kwok already reports it running, not Ready');
+    assert.equal(s1.requeueAfterMs, 1000);
+    const early = step({ pod: pod(), progress: s1.progress, now: 10_500 });
+    assert.equal(early.labels, undefined);
+    assert.equal(early.requeueAfterMs, 500);
+    const done = step({ pod: pod(), progress: s1.progress, now: 11_000, node: node({ [KR]: 'false', [MARK]: 'false' }) });
+    assert.deepEqual(done.labels, { [KR]: 'true', [MARK]: 'true' });
+    assert.deepEqual(done.report, { kind: 'running', ready: true, restarts: 0, lastError: undefined });
+  });
+
+  test('failure injection: exit 1 with the reason, restarted after the back-off, node left claimed', () => {
+    const failing = node({ [KR]: 'false', [MARK]: 'false' }, { [FAIL_NEXT_UPDATE_ANNOTATION]: 'disk full' });
+    const s = step({ pod: pod(), node: failing, progress: { phase: 'installing', since: 9_000, restarts: 0 } });
+    assert.equal(s.labels, undefined);
+    assert.deepEqual(s.report, { kind: 'crashLoop', restarts: 1, error: 'Error: disk full' });
+    assert.equal(s.requeueAfterMs, 500);
+    const restart = step({ pod: pod(), node: failing, progress: s.progress, now: 10_500 });
+    assert.equal(restart.progress?.phase, 'installing');
+    assert.equal(restart.report?.kind, 'running');
+    const never = step({
+      pod: pod(kc(), { restartPolicy: 'Never' }),
+      node: failing,
+      progress: { phase: 'installing', since: 9_000, restarts: 0 },
+    });
+    assert.deepEqual(never.report, { kind: 'exited', exitCode: 1, error: 'Error: disk full', restarts: 0 });
+    const empty = node({}, { [FAIL_NEXT_UPDATE_ANNOTATION]: '' });
+    const d = step({ pod: pod(), node: empty, progress: { phase: 'installing', since: 9_000, restarts: 0 } });
+    assert.match(d.report?.kind === 'crashLoop' ? d.report.error : '', /^Error: simulated failure/);
+  });
+
+  test('termination: a running installer cleans up unless its DaemonSet still selects the node', () => {
+    const installed = { phase: 'installed' as const, since: 0, restarts: 0 };
+    const labelled = node({ [KR]: 'true', [MARK]: 'true' });
+    const s1 = step({ pod: pod(kc(), { deleting: true }), node: labelled, progress: installed });
+    assert.equal(s1.progress?.phase, 'cleaning');
+    const s2 = step({ pod: pod(kc(), { deleting: true }), node: labelled, progress: s1.progress, now: 10_200 });
+    assert.equal(s2.needsDaemonSets, true);
+    const s3 = installerStep(
+      {
+        pod: pod(kc(), { deleting: true }),
+        node: labelled,
+        progress: s1.progress,
+        now: 10_200,
+        daemonSets: { ownSelectsNode: false, legacyOtherSelectsNode: false },
+      },
+      kc(),
+      timing,
+    );
+    assert.deepEqual(s3.labels, { [MARK]: null, [KR]: null });
+    assert.deepEqual(s3.report, { kind: 'exited', exitCode: 0, restarts: 0 });
+    const restart = installerStep(
+      {
+        pod: pod(kc(), { deleting: true }),
+        node: labelled,
+        progress: s1.progress,
+        now: 10_200,
+        daemonSets: { ownSelectsNode: true, legacyOtherSelectsNode: false },
+      },
+      kc(),
+      timing,
+    );
+    assert.equal(restart.labels, undefined, 'a rolling restart keeps Kata on the node');
+  });
+
+  test('termination of a crash-looping installer: no process, no cleanup', () => {
+    const s = step({ pod: pod(kc(), { deleting: true }), progress: { phase: 'backoff', since: 0, restarts: 2, error: 'Error: x' } });
+    assert.equal(s.labels, undefined);
+    assert.deepEqual(s.report, { kind: 'exited', exitCode: 1, error: 'Error: x', restarts: 2 });
+  });
+
+  test('a bad command line or a missing NODE_NAME exits at once', () => {
+    assert.equal(step({ pod: pod(kc({ command: undefined })) }).report?.kind, 'exited');
+    const noNode = kc({ env: [] });
+    assert.deepEqual(step({ pod: pod(noNode) }).report, {
+      kind: 'exited',
+      exitCode: 1,
+      error: 'Error: NODE_NAME environment variable is required',
+      restarts: 0,
+    });
+  });
+
+  test('the reported status: the reason reaches the termination message only with FallbackToLogsOnError', () => {
+    const report = { kind: 'crashLoop' as const, restarts: 1, error: 'Error: disk full' };
+    const s = podStatusFor(pod(), kc(), report, 'now') as { containerStatuses: { lastState: { terminated: { message?: string } } }[] };
+    assert.equal(s.containerStatuses[0]?.lastState.terminated.message, 'Error: disk full');
+    const plain = kc({ terminationMessagePolicy: 'File' });
+    const s2 = podStatusFor(pod(plain), plain, report, 'now') as typeof s;
+    assert.equal(s2.containerStatuses[0]?.lastState.terminated.message, undefined);
+    const ready = podStatusFor(pod(), kc(), { kind: 'running', ready: true, restarts: 0 }, 'now') as {
+      conditions: { type: string; status: string }[];
+    };
+    assert.deepEqual(
+      ready.conditions.map((c) => [c.type, c.status]),
+      [
+        ['Ready', 'True'],
+        ['ContainersReady', 'True'],
+      ],
+    );
+  });
+});
