@@ -134,6 +134,8 @@ describe('what osc reads from kata-deploy', () => {
       'ErrImagePull: not found',
     );
     assert.equal(podFailure(installerPod('p', 'a', T, { phase: 'Running', containerStatuses: [{ state: { running: {} } }] })), undefined);
+    const retrying = { phase: 'Running', containerStatuses: [{ state: { running: {} }, lastState: { terminated: { exitCode: 1 } } }] };
+    assert.equal(podFailure(installerPod('p', 'a', T, retrying)), undefined, 'running again: kata-deploy retries');
     assert.equal(podFailure(installerPod('p', 'a', T, { phase: 'Failed', message: 'evicted' })), 'evicted');
   });
 

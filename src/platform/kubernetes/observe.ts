@@ -79,11 +79,10 @@ export function podFailure(p: Pod): string | undefined {
     if (cs.ready) continue;
     const now = terminatedFailure(cs.state?.terminated);
     if (now) return now;
+    // Waiting to be restarted after a failed attempt is a failure; running again is kata-deploy retrying.
     const w = cs.state?.waiting;
     if (w?.reason && STUCK.has(w.reason))
       return terminatedFailure(cs.lastState?.terminated) ?? `${w.reason}${w.message ? `: ${w.message}` : ''}`;
-    const before = terminatedFailure(cs.lastState?.terminated);
-    if (before) return before;
   }
   if (status?.phase === 'Failed') return installerMessage(status.message) ?? status.reason ?? 'the installer pod failed';
   return undefined;
