@@ -289,7 +289,8 @@ export class KataConfigReconciler {
 
   /** What the platform is given for one pass. */
   private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous: new Map() };
+    const previous = new Map(this.ctx.kataNodes.list().flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
   }
 
   /** Makes a platform's writes: steps in order, the writes of one step a bounded number at a time. */
