@@ -1,7 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { DEFAULT_SOAK_MS } from '../controllers/kataconfig/katanodes.ts';
 import { packageVersion } from '../install/manifests.ts';
-import { type CliIO, parseAddress, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
+import { PLATFORM_NAMES } from '../platform/platform.ts';
+import { type CliIO, parseAddress, parseDuration, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -147,11 +149,26 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       parseUrl,
     )
     .option('--no-webhooks', 'neither serve nor register the admission webhooks')
+    .addOption(
+      new Option(
+        '--distribution <name>',
+        'how kata reaches the nodes: openshift (the Machine Config Operator) or kubernetes (an installer osc runs); default: openshift when the cluster serves machineconfiguration.openshift.io',
+      ).choices(PLATFORM_NAMES),
+    )
+    .addOption(
+      new Option(
+        '--katanode-soak <duration>',
+        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood (e.g. 10m, 30s)",
+      )
+        .argParser(parseDuration)
+        .default(DEFAULT_SOAK_MS, '10m'),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
       examples([
         `${name} run                                   # in a pod: what the Deployment runs`,
+        `${name} run --distribution kubernetes          # plain Kubernetes, without asking discovery`,
         `${name} run --kubeconfig ~/.kube/config --no-leader-elect --webhook-url 'https://127.0.0.1:{port}' --webhook-bind-address 127.0.0.1:0`,
       ]),
     )

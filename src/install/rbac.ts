@@ -7,6 +7,7 @@
  */
 
 import { KataConfigs } from '../api/kataconfig.ts';
+import { KataNodes } from '../api/katanode.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -46,6 +47,10 @@ export function clusterRules(distribution: Distribution = 'openshift'): PolicyRu
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/status`], verbs: ['update', 'patch'] },
     // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs (OpenShift).
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/finalizers`], verbs: ['update'] },
+    // One KataNode per node that is or was selected: made, adopted (owner reference patch), its status
+    // applied, deleted when the node is done with kata.
+    { apiGroups: [KATACONFIG_GROUP], resources: [KataNodes.plural], verbs: [...READ, 'create', 'patch', 'delete'] },
+    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataNodes.plural}/status`], verbs: ['patch'] },
     // Node selection and the kata-oc role label (merge patch of labels); peer pods advertises
     // kata.peerpods.io/vm in node status.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },

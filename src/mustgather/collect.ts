@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { create as createTar } from 'tar';
 import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../api/kataconfig.ts';
+import { KataNodes } from '../api/katanode.ts';
 import {
   EXTENSION_MACHINE_CONFIG,
   KATA_POOL,
@@ -164,8 +165,14 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
   try {
     // The KataConfig and its CRD.
     const kataConfigs = await list(KataConfigs, 'cluster-scoped/kataconfigs.yaml');
+    // Each node's kata configuration: assigned, active, last known good, and the error.
+    await list(KataNodes, 'cluster-scoped/katanodes.yaml');
     const crds: KubeObject[] = [];
-    for (const name of [`kataconfigs.${KATACONFIG_GROUP}`, `${PeerPodConfigs.plural}.${PeerPodConfigs.group}`]) {
+    for (const name of [
+      `kataconfigs.${KATACONFIG_GROUP}`,
+      `${KataNodes.plural}.${KataNodes.group}`,
+      `${PeerPodConfigs.plural}.${PeerPodConfigs.group}`,
+    ]) {
       const crd = await attempt(`customresourcedefinition ${name}`, () => client.find(CustomResourceDefinitions, name));
       if (crd) crds.push(tidy(crd));
     }

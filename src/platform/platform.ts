@@ -46,8 +46,8 @@ export interface NodeRecord {
   /** The configuration the node runs now; absent when unknown. */
   active?: ConfigRef;
   /**
-   * Why assigned is not active, when that is a failure: the reason in `Node <name> Degraded: <reason>`.
-   * Empty when none. A non-empty error makes the phase FailedToInstall or FailedToUninstall.
+   * Why assigned is not active, when that is a failure (phase FailedToInstall or FailedToUninstall): the
+   * reason in `Node <name> Degraded: <reason>`. Empty when none.
    */
   error: string;
 }
@@ -188,6 +188,16 @@ export interface Platform<O = unknown> {
    * other controllers instead of re-deriving it.
    */
   kataNodeSelector(nodes: readonly Node[]): Record<string, string>;
+
+  /** The tolerations a DaemonSet needs to run on every kata node (e.g. a master's taint on a compact cluster). */
+  kataNodeTolerations(nodes: readonly Node[]): Toleration[];
+}
+
+export interface Toleration {
+  key?: string;
+  operator: 'Exists' | 'Equal';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
 }
 
 /** An empty plan: nothing to write. */

@@ -1,6 +1,7 @@
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
+import type { PlatformName } from '../../platform/platform.ts';
 import { createLogger } from '../../runtime/log.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
 
@@ -15,6 +16,9 @@ export interface RunFlags extends ClusterFlags {
   webhookUrl?: string;
   webhooks: boolean;
   logLevel: string;
+  distribution?: PlatformName;
+  /** Milliseconds (parsed from --katanode-soak). */
+  katanodeSoak: number;
 }
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
@@ -42,6 +46,8 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,
       healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
+      ...(flags.distribution ? { platform: flags.distribution } : {}),
+      kataConfig: { soakMs: flags.katanodeSoak },
       webhook: flags.webhooks ? { address: flags.webhookBindAddress, ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}) } : false,
     });
     log.info(
@@ -49,6 +55,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
         namespace,
         server,
         leaderElection: flags.leaderElect,
+        platform: operator.platform.name,
         webhookPort: operator.webhookPort,
         webhookRegistration: !flags.webhooks ? 'disabled' : flags.webhookUrl ? 'url' : 'service',
       },

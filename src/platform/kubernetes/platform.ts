@@ -27,6 +27,7 @@ import type {
   PlatformWrite,
   RuntimeClassSpec,
   Selection,
+  Toleration,
 } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import {
@@ -274,6 +275,11 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   kataNodeSelector(_nodes: readonly Node[]): Record<string, string> {
     return { [KATA_RUNTIME_LABEL]: 'true' };
+  }
+
+  /** None: kata goes only to nodes without a NoSchedule or NoExecute taint of the control plane (see select). */
+  kataNodeTolerations(_nodes: readonly Node[]): Toleration[] {
+    return [];
   }
 
   /** The writes of a rollout plan: installer identity, then the DaemonSet, then nodes and pods. */
