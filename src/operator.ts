@@ -104,7 +104,11 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const chosen =
     typeof opts.platform === 'object'
       ? { platform: opts.platform, chosenBy: 'caller' }
-      : await choosePlatform(client, opts.platform, opts.platformOptions);
+      : await choosePlatform(client, opts.platform, {
+          ...opts.platformOptions,
+          // The kubernetes platform's installer lives in the operator's namespace.
+          kubernetes: { namespace, ...opts.platformOptions?.kubernetes },
+        });
   const { platform } = chosen;
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
   setupKataConfigController(manager, platform, opts.kataConfig);
@@ -140,7 +144,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }));
     // A live list, not the cache: two creates in quick succession must not both get through.
     webhooks.handle(KATACONFIG_WEBHOOK_PATH, async (req) =>
-      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[]),
+      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[], platform),
     );
     webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace));
     const tls = await loadOrCreateWebhookTLS(client, namespace, opts.log);

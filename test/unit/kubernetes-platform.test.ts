@@ -285,3 +285,19 @@ describe('osc install --distribution kubernetes: RBAC', () => {
     );
   });
 });
+
+describe('peer pods on plain Kubernetes', () => {
+  test('the webhook refuses enablePeerPods up front, naming the field and the fix; OpenShift accepts it', async () => {
+    const { validateKataConfig } = await import('../../src/webhooks/kataconfig.ts');
+    const req = { uid: 'u', operation: 'CREATE', name: 'k', object: { metadata: { name: 'k' }, spec: { enablePeerPods: true } } };
+    const refused = validateKataConfig(req as never, [], platform);
+    assert.equal(refused.allowed, false);
+    assert.match(
+      refused.allowed ? '' : refused.message,
+      /^enablePeerPods: peer pods are supported on OpenShift only, .*set enablePeerPods to false/,
+    );
+    assert.equal(validateKataConfig(req as never, []).allowed, true, 'the default platform, OpenShift, has peer pods');
+    const plain = { ...req, object: { metadata: { name: 'k' }, spec: {} } };
+    assert.equal(validateKataConfig(plain as never, [], platform).allowed, true);
+  });
+});

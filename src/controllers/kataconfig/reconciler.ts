@@ -141,6 +141,12 @@ export class KataConfigReconciler {
     }
 
     const { platform } = this.ctx;
+    if (kc.spec?.enablePeerPods && !platform.supportsPeerPods) {
+      // Refused, not half done: nothing is installed until the spec asks for what this platform has.
+      const state = { status: 'True' as const, reason: 'Failed' as const, message: messages.peerPodsUnsupported(platform.name) };
+      await this.writeStatus(kc, { inProgress: state }, rt, 0);
+      return undefined;
+    }
     const nodes = this.ctx.nodes.list();
     const selection = platform.select(nodes, kc.spec);
     const input = this.platformInput(kc, nodes, new Set(selection.nodes));

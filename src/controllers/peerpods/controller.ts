@@ -35,7 +35,7 @@ const nodeChanged = (a: Node, b: Node): boolean =>
  */
 export function setupPeerPodsController(
   mgr: Manager,
-  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations'>,
+  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>,
   options: Partial<PeerPodsOptions> = {},
 ): PeerPodsReconciler {
   const opts: PeerPodsOptions = {

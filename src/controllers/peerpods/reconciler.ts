@@ -101,7 +101,7 @@ export interface PeerPodsContext {
   jobs: Informer<Job>;
   nodes: Informer<Node>;
   /** Where the kata nodes are: the platform's selector and tolerations. */
-  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations'>;
+  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>;
   /** Pods, indexed by runtime class under REMOTE_PODS_INDEX. */
   pods: Informer<Pod>;
   events: EventRecorder;
@@ -185,7 +185,8 @@ export class PeerPodsReconciler {
     const oldest = activeKataConfig(this.ctx.kataConfigs.list());
     if (oldest && oldest.metadata.name !== name) return undefined;
     if (kc.metadata.deletionTimestamp) return this.remove(kc, 'delete', log, signal);
-    if (!kc.spec?.enablePeerPods) return this.remove(kc, 'disable', log, signal);
+    // A platform without peer pods gets none of their parts (the KataConfig controller says why).
+    if (!kc.spec?.enablePeerPods || !this.ctx.platform.supportsPeerPods) return this.remove(kc, 'disable', log, signal);
     return this.install(kc, log, signal);
   }
 
