@@ -192,8 +192,10 @@ function plainNodeObject(init: NodeInit, now: Date): Node {
         operatingSystem: 'linux',
         architecture: 'amd64',
       },
+      // containerd 2.x reports its handlers (the default one and runc) and the kubelet lists them.
+      runtimeHandlers: ['', 'runc'].map((name) => ({ name, features: { recursiveReadOnlyMounts: true, userNamespaces: true } })),
     },
-  };
+  } as Node;
 }
 
 /**

@@ -36,6 +36,8 @@ const installer = (name: string, node: string, opts: { restartPolicy?: string; a
 });
 
 const labelsOf = async (name: string) => (await dc.client.get(Nodes, name)).metadata.labels ?? {};
+const handlersOf = async (name: string) =>
+  ((await dc.client.get(Nodes, name)).status as { runtimeHandlers?: { name: string }[] }).runtimeHandlers?.map((h) => h.name) ?? [];
 const container = (p: Pod | undefined) =>
   (
     p?.status?.containerStatuses as
@@ -88,6 +90,17 @@ describe('dev cluster, kubernetes distribution', () => {
     assert.ok(master.spec?.taints?.some((t) => t.key === 'node-role.kubernetes.io/control-plane' && t.effect === 'NoSchedule'));
   });
 
+  test('kwok still runs every other pod: Ready at once, deleted at once', async () => {
+    await dc.client.create(Pods, {
+      metadata: { name: 'web', namespace: NS },
+      spec: { nodeName: 'worker-0', containers: [{ name: 'web', image: 'quay.io/kata-containers/kata-deploy-job-dispatcher:4.1.0' }] },
+    });
+    await waitFor(async () => container(await dc.client.get(Pods, 'web', NS))?.ready === true, { message: 'an ordinary pod Ready' });
+    await dc.client.delete(Pods, 'web', { namespace: NS });
+    await waitFor(() => gone('web'));
+    assert.equal((await labelsOf('worker-0'))[KATA_RUNTIME_LABEL], undefined, 'not an installer: no label');
+  });
+
   test('an installer pod labels its node once installed, and turns Ready only then', async () => {
     await dc.client.create(Pods, installer('kata-deploy-worker-0', 'worker-0'));
     // The claim comes first: both labels false while installing, the container not Ready.
@@ -107,6 +120,13 @@ describe('dev cluster, kubernetes distribution', () => {
     });
     assert.equal(pod.status?.phase, 'Running');
     assert.equal((await labelsOf('worker-1'))[KATA_RUNTIME_LABEL], undefined, 'the other node is untouched');
+    const handlers = await handlersOf('worker-0');
+    assert.ok(
+      handlers.includes('kata-qemu') && handlers.includes('kata-qemu-runtime-rs'),
+      `the kubelet lists the kata handlers: ${handlers}`,
+    );
+    assert.ok(handlers.includes('runc'), 'and still the runtime’s own');
+    assert.deepEqual(await handlersOf('worker-1'), ['', 'runc']);
   });
 
   test("deleting the installer pod runs kata-deploy's cleanup: the labels go, then the pod", async () => {
@@ -115,6 +135,7 @@ describe('dev cluster, kubernetes distribution', () => {
     const l = await labelsOf('worker-0');
     assert.equal(l[KATA_RUNTIME_LABEL], undefined);
     assert.equal(l[MARKER], undefined);
+    assert.deepEqual(await handlersOf('worker-0'), ['', 'runc'], 'the kata handlers left with the CRI drop-in');
   });
 
   test('osc.dev/fail-next-update makes the install fail: exit 1 with the reason, node left claimed', async () => {

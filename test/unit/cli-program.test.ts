@@ -82,6 +82,12 @@ describe('osc command line', () => {
       ],
       [['dev', '--compact', '--eligible', 'worker-0'], /its nodes: master-0, master-1, master-2\)/],
       [['dev', '--eligible', ','], /^error: --eligible is empty/],
+      [['dev', '--distribution', 'k3s'], /Allowed choices are openshift, kubernetes/],
+      [
+        ['dev', '--distribution', 'kubernetes', '--eligible', 'worker-0'],
+        /^error: --eligible needs Node Feature Discovery, which the kubernetes distribution does not have/,
+      ],
+      [['start', '--distribution', 'kubernetes', '--platform', 'AWS'], /^error: --platform sets the OpenShift Infrastructure/],
     ];
     for (const [args, expected] of cases) {
       const r = await run(args);

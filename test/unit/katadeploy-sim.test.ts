@@ -14,6 +14,8 @@ import {
   installerConfig,
   installerContainer,
   releaseLabels,
+  runtimeHandlersOf,
+  withHandlers,
 } from '../../src/devcluster/katadeploy/protocol.ts';
 import type { Container, Node, Pod } from '../../src/kube/resources.ts';
 
@@ -70,6 +72,7 @@ describe('kata-deploy protocol', () => {
     });
     assert.deepEqual(installerConfig(pod(c), c), {
       nodeName: 'n1',
+      suffix: 'dev',
       instanceLabel: 'kata-deploy.katacontainers.io/dev',
       daemonSetName: 'kd-dev',
     });
@@ -91,6 +94,23 @@ describe('kata-deploy protocol', () => {
     );
     assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true', [other]: 'false' }, MARK), { [MARK]: null, [KR]: 'false' }, 'demoted');
     assert.deepEqual(releaseLabels({ [KR]: 'true', [MARK]: 'true' }, MARK, true), { [MARK]: null }, 'a legacy DaemonSet keeps it');
+  });
+
+  test('runtime handlers: kata-<shim> per shim, with the install suffix and the debug variants', () => {
+    const env = (vars: Record<string, string>) => kc({ env: Object.entries(vars).map(([name, value]) => ({ name, value })) });
+    const c1 = env({ SHIMS_X86_64: 'qemu clh' });
+    assert.deepEqual(runtimeHandlersOf(pod(c1), c1, 'amd64'), ['kata-qemu', 'kata-clh']);
+    const c2 = env({ SHIMS_X86_64: 'qemu', MULTI_INSTALL_SUFFIX: 'dev', DEBUG: 'true' });
+    assert.deepEqual(runtimeHandlersOf(pod(c2), c2, 'amd64'), ['kata-qemu-dev', 'kata-qemu-dev-debug']);
+    assert.equal(runtimeHandlersOf(pod(), kc(), 'amd64').length, 20, 'every x86_64 shim by default');
+    assert.deepEqual(runtimeHandlersOf(pod(c1), c1, 'arm64'), ['kata-qemu'], 'only the node’s architecture variable is read');
+    const base = [{ name: '' }, { name: 'runc' }];
+    const added = withHandlers(base, ['kata-qemu', 'runc'], []);
+    assert.deepEqual(
+      added.map((h) => h.name),
+      ['', 'runc', 'kata-qemu'],
+    );
+    assert.deepEqual(withHandlers(added, [], ['kata-qemu']), base);
   });
 });
 
@@ -161,6 +181,47 @@ describe('an installer pod as next steps', () => {
       timing,
     );
     assert.equal(restart.labels, undefined, 'a rolling restart keeps Kata on the node');
+  });
+
+  test('handlers: a reinstall with another shim replaces the install’s own; cleanup removes what it configured', () => {
+    const clh = kc({
+      env: [
+        { name: 'NODE_NAME', value: 'worker-0' },
+        { name: 'SHIMS_X86_64', value: 'clh' },
+      ],
+    });
+    const s = installerStep(
+      {
+        pod: pod(clh),
+        node: node(),
+        progress: { phase: 'installing', since: 0, restarts: 0 },
+        configuredHandlers: ['kata-qemu'],
+        now: 10_000,
+      },
+      clh,
+      timing,
+    );
+    assert.deepEqual(s.handlers, { add: ['kata-clh'], remove: ['kata-qemu'] });
+    const end = installerStep(
+      {
+        pod: pod(clh, { deleting: true }),
+        node: node(),
+        progress: { phase: 'cleaning', since: 0, restarts: 0 },
+        configuredHandlers: ['kata-clh'],
+        daemonSets: { ownSelectsNode: false, legacyOtherSelectsNode: false },
+        now: 10_000,
+      },
+      clh,
+      timing,
+    );
+    assert.deepEqual(end.handlers, { add: [], remove: ['kata-clh'] });
+  });
+
+  test('termination when the node is gone: cleanup cannot read it and the container still exits 0', () => {
+    const s = step({ pod: pod(kc(), { deleting: true }), node: undefined, progress: { phase: 'cleaning', since: 0, restarts: 0 } });
+    assert.equal(s.needsDaemonSets, undefined);
+    assert.equal(s.labels, undefined);
+    assert.deepEqual(s.report, { kind: 'exited', exitCode: 0, restarts: 0 });
   });
 
   test('termination of a crash-looping installer: no process, no cleanup', () => {

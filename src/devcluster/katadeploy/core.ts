@@ -8,6 +8,7 @@ import {
   installerConfig,
   type LabelPatch,
   releaseLabels,
+  runtimeHandlersOf,
 } from './protocol.ts';
 
 /**
@@ -64,6 +65,8 @@ export interface InstallerObserved {
    * still selects the node, and whether another kata-deploy DaemonSet does.
    */
   daemonSets?: { ownSelectsNode: boolean; legacyOtherSelectsNode: boolean };
+  /** The handlers this install's drop-in configured on the node before (a reinstall rewrites that file). */
+  configuredHandlers?: readonly string[];
   now: number;
 }
 
@@ -72,11 +75,15 @@ export interface InstallerStep {
   /** Labels to merge into the node NODE_NAME names (null removes). */
   labels?: LabelPatch;
   report?: ContainerReport;
+  /** CRI runtime handlers the node reports after this step's runtime restart (status.runtimeHandlers). */
+  handlers?: { add: string[]; remove: string[] };
   /** The step needs observed.daemonSets (a cleanup is due): ask again with them. */
   needsDaemonSets?: boolean;
   requeueAfterMs?: number;
 }
 
+const replaceHandlers = (before: readonly string[], after: string[]) => ({ add: after, remove: before.filter((h) => !after.includes(h)) });
+const archOf = (node: Node): string => node.metadata.labels?.['kubernetes.io/arch'] ?? 'amd64';
 const restartPolicyOf = (pod: Pod): string => String(pod.spec?.restartPolicy ?? 'Always');
 const containerReady = (pod: Pod, c: Container): boolean =>
   ((pod.status?.containerStatuses as { name: string; ready?: boolean }[] | undefined) ?? []).some(
@@ -163,6 +170,7 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       return {
         progress: { phase: 'installed', since: now, restarts },
         labels: installedLabels(labels, cfg.instanceLabel),
+        handlers: replaceHandlers(obs.configuredHandlers ?? [], runtimeHandlersOf(pod, container, archOf(node))),
         report: { kind: 'running', ready: true, restarts, lastError: p.error },
       };
     }
@@ -176,12 +184,16 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       };
     case 'cleaning': {
       if (elapsed < timing.cleanupMs) return { progress: p, requeueAfterMs: timing.cleanupMs - elapsed };
+      const done: InstallerStep = { progress: { phase: 'done', since: now, restarts }, report: { kind: 'exited', exitCode: 0, restarts } };
+      // The node is gone: cleanup cannot read it, logs the error and the process still exits 0.
+      if (!node) return done;
       if (!obs.daemonSets) return { progress: p, needsDaemonSets: true };
-      const release =
-        obs.daemonSets.ownSelectsNode || !node
-          ? undefined
-          : releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode);
-      return { progress: { phase: 'done', since: now, restarts }, labels: release, report: { kind: 'exited', exitCode: 0, restarts } };
+      if (obs.daemonSets.ownSelectsNode) return done;
+      return {
+        ...done,
+        labels: releaseLabels(labels, cfg.instanceLabel, obs.daemonSets.legacyOtherSelectsNode),
+        handlers: replaceHandlers(obs.configuredHandlers ?? runtimeHandlersOf(pod, container, archOf(node)), []),
+      };
     }
     default:
       return { progress: p };

@@ -19,6 +19,33 @@ export const KATA_DEPLOY_BINARY = '/usr/bin/kata-deploy';
 /** The DaemonSet whose presence makes cleanup a no-op (a rolling restart), when DAEMONSET_NAME is unset. */
 export const DEFAULT_DAEMONSET_NAME = 'kata-deploy';
 
+/** The shims installed when SHIMS_<ARCH> is unset, on x86_64 (every other architecture here: `qemu`). */
+export const DEFAULT_SHIMS_X86_64 = [
+  'clh',
+  'clh-runtime-rs',
+  'dragonball',
+  'fc',
+  'qemu',
+  'qemu-coco-dev',
+  'qemu-coco-dev-runtime-rs',
+  'qemu-runtime-rs',
+  'qemu-nvidia-cpu',
+  'qemu-nvidia-cpu-runtime-rs',
+  'qemu-nvidia-gpu',
+  'qemu-nvidia-gpu-runtime-rs',
+  'qemu-nvidia-gpu-snp',
+  'qemu-nvidia-gpu-snp-runtime-rs',
+  'qemu-nvidia-gpu-tdx',
+  'qemu-nvidia-gpu-tdx-runtime-rs',
+  'qemu-snp',
+  'qemu-snp-runtime-rs',
+  'qemu-tdx',
+  'qemu-tdx-runtime-rs',
+] as const;
+
+/** The suffix of the per-architecture variables (SHIMS_X86_64, ...) for a node's `kubernetes.io/arch`. */
+const ARCH_SUFFIX: Record<string, string> = { amd64: 'X86_64', arm64: 'AARCH64', s390x: 'S390X', ppc64le: 'PPC64LE' };
+
 /** The image repositories the dev cluster's nodes recognise as kata-deploy (any tag or digest). */
 export const DEFAULT_INSTALLER_REPOSITORIES = ['quay.io/kata-containers/kata-deploy'] as const;
 
@@ -86,6 +113,8 @@ export function envOf(pod: Pod, c: Container, name: string): string | undefined 
 export interface InstallerConfig {
   /** NODE_NAME: the node it labels (required, not empty). */
   nodeName?: string;
+  /** MULTI_INSTALL_SUFFIX, when set. */
+  suffix?: string;
   /** The per-install marker label. */
   instanceLabel: string;
   /** DAEMONSET_NAME, default `kata-deploy`. */
@@ -98,6 +127,7 @@ export function installerConfig(pod: Pod, c: Container): InstallerConfig {
   const node = envOf(pod, c, 'NODE_NAME');
   return {
     nodeName: node?.trim() ? node : undefined,
+    ...(suffix ? { suffix } : {}),
     instanceLabel: `${INSTANCE_LABEL_PREFIX}${suffix || DEFAULT_INSTANCE}`,
     daemonSetName: ds || DEFAULT_DAEMONSET_NAME,
   };
@@ -135,4 +165,38 @@ export function releaseLabels(labels: Readonly<Record<string, string>>, instance
   }
   if (!legacyOtherSelectsNode && KATA_RUNTIME_LABEL in labels) patch[KATA_RUNTIME_LABEL] = null;
   return patch;
+}
+
+/**
+ * The CRI runtime handlers an install configures on a node of architecture `arch`: `kata-<shim>` per shim
+ * (`kata-<shim>-<suffix>` with MULTI_INSTALL_SUFFIX), and with DEBUG the `-debug` variant of each (and
+ * `-devkit` with DEVKIT too). The kubelet lists them in the Node's `status.runtimeHandlers` once the
+ * runtime has restarted with them.
+ */
+export function runtimeHandlersOf(pod: Pod, c: Container, arch: string): string[] {
+  const suffix = ARCH_SUFFIX[arch];
+  const listed = suffix ? envOf(pod, c, `SHIMS_${suffix}`)?.trim() : undefined;
+  const shims = listed ? listed.split(/\s+/) : arch === 'amd64' ? [...DEFAULT_SHIMS_X86_64] : ['qemu'];
+  const s = installerConfig(pod, c).suffix;
+  const flag = (name: string) => ['true', '1'].includes((envOf(pod, c, name) ?? '').toLowerCase());
+  const variants = flag('DEBUG') ? ['debug', ...(flag('DEVKIT') ? ['devkit'] : [])] : [];
+  return shims.flatMap((shim) => {
+    const base = s ? `kata-${shim}-${s}` : `kata-${shim}`;
+    return [base, ...variants.map((v) => `${base}-${v}`)];
+  });
+}
+
+export interface RuntimeHandler {
+  name: string;
+  features?: { recursiveReadOnlyMounts?: boolean; userNamespaces?: boolean };
+}
+
+/** Features containerd reports for a VM-based handler: neither is offered by the kata shims. */
+const KATA_FEATURES = { recursiveReadOnlyMounts: false, userNamespaces: false };
+
+/** The node's handler list with `add` put in (in order, once) and `remove` taken out. */
+export function withHandlers(current: readonly RuntimeHandler[], add: readonly string[], remove: readonly string[]): RuntimeHandler[] {
+  const kept = current.filter((h) => !remove.includes(h.name));
+  const names = new Set(kept.map((h) => h.name));
+  return [...kept, ...add.filter((n) => !names.has(n)).map((name) => ({ name, features: KATA_FEATURES }))];
 }

@@ -8,7 +8,7 @@ import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
 import { type InstallerObserved, type InstallerTiming, installerStep, nodeSelectorMatches, type Progress, podStatusFor } from './core.ts';
-import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer } from './protocol.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer, type RuntimeHandler, withHandlers } from './protocol.ts';
 
 export interface KataDeploySimulatorOptions {
   client: KubeClient;
@@ -40,6 +40,8 @@ export class KataDeploySimulator {
   private readonly log: Logger;
   private readonly controller: Controller;
   private readonly progress = new Map<string, Progress>();
+  /** The handlers each install (node/instance label) configured, as its drop-in on the host would say. */
+  private readonly configured = new Map<string, string[]>();
   private ownNodes = false;
 
   constructor(opts: KataDeploySimulatorOptions) {
@@ -91,11 +93,13 @@ export class KataDeploySimulator {
     // kwok has not started it yet (its stage writes Running).
     if (pod.status?.phase !== 'Running' && !pod.metadata.deletionTimestamp) return undefined;
     const memoryKey = `${key}/${pod.metadata.uid}`;
-    const nodeName = installerConfig(pod, container).nodeName;
+    const { nodeName, instanceLabel } = installerConfig(pod, container);
+    const installKey = `${nodeName}/${instanceLabel}`;
     const observed: InstallerObserved = {
       pod,
       node: nodeName ? this.nodes.get(nodeName) : undefined,
       progress: this.progress.get(memoryKey),
+      configuredHandlers: this.configured.get(installKey),
       now: Date.now(),
     };
     let step = installerStep(observed, container, this.timing);
@@ -106,6 +110,11 @@ export class KataDeploySimulator {
     if (step.labels && Object.keys(step.labels).length && nodeName) {
       await this.client.patch(Nodes, nodeName, { metadata: { labels: step.labels } }, { signal });
       this.log.info({ node: nodeName, pod: key, labels: step.labels }, 'kata-deploy labelled the node');
+    }
+    if (step.handlers && nodeName) {
+      await this.setHandlers(nodeName, step.handlers, signal);
+      if (step.handlers.add.length) this.configured.set(installKey, step.handlers.add);
+      else this.configured.delete(installKey);
     }
     if (step.report) {
       if (step.report.kind === 'crashLoop' || (step.report.kind === 'exited' && step.report.exitCode !== 0)) this.stats.failures++;
@@ -132,6 +141,14 @@ export class KataDeploySimulator {
     }
     if (step.progress) this.progress.set(memoryKey, step.progress);
     return step.requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, step.requeueAfterMs) } : undefined;
+  }
+
+  /** The kubelet's report of the runtime's handlers after the restart (a fresh read: kwok writes status too). */
+  private async setHandlers(name: string, h: { add: string[]; remove: string[] }, signal: AbortSignal): Promise<void> {
+    const node = await this.client.get(Nodes, name, undefined, signal);
+    const current = (node.status as { runtimeHandlers?: RuntimeHandler[] } | undefined)?.runtimeHandlers ?? [];
+    const runtimeHandlers = withHandlers(current, h.add, h.remove);
+    await this.client.patch(Nodes, name, { status: { runtimeHandlers } }, { subresource: 'status', signal });
   }
 
   /** What cleanup asks of the API server: does its own DaemonSet, or another kata-deploy one, still select the node? */
