@@ -179,19 +179,30 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
     await put('cluster-scoped/customresourcedefinitions.yaml', asList(crds));
 
     // The Machine Config Operator's view: pools, our MachineConfigs and the rendered ones the pools use.
-    const pools = await list(MachineConfigPools, 'cluster-scoped/machineconfigpools.yaml');
-    const rendered = new Set(
-      (pools as MachineConfigPool[]).flatMap((p) => [p.spec.configuration?.name, p.status?.configuration?.name]).filter((x) => !!x),
-    );
-    await list(MachineConfigs, 'cluster-scoped/machineconfigs.yaml', {
-      filter: (mc) => {
-        const name = mc.metadata.name ?? '';
-        return name === EXTENSION_MACHINE_CONFIG || name.startsWith(`rendered-${KATA_POOL}-`) || rendered.has(name);
-      },
-    });
-    await list(ContainerRuntimeConfigs, 'cluster-scoped/containerruntimeconfigs.yaml');
-    const infra = await attempt('infrastructure cluster', () => client.find(Infrastructures, 'cluster'));
-    if (infra) await put('cluster-scoped/infrastructure.yaml', stringify(tidy(infra), { lineWidth: 0 }));
+    // Plain Kubernetes has none (kata-deploy's DaemonSet and its pods are in the operator namespace below).
+    const groups = await attempt('API groups', () => client.request<{ groups?: { name: string }[] }>('GET', '/apis'));
+    const openshift = !groups || (groups.groups ?? []).some((g) => g.name === MachineConfigPools.group);
+    const collectMachineConfigs = async () => {
+      const pools = await list(MachineConfigPools, 'cluster-scoped/machineconfigpools.yaml');
+      const rendered = new Set(
+        (pools as MachineConfigPool[]).flatMap((p) => [p.spec.configuration?.name, p.status?.configuration?.name]).filter((x) => !!x),
+      );
+      await list(MachineConfigs, 'cluster-scoped/machineconfigs.yaml', {
+        filter: (mc) => {
+          const name = mc.metadata.name ?? '';
+          return name === EXTENSION_MACHINE_CONFIG || name.startsWith(`rendered-${KATA_POOL}-`) || rendered.has(name);
+        },
+      });
+      await list(ContainerRuntimeConfigs, 'cluster-scoped/containerruntimeconfigs.yaml');
+      const infra = await attempt('infrastructure cluster', () => client.find(Infrastructures, 'cluster'));
+      if (infra) await put('cluster-scoped/infrastructure.yaml', stringify(tidy(infra), { lineWidth: 0 }));
+    };
+    if (openshift) await collectMachineConfigs();
+    else
+      await put(
+        'cluster-scoped/PLATFORM.txt',
+        'Plain Kubernetes: no Machine Config Operator. Kata reaches the nodes through kata-deploy (docs/kubernetes.md).\n',
+      );
 
     // Nodes: labels, MCO annotations, conditions.
     const nodes = await attempt('nodes', () => client.list(Nodes));

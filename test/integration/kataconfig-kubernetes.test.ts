@@ -6,6 +6,10 @@
  * guarded uninstall, one node at a time, leaving nothing behind.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { type KataNode, KataNodes } from '../../src/api/katanode.ts';
@@ -106,6 +110,36 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
     assert.equal((await client().get(Nodes, 'master-0')).metadata.labels?.[KATA_RUNTIME_LABEL], undefined);
   });
 
+  test('osc status and osc must-gather work here: no Machine Config Operator to collect, the installer is', async () => {
+    const out: string[] = [];
+    const io = { stdout: Object.assign(new PassThrough(), { isTTY: false }), stderr: new PassThrough() };
+    io.stdout.on('data', (d) => out.push(String(d)));
+    const { status } = await import('../../src/cli/commands/status.ts');
+    assert.equal(await status({ kubeconfig: cluster.dev.controlPlane.kubeconfigPath, output: 'json' }, io), 0);
+    const shown = JSON.parse(out.join('')) as { kataConfigs: { name: string; readyNodeCount?: number }[] };
+    assert.equal(shown.kataConfigs[0]?.name, KC);
+    assert.match(out.join(''), /worker-0/);
+
+    const dir = await mkdtemp(join(tmpdir(), 'osc-mg-'));
+    try {
+      const { mustGather } = await import('../../src/mustgather/collect.ts');
+      const got = await mustGather(client(), { destDir: dir });
+      // kwok runs no kubelet to serve container logs: only those may be missing.
+      assert.deepEqual(
+        got.problems.filter((p) => !p.startsWith('logs of ')),
+        [],
+        'everything else collected',
+      );
+      const has = (suffix: string) => got.files.some((f) => f.endsWith(suffix));
+      assert.ok(has('cluster-scoped/katanodes.yaml'));
+      assert.ok(has('cluster-scoped/PLATFORM.txt'));
+      assert.ok(!has('cluster-scoped/machineconfigpools.yaml'));
+      assert.ok(has(`namespaces/${OPERATOR_NAMESPACE}/daemonsets.yaml`));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a sandboxed pod lands on a kata node', async () => {
     const pod: Pod = {
       metadata: { name: 'sandboxed', namespace: 'default' },
@@ -184,6 +218,16 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
     assert.ok(await gone(client().get(ServiceAccounts, INSTALLER_NAME, OPERATOR_NAMESPACE)));
     assert.ok(await gone(client().get(ClusterRoles, INSTALLER_NAME)));
     assert.ok(await gone(client().get(ClusterRoleBindings, INSTALLER_NAME)));
+    // And they stay gone: the operator's passes after the cleanup recreate nothing.
+    await waitFor(
+      async () =>
+        (await client().list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: `name=${INSTALLER_NAME}` })).items.length === 0,
+      {
+        message: 'installer pods gone',
+      },
+    );
+    assert.ok(await gone(client().get(DaemonSets, INSTALLER_NAME, OPERATOR_NAMESPACE)));
+    assert.ok(await gone(client().get(ClusterRoles, INSTALLER_NAME)));
     for (const n of (await client().list(Nodes)).items) {
       assert.equal(n.metadata.labels?.[KATA_RUNTIME_LABEL], undefined, `${n.metadata.name}: kata-deploy's label gone`);
       assert.equal(n.metadata.labels?.[INSTALL_LABEL], undefined, `${n.metadata.name}: osc's label gone`);

@@ -250,6 +250,11 @@ describe('the Kubernetes platform', () => {
     const ds = seen(desiredInstallerDaemonSet('osc', target));
     assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds }, { selected: new Set() })), true);
     assert.equal(platform.uninstallComplete(input([assignedNode('w0', T)], { daemonSet: ds }, { selected: new Set() })), false);
+    // An uninstall pass creates nothing, even with the installer already cleaned up.
+    const late = platform.uninstallPlan(
+      input([node('w0')], { identity: { serviceAccount: false, role: false, binding: false } }, { selected: new Set() }),
+    );
+    assert.deepEqual(late.steps, []);
     const steps = platform.cleanupPlan(input([], {})).steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
     assert.deepEqual(steps, [['delete DaemonSet'], ['delete ClusterRoleBinding', 'delete ClusterRole', 'delete ServiceAccount']]);
   });

@@ -220,8 +220,9 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return this.writes(input, this.plan(input));
   }
 
+  /** Only nodes leave: nothing is created (a pass that runs after the cleanup must not bring the installer back). */
   uninstallPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    return this.writes(input, this.plan(input));
+    return this.writes(input, this.plan(input), false);
   }
 
   uninstallComplete(input: PlatformInput<KubernetesObserved>): boolean {
@@ -283,13 +284,14 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   }
 
   /** The writes of a rollout plan: installer identity, then the DaemonSet, then nodes and pods. */
-  private writes(input: PlatformInput<KubernetesObserved>, plan: RolloutPlan): PlatformPlan {
+  private writes(input: PlatformInput<KubernetesObserved>, plan: RolloutPlan, install = true): PlatformPlan {
     const ns = this.opts.namespace;
     const owner = input.kataConfig ? kataConfigOwner(input.kataConfig, true) : undefined;
     const steps: PlatformWrite[][] = [];
     const { identity, daemonSet } = input.observed;
     const id = desiredInstallerIdentity(ns, owner);
     const first: PlatformWrite[] = [];
+    if (!install) return this.nodeWrites(plan);
     if (!identity.serviceAccount) first.push({ op: 'create', resource: ServiceAccounts, object: id.serviceAccount });
     if (!identity.role) first.push({ op: 'create', resource: ClusterRoles, object: id.role });
     if (!identity.binding) first.push({ op: 'create', resource: ClusterRoleBindings, object: id.binding });
@@ -321,11 +323,16 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
       }
     }
 
-    const nodeWrites: PlatformWrite[] = plan.labels.map((l) => labelWrite(l.node, l.value));
-    for (const pod of plan.deletePods) nodeWrites.push({ op: 'delete', resource: Pods, name: pod, namespace: ns });
-    if (nodeWrites.length) steps.push(nodeWrites);
+    const nodes = this.nodeWrites(plan);
+    return { ...nodes, steps: [...steps, ...nodes.steps] };
+  }
+
+  /** The plan's node assignments and pod replacements, in one step. */
+  private nodeWrites(plan: RolloutPlan): PlatformPlan {
+    const writes: PlatformWrite[] = plan.labels.map((l) => labelWrite(l.node, l.value));
+    for (const pod of plan.deletePods) writes.push({ op: 'delete', resource: Pods, name: pod, namespace: this.opts.namespace });
     return {
-      steps,
+      steps: writes.length ? [writes] : [],
       pending: 0,
       ...(plan.nextDeadlineMs !== undefined ? { recheckAfterMs: plan.nextDeadlineMs + 1000 } : {}),
     };
