@@ -71,18 +71,14 @@ describe('KataNode objects per pass', () => {
     status: kataNodeStatus(rec({ node: name }), undefined, T0, SOAK).status,
   });
 
-  test('made for a new record (owned by the KataConfig), status for a known one, deleted without a record', () => {
-    const plan = planKataNodes(
-      kc,
-      [rec({ node: 'worker-0' }), rec({ node: 'worker-1' })],
-      [existing('worker-0'), existing('worker-9')],
-      at(1000),
-      SOAK,
-    );
+  test('made for a new record (owned by the KataConfig), status only where it changed, deleted without a record', () => {
+    const records = [rec({ node: 'worker-0' }), rec({ node: 'worker-1' }), rec({ node: 'worker-2', phase: 'Installing', active: B })];
+    const plan = planKataNodes(kc, records, [existing('worker-0'), existing('worker-2'), existing('worker-9')], at(1000), SOAK);
     assert.deepEqual(plan.create, [{ metadata: { name: 'worker-1', ownerReferences: [owner] } }]);
     assert.deepEqual(
-      plan.status.map((s) => s.cached.metadata.name),
-      ['worker-0'],
+      plan.status.map((s) => [s.cached.metadata.name, s.status.phase, s.status.lastTransitionTime]),
+      [['worker-2', 'Installing', '2026-11-22T10:00:01Z']],
+      'worker-0 is unchanged: nothing to write',
     );
     assert.deepEqual(plan.adopt, []);
     assert.deepEqual(plan.delete, ['worker-9']);

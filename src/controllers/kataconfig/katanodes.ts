@@ -21,6 +21,9 @@ export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
   owned: (s) => ({ ...s }),
 };
 
+/** JSON round trip: drops undefined fields, as the server would. */
+const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
 const sameId = (a: ConfigRef | undefined, b: ConfigRef | undefined) => a?.id === b?.id;
 
 export interface KataNodeStatusResult {
@@ -69,7 +72,7 @@ export interface KataNodePlan {
   create: KataNode[];
   /** KataNodes whose owner reference must name the KataConfig in effect. */
   adopt: KataNode[];
-  /** Status to apply, by KataNode (the cached object, and the status it should have). */
+  /** Status to apply where it changed, by KataNode (the cached object, and the status it should have). */
   status: { cached: KataNode; status: KataNodeStatus }[];
   /** KataNodes whose node has left the selection with kata off it. */
   delete: string[];
@@ -104,7 +107,8 @@ export function planKataNodes(
     const refs = cached.metadata.ownerReferences ?? [];
     if (!refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid))
       plan.adopt.push({ metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] } });
-    plan.status.push({ cached, status });
+    // Only a real change is written (an idle cluster costs no write).
+    if (!isDeepStrictEqual(normalize(cached.status), normalize(status))) plan.status.push({ cached, status });
   }
   for (const name of byName.keys()) if (!wanted.has(name)) plan.delete.push(name);
   return plan;

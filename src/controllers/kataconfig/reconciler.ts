@@ -35,6 +35,11 @@ import {
 
 /** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
 const WRITES_IN_FLIGHT = 16;
+/**
+ * KataNode writes per pass: on a large cluster the first pass would make a thousand, and the KataConfig
+ * status of the next pass must not wait behind them. The rest follow in the next pass, at once.
+ */
+const KATANODE_WRITES_PER_PASS = 128;
 
 export interface KataConfigOptions {
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
@@ -182,12 +187,16 @@ export class KataConfigReconciler {
 
     const plan = platform.installPlan(input);
     await this.applyPlan(plan, signal);
-    const promoteInMs = await this.syncKataNodes(kc, records, signal);
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
 
     log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes, pending: plan.pending }, 'reconciled');
     // More writes to make: another pass at once, with a status write in between.
-    if (plan.pending > 0) return { requeueAfterMs: 0 };
-    return soonest(selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined, plan.recheckAfterMs, promoteInMs);
+    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    return soonest(
+      selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
+      plan.recheckAfterMs,
+      nodeRecords.promoteInMs,
+    );
   }
 
   private async uninstall(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -201,7 +210,7 @@ export class KataConfigReconciler {
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
       const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
-      const promoteInMs = await this.syncKataNodes(kc, platform.records(installInput), signal);
+      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
       const installing = platform.installing(installInput);
       if (installing.length) {
@@ -225,7 +234,7 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return soonest(this.ctx.options.blockedRecheckMs, promoteInMs);
+        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
@@ -248,21 +257,46 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const promoteInMs = await this.syncKataNodes(kc, records, signal);
-    if (plan.pending > 0) return { requeueAfterMs: 0 };
-    return soonest(plan.recheckAfterMs, promoteInMs);
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
+    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
   /**
    * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
    * without a record go. Answers how soon a lastKnownGood is due, to look again then.
    */
-  private async syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], signal: AbortSignal): Promise<number | undefined> {
+  private async syncKataNodes(
+    kc: KataConfig,
+    records: readonly NodeRecord[],
+    signal: AbortSignal,
+  ): Promise<{ promoteInMs?: number; pending: number }> {
     const { client, metrics } = this.ctx;
     const now = new Date();
     const plan = planKataNodes(kc, records, this.ctx.kataNodes.list(), now, this.ctx.options.soakMs);
-    const statusOf = new Map(records.map((r) => [r.node, r]));
-    await mapLimit(plan.create, WRITES_IN_FLIGHT, async (k) => {
+    const recordOf = new Map(records.map((r) => [r.node, r]));
+    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
+    let budget = KATANODE_WRITES_PER_PASS;
+    const take = <T>(xs: T[], cost = 1): T[] => {
+      const n = Math.max(0, Math.min(xs.length, Math.floor(budget / cost)));
+      budget -= n * cost;
+      return xs.slice(0, n);
+    };
+    const status = take(plan.status);
+    const deletes = take(plan.delete);
+    const adopt = take(plan.adopt);
+    const creates = take(plan.create, 2);
+    const pending = plan.status.length + plan.delete.length + plan.adopt.length + plan.create.length;
+    const written = status.length + deletes.length + adopt.length + creates.length;
+
+    await mapLimit(status, WRITES_IN_FLIGHT, ({ cached, status }) =>
+      applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics),
+    );
+    await mapLimit(deletes, WRITES_IN_FLIGHT, (name) => client.delete(KataNodes, name, { signal }));
+    await mapLimit(adopt, WRITES_IN_FLIGHT, (k) =>
+      client.patch(KataNodes, k.metadata.name ?? '', { metadata: { ownerReferences: k.metadata.ownerReferences } }, { signal }),
+    );
+    await mapLimit(creates, WRITES_IN_FLIGHT, async (k) => {
       let created: KataNode;
       try {
         created = await client.create(KataNodes, k, { signal });
@@ -271,19 +305,14 @@ export class KataConfigReconciler {
         if (isAlreadyExists(e)) return;
         throw e;
       }
-      const record = statusOf.get(k.metadata.name ?? '');
-      if (!record) return;
-      const { status } = planKataNodes(kc, [record], [created], now, this.ctx.options.soakMs).status[0] ?? {};
-      if (status) await applyStatusIfChanged(client, KataNodes, created, status, kataNodeStatusShare, metrics);
+      const record = recordOf.get(k.metadata.name ?? '');
+      const first = record && planKataNodes(kc, [record], [created], now, this.ctx.options.soakMs).status[0];
+      if (first) await applyStatusIfChanged(client, KataNodes, created, first.status, kataNodeStatusShare, metrics);
     });
-    await mapLimit(plan.adopt, WRITES_IN_FLIGHT, (k) =>
-      client.patch(KataNodes, k.metadata.name ?? '', { metadata: { ownerReferences: k.metadata.ownerReferences } }, { signal }),
-    );
-    await mapLimit(plan.status, WRITES_IN_FLIGHT, ({ cached, status }) =>
-      applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics),
-    );
-    await mapLimit(plan.delete, WRITES_IN_FLIGHT, (name) => client.delete(KataNodes, name, { signal }));
-    return plan.promoteAt === undefined ? undefined : Math.max(0, plan.promoteAt - now.getTime());
+    return {
+      ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}),
+      pending: pending - written,
+    };
   }
 
   /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
