@@ -163,6 +163,16 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         .argParser(parseDuration)
         .default(DEFAULT_SOAK_MS, '10m'),
     )
+    .option(
+      '--kata-deploy-image <image>',
+      'kubernetes: the kata-deploy image (default: $RELATED_IMAGE_KATA_DEPLOY, else the pinned release)',
+    )
+    .addOption(
+      new Option('--install-deadline <duration>', "kubernetes: how long a node's installer has to report before the node is rolled back")
+        .argParser(parseDuration)
+        .default(600_000, '10m'),
+    )
+    .option('--max-unavailable <n>', 'kubernetes: nodes installing at once', parsePositiveInt, 1)
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

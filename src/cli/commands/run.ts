@@ -19,6 +19,11 @@ export interface RunFlags extends ClusterFlags {
   distribution?: PlatformName;
   /** Milliseconds (parsed from --katanode-soak). */
   katanodeSoak: number;
+  /** The kubernetes platform's installer (docs/kubernetes.md). */
+  kataDeployImage?: string;
+  /** Milliseconds (parsed from --install-deadline). */
+  installDeadline?: number;
+  maxUnavailable?: number;
 }
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
@@ -48,6 +53,13 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
       ...(flags.distribution ? { platform: flags.distribution } : {}),
       kataConfig: { soakMs: flags.katanodeSoak },
+      platformOptions: {
+        kubernetes: {
+          ...(flags.kataDeployImage ? { image: flags.kataDeployImage } : {}),
+          ...(flags.installDeadline ? { installDeadlineMs: flags.installDeadline } : {}),
+          ...(flags.maxUnavailable ? { maxUnavailable: flags.maxUnavailable } : {}),
+        },
+      },
       webhook: flags.webhooks ? { address: flags.webhookBindAddress, ...(flags.webhookUrl ? { url: flags.webhookUrl } : {}) } : false,
     });
     log.info(
