@@ -95,6 +95,14 @@ describe('kubernetes rollout: install', () => {
     );
   });
 
+  test('a node given an older configuration whose pod never came is given the target in its turn', () => {
+    // a was assigned A, then the spec changed before the DaemonSet made its pod: its pod runs T.
+    const a = obs('a', { installLabel: A, kataRuntime: 'false', pods: [pod('ds-a', T)] });
+    const plan = planRollout(input([a, obs('b')], { memory: new Map([['a', { assigned: A, since: ago(5) }]]) }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }]);
+    assert.deepEqual(plan.deletePods, [], 'its pod already runs the target');
+  });
+
   test('a node that left the selection has kata taken off, as part of the same one-at-a-time budget', () => {
     const plan = planRollout(input([installed('a', T), installed('b', T)], { selected: new Set(['a']) }));
     assert.deepEqual(plan.labels, [{ node: 'b', value: null }]);

@@ -169,7 +169,19 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   }
 
   // 4. More nodes, in name order, while the budget allows and the rollout has not stopped.
-  const inFlight = [...work.values()].filter((w) => (w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone'));
+  // A node given an older configuration whose pod never came (the template moved on first) is not in
+  // flight: it is simply given the target in its turn.
+  const stale = (o: NodeObservation, w: Working) =>
+    w.assigned !== undefined &&
+    w.assigned !== input.target &&
+    w.error === undefined &&
+    w.report.kind !== 'done' &&
+    !o.pods.some((p) => !p.terminating && p.config === w.assigned);
+  const inFlight = observations.filter((o) => {
+    const w = work.get(o.name) as Working;
+    if (stale(o, w)) return false;
+    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone';
+  });
   let budget = Math.max(0, input.maxUnavailable - inFlight.length);
   const stopped = Object.keys(failures).length > 0;
   if (!stopped) {
