@@ -234,3 +234,42 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
     }
   });
 });
+
+describe('peer pods on plain Kubernetes', () => {
+  const cluster = useDevCluster({ distribution: 'kubernetes', workers: 1, masters: 1, kataDeploy: { installMs: 300, cleanupMs: 200 } });
+  let op: RunningOperator;
+  before(async () => {
+    op = await startOperator(cluster.dev);
+  });
+  after(() => op?.stop());
+
+  test('refused on creation by the webhook, and by the controller when turned on later', async () => {
+    const client = cluster.dev.client;
+    await assert.rejects(
+      client.create(KataConfigs, { metadata: { name: KC }, spec: { enablePeerPods: true } } as KataConfig),
+      /enablePeerPods: peer pods are supported on OpenShift only, and this cluster is kubernetes/,
+    );
+    await client.create(KataConfigs, { metadata: { name: KC }, spec: {} } as KataConfig);
+    await client.patch(KataConfigs, KC, { spec: { enablePeerPods: true } });
+    const failed = await waitFor(
+      async () => {
+        const c = (await client.get(KataConfigs, KC)).status?.conditions?.find((x) => x.type === 'InProgress');
+        return c?.reason === 'Failed' ? c : undefined;
+      },
+      { timeoutMs: 60_000, message: 'Failed' },
+    );
+    assert.equal(failed.message, messages.peerPodsUnsupported('kubernetes'));
+    assert.equal(await client.find(RuntimeClasses, 'kata-remote'), undefined);
+    await client.patch(KataConfigs, KC, { spec: { enablePeerPods: false } });
+    await waitFor(
+      async () => {
+        const kc = await client.get(KataConfigs, KC);
+        const c = kc.status?.conditions?.find((x) => x.type === 'InProgress');
+        return c?.status === 'False' && c.reason === '' && kc.status?.kataNodes?.readyNodeCount === 1;
+      },
+      { timeoutMs: 60_000, message: 'installed once peer pods are off' },
+    );
+    await client.delete(KataConfigs, KC);
+    await waitFor(async () => !(await client.find(KataConfigs, KC)), { timeoutMs: 60_000, message: 'uninstalled' });
+  });
+});
