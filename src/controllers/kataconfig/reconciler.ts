@@ -15,7 +15,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
-import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes } from './katanodes.ts';
+import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import {
   classifyRecords,
@@ -100,6 +100,7 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
  */
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
+  private readonly writtenKataNodes = new WrittenStatuses();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -273,7 +274,8 @@ export class KataConfigReconciler {
   ): Promise<{ promoteInMs?: number; pending: number }> {
     const { client, metrics } = this.ctx;
     const now = new Date();
-    const plan = planKataNodes(kc, records, this.ctx.kataNodes.list(), now, this.ctx.options.soakMs);
+    const recent = this.writtenKataNodes;
+    const plan = planKataNodes(kc, records, recent.overlay(this.ctx.kataNodes.list(), now.getTime()), now, this.ctx.options.soakMs);
     const recordOf = new Map(records.map((r) => [r.node, r]));
     // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
     let budget = KATANODE_WRITES_PER_PASS;
@@ -287,12 +289,16 @@ export class KataConfigReconciler {
     const adopt = take(plan.adopt);
     const creates = take(plan.create, 2);
     const pending = plan.status.length + plan.delete.length + plan.adopt.length + plan.create.length;
-    const written = status.length + deletes.length + adopt.length + creates.length;
+    const done = status.length + deletes.length + adopt.length + creates.length;
 
-    await mapLimit(status, WRITES_IN_FLIGHT, ({ cached, status }) =>
-      applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics),
-    );
-    await mapLimit(deletes, WRITES_IN_FLIGHT, (name) => client.delete(KataNodes, name, { signal }));
+    await mapLimit(status, WRITES_IN_FLIGHT, async ({ cached, status }) => {
+      if (await applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics))
+        recent.remember(cached, status, now.getTime());
+    });
+    await mapLimit(deletes, WRITES_IN_FLIGHT, async (name) => {
+      recent.forget(name);
+      await client.delete(KataNodes, name, { signal });
+    });
     await mapLimit(adopt, WRITES_IN_FLIGHT, (k) =>
       client.patch(KataNodes, k.metadata.name ?? '', { metadata: { ownerReferences: k.metadata.ownerReferences } }, { signal }),
     );
@@ -307,17 +313,19 @@ export class KataConfigReconciler {
       }
       const record = recordOf.get(k.metadata.name ?? '');
       const first = record && planKataNodes(kc, [record], [created], now, this.ctx.options.soakMs).status[0];
-      if (first) await applyStatusIfChanged(client, KataNodes, created, first.status, kataNodeStatusShare, metrics);
+      if (first && (await applyStatusIfChanged(client, KataNodes, created, first.status, kataNodeStatusShare, metrics)))
+        recent.remember(created, first.status, now.getTime());
     });
     return {
       ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}),
-      pending: pending - written,
+      pending: pending - done,
     };
   }
 
   /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
   private async deleteKataNodes(signal: AbortSignal): Promise<string[]> {
     const names = this.ctx.kataNodes.list().map((k) => k.metadata.name ?? '');
+    for (const name of names) this.writtenKataNodes.forget(name);
     await mapLimit(names, WRITES_IN_FLIGHT, (name) => this.ctx.client.delete(KataNodes, name, { signal }));
     return names;
   }
