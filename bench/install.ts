@@ -19,7 +19,7 @@ import { KataConfigs } from '../src/api/kataconfig.ts';
 import { MachineConfigPools } from '../src/api/openshift.ts';
 import type { ProcessUsage } from '../src/devcluster/controlplane/usage.ts';
 import { DevCluster } from '../src/devcluster/devcluster.ts';
-import { desiredKataPool } from '../src/platform/machineconfig.ts';
+import { desiredKataPool } from '../src/platform/openshift/machineconfig.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 
 const { values } = parseArgs({

@@ -12,6 +12,8 @@ import { type MonitorOptions, setupMonitorController } from './controllers/monit
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
+import { choosePlatform, type PlatformOptions } from './platform/index.ts';
+import type { Platform, PlatformName } from './platform/platform.ts';
 import { Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
@@ -51,6 +53,14 @@ export interface OperatorOptions {
    */
   webhook?: false | WebhookOptions;
   kataConfig?: Partial<KataConfigOptions>;
+  /**
+   * How kata reaches the nodes (docs/architecture.md, "The Platform seam"): a platform by name, or one
+   * already made; by default the one discovery finds (OpenShift when the Machine Config Operator's API
+   * group is served, else plain Kubernetes).
+   */
+  platform?: PlatformName | Platform;
+  /** Options of the platform made by name or by discovery. */
+  platformOptions?: PlatformOptions;
   /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
   /** The kata monitor DaemonSet (image). */
@@ -77,6 +87,8 @@ export interface WebhookOptions {
 
 export interface Operator {
   manager: Manager;
+  /** The platform the operator runs on. */
+  platform: Platform;
   /** The port the webhook server bound (useful with port 0). */
   webhookPort?: number;
   /** The webhook's serving certificate (its source, what it serves). */
@@ -108,9 +120,19 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     healthAddress: opts.healthAddress === undefined ? '0.0.0.0:8081' : opts.healthAddress || undefined,
     leaderElection: opts.leaderElection === false ? undefined : { namespace, name: LEADER_ELECTION_LEASE, ...opts.leaseTimings },
   });
-  setupKataConfigController(manager, opts.kataConfig);
-  setupPeerPodsController(manager, { ...opts.peerPods, namespace });
-  setupMonitorController(manager, { ...opts.monitor, namespace });
+  const chosen =
+    typeof opts.platform === 'object'
+      ? { platform: opts.platform, chosenBy: 'caller' }
+      : await choosePlatform(client, opts.platform, {
+          ...opts.platformOptions,
+          // The kubernetes platform's installer lives in the operator's namespace.
+          kubernetes: { namespace, ...opts.platformOptions?.kubernetes },
+        });
+  const { platform } = chosen;
+  opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
+  setupKataConfigController(manager, platform, opts.kataConfig);
+  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
+  setupMonitorController(manager, platform, { ...opts.monitor, namespace });
 
   const stopWatching =
     secure && opts.metricsCertDir && secure.cert.source === opts.metricsCertDir
@@ -122,6 +144,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   if (secure) opts.log.info({ certificate: secure.cert.source }, 'metrics served over HTTPS, authorised through the API server');
   const operator: Operator = {
     manager,
+    platform,
     metricsCA: secure?.cert.caPem,
     run: async (signal) => {
       const certsWatched = operator.webhookCerts?.watch(signal);
@@ -142,7 +165,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }));
     // A live list, not the cache: two creates in quick succession must not both get through.
     webhooks.handle(KATACONFIG_WEBHOOK_PATH, async (req) =>
-      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[]),
+      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[], platform),
     );
     webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace));
     const flag = wh.certSource ?? 'auto';

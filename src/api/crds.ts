@@ -1,6 +1,7 @@
 import type { CustomResourceDefinition } from '../kube/resources.ts';
 import { customResourceDefinition } from './crd.ts';
 import { kataConfigSpecSchema, kataConfigStatusSchema } from './kataconfig.ts';
+import { kataNodeCRD } from './katanode.ts';
 import { KATACONFIG_GROUP } from './names.ts';
 import { peerPodConfigCRD } from './peerpodconfig.ts';
 
@@ -26,5 +27,5 @@ export function kataConfigCRD(): CustomResourceDefinition {
 
 /** Every CRD osc itself defines (the OpenShift ones come from the platform or the dev cluster). */
 export function oscCRDs(): CustomResourceDefinition[] {
-  return [kataConfigCRD(), peerPodConfigCRD()];
+  return [kataConfigCRD(), kataNodeCRD(), peerPodConfigCRD()];
 }

@@ -151,6 +151,9 @@ export const messages = {
   noEligibleNodes: () => 'no Nodes with required labels found. Is NFD running?',
   noMatchingNodes: () => 'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
   duplicate: () => 'A KataConfig instance already exists, refusing to create a duplicate',
+  /** enablePeerPods on a platform without peer pods (docs/kubernetes.md). */
+  peerPodsUnsupported: (platform: string) =>
+    `enablePeerPods: peer pods are supported on OpenShift only, and this cluster is ${platform}: set enablePeerPods to false (kata runs on the nodes themselves)`,
   ignored: (active: string) =>
     `A KataConfig instance already exists ("${active}"): this one is ignored, since only one may exist. Delete it`,
 };

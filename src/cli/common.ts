@@ -49,6 +49,14 @@ export function parsePositiveInt(value: string): number {
   return n;
 }
 
+/** A duration such as 10m, 30s, 1h or 500ms, in milliseconds. */
+export function parseDuration(value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value.trim());
+  if (!m) throw new InvalidArgumentError('expected a duration such as 10m, 30s, 1h or 500ms.');
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(m[1]) * unit);
+}
+
 /** host:port, :port, or port; '0' or '' disables where the flag allows it. */
 export function parseAddress(value: string): string {
   const v = value.trim();

@@ -1,7 +1,18 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { DEFAULT_SOAK_MS } from '../controllers/kataconfig/katanodes.ts';
 import { packageVersion } from '../install/manifests.ts';
-import { type CliIO, parseAddress, parseImage, parseNamespace, parseNonNegativeInt, parsePositiveInt, parseUrl } from './common.ts';
+import { PLATFORM_NAMES } from '../platform/platform.ts';
+import {
+  type CliIO,
+  parseAddress,
+  parseDuration,
+  parseImage,
+  parseNamespace,
+  parseNonNegativeInt,
+  parsePositiveInt,
+  parseUrl,
+} from './common.ts';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
@@ -161,11 +172,37 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       "lifetime of osc's own webhook certificates, rotated at two thirds of it (default 168: a week)",
       parsePositiveInt,
     )
+    .addOption(
+      new Option(
+        '--distribution <name>',
+        'how kata reaches the nodes: openshift (the Machine Config Operator) or kubernetes (an installer osc runs); default: openshift when the cluster serves machineconfiguration.openshift.io',
+      ).choices(PLATFORM_NAMES),
+    )
+    .addOption(
+      new Option(
+        '--katanode-soak <duration>',
+        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood (e.g. 10m, 30s)",
+      )
+        .argParser(parseDuration)
+        .default(DEFAULT_SOAK_MS, '10m'),
+    )
+    .option(
+      '--kata-deploy-image <image>',
+      'kubernetes: the kata-deploy image (default: $RELATED_IMAGE_KATA_DEPLOY, else the pinned release)',
+      parseImage,
+    )
+    .addOption(
+      new Option('--install-deadline <duration>', "kubernetes: how long a node's installer has to report before the node is rolled back")
+        .argParser(parseDuration)
+        .default(600_000, '10m'),
+    )
+    .option('--max-unavailable <n>', 'kubernetes: nodes installing at once', parsePositiveInt, 1)
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',
       examples([
         `${name} run                                   # in a pod: what the Deployment runs`,
+        `${name} run --distribution kubernetes          # plain Kubernetes, without asking discovery`,
         `${name} run --kubeconfig ~/.kube/config --no-leader-elect --webhook-url 'https://127.0.0.1:{port}' --webhook-bind-address 127.0.0.1:0`,
       ]),
     )
@@ -185,10 +222,16 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--distribution <name>', 'the cluster: openshift (Machine Config Operator) or kubernetes (kata-deploy); sets the RBAC')
+        .choices(['openshift', 'kubernetes'])
+        .default('openshift'),
+    )
     .addHelpText(
       'after',
       examples([
         `${name} install`,
+        `${name} install --distribution kubernetes`,
         `${name} install --dry-run > osc.yaml`,
         `${name} install --dry-run --output-dir config`,
         `${name} install --image registry.example.com/osc:dev`,

@@ -13,7 +13,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
-import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+import { clusterRules, type Distribution, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -59,6 +59,8 @@ export interface ManifestOptions {
   /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
   monitorImage?: string;
   replicas?: number;
+  /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
+  distribution?: Distribution;
 }
 
 export interface ManifestFile {
@@ -199,7 +201,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'The operator ServiceAccount and its least-privilege RBAC (see src/install/rbac.ts for why each rule)',
       objects: [
         { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAMES.serviceAccount, namespace: ns, labels: labels('operator') } },
-        { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: NAMES.clusterRole, labels: labels('rbac') }, rules: clusterRules() },
+        {
+          apiVersion: rbac,
+          kind: 'ClusterRole',
+          metadata: { name: NAMES.clusterRole, labels: labels('rbac') },
+          rules: clusterRules(opts.distribution),
+        },
         {
           apiVersion: rbac,
           kind: 'ClusterRoleBinding',
@@ -207,7 +214,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAMES.clusterRole },
           subjects: [sa],
         },
-        { apiVersion: rbac, kind: 'Role', metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') }, rules: namespaceRules() },
+        {
+          apiVersion: rbac,
+          kind: 'Role',
+          metadata: { name: NAMES.role, namespace: ns, labels: labels('rbac') },
+          rules: namespaceRules(opts.distribution),
+        },
         {
           apiVersion: rbac,
           kind: 'RoleBinding',

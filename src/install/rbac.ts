@@ -7,6 +7,7 @@
  */
 
 import { KataConfigs } from '../api/kataconfig.ts';
+import { KataNodes } from '../api/katanode.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -31,29 +32,33 @@ export interface PolicyRule {
 export { LEADER_ELECTION_LEASE };
 
 const MCO = 'machineconfiguration.openshift.io';
+/** The installer objects of the Kubernetes platform (src/platform/kubernetes/katadeploy.ts, kept literal here). */
+const KATA_DEPLOY = 'osc-kata-deploy';
+
+/** Which cluster the manifests are for: OpenShift (the Machine Config Operator) or plain Kubernetes (kata-deploy). */
+export type Distribution = 'openshift' | 'kubernetes';
 const READ = ['get', 'list', 'watch'];
 
 /** Cluster-scoped objects, and pods in every namespace. */
-export function clusterRules(): PolicyRule[] {
+export function clusterRules(distribution: Distribution = 'openshift'): PolicyRule[] {
+  const platform = distribution === 'kubernetes' ? kubernetesClusterRules() : openshiftClusterRules();
   return [
     // The KataConfig: read (informer, the webhook's duplicate check), finalizer (merge patch), status (PUT).
     { apiGroups: [KATACONFIG_GROUP], resources: [KataConfigs.plural], verbs: [...READ, 'patch'] },
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/status`], verbs: ['update', 'patch'] },
     // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs (OpenShift).
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/finalizers`], verbs: ['update'] },
+    // One KataNode per node that is or was selected: made, adopted (owner reference patch), its status
+    // applied, deleted when the node is done with kata.
+    { apiGroups: [KATACONFIG_GROUP], resources: [KataNodes.plural], verbs: [...READ, 'create', 'patch', 'delete'] },
+    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataNodes.plural}/status`], verbs: ['patch'] },
     // Node selection and the kata-oc role label (merge patch of labels); peer pods advertises
     // kata.peerpods.io/vm in node status.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
     { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     // Uninstall refuses while pods use the runtime: pods are listed and watched cluster-wide, never written.
     { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
-    // Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides
-    // the node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
-    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: READ },
-    { apiGroups: [MCO], resources: ['machineconfigpools', 'machineconfigs', 'containerruntimeconfigs'], verbs: ['create'] },
-    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
-    { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
-    { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
+    ...platform,
     // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted, and
     // adopted (owner reference patched) when an earlier KataConfig made them.
     { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
@@ -82,14 +87,56 @@ export function clusterRules(): PolicyRule[] {
   ];
 }
 
+/**
+ * Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides the
+ * node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
+ */
+function openshiftClusterRules(): PolicyRule[] {
+  return [
+    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: READ },
+    { apiGroups: [MCO], resources: ['machineconfigpools', 'machineconfigs', 'containerruntimeconfigs'], verbs: ['create'] },
+    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
+    { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
+    { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
+  ];
+}
+
+/**
+ * kata-deploy's identity (docs/kubernetes.md): osc creates its ClusterRole and binding, which the API server
+ * allows only to a holder of every permission granted (nodes get/patch is above; DaemonSets cluster-wide and
+ * nodes/proxy are here, for that reason alone).
+ */
+function kubernetesClusterRules(): PolicyRule[] {
+  return [
+    { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
+    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: READ },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['create'] },
+    {
+      apiGroups: ['rbac.authorization.k8s.io'],
+      resources: ['clusterroles', 'clusterrolebindings'],
+      verbs: [...READ, 'patch', 'delete'],
+      resourceNames: [KATA_DEPLOY],
+    },
+  ];
+}
+
 /** The scraper's side: get on the operator's /metrics (a non-resource URL). */
 export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string[] }[] {
   return [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }];
 }
 
 /** In the operator's namespace. */
-export function namespaceRules(): PolicyRule[] {
+export function namespaceRules(distribution: Distribution = 'openshift'): PolicyRule[] {
+  // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it; its ServiceAccount is osc's.
+  const kubernetes: PolicyRule[] =
+    distribution === 'kubernetes'
+      ? [
+          { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
+          { apiGroups: [''], resources: ['serviceaccounts'], verbs: [...READ, 'patch', 'delete'], resourceNames: [KATA_DEPLOY] },
+        ]
+      : [];
   return [
+    ...kubernetes,
     // Leader election: one Lease, created by the first replica.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [LEADER_ELECTION_LEASE] },

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { create as createTar } from 'tar';
 import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../api/kataconfig.ts';
+import { KataNodes } from '../api/katanode.ts';
 import {
   EXTENSION_MACHINE_CONFIG,
   KATA_POOL,
@@ -164,27 +165,44 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
   try {
     // The KataConfig and its CRD.
     const kataConfigs = await list(KataConfigs, 'cluster-scoped/kataconfigs.yaml');
+    // Each node's kata configuration: assigned, active, last known good, and the error.
+    await list(KataNodes, 'cluster-scoped/katanodes.yaml');
     const crds: KubeObject[] = [];
-    for (const name of [`kataconfigs.${KATACONFIG_GROUP}`, `${PeerPodConfigs.plural}.${PeerPodConfigs.group}`]) {
+    for (const name of [
+      `kataconfigs.${KATACONFIG_GROUP}`,
+      `${KataNodes.plural}.${KataNodes.group}`,
+      `${PeerPodConfigs.plural}.${PeerPodConfigs.group}`,
+    ]) {
       const crd = await attempt(`customresourcedefinition ${name}`, () => client.find(CustomResourceDefinitions, name));
       if (crd) crds.push(tidy(crd));
     }
     await put('cluster-scoped/customresourcedefinitions.yaml', asList(crds));
 
     // The Machine Config Operator's view: pools, our MachineConfigs and the rendered ones the pools use.
-    const pools = await list(MachineConfigPools, 'cluster-scoped/machineconfigpools.yaml');
-    const rendered = new Set(
-      (pools as MachineConfigPool[]).flatMap((p) => [p.spec.configuration?.name, p.status?.configuration?.name]).filter((x) => !!x),
-    );
-    await list(MachineConfigs, 'cluster-scoped/machineconfigs.yaml', {
-      filter: (mc) => {
-        const name = mc.metadata.name ?? '';
-        return name === EXTENSION_MACHINE_CONFIG || name.startsWith(`rendered-${KATA_POOL}-`) || rendered.has(name);
-      },
-    });
-    await list(ContainerRuntimeConfigs, 'cluster-scoped/containerruntimeconfigs.yaml');
-    const infra = await attempt('infrastructure cluster', () => client.find(Infrastructures, 'cluster'));
-    if (infra) await put('cluster-scoped/infrastructure.yaml', stringify(tidy(infra), { lineWidth: 0 }));
+    // Plain Kubernetes has none (kata-deploy's DaemonSet and its pods are in the operator namespace below).
+    const groups = await attempt('API groups', () => client.request<{ groups?: { name: string }[] }>('GET', '/apis'));
+    const openshift = !groups || (groups.groups ?? []).some((g) => g.name === MachineConfigPools.group);
+    const collectMachineConfigs = async () => {
+      const pools = await list(MachineConfigPools, 'cluster-scoped/machineconfigpools.yaml');
+      const rendered = new Set(
+        (pools as MachineConfigPool[]).flatMap((p) => [p.spec.configuration?.name, p.status?.configuration?.name]).filter((x) => !!x),
+      );
+      await list(MachineConfigs, 'cluster-scoped/machineconfigs.yaml', {
+        filter: (mc) => {
+          const name = mc.metadata.name ?? '';
+          return name === EXTENSION_MACHINE_CONFIG || name.startsWith(`rendered-${KATA_POOL}-`) || rendered.has(name);
+        },
+      });
+      await list(ContainerRuntimeConfigs, 'cluster-scoped/containerruntimeconfigs.yaml');
+      const infra = await attempt('infrastructure cluster', () => client.find(Infrastructures, 'cluster'));
+      if (infra) await put('cluster-scoped/infrastructure.yaml', stringify(tidy(infra), { lineWidth: 0 }));
+    };
+    if (openshift) await collectMachineConfigs();
+    else
+      await put(
+        'cluster-scoped/PLATFORM.txt',
+        'Plain Kubernetes: no Machine Config Operator. Kata reaches the nodes through kata-deploy (docs/kubernetes.md).\n',
+      );
 
     // Nodes: labels, MCO annotations, conditions.
     const nodes = await attempt('nodes', () => client.list(Nodes));

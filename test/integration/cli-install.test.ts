@@ -303,6 +303,7 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     const read = (p: string) => readFileSync(join(out, top, p), 'utf8');
     assert.match(read('cluster-scoped/kataconfigs.yaml'), /name: cluster-kataconfig/);
     assert.match(read('cluster-scoped/kataconfigs.yaml'), /readyNodeCount: 2/);
+    assert.match(read('cluster-scoped/katanodes.yaml'), /phase: Installed/);
     const pools = read('cluster-scoped/machineconfigpools.yaml');
     for (const p of ['kata-oc', 'worker', 'master']) assert.match(pools, new RegExp(`name: ${p}\\n`));
     const mcs = read('cluster-scoped/machineconfigs.yaml');

@@ -11,6 +11,7 @@ import { openshiftCRDs } from '../../src/devcluster/openshift-crds.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { Namespaces } from '../../src/kube/resources.ts';
 import type { Condition } from '../../src/kube/types.ts';
+import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 import { rfc3339 } from '../../src/runtime/conditions.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
@@ -116,8 +117,9 @@ describe('one writer per KataConfig status field (server-side apply, a field man
   test('both controllers running: their fields live side by side, owned apart, with no conflict; turned off, peer pods leaves none', async () => {
     const metrics = new RuntimeMetrics(undefined, { processMetrics: false });
     const mgr = new Manager({ client, log: testLogger(), metrics });
-    setupKataConfigController(mgr);
-    setupPeerPodsController(mgr);
+    const platform = openShiftPlatform();
+    setupKataConfigController(mgr, platform);
+    setupPeerPodsController(mgr, platform);
     const ac = new AbortController();
     const run = mgr.start(ac.signal);
     try {

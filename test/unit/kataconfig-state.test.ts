@@ -1,21 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { KataConfigSpec } from '../../src/api/kataconfig.ts';
 import { activeKataConfig, messages } from '../../src/api/kataconfig.ts';
 import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import {
   type Classification,
-  classifyNodes,
+  classifyRecords,
   done,
   installCondition,
-  isCompactCluster,
   podsUsing,
   runtimeClassesInUse,
   runtimeClassFor,
-  selectNodes,
   uninstallCondition,
 } from '../../src/controllers/kataconfig/state.ts';
 import type { Node } from '../../src/kube/resources.ts';
-import { poolTargetHasKata } from '../../src/platform/machineconfig.ts';
+import { poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
+import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
+import { isCompactCluster, type McoRecordInput, mcoNodeRecords } from '../../src/platform/openshift/records.ts';
+
+/** The MCO's view as records, classified the platform-neutral way: what the controller does on OpenShift. */
+const classifyNodes = (i: McoRecordInput): Classification =>
+  classifyRecords(mcoNodeRecords(i), i.selected.size, i.selected.size === 0 || poolTargetHasKata(i.kataPool, i.wantCrioConfig));
+/** OpenShift's selection (a compact cluster is recognised from the nodes). */
+const selectNodes = (nodes: Node[], spec: KataConfigSpec, _compact: boolean) => openShiftPlatform().select(nodes, spec);
 
 const KATA_TARGET = 'rendered-kata-oc-aaa';
 const WORKER_TARGET = 'rendered-worker-bbb';

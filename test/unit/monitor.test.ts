@@ -30,7 +30,7 @@ const input = (kc: KataConfig | undefined, over: Partial<MonitorInput> = {}): Mo
   namespace: 'openshift-sandboxed-containers-operator',
   image: 'example.com/kata-monitor:1',
   kataConfig: kc,
-  compact: false,
+  kataNodeSelector: { 'node-role.kubernetes.io/kata-oc': '' },
   prometheusOperator: false,
   ...over,
 });
@@ -81,7 +81,7 @@ describe('kata monitor: desired state', () => {
   });
 
   test('a compact cluster runs it on the masters; with the Prometheus Operator, a ServiceMonitor and the recording rule', () => {
-    const m = desiredMonitor(input(installed(), { compact: true, prometheusOperator: true }));
+    const m = desiredMonitor(input(installed(), { kataNodeSelector: { 'node-role.kubernetes.io/master': '' }, prometheusOperator: true }));
     assert.ok(m);
     assert.deepEqual((m.daemonSet.spec.template.spec as { nodeSelector: unknown }).nodeSelector, { 'node-role.kubernetes.io/master': '' });
     const sm = m.serviceMonitor as unknown as { spec: { selector: unknown; endpoints: { port: string }[] } };

@@ -106,7 +106,11 @@ describe('packaging: OLM bundle and Helm chart', () => {
     const owned = b.csv.spec.customresourcedefinitions.owned;
     assert.deepEqual(
       owned.map((o) => `${o.kind} ${o.name} ${o.version}`),
-      ['KataConfig kataconfigs.kataconfiguration.openshift.io v1', 'PeerPodConfig peerpodconfigs.confidentialcontainers.org v1alpha1'],
+      [
+        'KataConfig kataconfigs.kataconfiguration.openshift.io v1',
+        'KataNode katanodes.kataconfiguration.openshift.io v1alpha1',
+        'PeerPodConfig peerpodconfigs.confidentialcontainers.org v1alpha1',
+      ],
     );
     const kata = owned[0];
     assert.ok(kata);

@@ -19,9 +19,10 @@ import {
   SPEC_HASH_ANNOTATION,
 } from '../../src/controllers/peerpods/desired.ts';
 import { kataUninstallStarted } from '../../src/controllers/peerpods/reconciler.ts';
-import type { ConfigMap, Job, Secret } from '../../src/kube/resources.ts';
+import type { ConfigMap, Job, Node, Secret } from '../../src/kube/resources.ts';
 import type { OwnerReference } from '../../src/kube/types.ts';
 import { validatePeerPodsConfig } from '../../src/peerpods/config.ts';
+import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 
 const owner: OwnerReference = {
   apiVersion: 'kataconfiguration.openshift.io/v1',
@@ -48,6 +49,23 @@ const valid = {
   AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
 };
 
+/** Where the OpenShift platform puts the kata nodes: a cluster with workers, or a compact one (masters only). */
+const openshift = openShiftPlatform();
+const clusterNodes = (compact: boolean): Node[] => [
+  {
+    metadata: {
+      name: 'n',
+      labels: compact
+        ? { 'node-role.kubernetes.io/master': '', 'node-role.kubernetes.io/worker': '' }
+        : { 'node-role.kubernetes.io/worker': '' },
+    },
+  },
+];
+const placement = (compact: boolean) => ({
+  nodeSelector: openshift.kataNodeSelector(clusterNodes(compact)),
+  tolerations: openshift.kataNodeTolerations(clusterNodes(compact)),
+});
+
 describe('configHash', () => {
   test('stable across key order, changed by any ConfigMap or Secret value, revealing none', () => {
     const h = configHash(cm({ A: '1', B: '2' }), secret());
@@ -61,7 +79,7 @@ describe('configHash', () => {
 
 describe('desiredDaemonSet', () => {
   const ds = (over: Partial<Parameters<typeof desiredDaemonSet>[0]> = {}) =>
-    desiredDaemonSet({ namespace: NS, image: DEFAULT_IMAGES.caa, configHash: 'abc', compact: false, owner, ...over });
+    desiredDaemonSet({ namespace: NS, image: DEFAULT_IMAGES.caa, configHash: 'abc', placement: placement(false), owner, ...over });
 
   test('osc-caa-ds on the kata-oc nodes, its environment from peer-pods-cm and peer-pods-secret by reference', () => {
     const d = ds();
@@ -80,7 +98,7 @@ describe('desiredDaemonSet', () => {
   });
 
   test('the masters on a compact cluster, tolerating their taint', () => {
-    const spec = ds({ compact: true }).spec.template.spec as Record<string, unknown>;
+    const spec = ds({ placement: placement(true) }).spec.template.spec as Record<string, unknown>;
     assert.deepEqual(spec.nodeSelector, { 'node-role.kubernetes.io/master': '' });
     assert.deepEqual(spec.tolerations, [{ key: 'node-role.kubernetes.io/master', operator: 'Exists', effect: 'NoSchedule' }]);
   });
@@ -196,7 +214,7 @@ describe('PeerPodConfig', () => {
   });
 
   test('peerpodconfig-openshift: limit from PEERPODS_LIMIT_PER_NODE, as a string', () => {
-    const p = desiredPeerPodConfig(NS, 10, false, owner);
+    const p = desiredPeerPodConfig(NS, 10, placement(false), owner);
     assert.equal(p.metadata.name, 'peerpodconfig-openshift');
     assert.deepEqual(p.spec, {
       cloudSecretName: 'peer-pods-secret',
@@ -212,10 +230,10 @@ describe('helpers', () => {
     const node = (labels: Record<string, string>, deleting = false) => ({
       metadata: { name: 'n', labels, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) },
     });
-    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/kata-oc': '' }), false), true);
-    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/worker': '' }), false), false);
-    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/kata-oc': '' }, true), false), false);
-    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/master': '' }), true), true);
+    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/kata-oc': '' }), placement(false).nodeSelector), true);
+    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/worker': '' }), placement(false).nodeSelector), false);
+    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/kata-oc': '' }, true), placement(false).nodeSelector), false);
+    assert.equal(isKataNode(node({ 'node-role.kubernetes.io/master': '' }), placement(true).nodeSelector), true);
   });
 
   test('images: RELATED_IMAGE_* overrides', () => {

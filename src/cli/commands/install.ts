@@ -28,12 +28,13 @@ export interface InstallFlags extends ClusterFlags {
   outputDir?: string;
   image?: string;
   logLevel: string;
+  distribution?: 'openshift' | 'kubernetes';
 }
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
   if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
-  const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel });
+  const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution });
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);

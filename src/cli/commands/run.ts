@@ -1,6 +1,7 @@
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
+import type { PlatformName } from '../../platform/platform.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { CertSourceFlag } from '../../webhooks/certsource.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
@@ -19,6 +20,14 @@ export interface RunFlags extends ClusterFlags {
   /** Hours. */
   webhookCertValidity?: number;
   logLevel: string;
+  distribution?: PlatformName;
+  /** Milliseconds (parsed from --katanode-soak). */
+  katanodeSoak: number;
+  /** The kubernetes platform's installer (docs/kubernetes.md). */
+  kataDeployImage?: string;
+  /** Milliseconds (parsed from --install-deadline). */
+  installDeadline?: number;
+  maxUnavailable?: number;
 }
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
@@ -46,6 +55,15 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,
       healthAddress: flags.healthProbeBindAddress === '0' ? '' : flags.healthProbeBindAddress,
+      ...(flags.distribution ? { platform: flags.distribution } : {}),
+      kataConfig: { soakMs: flags.katanodeSoak },
+      platformOptions: {
+        kubernetes: {
+          ...(flags.kataDeployImage ? { image: flags.kataDeployImage } : {}),
+          ...(flags.installDeadline ? { installDeadlineMs: flags.installDeadline } : {}),
+          ...(flags.maxUnavailable ? { maxUnavailable: flags.maxUnavailable } : {}),
+        },
+      },
       webhook: flags.webhooks
         ? {
             address: flags.webhookBindAddress,
@@ -60,6 +78,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
         namespace,
         server,
         leaderElection: flags.leaderElect,
+        platform: operator.platform.name,
         webhookPort: operator.webhookPort,
         webhookRegistration: !flags.webhooks ? 'disabled' : flags.webhookUrl ? 'url' : 'service',
       },

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { KataConfigs } from '../../api/kataconfig.ts';
-import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG } from '../../api/names.ts';
-import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
+import { KataNodes } from '../../api/katanode.ts';
 import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
@@ -19,7 +19,7 @@ export const minimalPod = (p: Pod): Pod => ({
   status: { phase: p.status?.phase },
 });
 
-/** A node change matters when its labels, its Machine Config Operator annotations or its deletion change. */
+/** A node change matters when its labels, its annotations (e.g. the Machine Config Operator's) or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
   !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
   !isDeepStrictEqual(a.metadata.annotations, b.metadata.annotations) ||
@@ -29,12 +29,15 @@ const nodeChanged = (a: Node, b: Node): boolean =>
  * Wires the KataConfig controller into a manager: the caches it reads, and which changes wake it. Every
  * watched change maps to the KataConfig's key, so progress is driven by events, never by a polling loop.
  */
-export function setupKataConfigController(mgr: Manager, options: Partial<KataConfigOptions> = {}): KataConfigReconciler {
+export function setupKataConfigController(
+  mgr: Manager,
+  platform: Platform<unknown>,
+  options: Partial<KataConfigOptions> = {},
+): KataConfigReconciler {
   const kataConfigs = mgr.informer(KataConfigs);
   const nodes = mgr.informer(Nodes);
-  const pools = mgr.informer(MachineConfigPools);
-  const machineConfigs = mgr.informer(MachineConfigs, { fieldSelector: `metadata.name=${EXTENSION_MACHINE_CONFIG}` });
-  const crioConfigs = mgr.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });
+  const kataNodes = mgr.informer(KataNodes);
+  const platformCaches = platform.watch(mgr);
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, { transform: minimalPod });
   const kataMetrics = new KataMetrics(mgr.metrics.registry);
@@ -43,9 +46,9 @@ export function setupKataConfigController(mgr: Manager, options: Partial<KataCon
     client: mgr.client,
     kataConfigs,
     nodes,
-    pools,
-    machineConfigs,
-    crioConfigs,
+    kataNodes,
+    platform,
+    observe: platformCaches.observe,
     runtimeClasses,
     pods,
     events: mgr.events,
@@ -54,7 +57,7 @@ export function setupKataConfigController(mgr: Manager, options: Partial<KataCon
     options: { ...defaultKataConfigOptions, ...options },
   });
 
-  // With no KataConfig left, node and pool changes still matter: what the last one left behind goes.
+  // With no KataConfig left, node and platform changes still matter: what the last one left behind goes.
   const all = () => {
     const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
     return names.length ? names : [LEFTOVERS_KEY];
@@ -70,9 +73,9 @@ export function setupKataConfigController(mgr: Manager, options: Partial<KataCon
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
       { informer: kataConfigs, keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])] },
       { informer: nodes, keys: all, updated: nodeChanged },
-      { informer: pools, keys: all },
-      { informer: machineConfigs, keys: all },
-      { informer: crioConfigs, keys: all },
+      // A KataNode made or deleted by someone else is put right; our own status writes wake nothing.
+      { informer: kataNodes, keys: all, updated: () => false },
+      ...platformCaches.informers.map((informer) => ({ informer, keys: all })),
       { informer: runtimeClasses, keys: all },
       // Pods matter only to a blocked uninstall: their deletion lets it proceed at once.
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },

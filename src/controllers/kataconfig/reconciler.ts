@@ -1,38 +1,13 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import {
-  CRIO_CONFIG,
-  EXTENSION_MACHINE_CONFIG,
-  KATA_NODE_ROLE_LABEL,
-  KATA_POOL,
-  KATACONFIG_FINALIZER,
-  type LogLevel,
-  MASTER_ROLE_LABEL,
-  POOL_LABEL_PREFIX,
-} from '../../api/names.ts';
-import {
-  type ContainerRuntimeConfig,
-  ContainerRuntimeConfigs,
-  type MachineConfig,
-  type MachineConfigPool,
-  MachineConfigPools,
-  MachineConfigs,
-} from '../../api/openshift.ts';
+import { type KataNode, KataNodes } from '../../api/katanode.ts';
+import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
-import { type Node, Nodes, type Pod, Pods, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
+import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
+import { Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import {
-  desiredCrioConfig,
-  desiredExtensionMachineConfig,
-  desiredKataPool,
-  isKataPoolConfig,
-  kataPoolName,
-  nodeMcoView,
-  poolSettled,
-  poolTargetHasKata,
-} from '../../platform/machineconfig.ts';
+import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -40,15 +15,14 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
+import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import {
-  type Classification,
-  classifyNodes,
+  classifyRecords,
   done,
   type InProgressState,
   inProgressOf,
   installCondition,
-  isCompactCluster,
   type KataStatusChange,
   kataConfigStatusShare,
   kataStatusApply,
@@ -56,31 +30,30 @@ import {
   runtimeClassesFor,
   runtimeClassesInUse,
   runtimeClassFor,
-  selectNodes,
   uninstallCondition,
 } from './state.ts';
 
-/** Node label changes per reconcile pass (see labelNodes). */
-const LABELS_PER_PASS = 64;
-
-export interface RuntimeClassOverhead {
-  memory: string;
-  cpu: string;
-}
+/** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
+const WRITES_IN_FLIGHT = 16;
+/**
+ * KataNode writes per pass: on a large cluster the first pass would make a thousand, and the KataConfig
+ * status of the next pass must not wait behind them. The rest follow in the next pass, at once.
+ */
+const KATANODE_WRITES_PER_PASS = 128;
 
 export interface KataConfigOptions {
-  /** Pod overhead per runtime class, for RuntimeClasses osc creates (never applied to existing ones). */
-  overhead: Record<string, RuntimeClassOverhead>;
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
   blockedRecheckMs: number;
   /** How often to look again for NFD-labelled nodes when none is eligible (node label changes also wake it). */
   eligibilityRecheckMs: number;
+  /** How long a node runs its assigned configuration without error before it is its KataNode's lastKnownGood. */
+  soakMs: number;
 }
 
 export const defaultKataConfigOptions: KataConfigOptions = {
-  overhead: { kata: { memory: '350Mi', cpu: '250m' }, 'kata-remote': { memory: '120Mi', cpu: '250m' } },
   blockedRecheckMs: 15_000,
   eligibilityRecheckMs: 30_000,
+  soakMs: DEFAULT_SOAK_MS,
 };
 
 /** What the reconciler reads and writes through; injected so that it can be built over any caches. */
@@ -88,9 +61,11 @@ export interface KataConfigContext {
   client: KubeClient;
   kataConfigs: Informer<KataConfig>;
   nodes: Informer<Node>;
-  pools: Informer<MachineConfigPool>;
-  machineConfigs: Informer<MachineConfig>;
-  crioConfigs: Informer<ContainerRuntimeConfig>;
+  /** The per-node records this controller writes (one KataNode per node that is or was selected). */
+  kataNodes: Informer<KataNode>;
+  /** How kata reaches the nodes on this cluster (src/platform), and a reading of its caches. */
+  platform: Platform<unknown>;
+  observe: () => unknown;
   runtimeClasses: Informer<RuntimeClass>;
   pods: Informer<Pod>;
   events: EventRecorder;
@@ -119,11 +94,13 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 
 /**
  * Reconciles the (single) KataConfig: reads everything from the informer caches, computes the desired state
- * and the status with pure functions (state.ts, platform/machineconfig.ts), then writes only what differs.
+ * and the status with pure functions (state.ts, the platform's records and plans), then writes only what
+ * differs.
  * Every step is idempotent, so a restart at any point converges to the same end state.
  */
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
+  private readonly writtenKataNodes = new WrittenStatuses();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -169,24 +146,21 @@ export class KataConfigReconciler {
       return undefined;
     }
 
+    const { platform } = this.ctx;
+    if (kc.spec?.enablePeerPods && !platform.supportsPeerPods) {
+      // Refused, not half done: nothing is installed until the spec asks for what this platform has.
+      const state = { status: 'True' as const, reason: 'Failed' as const, message: messages.peerPodsUnsupported(platform.name) };
+      await this.writeStatus(kc, { inProgress: state }, rt, 0);
+      return undefined;
+    }
     const nodes = this.ctx.nodes.list();
-    const compact = isCompactCluster(nodes);
-    const poolName = kataPoolName(compact);
-    const selection = selectNodes(nodes, kc.spec, compact);
-    const logLevel: LogLevel = kc.spec?.logLevel ?? 'info';
-    const wantCrio = logLevel !== 'info';
-    const owner = ownerOf(kc);
+    const selection = platform.select(nodes, kc.spec);
+    const input = this.platformInput(kc, nodes, new Set(selection.nodes));
 
-    // The status comes first: it is computed from the desired selection and the MCO's view of the nodes,
-    // not from our own writes below, and on a large cluster it must not wait for them.
-    const classification = classifyNodes({
-      nodes,
-      selected: new Set(selection.nodes),
-      compact,
-      kataPool: this.ctx.pools.get(poolName),
-      basePool: this.ctx.pools.get(compact ? 'master' : 'worker'),
-      wantCrioConfig: wantCrio,
-    });
+    // The status comes first: it is computed from the desired selection and the platform's view of the
+    // nodes, not from our own writes below, and on a large cluster it must not wait for them.
+    const records = platform.records(input);
+    const classification = classifyRecords(records, input.selected.size, platform.rolloutComplete(input));
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     const state = installCondition(classification, selection, rt, initial);
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
@@ -194,7 +168,7 @@ export class KataConfigReconciler {
     if (state === done) {
       // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
       for (const name of wanted) {
-        await this.ensureRuntimeClass(name, compact, owner, signal);
+        await this.ensureRuntimeClass(name, nodes, ownerOf(kc), signal);
         if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
       }
     }
@@ -212,49 +186,36 @@ export class KataConfigReconciler {
     );
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
 
-    // Our MachineConfig exists before the pool, so that the pool's first rendering already has kata.
-    await this.ensureMachineConfig(desiredExtensionMachineConfig(poolName, kc.metadata.name ?? '', owner), signal);
-    let labelsPending = 0;
-    if (!compact) {
-      await this.ensurePool(desiredKataPool(), signal);
-      labelsPending = await this.labelNodes(new Set(selection.nodes), signal);
-    }
-    if (wantCrio) await this.ensureCrioConfig(desiredCrioConfig(poolName, logLevel, owner), signal);
-    else await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
+    const plan = platform.installPlan(input);
+    await this.applyPlan(plan, signal);
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
 
-    log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes, labelsPending }, 'reconciled');
-    // More nodes to label: another pass at once, with a status write in between.
-    if (labelsPending > 0) return { requeueAfterMs: 0 };
-    if (selection.noEligibleNodes) return { requeueAfterMs: this.ctx.options.eligibilityRecheckMs };
-    return undefined;
+    log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes, pending: plan.pending }, 'reconciled');
+    // More writes to make: another pass at once, with a status write in between.
+    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    return soonest(
+      selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
+      plan.recheckAfterMs,
+      nodeRecords.promoteInMs,
+    );
   }
 
   private async uninstall(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
-    const { client } = this.ctx;
+    const { client, platform } = this.ctx;
     const rt = runtimeClassFor(kc.spec);
     const nodes = this.ctx.nodes.list();
-    const compact = isCompactCluster(nodes);
-    const poolName = kataPoolName(compact);
     // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
     const started = kc.status?.uninstallStarted === true;
-    const wantCrio = (kc.spec?.logLevel ?? 'info') !== 'info';
 
     if (!started) {
-      // A rollout in flight finishes first: pulling nodes out of a pool mid-update helps nobody.
-      const labelled = new Set(
-        nodes.filter((n) => n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined).map((n) => n.metadata.name ?? ''),
-      );
-      const inFlight = classifyNodes({
-        nodes,
-        selected: compact ? new Set(selectNodes(nodes, kc.spec, true).nodes) : labelled,
-        compact,
-        kataPool: this.ctx.pools.get(poolName),
-        basePool: this.ctx.pools.get(compact ? 'master' : 'worker'),
-        wantCrioConfig: wantCrio,
-      });
-      if (inFlight.kataNodes.installing?.length) {
-        log.info({ installing: inFlight.kataNodes.installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
+      // Until the check for pods passes, kata stays where it is: the records are still the install's.
+      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
+      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
+      // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
+      const installing = platform.installing(installInput);
+      if (installing.length) {
+        log.info({ installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
         return undefined;
       }
       // Any pod still using the runtime keeps kata in place. The cache wakes us; a live list decides.
@@ -274,31 +235,21 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
+        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
-    // Nodes leave the kata pool (one reboot each, as the pool rolls them back to the worker config).
-    const labelsPending = compact ? 0 : await this.labelNodes(new Set(), signal);
-    await this.deleteIfPresent(this.ctx.crioConfigs, ContainerRuntimeConfigs, CRIO_CONFIG, signal);
-    // On a compact cluster the masters stay in their pool: removing our MachineConfig rolls them back.
-    if (compact) await this.deleteIfPresent(this.ctx.machineConfigs, MachineConfigs, EXTENSION_MACHINE_CONFIG, signal);
+    const input = this.platformInput(kc, nodes, new Set());
+    const plan = platform.uninstallPlan(input);
+    await this.applyPlan(plan, signal);
 
-    const basePool = this.ctx.pools.get(compact ? 'master' : 'worker');
-    const classification: Classification = classifyNodes({
-      nodes,
-      selected: new Set(),
-      compact,
-      kataPool: this.ctx.pools.get(poolName),
-      basePool,
-      wantCrioConfig: false,
-    });
+    const records = platform.records(input);
+    const classification = classifyRecords(records, 0, true);
     const state = uninstallCondition(classification, rt);
     const kataNodes = classification.kataNodes;
     const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
-    const baseClean = !compact || (!poolTargetHasKata(basePool, false) && !poolTargetHasKata(basePool, true) && poolSettled(basePool));
-    if (labelsPending === 0 && nodesBack && baseClean && state.reason !== 'Failed') {
-      await this.cleanUp(kc, signal);
+    if (plan.pending === 0 && nodesBack && platform.uninstallComplete(input) && state.reason !== 'Failed') {
+      await this.cleanUp(kc, input, signal);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', `${rt} was removed from the cluster`);
       log.info('uninstalled');
@@ -307,7 +258,107 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    return labelsPending > 0 ? { requeueAfterMs: 0 } : undefined;
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
+    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
+  }
+
+  /**
+   * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
+   * without a record go. Answers how soon a lastKnownGood is due, to look again then.
+   */
+  private async syncKataNodes(
+    kc: KataConfig,
+    records: readonly NodeRecord[],
+    signal: AbortSignal,
+  ): Promise<{ promoteInMs?: number; pending: number }> {
+    const { client, metrics } = this.ctx;
+    const now = new Date();
+    const recent = this.writtenKataNodes;
+    const plan = planKataNodes(kc, records, recent.overlay(this.ctx.kataNodes.list(), now.getTime()), now, this.ctx.options.soakMs);
+    const recordOf = new Map(records.map((r) => [r.node, r]));
+    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
+    let budget = KATANODE_WRITES_PER_PASS;
+    const take = <T>(xs: T[], cost = 1): T[] => {
+      const n = Math.max(0, Math.min(xs.length, Math.floor(budget / cost)));
+      budget -= n * cost;
+      return xs.slice(0, n);
+    };
+    const status = take(plan.status);
+    const deletes = take(plan.delete);
+    const adopt = take(plan.adopt);
+    const creates = take(plan.create, 2);
+    const pending = plan.status.length + plan.delete.length + plan.adopt.length + plan.create.length;
+    const done = status.length + deletes.length + adopt.length + creates.length;
+
+    await mapLimit(status, WRITES_IN_FLIGHT, async ({ cached, status }) => {
+      if (await applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics))
+        recent.remember(cached, status, now.getTime());
+    });
+    await mapLimit(deletes, WRITES_IN_FLIGHT, async (name) => {
+      recent.forget(name);
+      await client.delete(KataNodes, name, { signal });
+    });
+    await mapLimit(adopt, WRITES_IN_FLIGHT, (k) =>
+      client.patch(KataNodes, k.metadata.name ?? '', { metadata: { ownerReferences: k.metadata.ownerReferences } }, { signal }),
+    );
+    await mapLimit(creates, WRITES_IN_FLIGHT, async (k) => {
+      let created: KataNode;
+      try {
+        created = await client.create(KataNodes, k, { signal });
+      } catch (e) {
+        // The cache lags behind our own earlier create: the next pass writes its status.
+        if (isAlreadyExists(e)) return;
+        throw e;
+      }
+      const record = recordOf.get(k.metadata.name ?? '');
+      const first = record && planKataNodes(kc, [record], [created], now, this.ctx.options.soakMs).status[0];
+      if (first && (await applyStatusIfChanged(client, KataNodes, created, first.status, kataNodeStatusShare, metrics)))
+        recent.remember(created, first.status, now.getTime());
+    });
+    return {
+      ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}),
+      pending: pending - done,
+    };
+  }
+
+  /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
+  private async deleteKataNodes(signal: AbortSignal): Promise<string[]> {
+    const names = this.ctx.kataNodes.list().map((k) => k.metadata.name ?? '');
+    for (const name of names) this.writtenKataNodes.forget(name);
+    await mapLimit(names, WRITES_IN_FLIGHT, (name) => this.ctx.client.delete(KataNodes, name, { signal }));
+    return names;
+  }
+
+  /** What the platform is given for one pass. */
+  private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
+    const previous = new Map(this.ctx.kataNodes.list().flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
+  }
+
+  /** Makes a platform's writes: steps in order, the writes of one step a bounded number at a time. */
+  private async applyPlan(plan: PlatformPlan, signal: AbortSignal): Promise<string[]> {
+    const done: string[] = [];
+    for (const step of plan.steps)
+      await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
+        if (await this.applyWrite(w, signal)) done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
+      });
+    return done;
+  }
+
+  private async applyWrite(w: PlatformWrite, signal: AbortSignal): Promise<boolean> {
+    const { client } = this.ctx;
+    if (w.op === 'create') {
+      await this.create(w.resource, w.object, signal);
+      return true;
+    }
+    if (w.op === 'delete') return client.delete(w.resource, w.name, { ...(w.namespace ? { namespace: w.namespace } : {}), signal });
+    await client.patch(w.resource, w.name, w.patch, {
+      ...(w.namespace ? { namespace: w.namespace } : {}),
+      ...(w.type ? { type: w.type } : {}),
+      signal,
+    });
+    return true;
   }
 
   /**
@@ -320,43 +371,26 @@ export class KataConfigReconciler {
   private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
-    const nodes = this.ctx.nodes.list();
-    const compact = isCompactCluster(nodes);
-    const labelsPending = compact ? 0 : await this.labelNodes(new Set(), signal);
-    const removed: string[] = [];
-    if (owned(this.ctx.crioConfigs.get(CRIO_CONFIG))) {
-      await this.ctx.client.delete(ContainerRuntimeConfigs, CRIO_CONFIG, { signal });
-      removed.push(`containerruntimeconfig/${CRIO_CONFIG}`);
-    }
-    if (owned(this.ctx.machineConfigs.get(EXTENSION_MACHINE_CONFIG))) {
-      await this.ctx.client.delete(MachineConfigs, EXTENSION_MACHINE_CONFIG, { signal });
-      removed.push(`machineconfig/${EXTENSION_MACHINE_CONFIG}`);
-    }
+    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set());
+    const removed = (await this.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
     for (const rc of this.ctx.runtimeClasses.list()) {
       if (!owned(rc)) continue;
       await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
-      removed.push(`runtimeclass/${rc.metadata.name}`);
+      removed.push(`delete runtimeclass/${rc.metadata.name}`);
     }
-    const pool = this.ctx.pools.get(KATA_POOL);
-    const nodesBack =
-      labelsPending === 0 &&
-      !nodes.some((n) => isKataPoolConfig(nodeMcoView(n).currentConfig) || n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined);
-    if (!compact && pool && nodesBack && pool.metadata.labels?.[`${POOL_LABEL_PREFIX}${KATA_POOL}`] !== undefined) {
-      await this.ctx.client.delete(MachineConfigPools, KATA_POOL, { signal });
-      removed.push(`machineconfigpool/${KATA_POOL}`);
-    }
-    if (removed.length) log.info({ removed }, 'no KataConfig exists: removed what the last one left behind');
+    for (const name of await this.deleteKataNodes(signal)) removed.push(`delete katanode/${name}`);
+    if (removed.length)
+      log.info({ removed: removed.map((r) => r.slice('delete '.length)) }, 'no KataConfig exists: removed what the last one left behind');
   }
 
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
-  private async cleanUp(kc: KataConfig, signal: AbortSignal): Promise<void> {
+  private async cleanUp(kc: KataConfig, input: PlatformInput<unknown>, signal: AbortSignal): Promise<void> {
     const { client } = this.ctx;
     for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
-    await client.delete(ContainerRuntimeConfigs, CRIO_CONFIG, { signal });
-    await client.delete(MachineConfigs, EXTENSION_MACHINE_CONFIG, { signal });
-    await client.delete(MachineConfigPools, KATA_POOL, { signal });
+    await this.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
+    await this.deleteKataNodes(signal);
     await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
   }
 
@@ -379,62 +413,12 @@ export class KataConfigReconciler {
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
   }
 
-  private async ensureMachineConfig(desired: MachineConfig, signal: AbortSignal): Promise<void> {
-    const existing = this.ctx.machineConfigs.get(desired.metadata.name ?? '');
-    if (!existing) return this.create(MachineConfigs, desired, signal);
-    const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
-    const ownersMatch = isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences);
-    if (labelsMatch && ownersMatch && isDeepStrictEqual(existing.spec.extensions, desired.spec.extensions)) return;
-    await this.ctx.client.patch(
-      MachineConfigs,
-      desired.metadata.name ?? '',
-      { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
-      { signal },
-    );
-  }
-
-  private async ensurePool(desired: MachineConfigPool, signal: AbortSignal): Promise<void> {
-    const existing = this.ctx.pools.get(desired.metadata.name ?? '');
-    if (!existing) return this.create(MachineConfigPools, desired, signal);
-    if (
-      isDeepStrictEqual(existing.spec.machineConfigSelector, desired.spec.machineConfigSelector) &&
-      isDeepStrictEqual(existing.spec.nodeSelector, desired.spec.nodeSelector)
-    )
-      return;
-    // Replaced whole, not merged: a merge patch would keep a label an administrator added to the selector,
-    // and the pool would stay wrong while every reconcile patched it again.
-    await this.ctx.client.patch(
-      MachineConfigPools,
-      desired.metadata.name ?? '',
-      [
-        { op: 'add', path: '/spec/machineConfigSelector', value: desired.spec.machineConfigSelector },
-        { op: 'add', path: '/spec/nodeSelector', value: desired.spec.nodeSelector },
-      ],
-      { type: 'json', signal },
-    );
-  }
-
-  private async ensureCrioConfig(desired: ContainerRuntimeConfig, signal: AbortSignal): Promise<void> {
-    const existing = this.ctx.crioConfigs.get(CRIO_CONFIG);
-    if (!existing) return this.create(ContainerRuntimeConfigs, desired, signal);
-    if (
-      isDeepStrictEqual(existing.spec, desired.spec) &&
-      isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences)
-    )
-      return;
-    await this.ctx.client.patch(
-      ContainerRuntimeConfigs,
-      CRIO_CONFIG,
-      { metadata: { ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
-      { signal },
-    );
-  }
-
-  private async ensureRuntimeClass(rt: string, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+  private async ensureRuntimeClass(rt: string, nodes: readonly Node[], owner: OwnerReference, signal: AbortSignal): Promise<void> {
     // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
     // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
     const existing = this.ctx.runtimeClasses.get(rt);
-    const nodeSelector: Record<string, string> = { [compact ? MASTER_ROLE_LABEL : KATA_NODE_ROLE_LABEL]: '' };
+    const spec = this.ctx.platform.runtimeClass(rt, nodes);
+    const nodeSelector = spec.nodeSelector;
     if (existing) {
       const refs = existing.metadata.ownerReferences ?? [];
       // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry
@@ -448,12 +432,11 @@ export class KataConfigReconciler {
       await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
       return;
     }
-    const overhead = this.ctx.options.overhead[rt];
     const rc: RuntimeClass = {
       metadata: { name: rt, ownerReferences: [owner] },
-      handler: rt,
-      ...(overhead ? { overhead: { podFixed: { memory: overhead.memory, cpu: overhead.cpu } } } : {}),
-      scheduling: { nodeSelector },
+      handler: spec.handler,
+      ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
+      scheduling: { nodeSelector: spec.nodeSelector },
     };
     await this.create(RuntimeClasses, rc, signal);
   }
@@ -463,34 +446,6 @@ export class KataConfigReconciler {
     const existing = this.ctx.runtimeClasses.get(name) ?? (await this.ctx.client.find(RuntimeClasses, name, undefined, signal));
     if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
       await this.ctx.client.delete(RuntimeClasses, name, { signal });
-  }
-
-  /**
-   * Adds the kata-oc role label to the wanted nodes and removes it from all others: at most
-   * LABELS_PER_PASS nodes per call, 16 patches at a time, so that on a large cluster status writes are not
-   * held up behind a thousand patches. Answers how many nodes still need a change.
-   */
-  private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<number> {
-    // The pool selects the label with the value "": one edited to another value is put back too.
-    const changes = this.ctx.nodes
-      .list()
-      .filter(
-        (n) =>
-          !n.metadata.deletionTimestamp &&
-          (wanted.has(n.metadata.name ?? '')
-            ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== ''
-            : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined),
-      );
-    const now = changes.slice(0, LABELS_PER_PASS);
-    await mapLimit(now, 16, (node) =>
-      this.ctx.client.patch(
-        Nodes,
-        node.metadata.name ?? '',
-        { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(node.metadata.name ?? '') ? '' : null } } },
-        { signal },
-      ),
-    );
-    return changes.length - now.length;
   }
 
   private async create<T extends { metadata: { name?: string } }>(
@@ -505,15 +460,12 @@ export class KataConfigReconciler {
       if (!isAlreadyExists(e)) throw e;
     }
   }
+}
 
-  /** Deletes what the cache shows; cheap to call on every reconcile. */
-  private async deleteIfPresent(
-    cache: { get(name: string): unknown },
-    rt: Parameters<KubeClient['delete']>[0],
-    name: string,
-    signal: AbortSignal,
-  ): Promise<void> {
-    if (!cache.get(name)) return;
-    await this.ctx.client.delete(rt, name, { signal });
-  }
+const writeName = (w: PlatformWrite): string => (w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
+
+/** The soonest of several "look again after" delays, if any. */
+function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
+  const given = delays.filter((d): d is number => d !== undefined);
+  return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
 }

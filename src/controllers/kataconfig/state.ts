@@ -8,18 +8,9 @@ import {
   type KataNodes,
   messages,
 } from '../../api/kataconfig.ts';
-import {
-  CONTROL_PLANE_ROLE_LABEL,
-  KATA_REMOTE_RUNTIME_CLASS,
-  KATA_RUNTIME_CLASS,
-  MASTER_ROLE_LABEL,
-  NFD_KATA_LABEL,
-  WORKER_ROLE_LABEL,
-} from '../../api/names.ts';
-import type { MachineConfigPool } from '../../api/openshift.ts';
-import { selectorMatches } from '../../kube/labels.ts';
-import type { Node } from '../../kube/resources.ts';
-import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from '../../platform/machineconfig.ts';
+import type { KataNodePhase } from '../../api/katanode.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
+import type { NodeRecord, Selection } from '../../platform/platform.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
 
@@ -33,76 +24,7 @@ export const runtimeClassFor = (spec: KataConfigSpec | undefined): string =>
 export const runtimeClassesFor = (spec: KataConfigSpec | undefined): string[] =>
   spec?.enablePeerPods ? [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS] : [KATA_RUNTIME_CLASS];
 
-const hasLabel = (n: Node, l: string) => n.metadata.labels?.[l] !== undefined;
-const isMaster = (n: Node) => hasLabel(n, MASTER_ROLE_LABEL) || hasLabel(n, CONTROL_PLANE_ROLE_LABEL);
-const isWorker = (n: Node) => hasLabel(n, WORKER_ROLE_LABEL);
-const live = (nodes: readonly Node[]) => nodes.filter((n) => !n.metadata.deletionTimestamp);
-// One collator for every comparison: localeCompare with options builds a new one per call (30x slower on
-// a 1,000-node sort, which the benchmark showed as status delay).
-const byName = new Intl.Collator('en', { numeric: true }).compare;
-
-/**
- * A compact ("converged") cluster: masters are also the workers, so the MCO puts them all in the master
- * pool and the worker pool has no machines.
- */
-export function isCompactCluster(nodes: readonly Node[]): boolean {
-  const all = live(nodes);
-  return all.some(isMaster) && !all.some((n) => isWorker(n) && !isMaster(n));
-}
-
-export interface Selection {
-  /** Nodes that should run kata, sorted by name. */
-  nodes: string[];
-  /** checkNodeEligibility is on and no candidate carries the NFD label. */
-  noEligibleNodes: boolean;
-  /** kataConfigPoolSelector is set and matches no worker: nothing would get kata. */
-  noMatchingNodes?: boolean;
-}
-
-/**
- * Which nodes get kata (docs/kataconfig.md, "spec"): the workers, narrowed by kataConfigPoolSelector, narrowed by the NFD label
- * when checkNodeEligibility is on (never with peer pods). On a compact cluster kata goes to the master
- * pool as a whole, so every master is selected and the selector does not apply.
- */
-export function selectNodes(nodes: readonly Node[], spec: KataConfigSpec | undefined, compact: boolean): Selection {
-  const all = live(nodes);
-  if (compact)
-    return {
-      nodes: all
-        .filter(isMaster)
-        .map((n) => n.metadata.name ?? '')
-        .sort(byName),
-      noEligibleNodes: false,
-    };
-  let candidates = all.filter((n) => isWorker(n) && !isMaster(n));
-  const selector = spec?.kataConfigPoolSelector;
-  const workers = candidates.length;
-  if (selector) candidates = candidates.filter((n) => selectorMatches(selector, n.metadata.labels));
-  const noMatchingNodes = !!selector && workers > 0 && candidates.length === 0;
-  let noEligibleNodes = false;
-  if (spec?.checkNodeEligibility && !spec.enablePeerPods) {
-    const eligible = candidates.filter((n) => n.metadata.labels?.[NFD_KATA_LABEL] === 'true');
-    noEligibleNodes = candidates.length > 0 && eligible.length === 0;
-    candidates = eligible;
-  }
-  return {
-    nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName),
-    noEligibleNodes,
-    ...(noMatchingNodes ? { noMatchingNodes } : {}),
-  };
-}
-
-export interface ClassifyInput {
-  nodes: readonly Node[];
-  /** Nodes that should have kata; empty while uninstalling. */
-  selected: ReadonlySet<string>;
-  compact: boolean;
-  /** The pool kata goes to (kata-oc, or master on compact clusters). */
-  kataPool: MachineConfigPool | undefined;
-  /** The pool nodes return to (worker, or master on compact clusters). */
-  basePool: MachineConfigPool | undefined;
-  wantCrioConfig: boolean;
-}
+export type { Selection };
 
 export interface NodeFailure {
   node: string;
@@ -116,54 +38,35 @@ export interface Classification {
   settled: boolean;
 }
 
+/** Which kataNodes list each phase puts a node in. */
+const LIST_OF: Record<KataNodePhase, keyof Omit<KataNodes, 'nodeCount' | 'readyNodeCount'>> = {
+  Installed: 'installed',
+  Installing: 'installing',
+  WaitingToInstall: 'waitingToInstall',
+  FailedToInstall: 'failedToInstall',
+  Uninstalling: 'uninstalling',
+  WaitingToUninstall: 'waitingToUninstall',
+  FailedToUninstall: 'failedToUninstall',
+};
+const LIST_ORDER = Object.values(LIST_OF);
+
 /**
- * Places each node in the kataNodes lists from the Machine Config Operator's view of it (the table in docs/kataconfig.md, "Transitions").
- * A node that should have kata is measured against the kata pool's target; a node that should not is
- * listed only while it still runs (or is leaving) a configuration with kata.
+ * The KataConfig's kataNodes lists from the platform's per-node records (docs/kataconfig.md,
+ * "Transitions"), whatever the platform: each record's phase names its list, lists keep the records'
+ * order (by name), failures come with their error. `selected` is how many nodes should have kata;
+ * `complete` is the platform's word that what it shares among nodes is in place too.
  */
-export function classifyNodes(input: ClassifyInput): Classification {
-  const lists = {
-    installed: [] as string[],
-    installing: [] as string[],
-    waitingToInstall: [] as string[],
-    failedToInstall: [] as string[],
-    uninstalling: [] as string[],
-    waitingToUninstall: [] as string[],
-    failedToUninstall: [] as string[],
-  };
+export function classifyRecords(records: readonly NodeRecord[], selected: number, complete: boolean): Classification {
+  const lists = new Map<string, string[]>(LIST_ORDER.map((k) => [k, []]));
   const failures: NodeFailure[] = [];
-  const kataTarget = input.kataPool?.spec.configuration?.name;
-  const kataTargetReady = poolTargetHasKata(input.kataPool, input.wantCrioConfig);
-  const baseTarget = input.basePool?.spec.configuration?.name;
-  // On a compact cluster the base pool is the kata pool: while uninstalling its target no longer has kata.
-  const baseTargetHasKata = input.compact && poolTargetHasKata(input.basePool, input.wantCrioConfig);
-
-  for (const node of [...live(input.nodes)].sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''))) {
-    const v = nodeMcoView(node);
-    if (input.selected.has(v.name)) {
-      if (v.state === 'Degraded') {
-        lists.failedToInstall.push(v.name);
-        failures.push({ node: v.name, reason: v.reason ?? '' });
-      } else if (v.state === 'Working') lists.installing.push(v.name);
-      else if (v.state === 'Done' && kataTargetReady && v.currentConfig === kataTarget) lists.installed.push(v.name);
-      else lists.waitingToInstall.push(v.name);
-      continue;
-    }
-    const carriesKata = input.compact ? isMaster(node) && !baseTargetHasKata : isKataPoolConfig(v.currentConfig);
-    if (!carriesKata) continue;
-    if (v.state === 'Degraded') {
-      lists.failedToUninstall.push(v.name);
-      failures.push({ node: v.name, reason: v.reason ?? '' });
-    } else if (v.state === 'Working') lists.uninstalling.push(v.name);
-    else if (v.currentConfig !== baseTarget || !baseTarget) lists.waitingToUninstall.push(v.name);
+  for (const r of records) {
+    lists.get(LIST_OF[r.phase])?.push(r.node);
+    if (r.phase === 'FailedToInstall' || r.phase === 'FailedToUninstall') failures.push({ node: r.node, reason: r.error });
   }
-
-  const kataNodes: KataNodes = { nodeCount: input.selected.size, readyNodeCount: lists.installed.length };
-  for (const [k, v] of Object.entries(lists)) if (v.length) (kataNodes as Record<string, unknown>)[k] = v;
-  const settled =
-    lists.installed.length === input.selected.size &&
-    Object.entries(lists).every(([k, v]) => k === 'installed' || v.length === 0) &&
-    (input.selected.size === 0 || kataTargetReady);
+  const installed = lists.get('installed')?.length ?? 0;
+  const kataNodes: KataNodes = { nodeCount: selected, readyNodeCount: installed };
+  for (const [k, v] of lists) if (v.length) (kataNodes as Record<string, unknown>)[k] = v;
+  const settled = installed === selected && records.every((r) => r.phase === 'Installed') && (selected === 0 || complete);
   return { kataNodes, failures, settled };
 }
 

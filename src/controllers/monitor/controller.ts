@@ -11,11 +11,11 @@ import type { KubeClient, ResourceType } from '../../kube/client.ts';
 import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import type { Platform } from '../../platform/platform.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
-import { isCompactCluster } from '../kataconfig/state.ts';
 import {
   desiredMonitor,
   MONITOR_DAEMONSET,
@@ -68,7 +68,11 @@ async function servesMonitoringAPI(client: KubeClient, signal: AbortSignal): Pro
   }
 }
 
-export function setupMonitorController(mgr: Manager, options: Partial<MonitorOptions> = {}): void {
+export function setupMonitorController(
+  mgr: Manager,
+  platform: Pick<Platform, 'kataNodeSelector'>,
+  options: Partial<MonitorOptions> = {},
+): void {
   const opts: MonitorOptions = { namespace: OPERATOR_NAMESPACE, image: monitorImageFromEnv(), ...options };
   const ns = opts.namespace;
   const byName = (name: string) => ({ namespace: ns, fieldSelector: `metadata.name=${name}` });
@@ -100,7 +104,7 @@ export function setupMonitorController(mgr: Manager, options: Partial<MonitorOpt
       namespace: ns,
       image: opts.image,
       kataConfig: activeKataConfig(kataConfigs.list()),
-      compact: isCompactCluster(nodes.list()),
+      kataNodeSelector: platform.kataNodeSelector(nodes.list()),
     };
     const core = (d: MonitorObjects | undefined): Part[] => [
       [ServiceAccounts, MONITOR_SERVICE_ACCOUNT, async () => cached(serviceAccounts, MONITOR_SERVICE_ACCOUNT), d?.serviceAccount],

@@ -5,7 +5,6 @@
  * the cluster's shape to the objects that should exist (none when there is nothing to monitor).
  */
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
-import { KATA_NODE_ROLE_LABEL, MASTER_ROLE_LABEL } from '../../api/names.ts';
 import type { ResourceType } from '../../kube/client.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
@@ -47,8 +46,8 @@ export interface MonitorInput {
   image: string;
   /** The KataConfig osc acts on, if any. */
   kataConfig: KataConfig | undefined;
-  /** A compact cluster runs kata on its masters. */
-  compact: boolean;
+  /** The kata nodes, by the platform's selector. */
+  kataNodeSelector: Record<string, string>;
   /** Whether the API server serves monitoring.coreos.com/v1 (ServiceMonitor, PrometheusRule). */
   prometheusOperator: boolean;
 }
@@ -87,7 +86,7 @@ export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined 
     labels: { ...labels, ...ownedLabels },
     ownerReferences: [owner],
   });
-  const nodeSelector = input.compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' };
+  const nodeSelector = input.kataNodeSelector;
   const dsSpec: DaemonSet['spec'] = {
     selector: { matchLabels: MONITOR_LABELS },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },

@@ -11,6 +11,7 @@ import {
 } from '../../api/names.ts';
 import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets } from '../../kube/resources.ts';
+import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
@@ -32,7 +33,11 @@ const nodeChanged = (a: Node, b: Node): boolean =>
  * ConfigMap, Secret, PeerPodConfig and DaemonSet by name, the image jobs by label), so an edit of
  * peer-pods-cm or peer-pods-secret is re-checked at once.
  */
-export function setupPeerPodsController(mgr: Manager, options: Partial<PeerPodsOptions> = {}): PeerPodsReconciler {
+export function setupPeerPodsController(
+  mgr: Manager,
+  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>,
+  options: Partial<PeerPodsOptions> = {},
+): PeerPodsReconciler {
   const opts: PeerPodsOptions = {
     namespace: OPERATOR_NAMESPACE,
     ...defaultPeerPodsOptions,
@@ -61,6 +66,7 @@ export function setupPeerPodsController(mgr: Manager, options: Partial<PeerPodsO
     daemonSets,
     jobs,
     nodes,
+    platform,
     pods,
     events: mgr.events,
     metrics: mgr.metrics,

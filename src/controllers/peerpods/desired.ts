@@ -2,8 +2,6 @@ import { createHash } from 'node:crypto';
 import type { KataConfigStatus } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
-  KATA_NODE_ROLE_LABEL,
-  MASTER_ROLE_LABEL,
   PEER_POD_CONFIG,
   PEER_PODS_CM,
   PEER_PODS_SECRET,
@@ -14,6 +12,7 @@ import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
+import { matchesSelector, type Toleration } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
 
@@ -108,14 +107,19 @@ export function configHash(cm: ConfigMap | undefined, secret: Secret | undefined
   });
 }
 
-/** The nodes that run peer pods: the kata-oc nodes, or the masters on a compact cluster. */
-export const kataNodeSelector = (compact: boolean): Record<string, string> =>
-  compact ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' };
+/**
+ * Where peer pods run: the kata nodes, as the platform selects them (on OpenShift the kata-oc nodes, or
+ * the masters of a compact cluster, whose taint the adaptor tolerates).
+ */
+export interface KataNodePlacement {
+  nodeSelector: Record<string, string>;
+  tolerations: Toleration[];
+}
 
-export function isKataNode(node: Node, compact: boolean): boolean {
+/** A kata node by the platform's selector; never a node being deleted. */
+export function isKataNode(node: Node, nodeSelector: Record<string, string>): boolean {
   if (node.metadata.deletionTimestamp) return false;
-  const [key] = Object.keys(kataNodeSelector(compact));
-  return node.metadata.labels?.[key as string] !== undefined;
+  return matchesSelector(node, nodeSelector);
 }
 
 const ownedLabels = (component: string) => ({
@@ -124,7 +128,7 @@ const ownedLabels = (component: string) => ({
   [MANAGED_BY_LABEL]: MANAGED_BY,
 });
 
-export function desiredPeerPodConfig(namespace: string, limit: number, compact: boolean, owner: OwnerReference): PeerPodConfig {
+export function desiredPeerPodConfig(namespace: string, limit: number, placement: KataNodePlacement, owner: OwnerReference): PeerPodConfig {
   return {
     metadata: {
       name: PEER_POD_CONFIG,
@@ -137,7 +141,7 @@ export function desiredPeerPodConfig(namespace: string, limit: number, compact: 
       cloudSecretName: PEER_PODS_SECRET,
       configMapName: PEER_PODS_CM,
       limit: String(limit),
-      nodeSelector: kataNodeSelector(compact),
+      nodeSelector: placement.nodeSelector,
     },
   };
 }
@@ -153,7 +157,7 @@ export function desiredDaemonSet(opts: {
   namespace: string;
   image: string;
   configHash: string;
-  compact: boolean;
+  placement: KataNodePlacement;
   owner: OwnerReference;
 }): DaemonSet {
   const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
@@ -163,8 +167,8 @@ export function desiredDaemonSet(opts: {
     template: {
       metadata: { labels: { ...labels, ...ownedLabels('cloud-api-adaptor') }, annotations: { [CONFIG_HASH_ANNOTATION]: opts.configHash } },
       spec: {
-        nodeSelector: kataNodeSelector(opts.compact),
-        ...(opts.compact ? { tolerations: [{ key: MASTER_ROLE_LABEL, operator: 'Exists', effect: 'NoSchedule' }] } : {}),
+        nodeSelector: opts.placement.nodeSelector,
+        ...(opts.placement.tolerations.length ? { tolerations: opts.placement.tolerations } : {}),
         hostNetwork: true,
         priorityClassName: 'system-node-critical',
         automountServiceAccountToken: false,

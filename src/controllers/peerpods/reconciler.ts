@@ -26,6 +26,7 @@ import {
 } from '../../kube/resources.ts';
 import type { Condition, KubeObject, OwnerReference } from '../../kube/types.ts';
 import { validatePeerPodsConfig } from '../../peerpods/config.ts';
+import type { Platform } from '../../platform/platform.ts';
 import { type ConditionInput, findCondition, setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -33,7 +34,6 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged, writeStatusIfChanged } from '../../runtime/status.ts';
-import { isCompactCluster } from '../kataconfig/state.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   CONFIG_VALID,
@@ -59,6 +59,7 @@ import {
   isKataNode,
   jobFailureDetail,
   jobPhase,
+  type KataNodePlacement,
   KEEP_IMAGE_ANNOTATION,
   LIMIT_FROM_CM_ANNOTATION,
   MANAGED_BY,
@@ -99,6 +100,8 @@ export interface PeerPodsContext {
   daemonSets: Informer<DaemonSet>;
   jobs: Informer<Job>;
   nodes: Informer<Node>;
+  /** Where the kata nodes are: the platform's selector and tolerations. */
+  platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>;
   /** Pods, indexed by runtime class under REMOTE_PODS_INDEX. */
   pods: Informer<Pod>;
   events: EventRecorder;
@@ -182,7 +185,8 @@ export class PeerPodsReconciler {
     const oldest = activeKataConfig(this.ctx.kataConfigs.list());
     if (oldest && oldest.metadata.name !== name) return undefined;
     if (kc.metadata.deletionTimestamp) return this.remove(kc, 'delete', log, signal);
-    if (!kc.spec?.enablePeerPods) return this.remove(kc, 'disable', log, signal);
+    // A platform without peer pods gets none of their parts (the KataConfig controller says why).
+    if (!kc.spec?.enablePeerPods || !this.ctx.platform.supportsPeerPods) return this.remove(kc, 'disable', log, signal);
     return this.install(kc, log, signal);
   }
 
@@ -196,7 +200,11 @@ export class PeerPodsReconciler {
     const secret = this.cached(this.ctx.secrets, PEER_PODS_SECRET);
     const validation = validatePeerPodsConfig(cm, secret);
     let conditions = setCondition(ownConditions(kc.status?.conditions), configCondition(validation));
-    const compact = isCompactCluster(this.ctx.nodes.list());
+    const nodes = this.ctx.nodes.list();
+    const placement = {
+      nodeSelector: this.ctx.platform.kataNodeSelector(nodes),
+      tolerations: this.ctx.platform.kataNodeTolerations(nodes),
+    };
     const owner = ownerOf(kc);
 
     // A deletion job from an earlier removal (peer pods turned off and on again): let it finish first; a
@@ -216,9 +224,9 @@ export class PeerPodsReconciler {
 
     if (validation.config && cm) {
       const hash = configHash(cm, secret);
-      await this.ensurePeerPodConfig(validation.config.limitPerNode, compact, owner, signal);
+      await this.ensurePeerPodConfig(validation.config.limitPerNode, placement, owner, signal);
       // The adaptor starts only with a valid configuration; a later invalid edit does not restart it.
-      await this.ensureDaemonSet(hash, compact, owner, signal);
+      await this.ensureDaemonSet(hash, placement, owner, signal);
       if (!deleting) {
         const observation = await this.reconcileImageCreation(kc, validation.config.amiId, hash, owner, log, signal);
         if (observation) for (const c of imageConditions(observation)) conditions = setCondition(conditions, c);
@@ -229,8 +237,8 @@ export class PeerPodsReconciler {
     // The PeerPodConfig's limit; should an administrator remove it, PEERPODS_LIMIT_PER_NODE still holds.
     const ppc = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
     const limit = ppc ? (parseLimit(ppc.spec.limit) ?? validation.config?.limitPerNode) : undefined;
-    const advertised = await this.syncNodeCapacity(limit, compact, signal);
-    await this.updatePeerPodConfigStatus(advertised, compact);
+    const advertised = await this.syncNodeCapacity(limit, placement.nodeSelector, signal);
+    await this.updatePeerPodConfigStatus(advertised, placement.nodeSelector);
 
     // Metrics first: whoever sees the status change must find them agreeing.
     const m = this.ctx.peerPodsMetrics;
@@ -247,10 +255,15 @@ export class PeerPodsReconciler {
     return undefined;
   }
 
-  private async ensurePeerPodConfig(limit: number, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+  private async ensurePeerPodConfig(
+    limit: number,
+    placement: KataNodePlacement,
+    owner: OwnerReference,
+    signal: AbortSignal,
+  ): Promise<void> {
     const existing = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
     if (!existing) {
-      await this.create(PeerPodConfigs, desiredPeerPodConfig(this.ns, limit, compact, owner), signal);
+      await this.create(PeerPodConfigs, desiredPeerPodConfig(this.ns, limit, placement, owner), signal);
       return;
     }
     // spec.limit belongs to the administrator (the documented oc patch) until PEERPODS_LIMIT_PER_NODE changes.
@@ -263,8 +276,8 @@ export class PeerPodsReconciler {
     );
   }
 
-  private async ensureDaemonSet(hash: string, compact: boolean, owner: OwnerReference, signal: AbortSignal): Promise<void> {
-    const desired = desiredDaemonSet({ namespace: this.ns, image: this.ctx.options.images.caa, configHash: hash, compact, owner });
+  private async ensureDaemonSet(hash: string, placement: KataNodePlacement, owner: OwnerReference, signal: AbortSignal): Promise<void> {
+    const desired = desiredDaemonSet({ namespace: this.ns, image: this.ctx.options.images.caa, configHash: hash, placement, owner });
     const existing = this.cached(this.ctx.daemonSets, CAA_DAEMONSET);
     if (!existing) {
       await this.create(DaemonSets, desired, signal);
@@ -429,7 +442,7 @@ export class PeerPodsReconciler {
     // 3. The rest: PeerPodConfig, node capacities; then the conditions and the finalizer.
     await client.delete(DaemonSets, CAA_DAEMONSET, { namespace: this.ns, signal });
     await client.delete(PeerPodConfigs, PEER_POD_CONFIG, { namespace: this.ns, signal });
-    await this.syncNodeCapacity(undefined, false, signal);
+    await this.syncNodeCapacity(undefined, {}, signal);
     // Turned off, peer pods leaves no condition behind, except the word that the image was kept.
     if (mode === 'disable')
       conditions = observation?.state === 'kept' ? conditions.filter((c) => (IMAGE_CONDITIONS as readonly string[]).includes(c.type)) : [];
@@ -551,7 +564,7 @@ export class PeerPodsReconciler {
     }
     const creation = this.cached(this.ctx.jobs, imageJobName('creation'));
     if (creation && !creation.metadata.deletionTimestamp && jobPhase(creation) !== 'failed') await this.deleteJob('creation', signal);
-    if ((await this.syncNodeCapacity(undefined, false, signal)).length === 0 && removed) log.info('removed peer pods leftovers');
+    if ((await this.syncNodeCapacity(undefined, {}, signal)).length === 0 && removed) log.info('removed peer pods leftovers');
     this.ctx.peerPodsMetrics?.reset();
     this.observePods();
   }
@@ -563,12 +576,12 @@ export class PeerPodsReconciler {
    * Advertises kata.peerpods.io/vm = limit in the status (capacity and allocatable) of each kata node, and
    * removes it elsewhere (or everywhere when limit is undefined). Answers the nodes that advertise it.
    */
-  private async syncNodeCapacity(limit: number | undefined, compact: boolean, signal: AbortSignal): Promise<string[]> {
+  private async syncNodeCapacity(limit: number | undefined, kataNodes: Record<string, string>, signal: AbortSignal): Promise<string[]> {
     const path = (field: 'capacity' | 'allocatable') => `/status/${field}/${PEER_POD_VM_RESOURCE.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     const advertised: string[] = [];
     for (const node of this.ctx.nodes.list()) {
       const name = node.metadata.name ?? '';
-      const want = limit !== undefined && isKataNode(node, compact) ? String(limit) : undefined;
+      const want = limit !== undefined && isKataNode(node, kataNodes) ? String(limit) : undefined;
       const cap = node.status?.capacity?.[PEER_POD_VM_RESOURCE];
       const alloc = node.status?.allocatable?.[PEER_POD_VM_RESOURCE];
       if (want !== undefined) advertised.push(name);
@@ -591,12 +604,12 @@ export class PeerPodsReconciler {
     return advertised.sort();
   }
 
-  private async updatePeerPodConfigStatus(advertised: string[], compact: boolean): Promise<void> {
+  private async updatePeerPodConfigStatus(advertised: string[], nodeSelector: Record<string, string>): Promise<void> {
     const ppc = this.cached(this.ctx.peerPodConfigs, PEER_POD_CONFIG);
     if (!ppc || ppc.metadata.deletionTimestamp) return;
     const kataNodes = this.ctx.nodes
       .list()
-      .filter((n) => isKataNode(n, compact))
+      .filter((n) => isKataNode(n, nodeSelector))
       .map((n) => n.metadata.name ?? '');
     const setupCompleted =
       kataNodes.length > 0 && kataNodes.every((n) => advertised.includes(n)) && !!this.cached(this.ctx.daemonSets, CAA_DAEMONSET);

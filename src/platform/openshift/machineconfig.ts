@@ -12,10 +12,10 @@ import {
   MCO_STATE,
   POOL_LABEL_PREFIX,
   SANDBOXED_CONTAINERS_EXTENSION,
-} from '../api/names.ts';
-import type { ContainerRuntimeConfig, MachineConfig, MachineConfigPool } from '../api/openshift.ts';
-import type { Node } from '../kube/resources.ts';
-import type { OwnerReference } from '../kube/types.ts';
+} from '../../api/names.ts';
+import type { ContainerRuntimeConfig, MachineConfig, MachineConfigPool } from '../../api/openshift.ts';
+import type { Node } from '../../kube/resources.ts';
+import type { OwnerReference } from '../../kube/types.ts';
 
 /**
  * How kata reaches the nodes on OpenShift: a MachineConfig that adds the sandboxed-containers RHCOS

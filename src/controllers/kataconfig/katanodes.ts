@@ -1,0 +1,162 @@
+import { isDeepStrictEqual } from 'node:util';
+import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import type { ConfigRef, KataNode, KataNodeStatus } from '../../api/katanode.ts';
+import type { NodeRecord } from '../../platform/platform.ts';
+import { rfc3339 } from '../../runtime/conditions.ts';
+import type { StatusShare } from '../../runtime/status.ts';
+
+/**
+ * KataNode objects from the platform's per-node records (docs/kataconfig.md, "KataNode"): pure. The
+ * record gives phase, assigned, active and error; what needs memory of the past comes from the
+ * previous status: lastTransitionTime (only a real change moves it, so an idle cluster writes nothing)
+ * and lastKnownGood (assigned, once the node has run it without error for the soak period).
+ */
+
+/** How long a node runs its assigned configuration without error before it becomes the last known good one (as the kubelet did). */
+export const DEFAULT_SOAK_MS = 10 * 60_000;
+
+/** The KataConfig controller owns the whole KataNode status, under its field manager. */
+export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
+  fieldManager: 'osc-kataconfig',
+  owned: (s) => ({ ...s }),
+};
+
+/** JSON round trip: drops undefined fields, as the server would. */
+const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+
+/** How long a status this controller wrote stands in for the cache's, while the cache catches up. */
+export const WRITTEN_GRACE_MS = 10_000;
+
+/**
+ * The statuses this controller wrote lately. The next pass may start before the watch brings them back
+ * (a pass that leaves writes pending runs again at once): planned against the stale cache, every status
+ * written in the pass before would be written again. Until the cache shows a written status (or a short
+ * grace passes, should someone else have written since), planning reads the written one instead.
+ */
+export class WrittenStatuses {
+  private readonly written = new Map<string, { node: KataNode; at: number }>();
+
+  /** A KataNode as this controller just wrote it (made, or its status applied). */
+  remember(node: KataNode, status: KataNodeStatus, now: number): void {
+    this.written.set(node.metadata.name ?? '', { node: { ...node, status }, at: now });
+  }
+
+  forget(name: string): void {
+    this.written.delete(name);
+  }
+
+  /**
+   * The cached KataNodes, each with the status written last where the cache has not caught up yet, and
+   * those just made that the cache does not show yet.
+   */
+  overlay(cached: readonly KataNode[], now: number): KataNode[] {
+    const seen = new Set<string>();
+    const merged = cached.map((k) => {
+      const name = k.metadata.name ?? '';
+      seen.add(name);
+      const mine = this.written.get(name);
+      if (!mine) return k;
+      if (now - mine.at > WRITTEN_GRACE_MS || isDeepStrictEqual(normalize(k.status), normalize(mine.node.status))) {
+        this.written.delete(name);
+        return k;
+      }
+      return { ...k, status: mine.node.status };
+    });
+    for (const [name, mine] of this.written) {
+      if (seen.has(name)) continue;
+      if (now - mine.at > WRITTEN_GRACE_MS) this.written.delete(name);
+      else merged.push(mine.node);
+    }
+    return merged;
+  }
+}
+
+const sameId = (a: ConfigRef | undefined, b: ConfigRef | undefined) => a?.id === b?.id;
+
+export interface KataNodeStatusResult {
+  status: KataNodeStatus;
+  /** When lastKnownGood will become assigned if nothing changes before (epoch ms); absent when not pending. */
+  promoteAt?: number;
+}
+
+/** A node's KataNode status from its record and its previous status. */
+export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefined, now: Date, soakMs: number): KataNodeStatusResult {
+  const changed =
+    !prev ||
+    prev.phase !== record.phase ||
+    !sameId(prev.assigned, record.assigned) ||
+    !sameId(prev.active, record.active) ||
+    (prev.error ?? '') !== record.error;
+  const lastTransitionTime = changed || !prev?.lastTransitionTime ? rfc3339(now) : prev.lastTransitionTime;
+  let lastKnownGood = prev?.lastKnownGood;
+  let promoteAt: number | undefined;
+  // Running what it was assigned, without error: after the soak period that is known good.
+  const good =
+    !!record.assigned &&
+    sameId(record.assigned, record.active) &&
+    record.error === '' &&
+    record.phase !== 'FailedToInstall' &&
+    record.phase !== 'FailedToUninstall';
+  if (good && record.assigned && !isDeepStrictEqual(lastKnownGood, record.assigned)) {
+    const at = Date.parse(lastTransitionTime) + soakMs;
+    if (now.getTime() >= at) lastKnownGood = record.assigned;
+    else promoteAt = at;
+  }
+  const status: KataNodeStatus = {
+    phase: record.phase,
+    ...(record.assigned ? { assigned: record.assigned } : {}),
+    ...(record.active ? { active: record.active } : {}),
+    ...(lastKnownGood ? { lastKnownGood } : {}),
+    error: record.error,
+    lastTransitionTime,
+  };
+  return { status, ...(promoteAt !== undefined ? { promoteAt } : {}) };
+}
+
+/** What the controller does with KataNode objects in one pass. */
+export interface KataNodePlan {
+  /** KataNodes to create (without status: the status subresource is written next). */
+  create: KataNode[];
+  /** KataNodes whose owner reference must name the KataConfig in effect. */
+  adopt: KataNode[];
+  /** Status to apply where it changed, by KataNode (the cached object, and the status it should have). */
+  status: { cached: KataNode; status: KataNodeStatus }[];
+  /** KataNodes whose node has left the selection with kata off it. */
+  delete: string[];
+  /** The earliest pending lastKnownGood promotion (epoch ms), to look again then. */
+  promoteAt?: number;
+}
+
+/**
+ * One KataNode per record, owned by the KataConfig; none for a node without a record. `existing` is the
+ * KataNode cache.
+ */
+export function planKataNodes(
+  kc: KataConfig,
+  records: readonly NodeRecord[],
+  existing: readonly KataNode[],
+  now: Date,
+  soakMs: number,
+): KataNodePlan {
+  const owner = kataConfigOwner(kc, true);
+  const byName = new Map(existing.map((k) => [k.metadata.name ?? '', k]));
+  const plan: KataNodePlan = { create: [], adopt: [], status: [], delete: [] };
+  const wanted = new Set<string>();
+  for (const record of records) {
+    wanted.add(record.node);
+    const cached = byName.get(record.node);
+    const { status, promoteAt } = kataNodeStatus(record, cached?.status, now, soakMs);
+    if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
+    if (!cached || cached.metadata.deletionTimestamp) {
+      if (!cached) plan.create.push({ metadata: { name: record.node, ownerReferences: [owner] } });
+      continue;
+    }
+    const refs = cached.metadata.ownerReferences ?? [];
+    if (!refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid))
+      plan.adopt.push({ metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] } });
+    // Only a real change is written (an idle cluster costs no write).
+    if (!isDeepStrictEqual(normalize(cached.status), normalize(status))) plan.status.push({ cached, status });
+  }
+  for (const name of byName.keys()) if (!wanted.has(name)) plan.delete.push(name);
+  return plan;
+}

@@ -1,0 +1,376 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { KataConfigSpec } from '../../api/kataconfig.ts';
+import { kataConfigOwner } from '../../api/kataconfig.ts';
+import type { KataNodeStatus } from '../../api/katanode.ts';
+import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  type DaemonSet,
+  DaemonSets,
+  type Node,
+  Nodes,
+  type Pod,
+  Pods,
+  ServiceAccounts,
+} from '../../kube/resources.ts';
+import type { KubeObject } from '../../kube/types.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type {
+  ConfigRef,
+  InformerSource,
+  NodeRecord,
+  Platform,
+  PlatformInput,
+  PlatformPlan,
+  PlatformWatch,
+  PlatformWrite,
+  RuntimeClassSpec,
+  Selection,
+  Toleration,
+} from '../platform.ts';
+import { live, narrowSelection } from '../selection.ts';
+import {
+  CONFIG_ANNOTATION,
+  configId,
+  DEFAULT_KATA_DEPLOY_IMAGE,
+  DEFAULT_SHIM,
+  desiredInstallerDaemonSet,
+  desiredInstallerIdentity,
+  handlerFor,
+  INSTALL_LABEL,
+  INSTALLER_NAME,
+  type InstallerConfig,
+  installerConfig,
+  KATA_DEPLOY_IMAGE_ENV,
+  KATA_RUNTIME_LABEL,
+  recordedSettings,
+  SHIM_OVERHEAD,
+  templateConfigId,
+} from './katadeploy.ts';
+import { observeNodes } from './observe.ts';
+import { type NodeMemory, planRollout, type RolloutPlan, type StopMark } from './rollout.ts';
+
+/**
+ * Plain Kubernetes (docs/kubernetes.md): kata reaches the chosen nodes through kata-deploy, run by one
+ * osc-owned DaemonSet on the nodes osc labels, one node at a time. Pure but for `watch`.
+ */
+
+export interface KubernetesPlatformOptions {
+  /** Where the installer's DaemonSet and ServiceAccount live (the operator's namespace). */
+  namespace: string;
+  /** The kata-deploy image (default: the pinned release, or RELATED_IMAGE_KATA_DEPLOY). */
+  image: string;
+  /** The kata-deploy shim the `kata` RuntimeClass uses (default qemu: handler kata-qemu). */
+  shim: string;
+  /** Nodes installing at once (default 1). */
+  maxUnavailable: number;
+  /** How long an installer has to report before its node counts as failed (default 10 minutes, kata-deploy's startup probe budget). */
+  installDeadlineMs: number;
+  /** Pod overhead per runtime class (default: kata-deploy's published figures for the shim). */
+  overhead?: Record<string, { memory: string; cpu: string }>;
+}
+
+export const defaultKubernetesOptions = (env: Record<string, string | undefined> = process.env): KubernetesPlatformOptions => ({
+  namespace: OPERATOR_NAMESPACE,
+  image: env[KATA_DEPLOY_IMAGE_ENV] || DEFAULT_KATA_DEPLOY_IMAGE,
+  shim: DEFAULT_SHIM,
+  maxUnavailable: 1,
+  installDeadlineMs: 600_000,
+});
+
+/** On the installer DaemonSet: the stop mark of a rollout that failed (JSON of StopMark). */
+export const STOPPED_ANNOTATION = 'kataconfiguration.openshift.io/rollout-stopped';
+
+/** What the platform reads: its installer objects. */
+export interface KubernetesObserved {
+  daemonSet?: DaemonSet;
+  pods: Pod[];
+  identity: { serviceAccount: boolean; role: boolean; binding: boolean };
+}
+
+const isControlPlane = (n: Node) =>
+  n.metadata.labels?.[CONTROL_PLANE_ROLE_LABEL] !== undefined || n.metadata.labels?.[MASTER_ROLE_LABEL] !== undefined;
+const noScheduleTaint = (n: Node) => (n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
+
+/** Labels changed per pass: a rollout moves a few nodes at a time, an uninstall without a KataConfig may move many. */
+const LABELS_PER_PASS = 64;
+
+export function readStopMark(ds: DaemonSet | undefined): StopMark | undefined {
+  const raw = ds?.metadata.annotations?.[STOPPED_ANNOTATION];
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as StopMark;
+    return typeof v.generation === 'number' && v.failures && typeof v.failures === 'object' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export const describeConfig = (c: InstallerConfig): string => `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}`;
+
+export class KubernetesPlatform implements Platform<KubernetesObserved> {
+  readonly name = 'kubernetes' as const;
+  readonly supportsPeerPods = false;
+  readonly opts: KubernetesPlatformOptions;
+  /** One rollout plan per controller pass: records and plans of one pass agree (and cost one computation). */
+  private readonly plans = new WeakMap<object, RolloutPlan>();
+
+  constructor(opts: Partial<KubernetesPlatformOptions> = {}) {
+    this.opts = { ...defaultKubernetesOptions(), ...opts };
+  }
+
+  watch(source: InformerSource): PlatformWatch<KubernetesObserved> {
+    const ns = this.opts.namespace;
+    const byName = { fieldSelector: `metadata.name=${INSTALLER_NAME}` };
+    const daemonSets = source.informer(DaemonSets, { namespace: ns, ...byName });
+    const pods = source.informer(Pods, { namespace: ns, labelSelector: `name=${INSTALLER_NAME}` });
+    const serviceAccounts = source.informer(ServiceAccounts, { namespace: ns, ...byName });
+    const roles = source.informer(ClusterRoles, byName);
+    const bindings = source.informer(ClusterRoleBindings, byName);
+    const informers = [daemonSets, pods, serviceAccounts, roles, bindings] as Informer<KubeObject>[];
+    return {
+      informers,
+      observe: () => ({
+        daemonSet: daemonSets.get(`${ns}/${INSTALLER_NAME}`) ?? daemonSets.list()[0],
+        pods: pods.list(),
+        identity: { serviceAccount: serviceAccounts.list().length > 0, role: roles.list().length > 0, binding: bindings.list().length > 0 },
+      }),
+    };
+  }
+
+  /** Candidates: the workers, i.e. nodes without a control-plane role; on a cluster of control-plane nodes only, the untainted ones. */
+  select(nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection {
+    const all = live(nodes);
+    let candidates = all.filter((n) => !isControlPlane(n));
+    if (candidates.length === 0) candidates = all.filter((n) => !noScheduleTaint(n));
+    return narrowSelection(candidates, spec);
+  }
+
+  config(spec: KataConfigSpec | undefined): InstallerConfig {
+    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel);
+  }
+
+  /** The rollout for one controller pass (computed once per input). */
+  plan(input: PlatformInput<KubernetesObserved>): RolloutPlan {
+    const cached = this.plans.get(input);
+    if (cached) return cached;
+    const ds = input.observed.daemonSet;
+    const memory = new Map<string, NodeMemory>();
+    for (const [name, s] of input.previous) memory.set(name, memoryOf(s));
+    const plan = planRollout({
+      observations: observeNodes(input.nodes, input.observed.pods),
+      memory,
+      selected: input.selected,
+      target: configId(this.config(input.kataConfig?.spec)),
+      daemonSet: {
+        config: templateConfigId(ds),
+        observed: !!ds && Number(ds.status?.observedGeneration ?? 0) >= (ds.metadata.generation ?? 1),
+        ...(readStopMark(ds) ? { stopped: readStopMark(ds) } : {}),
+      },
+      generation: input.kataConfig?.metadata.generation ?? 0,
+      maxUnavailable: Math.max(1, this.opts.maxUnavailable),
+      deadlineMs: this.opts.installDeadlineMs,
+      now: new Date(),
+    });
+    this.plans.set(input, plan);
+    return plan;
+  }
+
+  records(input: PlatformInput<KubernetesObserved>): NodeRecord[] {
+    const describe = this.describer(input);
+    return this.plan(input).nodes.map((n) => ({
+      node: n.name,
+      phase: n.phase,
+      ...(n.assigned !== undefined ? { assigned: describe(n.assigned) } : {}),
+      ...(n.active !== undefined ? { active: describe(n.active) } : {}),
+      error: n.error,
+    }));
+  }
+
+  /** Each configuration id with what it is: the target's and the template's settings are known, others were recorded. */
+  private describer(input: PlatformInput<KubernetesObserved>): (id: string) => ConfigRef {
+    const known = new Map<string, string>();
+    for (const s of input.previous.values())
+      for (const ref of [s.assigned, s.active, s.lastKnownGood]) if (ref?.id && ref.description) known.set(ref.id, ref.description);
+    for (const c of recordedSettings(input.observed.daemonSet)) known.set(configId(c), describeConfig(c));
+    const target = this.config(input.kataConfig?.spec);
+    known.set(configId(target), describeConfig(target));
+    return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
+  }
+
+  rolloutComplete(input: PlatformInput<KubernetesObserved>): boolean {
+    const plan = this.plan(input);
+    const ds = input.observed.daemonSet;
+    return (
+      !plan.stopped &&
+      plan.template === configId(this.config(input.kataConfig?.spec)) &&
+      templateConfigId(ds) === plan.template &&
+      Object.values(input.observed.identity).every(Boolean)
+    );
+  }
+
+  installing(input: PlatformInput<KubernetesObserved>): string[] {
+    return this.plan(input)
+      .nodes.filter((n) => n.phase === 'Installing' || n.phase === 'Uninstalling')
+      .map((n) => n.name);
+  }
+
+  installPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
+    return this.writes(input, this.plan(input));
+  }
+
+  /** Only nodes leave: nothing is created (a pass that runs after the cleanup must not bring the installer back). */
+  uninstallPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
+    return this.writes(input, this.plan(input), false);
+  }
+
+  uninstallComplete(input: PlatformInput<KubernetesObserved>): boolean {
+    const plan = this.plan(input);
+    return (
+      plan.nodes.length === 0 &&
+      input.observed.pods.length === 0 &&
+      !input.nodes.some((n) => n.metadata.labels?.[INSTALL_LABEL] !== undefined)
+    );
+  }
+
+  cleanupPlan(_input: PlatformInput<KubernetesObserved>): PlatformPlan {
+    const ns = this.opts.namespace;
+    return {
+      steps: [
+        [{ op: 'delete', resource: DaemonSets, name: INSTALLER_NAME, namespace: ns }],
+        [
+          { op: 'delete', resource: ClusterRoleBindings, name: INSTALLER_NAME },
+          { op: 'delete', resource: ClusterRoles, name: INSTALLER_NAME },
+          { op: 'delete', resource: ServiceAccounts, name: INSTALLER_NAME, namespace: ns },
+        ],
+      ],
+      pending: 0,
+    };
+  }
+
+  /**
+   * No KataConfig: kata leaves every node at once (there is no rollout to follow any more, as on
+   * OpenShift), then the installer objects go once its pods have cleaned up.
+   */
+  leftoversPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
+    const labelled = input.nodes.filter((n) => n.metadata.labels?.[INSTALL_LABEL] !== undefined);
+    const now = labelled.slice(0, LABELS_PER_PASS);
+    const steps: PlatformWrite[][] = [];
+    if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null)));
+    const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
+    if (labelled.length === 0 && input.observed.pods.length === 0 && (ours(input.observed.daemonSet) || anyIdentity(input.observed)))
+      steps.push(...this.cleanupPlan(input).steps);
+    return { steps, pending: labelled.length - now.length };
+  }
+
+  runtimeClass(name: string, _nodes: readonly Node[]): RuntimeClassSpec {
+    const shim = this.opts.shim;
+    const overhead = this.opts.overhead?.[name] ?? (name === KATA_RUNTIME_CLASS ? SHIM_OVERHEAD[shim] : undefined);
+    return {
+      handler: name === KATA_RUNTIME_CLASS ? handlerFor(shim) : name,
+      nodeSelector: { [KATA_RUNTIME_LABEL]: 'true' },
+      ...(overhead ? { overhead } : {}),
+    };
+  }
+
+  kataNodeSelector(_nodes: readonly Node[]): Record<string, string> {
+    return { [KATA_RUNTIME_LABEL]: 'true' };
+  }
+
+  /** None: kata goes only to nodes without a NoSchedule or NoExecute taint of the control plane (see select). */
+  kataNodeTolerations(_nodes: readonly Node[]): Toleration[] {
+    return [];
+  }
+
+  /** The writes of a rollout plan: installer identity, then the DaemonSet, then nodes and pods. */
+  private writes(input: PlatformInput<KubernetesObserved>, plan: RolloutPlan, install = true): PlatformPlan {
+    const ns = this.opts.namespace;
+    const owner = input.kataConfig ? kataConfigOwner(input.kataConfig, true) : undefined;
+    const steps: PlatformWrite[][] = [];
+    const { identity, daemonSet } = input.observed;
+    const id = desiredInstallerIdentity(ns, owner);
+    const first: PlatformWrite[] = [];
+    if (!install) return this.nodeWrites(plan);
+    if (!identity.serviceAccount) first.push({ op: 'create', resource: ServiceAccounts, object: id.serviceAccount });
+    if (!identity.role) first.push({ op: 'create', resource: ClusterRoles, object: id.role });
+    if (!identity.binding) first.push({ op: 'create', resource: ClusterRoleBindings, object: id.binding });
+    if (first.length) steps.push(first);
+
+    // The template carries the configuration the plan installs now (the target, or a rollback's).
+    const templateConfig = this.configFor(plan.template, input);
+    if (templateConfig) {
+      const desired = desiredInstallerDaemonSet(ns, templateConfig, owner, recordedSettings(daemonSet));
+      const mark = plan.stopped ? JSON.stringify(plan.stopped) : null;
+      desired.metadata.annotations = { ...desired.metadata.annotations, ...(mark ? { [STOPPED_ANNOTATION]: mark } : {}) };
+      if (!daemonSet) steps.push([{ op: 'create', resource: DaemonSets, object: desired }]);
+      else {
+        const currentMark = daemonSet.metadata.annotations?.[STOPPED_ANNOTATION] ?? null;
+        const sameMark = isDeepStrictEqual(currentMark ? JSON.parse(currentMark) : null, plan.stopped ?? null);
+        if (templateConfigId(daemonSet) !== plan.template || !sameMark)
+          steps.push([
+            {
+              op: 'patch',
+              resource: DaemonSets,
+              name: INSTALLER_NAME,
+              namespace: ns,
+              patch: {
+                metadata: { annotations: { ...desired.metadata.annotations, [STOPPED_ANNOTATION]: mark } },
+                spec: { template: desired.spec.template },
+              },
+            },
+          ]);
+      }
+    }
+
+    const nodes = this.nodeWrites(plan);
+    return { ...nodes, steps: [...steps, ...nodes.steps] };
+  }
+
+  /** The plan's node assignments and pod replacements, in one step. */
+  private nodeWrites(plan: RolloutPlan): PlatformPlan {
+    const writes: PlatformWrite[] = plan.labels.map((l) => labelWrite(l.node, l.value));
+    for (const pod of plan.deletePods) writes.push({ op: 'delete', resource: Pods, name: pod, namespace: this.opts.namespace });
+    return {
+      steps: writes.length ? [writes] : [],
+      pending: 0,
+      ...(plan.nextDeadlineMs !== undefined ? { recheckAfterMs: plan.nextDeadlineMs + 1000 } : {}),
+    };
+  }
+
+  /** The settings behind a configuration id osc can (re)install: the target's, or the DaemonSet's recorded ones. */
+  private configFor(id: string, input: PlatformInput<KubernetesObserved>): InstallerConfig | undefined {
+    const target = this.config(input.kataConfig?.spec);
+    if (configId(target) === id) return target;
+    return recordedSettings(input.observed.daemonSet).find((c) => configId(c) === id);
+  }
+}
+
+const anyIdentity = (o: KubernetesObserved) => o.identity.serviceAccount || o.identity.role || o.identity.binding;
+
+/** Assigns a configuration to a node (the label that selects it, the annotation that says which), or takes kata off it. */
+const labelWrite = (node: string, config: string | null): PlatformWrite => ({
+  op: 'patch',
+  resource: Nodes,
+  name: node,
+  patch: { metadata: { labels: { [INSTALL_LABEL]: config === null ? null : 'true' }, annotations: { [CONFIG_ANNOTATION]: config } } },
+});
+
+function memoryOf(s: KataNodeStatus): NodeMemory {
+  return {
+    ...(s.assigned?.id ? { assigned: s.assigned.id } : {}),
+    ...(s.active?.id ? { active: s.active.id } : {}),
+    ...(s.lastKnownGood?.id ? { lastKnownGood: s.lastKnownGood.id } : {}),
+    ...(s.lastTransitionTime ? { since: s.lastTransitionTime } : {}),
+  };
+}
+
+export async function createKubernetesPlatform(opts: {
+  overhead?: Record<string, { memory: string; cpu: string }>;
+  kubernetes?: Record<string, unknown>;
+}): Promise<Platform> {
+  return new KubernetesPlatform({
+    ...(opts.kubernetes as Partial<KubernetesPlatformOptions>),
+    ...(opts.overhead ? { overhead: opts.overhead } : {}),
+  });
+}

@@ -1,0 +1,246 @@
+import type { KataNodePhase } from '../../api/katanode.ts';
+import type { NodeObservation } from './observe.ts';
+
+/**
+ * The Kubernetes platform's rollout, pure (docs/kubernetes.md, "The rollout"): from each node's
+ * observation and osc's memory of it, each node's record and the writes that move the rollout on. osc
+ * assigns a configuration to a node by labelling and annotating it; the installer DaemonSet (OnDelete)
+ * then runs a pod there from its template. At most maxUnavailable nodes are in flight, taken in name
+ * order; a node that fails is rolled back to its last known good configuration (or cleaned when it has
+ * none) and the rollout stops until the KataConfig's spec changes.
+ */
+
+/** What osc remembers of a node between reconciles (its KataNode's status). */
+export interface NodeMemory {
+  /** The configuration osc assigned (INSTALL_LABEL's value); absent when kata should leave the node. */
+  assigned?: string;
+  /** The configuration the node last reported installed. */
+  active?: string;
+  /** The configuration the node ran without error for the soak period: what a failure rolls back to. */
+  lastKnownGood?: string;
+  /** When the KataNode last changed: while a node installs, its installer's deadline runs from it. */
+  since?: string;
+}
+
+export interface NodePlan {
+  name: string;
+  phase: KataNodePhase;
+  assigned?: string;
+  active?: string;
+  /** Empty when none. */
+  error: string;
+}
+
+/**
+ * Kept on the installer DaemonSet (with the writes that roll a node back, so that the rollout cannot go on
+ * before the mark is seen): the generation of the KataConfig whose rollout failed, and why, by node.
+ */
+export interface StopMark {
+  generation: number;
+  failures: Record<string, string>;
+}
+
+export interface RolloutInput {
+  observations: readonly NodeObservation[];
+  /** osc's memory, by node name (missing: a node osc has no KataNode for yet). */
+  memory: ReadonlyMap<string, NodeMemory>;
+  /** Nodes that should have kata; empty while uninstalling. */
+  selected: ReadonlySet<string>;
+  /** The configuration id the KataConfig asks for. */
+  target: string;
+  /** The installer DaemonSet's template configuration, whether its controller has seen it, and its stop mark. */
+  daemonSet: { config?: string; observed: boolean; stopped?: StopMark };
+  /** The KataConfig's metadata.generation. */
+  generation: number;
+  maxUnavailable: number;
+  /** How long an installer has to report (installed, or cleaned up) before its node counts as failed. */
+  deadlineMs: number;
+  now: Date;
+}
+
+export interface RolloutPlan {
+  /** Every node that is selected or still carries kata, in name order. */
+  nodes: NodePlan[];
+  /** The configuration the installer DaemonSet's template should carry. */
+  template: string;
+  /** The DaemonSet's stop mark: the rollout stopped on these failures, if it did. */
+  stopped?: StopMark;
+  /** Node assignments: a configuration id, or null to take kata off the node (INSTALL_LABEL and its annotation go). */
+  labels: { node: string; value: string | null }[];
+  /** Installer pods to delete so that the DaemonSet re-creates them from the template. */
+  deletePods: string[];
+  /** When a deadline passes if nothing changes before: a reason to look again. */
+  nextDeadlineMs?: number;
+}
+
+const byName = new Intl.Collator('en', { numeric: true }).compare;
+const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
+
+type Report = { kind: 'done' } | { kind: 'pending' } | { kind: 'gone' } | { kind: 'failed'; reason: string };
+
+/** Where the installer of `config` stands on a node. */
+function installReport(o: NodeObservation, config: string, since: number, input: RolloutInput): Report {
+  const pods = o.pods.filter((p) => !p.terminating && p.config === config);
+  if (pods.some((p) => p.ready) && o.kataRuntime === 'true') return { kind: 'done' };
+  const failure = pods.find((p) => p.failure)?.failure;
+  if (failure) return { kind: 'failed', reason: failure };
+  if (input.now.getTime() - since >= input.deadlineMs)
+    return { kind: 'failed', reason: `kata-deploy did not report the installation within ${secs(input.deadlineMs)}` };
+  return { kind: 'pending' };
+}
+
+/** Where kata-deploy's cleanup stands on a node osc took kata off. */
+function removalReport(o: NodeObservation, since: number, input: RolloutInput): Report {
+  if (o.pods.length === 0 && o.kataRuntime === undefined) return { kind: 'gone' };
+  if (input.now.getTime() - since >= input.deadlineMs)
+    return { kind: 'failed', reason: `kata-deploy did not clean up within ${secs(input.deadlineMs)}` };
+  return { kind: 'pending' };
+}
+
+interface Working {
+  assigned?: string;
+  active?: string;
+  lastKnownGood?: string;
+  error?: string;
+  since: number;
+  report: Report;
+}
+
+export function planRollout(input: RolloutInput): RolloutPlan {
+  const nowMs = input.now.getTime();
+  const observations = [...input.observations].sort((a, b) => byName(a.name, b.name));
+  const labels: RolloutPlan['labels'] = [];
+  const deletePods: string[] = [];
+  const work = new Map<string, Working>();
+  // A spec change resumes a stopped rollout (the failures belonged to the previous generation), and so
+  // does the departure of every failed node.
+  const mark = input.daemonSet.stopped;
+  const resumed = !!mark && (mark.generation < input.generation || !observations.some((o) => mark.failures[o.name] !== undefined));
+  const failures: Record<string, string> = resumed || !mark ? {} : { ...mark.failures };
+
+  // 1. What each node reports, against osc's memory of it; a failure rolls the node back.
+  for (const o of observations) {
+    const mem = input.memory.get(o.name) ?? {};
+    const w: Working = {
+      ...(o.installLabel !== undefined ? { assigned: o.installLabel } : {}),
+      ...(mem.active !== undefined ? { active: mem.active } : {}),
+      ...(mem.lastKnownGood !== undefined ? { lastKnownGood: mem.lastKnownGood } : {}),
+      ...(failures[o.name] !== undefined ? { error: failures[o.name] } : {}),
+      // The deadline runs from the assignment osc remembers; a new one (or none remembered) starts now.
+      since: mem.assigned === o.installLabel && mem.since ? Date.parse(mem.since) : nowMs,
+      report: { kind: 'pending' },
+    };
+    w.report = w.assigned !== undefined ? installReport(o, w.assigned, w.since, input) : removalReport(o, w.since, input);
+    if (w.report.kind === 'done') w.active = w.assigned;
+    if (w.report.kind === 'gone') delete w.active;
+    if (w.report.kind === 'failed' && w.error === undefined) {
+      w.error = w.report.reason;
+      failures[o.name] = w.report.reason;
+      if (w.assigned !== undefined) {
+        // Back to the last known good configuration, or off the node when there is none (or it is what failed).
+        const back = w.lastKnownGood !== undefined && w.lastKnownGood !== w.assigned ? w.lastKnownGood : undefined;
+        labels.push({ node: o.name, value: back ?? null });
+        if (back === undefined) delete w.assigned;
+        else w.assigned = back;
+        w.since = nowMs;
+        w.report = { kind: 'pending' };
+      }
+    }
+    work.set(o.name, w);
+  }
+
+  // 2. The template: the configuration pods are about to be created with. A rollback needs its own.
+  const hasReadyPod = (o: NodeObservation, config: string) => o.pods.some((p) => !p.terminating && p.config === config && p.ready);
+  const rollback = observations.find((o) => {
+    const w = work.get(o.name);
+    return w?.assigned !== undefined && w.assigned !== input.target && w.error !== undefined && !hasReadyPod(o, w.assigned);
+  });
+  const template = rollback ? (work.get(rollback.name)?.assigned ?? input.target) : input.target;
+  const templateReady = input.daemonSet.observed && input.daemonSet.config === template;
+
+  // 3. Pods whose configuration is not their node's: replaced once the template carries the right one.
+  const replace = (o: NodeObservation, config: string) => {
+    if (!templateReady || config !== template) return;
+    for (const p of o.pods) if (!p.terminating && p.config !== config) deletePods.push(p.name);
+  };
+  for (const o of observations) {
+    const w = work.get(o.name);
+    if (w?.assigned !== undefined) replace(o, w.assigned);
+  }
+
+  // 4. More nodes, in name order, while the budget allows and the rollout has not stopped.
+  // A node given an older configuration whose pod never came (the template moved on first) is not in
+  // flight: it is simply given the target in its turn.
+  const stale = (o: NodeObservation, w: Working) =>
+    w.assigned !== undefined &&
+    w.assigned !== input.target &&
+    w.error === undefined &&
+    w.report.kind !== 'done' &&
+    !o.pods.some((p) => !p.terminating && p.config === w.assigned);
+  const inFlight = observations.filter((o) => {
+    const w = work.get(o.name) as Working;
+    if (stale(o, w)) return false;
+    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone';
+  });
+  let budget = Math.max(0, input.maxUnavailable - inFlight.length);
+  const stopped = Object.keys(failures).length > 0;
+  if (!stopped) {
+    for (const o of observations) {
+      if (budget <= 0) break;
+      const w = work.get(o.name) as Working;
+      const want = input.selected.has(o.name) ? input.target : undefined;
+      if (w.assigned === want) continue;
+      // A node gets its configuration from the template: wait until the template carries the target.
+      if (want !== undefined && !(templateReady && template === want)) continue;
+      labels.push({ node: o.name, value: want ?? null });
+      if (want === undefined) delete w.assigned;
+      else {
+        w.assigned = want;
+        replace(o, want);
+      }
+      w.since = nowMs;
+      w.report = { kind: 'pending' };
+      budget--;
+    }
+  }
+
+  // 5. Each node's place in the rollout, and when the next deadline passes.
+  const nodes: NodePlan[] = [];
+  let nextDeadlineMs: number | undefined;
+  for (const o of observations) {
+    const w = work.get(o.name) as Working;
+    const selected = input.selected.has(o.name);
+    const failed = w.error !== undefined;
+    if (w.report.kind === 'pending') {
+      const left = Math.max(0, w.since + input.deadlineMs - nowMs);
+      nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
+    }
+    let phase: KataNodePhase;
+    if (selected) {
+      if (failed) phase = 'FailedToInstall';
+      else if (w.assigned === input.target && w.report.kind === 'done') phase = 'Installed';
+      else if (w.assigned === input.target) phase = 'Installing';
+      else phase = 'WaitingToInstall';
+    } else {
+      if (w.assigned === undefined && w.report.kind === 'gone') continue;
+      if (failed) phase = 'FailedToUninstall';
+      else if (w.assigned === undefined) phase = 'Uninstalling';
+      else phase = 'WaitingToUninstall';
+    }
+    nodes.push({
+      name: o.name,
+      phase,
+      ...(w.assigned !== undefined ? { assigned: w.assigned } : {}),
+      ...(w.active !== undefined ? { active: w.active } : {}),
+      error: failed ? (w.error ?? '') : '',
+    });
+  }
+  return {
+    nodes,
+    template,
+    ...(stopped ? { stopped: { generation: resumed || !mark ? input.generation : mark.generation, failures } } : {}),
+    labels,
+    deletePods,
+    ...(nextDeadlineMs !== undefined ? { nextDeadlineMs } : {}),
+  };
+}

@@ -1,0 +1,212 @@
+import { isDeepStrictEqual } from 'node:util';
+import {
+  CRIO_CONFIG,
+  EXTENSION_MACHINE_CONFIG,
+  KATA_NODE_ROLE_LABEL,
+  KATA_POOL,
+  type LogLevel,
+  POOL_LABEL_PREFIX,
+} from '../../api/names.ts';
+import {
+  type ContainerRuntimeConfig,
+  ContainerRuntimeConfigs,
+  type MachineConfig,
+  type MachineConfigPool,
+  MachineConfigPools,
+  MachineConfigs,
+} from '../../api/openshift.ts';
+import { type Node, Nodes } from '../../kube/resources.ts';
+import type { OwnerReference } from '../../kube/types.ts';
+import type { PlatformPlan, PlatformWrite } from '../platform.ts';
+import { live } from '../selection.ts';
+import { desiredCrioConfig, desiredExtensionMachineConfig, desiredKataPool, isKataPoolConfig, nodeMcoView } from './machineconfig.ts';
+
+/**
+ * The writes that put kata on nodes and take it off through the Machine Config Operator, compared with
+ * what the caches show: our MachineConfig, the kata-oc pool, the kata-oc node label, and CRI-O's
+ * ContainerRuntimeConfig. Pure: the KataConfig controller makes the writes.
+ */
+
+/** What OpenShift's planning reads from its caches. */
+export interface OpenShiftObserved {
+  pools: readonly MachineConfigPool[];
+  /** Our MachineConfig (50-enable-sandboxed-containers-extension), when it exists. */
+  machineConfig?: MachineConfig;
+  /** Our ContainerRuntimeConfig (kata-crio-config), when it exists. */
+  crioConfig?: ContainerRuntimeConfig;
+}
+
+/** Node label changes per pass: on a large cluster status writes are not held up behind a thousand patches. */
+export const LABELS_PER_PASS = 64;
+
+export const poolNamed = (o: OpenShiftObserved, name: string): MachineConfigPool | undefined =>
+  o.pools.find((p) => p.metadata.name === name);
+
+const step = (writes: (PlatformWrite | undefined)[]): PlatformWrite[] => writes.filter((w): w is PlatformWrite => !!w);
+
+function machineConfigWrite(existing: MachineConfig | undefined, desired: MachineConfig): PlatformWrite | undefined {
+  if (!existing) return { op: 'create', resource: MachineConfigs, object: desired };
+  const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
+  const ownersMatch = isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences);
+  if (labelsMatch && ownersMatch && isDeepStrictEqual(existing.spec.extensions, desired.spec.extensions)) return undefined;
+  return {
+    op: 'patch',
+    resource: MachineConfigs,
+    name: desired.metadata.name ?? '',
+    patch: { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
+  };
+}
+
+function poolWrite(existing: MachineConfigPool | undefined, desired: MachineConfigPool): PlatformWrite | undefined {
+  if (!existing) return { op: 'create', resource: MachineConfigPools, object: desired };
+  if (
+    isDeepStrictEqual(existing.spec.machineConfigSelector, desired.spec.machineConfigSelector) &&
+    isDeepStrictEqual(existing.spec.nodeSelector, desired.spec.nodeSelector)
+  )
+    return undefined;
+  // Replaced whole, not merged: a merge patch would keep a label an administrator added to the selector,
+  // and the pool would stay wrong while every reconcile patched it again.
+  return {
+    op: 'patch',
+    resource: MachineConfigPools,
+    name: desired.metadata.name ?? '',
+    type: 'json',
+    patch: [
+      { op: 'add', path: '/spec/machineConfigSelector', value: desired.spec.machineConfigSelector },
+      { op: 'add', path: '/spec/nodeSelector', value: desired.spec.nodeSelector },
+    ],
+  };
+}
+
+function crioWrite(existing: ContainerRuntimeConfig | undefined, desired: ContainerRuntimeConfig): PlatformWrite | undefined {
+  if (!existing) return { op: 'create', resource: ContainerRuntimeConfigs, object: desired };
+  if (
+    isDeepStrictEqual(existing.spec, desired.spec) &&
+    isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences)
+  )
+    return undefined;
+  return {
+    op: 'patch',
+    resource: ContainerRuntimeConfigs,
+    name: CRIO_CONFIG,
+    patch: { metadata: { ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
+  };
+}
+
+/**
+ * The kata-oc role label on the wanted nodes and on no other: at most LABELS_PER_PASS patches, and how
+ * many more remain.
+ */
+export function labelWrites(nodes: readonly Node[], wanted: ReadonlySet<string>): { writes: PlatformWrite[]; pending: number } {
+  // The pool selects the label with the value "": one edited to another value is put back too.
+  const changes = live(nodes).filter((n) =>
+    wanted.has(n.metadata.name ?? '')
+      ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== ''
+      : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined,
+  );
+  const now = changes.slice(0, LABELS_PER_PASS);
+  return {
+    writes: now.map((node) => ({
+      op: 'patch' as const,
+      resource: Nodes,
+      name: node.metadata.name ?? '',
+      patch: { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(node.metadata.name ?? '') ? '' : null } } },
+    })),
+    pending: changes.length - now.length,
+  };
+}
+
+const deleteIfPresent = (present: unknown, resource: PlatformWrite['resource'], name: string): PlatformWrite | undefined =>
+  present ? { op: 'delete', resource, name } : undefined;
+
+export interface InstallPlanInput {
+  observed: OpenShiftObserved;
+  nodes: readonly Node[];
+  selected: ReadonlySet<string>;
+  compact: boolean;
+  kataConfigName: string;
+  owner: OwnerReference;
+  logLevel: LogLevel;
+}
+
+/**
+ * Our MachineConfig exists before the pool, so that the pool's first rendering already has kata; then
+ * the pool, the node labels (not on compact clusters: the masters' pool gets kata as a whole), and
+ * CRI-O's log level (its ContainerRuntimeConfig only for a level other than info).
+ */
+export function installPlan(input: InstallPlanInput): PlatformPlan {
+  const pool = input.compact ? 'master' : KATA_POOL;
+  const { observed: o } = input;
+  const steps: PlatformWrite[][] = [
+    step([machineConfigWrite(o.machineConfig, desiredExtensionMachineConfig(pool, input.kataConfigName, input.owner))]),
+  ];
+  let pending = 0;
+  if (!input.compact) {
+    steps.push(step([poolWrite(poolNamed(o, KATA_POOL), desiredKataPool())]));
+    const labels = labelWrites(input.nodes, input.selected);
+    steps.push(labels.writes);
+    pending = labels.pending;
+  }
+  steps.push(
+    step([
+      input.logLevel !== 'info'
+        ? crioWrite(o.crioConfig, desiredCrioConfig(pool, input.logLevel, input.owner))
+        : deleteIfPresent(o.crioConfig, ContainerRuntimeConfigs, CRIO_CONFIG),
+    ]),
+  );
+  return { steps: steps.filter((s) => s.length), pending };
+}
+
+/**
+ * Nodes leave the kata pool (one reboot each, as the pool rolls them back to the worker config). On a
+ * compact cluster the masters stay in their pool: removing our MachineConfig rolls them back.
+ */
+export function uninstallPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
+  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
+  const steps = [
+    labels.writes,
+    step([deleteIfPresent(observed.crioConfig, ContainerRuntimeConfigs, CRIO_CONFIG)]),
+    step([compact ? deleteIfPresent(observed.machineConfig, MachineConfigs, EXTENSION_MACHINE_CONFIG) : undefined]),
+  ];
+  return { steps: steps.filter((s) => s.length), pending: labels.pending };
+}
+
+/** Everything osc created on the MCO's side goes, straight to the API server (a 404 is fine). */
+export function cleanupPlan(): PlatformPlan {
+  return {
+    steps: [
+      [{ op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG }],
+      [{ op: 'delete', resource: MachineConfigs, name: EXTENSION_MACHINE_CONFIG }],
+      [{ op: 'delete', resource: MachineConfigPools, name: KATA_POOL }],
+    ],
+    pending: 0,
+  };
+}
+
+const ownedByKataConfig = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
+  !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
+
+/**
+ * With no KataConfig at all: nodes leave the pool, our objects go, and the pool goes once no node runs
+ * its configuration (node and pool changes bring the controller back until then).
+ */
+export function leftoversPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
+  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
+  const pool = poolNamed(observed, KATA_POOL);
+  const nodesBack =
+    labels.pending === 0 &&
+    !nodes.some((n) => isKataPoolConfig(nodeMcoView(n).currentConfig) || n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined);
+  const steps = [
+    labels.writes,
+    step([ownedByKataConfig(observed.crioConfig) ? { op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG } : undefined]),
+    step([
+      ownedByKataConfig(observed.machineConfig) ? { op: 'delete', resource: MachineConfigs, name: EXTENSION_MACHINE_CONFIG } : undefined,
+    ]),
+    step([
+      !compact && pool && nodesBack && pool.metadata.labels?.[`${POOL_LABEL_PREFIX}${KATA_POOL}`] !== undefined
+        ? { op: 'delete', resource: MachineConfigPools, name: KATA_POOL }
+        : undefined,
+    ]),
+  ];
+  return { steps: steps.filter((s) => s.length), pending: labels.pending };
+}

@@ -1,0 +1,102 @@
+import { CONTROL_PLANE_ROLE_LABEL, KATA_NODE_ROLE_LABEL, KATA_POOL, MASTER_ROLE_LABEL, WORKER_ROLE_LABEL } from '../../api/names.ts';
+import type { MachineConfigPool } from '../../api/openshift.ts';
+import type { Node } from '../../kube/resources.ts';
+import type { ConfigRef, NodeRecord } from '../platform.ts';
+import { byName, live } from '../selection.ts';
+import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from './machineconfig.ts';
+
+/**
+ * The Machine Config Operator's view of each node as per-node records (the table in docs/kataconfig.md,
+ * "Transitions"): assigned is the rendered MachineConfig the MCO gave the node (its desiredConfig), active
+ * the one it runs (currentConfig), error the MCO's reason when the node is Degraded.
+ */
+
+const hasLabel = (n: Node, l: string) => n.metadata.labels?.[l] !== undefined;
+export const isMaster = (n: Node): boolean => hasLabel(n, MASTER_ROLE_LABEL) || hasLabel(n, CONTROL_PLANE_ROLE_LABEL);
+const isWorker = (n: Node) => hasLabel(n, WORKER_ROLE_LABEL);
+
+/**
+ * A compact ("converged") cluster: masters are also the workers, so the MCO puts them all in the master
+ * pool and the worker pool has no machines.
+ */
+export function isCompactCluster(nodes: readonly Node[]): boolean {
+  const all = live(nodes);
+  return all.some(isMaster) && !all.some((n) => isWorker(n) && !isMaster(n));
+}
+
+/** The workers that may get kata: never a master. */
+export const workerCandidates = (nodes: readonly Node[]): Node[] => live(nodes).filter((n) => isWorker(n) && !isMaster(n));
+
+/** The kata-oc-labelled nodes: those the kata pool already targets. */
+export const labelledNodes = (nodes: readonly Node[]): Set<string> =>
+  new Set(
+    live(nodes)
+      .filter((n) => hasLabel(n, KATA_NODE_ROLE_LABEL))
+      .map((n) => n.metadata.name ?? ''),
+  );
+
+export interface McoRecordInput {
+  nodes: readonly Node[];
+  /** Nodes that should have kata; empty while uninstalling. */
+  selected: ReadonlySet<string>;
+  compact: boolean;
+  /** The pool kata goes to (kata-oc, or master on compact clusters). */
+  kataPool: MachineConfigPool | undefined;
+  /** The pool nodes return to (worker, or master on compact clusters). */
+  basePool: MachineConfigPool | undefined;
+  wantCrioConfig: boolean;
+}
+
+/** A rendered MachineConfig as a configuration reference: its name, and whether it brings kata. */
+export function renderedConfigRef(name: string | undefined, withKata: boolean): ConfigRef | undefined {
+  if (!name) return undefined;
+  const pool = /^rendered-(.+)-[0-9a-f]+$/.exec(name)?.[1];
+  return {
+    id: name,
+    description: `rendered MachineConfig${pool ? ` of pool ${pool}` : ''}, ${withKata ? 'with' : 'without'} kata`,
+  };
+}
+
+/**
+ * Each node's record from the MCO's view of it. A node that should have kata is measured against the
+ * kata pool's target; a node that should not is recorded only while it still runs (or is leaving) a
+ * configuration with kata.
+ */
+export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
+  const records: NodeRecord[] = [];
+  const kataTarget = input.kataPool?.spec.configuration?.name;
+  const kataTargetReady = poolTargetHasKata(input.kataPool, input.wantCrioConfig);
+  const baseTarget = input.basePool?.spec.configuration?.name;
+  // On a compact cluster the base pool is the kata pool: while uninstalling its target no longer has kata.
+  const baseTargetHasKata = input.compact && poolTargetHasKata(input.basePool, input.wantCrioConfig);
+  const hasKata = (config: string | undefined) =>
+    isKataPoolConfig(config) || (input.compact && !!config && config === kataTarget && (kataTargetReady || baseTargetHasKata));
+
+  for (const node of [...live(input.nodes)].sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''))) {
+    const v = nodeMcoView(node);
+    const refs = {
+      ...(v.desiredConfig ? { assigned: renderedConfigRef(v.desiredConfig, hasKata(v.desiredConfig)) } : {}),
+      ...(v.currentConfig ? { active: renderedConfigRef(v.currentConfig, hasKata(v.currentConfig)) } : {}),
+    };
+    const failed = v.state === 'Degraded';
+    const error = failed ? (v.reason ?? '') : '';
+    const record = (phase: NodeRecord['phase']) => records.push({ node: v.name, phase, ...refs, error });
+    if (input.selected.has(v.name)) {
+      if (failed) record('FailedToInstall');
+      else if (v.state === 'Working') record('Installing');
+      else if (v.state === 'Done' && kataTargetReady && v.currentConfig === kataTarget) record('Installed');
+      else record('WaitingToInstall');
+      continue;
+    }
+    const carriesKata = input.compact ? isMaster(node) && !baseTargetHasKata : isKataPoolConfig(v.currentConfig);
+    if (!carriesKata) continue;
+    if (failed) record('FailedToUninstall');
+    else if (v.state === 'Working') record('Uninstalling');
+    else if (v.currentConfig !== baseTarget || !baseTarget) record('WaitingToUninstall');
+  }
+  return records;
+}
+
+/** The kata pool's name on this cluster, and the pool nodes return to. */
+export const poolNames = (compact: boolean): { kata: string; base: string } =>
+  compact ? { kata: 'master', base: 'master' } : { kata: KATA_POOL, base: 'worker' };

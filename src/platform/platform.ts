@@ -1,0 +1,208 @@
+import type { KataConfig, KataConfigSpec } from '../api/kataconfig.ts';
+import type { ConfigRef, KataNodePhase, KataNodeStatus } from '../api/katanode.ts';
+import type { PatchType, ResourceType } from '../kube/client.ts';
+import type { Node } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { Informer, InformerOptions } from '../runtime/informer.ts';
+
+/**
+ * The Platform seam (docs/architecture.md, "The Platform seam"): what differs between a cluster where
+ * kata arrives through OpenShift's Machine Config Operator and one where osc runs an installer itself.
+ * The KataConfig controller is platform-neutral: it asks the platform which nodes are candidates, what
+ * each node's state is (as a per-node record), and what to write; it decides the KataConfig status, the
+ * KataNode objects, the RuntimeClasses and the uninstall guard itself, and does every write.
+ *
+ * Everything here is pure except `watch`, which only registers caches: a platform reads the cluster
+ * through the caches it asked for and answers with data.
+ */
+
+export type PlatformName = 'openshift' | 'kubernetes';
+export const PLATFORM_NAMES: readonly PlatformName[] = ['openshift', 'kubernetes'];
+
+export type { ConfigRef, KataNodePhase };
+
+/** The nodes that should run kata, as the platform selects them from a KataConfig's spec. */
+export interface Selection {
+  /** Nodes that should run kata, sorted by name. */
+  nodes: string[];
+  /** checkNodeEligibility is on and no candidate carries the NFD label. */
+  noEligibleNodes: boolean;
+  /** kataConfigPoolSelector is set and matches no candidate: nothing would get kata. */
+  noMatchingNodes?: boolean;
+}
+
+/**
+ * One node's kata state as the platform observes it: the model of Kubernetes' NodeConfigStatus. The
+ * controller turns a record into the KataNode's status (adding lastKnownGood and lastTransitionTime,
+ * which need memory of the past) and into the KataConfig's kataNodes lists (by `phase`).
+ */
+export interface NodeRecord {
+  /** The node's name (and its KataNode's). */
+  node: string;
+  /** The node's place in the rollout, i.e. which kataNodes list names it. */
+  phase: KataNodePhase;
+  /** The configuration the node has been given to run; absent when the platform has given it none yet. */
+  assigned?: ConfigRef;
+  /** The configuration the node runs now; absent when unknown. */
+  active?: ConfigRef;
+  /**
+   * Why assigned is not active, when that is a failure (phase FailedToInstall or FailedToUninstall): the
+   * reason in `Node <name> Degraded: <reason>`. Empty when none.
+   */
+  error: string;
+}
+
+/** One write the controller makes for the platform; `create` tolerates AlreadyExists, `delete` a 404. */
+export type PlatformWrite =
+  | { op: 'create'; resource: ResourceType; object: KubeObject }
+  | { op: 'patch'; resource: ResourceType; name: string; namespace?: string; patch: unknown; type?: PatchType }
+  | { op: 'delete'; resource: ResourceType; name: string; namespace?: string };
+
+/**
+ * What to write now. Steps run in order; the writes within one step run concurrently (a bounded number
+ * at a time), so a platform orders dependencies by step (e.g. a MachineConfig before the pool that
+ * renders it) and batches many independent writes (e.g. node labels) into one step.
+ */
+export interface PlatformPlan {
+  steps: PlatformWrite[][];
+  /**
+   * Writes that are needed but left out of this plan (a per-pass batch limit): the controller writes its
+   * status and then plans again at once, so that status is not held up behind a thousand node patches.
+   */
+  pending: number;
+  /**
+   * Something is expected to change by time alone (e.g. an installer's deadline passing): look again
+   * after this long even if no watched object changes.
+   */
+  recheckAfterMs?: number;
+}
+
+/** What every planning and reading function of a platform is given. */
+export interface PlatformInput<O> {
+  /** The platform's own observations (from its caches, see PlatformWatch.observe). */
+  observed: O;
+  /** Every node, as cached. */
+  nodes: readonly Node[];
+  /** The KataConfig in effect (spec, name and UID for owner references); absent when none exists. */
+  kataConfig?: KataConfig;
+  /** Nodes that should have kata now: the selection while installing, empty once an uninstall has started. */
+  selected: ReadonlySet<string>;
+  /**
+   * The KataNode statuses as cached, by node name: memory of each node's past, e.g. the lastKnownGood
+   * configuration a failed node is rolled back to.
+   */
+  previous: ReadonlyMap<string, KataNodeStatus>;
+}
+
+/** The RuntimeClass a platform provides for one runtime class name (kata or kata-remote). */
+export interface RuntimeClassSpec {
+  /** The CRI runtime handler the node's container runtime knows the runtime by. */
+  handler: string;
+  /** Where pods of this runtime class may be scheduled: exactly the nodes with kata. */
+  nodeSelector: Record<string, string>;
+  /** The pod overhead of a sandbox; absent when the platform knows none. */
+  overhead?: { memory: string; cpu: string };
+}
+
+/** Registers the shared caches a platform reads. */
+export interface InformerSource {
+  informer<T extends KubeObject>(rt: ResourceType<T>, opts?: InformerOptions): Informer<T>;
+}
+
+/** The caches a platform set up, and a reading of them. */
+export interface PlatformWatch<O> {
+  /** Caches whose changes wake the KataConfig controller (nodes are watched by the controller itself). */
+  informers: Informer<KubeObject>[];
+  /** A snapshot of what the platform observes, for one reconcile pass. Cheap: reads caches only. */
+  observe(): O;
+}
+
+/**
+ * A platform: one per kind of cluster. `O` is its observed state (e.g. OpenShift's pools and
+ * MachineConfigs); the controller passes it around without looking inside.
+ */
+export interface Platform<O = unknown> {
+  readonly name: PlatformName;
+  /** Whether peer pods (kata-remote) work on this platform; when not, the KataConfig says so. */
+  readonly supportsPeerPods: boolean;
+
+  /** Sets up the caches the platform reads. Called once, before the manager starts. */
+  watch(source: InformerSource): PlatformWatch<O>;
+
+  /**
+   * Which nodes should run kata for this spec (docs/kataconfig.md, "spec"): the platform's candidates,
+   * narrowed by kataConfigPoolSelector and, when checkNodeEligibility is on, by the NFD label
+   * (see narrowSelection in selection.ts).
+   */
+  select(nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection;
+
+  /**
+   * Each node's record, for every node that is selected or still has kata (sorted by name); a node that
+   * is neither has no record, and its KataNode goes. Pure.
+   */
+  records(input: PlatformInput<O>): NodeRecord[];
+
+  /**
+   * Whether the rollout is complete beyond what the records show: everything the platform shares among
+   * nodes (e.g. OpenShift's pool configuration) carries what the spec asks for. The controller calls the
+   * rollout settled when this holds and every selected node is Installed and no other node is listed.
+   */
+  rolloutComplete(input: PlatformInput<O>): boolean;
+
+  /** Nodes installing kata at this moment: a KataConfig deleted during a rollout waits for them. */
+  installing(input: PlatformInput<O>): string[];
+
+  /**
+   * The writes that put kata on the selected nodes and take it off the others (input.selected), compared
+   * with what the caches show: an empty plan when everything is in place. Never touches RuntimeClasses
+   * (the controller makes them once the rollout is done).
+   */
+  installPlan(input: PlatformInput<O>): PlatformPlan;
+
+  /** The writes that take kata off every node, during an uninstall after its check for pods. */
+  uninstallPlan(input: PlatformInput<O>): PlatformPlan;
+
+  /**
+   * Whether kata is off the cluster as far as the platform's shared objects go (beyond the records,
+   * which must be empty too): the uninstall may clean up and remove the finalizer.
+   */
+  uninstallComplete(input: PlatformInput<O>): boolean;
+
+  /**
+   * The last writes of an uninstall, made once every node is back: everything the platform created goes.
+   * Deletes go straight to the API server (a cache may lag behind a recent create).
+   */
+  cleanupPlan(input: PlatformInput<O>): PlatformPlan;
+
+  /**
+   * With no KataConfig at all (its finalizer removed by hand): the writes that undo what the last one
+   * left behind, on the platform's side (the controller deletes RuntimeClasses and KataNodes).
+   */
+  leftoversPlan(input: PlatformInput<O>): PlatformPlan;
+
+  /** The RuntimeClass for a runtime class name osc provides (kata, kata-remote). */
+  runtimeClass(name: string, nodes: readonly Node[]): RuntimeClassSpec;
+
+  /**
+   * The label selector of the nodes that have kata (and so run peer pods and the kata monitor): used by
+   * other controllers instead of re-deriving it.
+   */
+  kataNodeSelector(nodes: readonly Node[]): Record<string, string>;
+
+  /** The tolerations a DaemonSet needs to run on every kata node (e.g. a master's taint on a compact cluster). */
+  kataNodeTolerations(nodes: readonly Node[]): Toleration[];
+}
+
+export interface Toleration {
+  key?: string;
+  operator: 'Exists' | 'Equal';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+}
+
+/** An empty plan: nothing to write. */
+export const noWrites = (): PlatformPlan => ({ steps: [], pending: 0 });
+
+/** Whether a node carries every label of a selector (as kataNodeSelector answers). */
+export const matchesSelector = (node: Node, selector: Record<string, string>): boolean =>
+  Object.entries(selector).every(([k, v]) => node.metadata.labels?.[k] === v);

@@ -1,0 +1,121 @@
+/**
+ * `osc install --distribution kubernetes` into the dev cluster's kubernetes distribution, then the operator
+ * run with its own ServiceAccount's token (not as admin): its RBAC must be enough to make kata-deploy's
+ * identity and DaemonSet, move the nodes, and take it all away again — and nothing of the Machine Config
+ * Operator's is granted.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { KataConfigs } from '../../src/api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { NAMES } from '../../src/install/manifests.ts';
+import { ClusterRoles, DaemonSets, RuntimeClasses } from '../../src/kube/resources.ts';
+import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
+import { OscProcess, runOsc as osc } from '../support/cli.ts';
+import { useDevCluster } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
+
+const ns = OPERATOR_NAMESPACE;
+const KATACONFIG = `apiVersion: kataconfiguration.openshift.io/v1
+kind: KataConfig
+metadata:
+  name: cluster-kataconfig
+spec:
+  logLevel: info
+`;
+
+describe('osc install --distribution kubernetes, and the operator under its own ServiceAccount', () => {
+  const cluster = useDevCluster({
+    distribution: 'kubernetes',
+    workers: 2,
+    masters: 1,
+    kataDeploy: { installMs: 500, cleanupMs: 300, restartBackoffMs: 500 },
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'osc-cli-install-k8s-'));
+  let operator: OscProcess | undefined;
+  const kubectl = (args: string[], opts: { input?: string; kubeconfig?: string } = {}) => cluster.dev.controlPlane.kubectl(args, opts);
+
+  after(() => {
+    operator?.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the manifests: kata-deploy RBAC, no Machine Config Operator rules', async () => {
+    const r = await osc(['install', '--kubeconfig', cluster.dev.kubeconfigPath, '--distribution', 'kubernetes']);
+    assert.equal(r.code, 0, r.stderr);
+    const role = (await cluster.dev.client.get(ClusterRoles, NAMES.clusterRole)) as {
+      rules?: { apiGroups: string[]; resources: string[] }[];
+    };
+    assert.ok(!role.rules?.some((x) => x.apiGroups.includes('machineconfiguration.openshift.io')));
+    assert.ok(role.rules?.some((x) => x.resources.includes('nodes/proxy')));
+  });
+
+  test('the ServiceAccount-run operator installs kata with kata-deploy and removes it all', async () => {
+    const token = await kubectl(['create', 'token', NAMES.serviceAccount, '-n', ns, '--duration=1h']);
+    assert.equal(token.code, 0, token.stderr);
+    const cp = cluster.dev.controlPlane;
+    const saKubeconfig = join(dir, 'sa.kubeconfig');
+    writeFileSync(
+      saKubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
+        `users: [{name: sa, user: {token: ${token.stdout.trim()}}}]`,
+        `contexts: [{name: sa, context: {cluster: dev, user: sa, namespace: ${ns}}}]`,
+        'current-context: sa',
+        '',
+      ].join('\n'),
+    );
+    operator = new OscProcess(
+      [
+        'run',
+        '--no-leader-elect',
+        '--kubeconfig',
+        saKubeconfig,
+        '--metrics-bind-address',
+        '0',
+        '--health-probe-bind-address',
+        '0',
+        '--webhook-bind-address',
+        '127.0.0.1:0',
+        '--webhook-url',
+        'https://127.0.0.1:{port}',
+      ],
+      { POD_NAMESPACE: ns },
+    );
+    const op = operator;
+    await waitFor(() => op.stdout.includes('"caches synced"') || op.child.exitCode !== null, {
+      timeoutMs: 60_000,
+      message: 'caches synced',
+    });
+    assert.equal(op.child.exitCode, null, `the operator exited: ${op.stdout}${op.stderr}`);
+    assert.match(op.stdout, /"platform":"kubernetes"/);
+
+    const created = await kubectl(['create', '-f', '-'], { input: KATACONFIG });
+    assert.equal(created.code, 0, created.stderr);
+    await waitFor(
+      async () => {
+        const kc = await cluster.dev.client.find(KataConfigs, 'cluster-kataconfig');
+        const c = kc?.status?.conditions?.find((x) => x.type === 'InProgress');
+        return c?.status === 'False' && c.reason === '' && kc?.status?.kataNodes?.readyNodeCount === 2;
+      },
+      { timeoutMs: 120_000, message: `kata installed by the ServiceAccount-run operator: ${op.stderr.slice(-2000)}` },
+    );
+    assert.equal((await cluster.dev.client.get(RuntimeClasses, 'kata')).handler, 'kata-qemu');
+    assert.ok(await cluster.dev.client.find(DaemonSets, INSTALLER_NAME, ns));
+    assert.doesNotMatch(op.stdout, /"level":50.*forbidden/i, 'no request was refused');
+
+    const deleted = await kubectl(['delete', 'kataconfig', 'cluster-kataconfig', '--wait=false']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await waitFor(async () => !(await cluster.dev.client.find(KataConfigs, 'cluster-kataconfig')), {
+      timeoutMs: 120_000,
+      message: 'the KataConfig gone',
+    });
+    assert.equal(await cluster.dev.client.find(DaemonSets, INSTALLER_NAME, ns), undefined);
+    assert.equal(await cluster.dev.client.find(ClusterRoles, INSTALLER_NAME), undefined);
+  });
+});

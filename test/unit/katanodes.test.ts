@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KataConfig } from '../../src/api/kataconfig.ts';
+import type { KataNode } from '../../src/api/katanode.ts';
+import { kataNodeStatus, planKataNodes, WRITTEN_GRACE_MS, WrittenStatuses } from '../../src/controllers/kataconfig/katanodes.ts';
+import { classifyRecords } from '../../src/controllers/kataconfig/state.ts';
+import type { NodeRecord } from '../../src/platform/platform.ts';
+
+const A = { id: 'config-a', description: 'a' };
+const B = { id: 'config-b', description: 'b' };
+const T0 = new Date('2026-11-22T10:00:00Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const SOAK = 600_000;
+const rec = (over: Partial<NodeRecord> = {}): NodeRecord => ({
+  node: 'worker-0',
+  phase: 'Installed',
+  assigned: A,
+  active: A,
+  error: '',
+  ...over,
+});
+
+describe('KataNode status from a record', () => {
+  test('first seen: the record, with the time of this change and no lastKnownGood yet', () => {
+    const { status, promoteAt } = kataNodeStatus(rec(), undefined, T0, SOAK);
+    assert.deepEqual(status, { phase: 'Installed', assigned: A, active: A, error: '', lastTransitionTime: '2026-11-22T10:00:00Z' });
+    assert.equal(promoteAt, T0.getTime() + SOAK, 'known good once the soak is over');
+  });
+
+  test('lastTransitionTime moves only on a real change; an unchanged record gives an identical status', () => {
+    const first = kataNodeStatus(rec({ phase: 'Installing', active: B }), undefined, T0, SOAK).status;
+    assert.deepEqual(kataNodeStatus(rec({ phase: 'Installing', active: B }), first, at(5000), SOAK).status, first);
+    const moved = kataNodeStatus(rec(), first, at(5000), SOAK).status;
+    assert.equal(moved.lastTransitionTime, '2026-11-22T10:00:05Z');
+    const described = kataNodeStatus(rec({ phase: 'Installing', active: { ...B, description: 'reworded' } }), first, at(9000), SOAK).status;
+    assert.equal(described.lastTransitionTime, first.lastTransitionTime, 'a new description of the same configuration is no transition');
+  });
+
+  test('lastKnownGood becomes assigned after the soak without error, and not before', () => {
+    const first = kataNodeStatus(rec(), undefined, T0, SOAK).status;
+    assert.equal(kataNodeStatus(rec(), first, at(SOAK - 1000), SOAK).status.lastKnownGood, undefined);
+    const soaked = kataNodeStatus(rec(), first, at(SOAK), SOAK);
+    assert.deepEqual(soaked.status.lastKnownGood, A);
+    assert.equal(soaked.promoteAt, undefined);
+    assert.equal(kataNodeStatus(rec(), soaked.status, at(SOAK + 1), SOAK).promoteAt, undefined, 'nothing more to wait for');
+  });
+
+  test('a failing or unfinished configuration never becomes known good; the previous one stays', () => {
+    const good = { ...kataNodeStatus(rec(), undefined, T0, SOAK).status, lastKnownGood: A };
+    const failing = rec({ phase: 'FailedToInstall', assigned: B, active: A, error: 'disk full' });
+    const f = kataNodeStatus(failing, good, at(1000), SOAK);
+    assert.deepEqual(f.status.lastKnownGood, A);
+    assert.equal(kataNodeStatus(failing, f.status, at(10 * SOAK), SOAK).status.lastKnownGood, A);
+    const waiting = rec({ phase: 'WaitingToInstall', assigned: B, active: A });
+    assert.deepEqual(kataNodeStatus(waiting, good, at(10 * SOAK), SOAK).status.lastKnownGood, A, 'assigned is not active yet');
+  });
+});
+
+describe('KataNode objects per pass', () => {
+  const kc: KataConfig = { metadata: { name: 'example-kataconfig', uid: 'u1' } };
+  const owner = {
+    apiVersion: 'kataconfiguration.openshift.io/v1',
+    kind: 'KataConfig',
+    name: 'example-kataconfig',
+    uid: 'u1',
+    controller: true,
+    blockOwnerDeletion: false,
+  };
+  const existing = (name: string, uid = 'u1'): KataNode => ({
+    metadata: { name, ownerReferences: [{ ...owner, uid }] },
+    status: kataNodeStatus(rec({ node: name }), undefined, T0, SOAK).status,
+  });
+
+  test('made for a new record (owned by the KataConfig), status only where it changed, deleted without a record', () => {
+    const records = [rec({ node: 'worker-0' }), rec({ node: 'worker-1' }), rec({ node: 'worker-2', phase: 'Installing', active: B })];
+    const plan = planKataNodes(kc, records, [existing('worker-0'), existing('worker-2'), existing('worker-9')], at(1000), SOAK);
+    assert.deepEqual(plan.create, [{ metadata: { name: 'worker-1', ownerReferences: [owner] } }]);
+    assert.deepEqual(
+      plan.status.map((s) => [s.cached.metadata.name, s.status.phase, s.status.lastTransitionTime]),
+      [['worker-2', 'Installing', '2026-11-22T10:00:01Z']],
+      'worker-0 is unchanged: nothing to write',
+    );
+    assert.deepEqual(plan.adopt, []);
+    assert.deepEqual(plan.delete, ['worker-9']);
+  });
+
+  test('one an earlier KataConfig made is adopted by the one in effect', () => {
+    const plan = planKataNodes(kc, [rec()], [existing('worker-0', 'old')], at(1000), SOAK);
+    assert.deepEqual(
+      plan.adopt.map((k) => k.metadata.ownerReferences),
+      [[owner]],
+    );
+  });
+
+  test('the earliest pending promotion is reported, so the controller looks again then', () => {
+    const plan = planKataNodes(kc, [rec({ node: 'worker-0' })], [existing('worker-0')], at(1000), SOAK);
+    assert.equal(plan.promoteAt, T0.getTime() + SOAK);
+  });
+});
+
+describe('platform-neutral classification over records', () => {
+  test('each phase names its kataNodes list, in record order; failures carry the error', () => {
+    const records: NodeRecord[] = [
+      rec({ node: 'a', phase: 'Installed' }),
+      rec({ node: 'b', phase: 'Installing' }),
+      rec({ node: 'c', phase: 'FailedToInstall', error: 'disk full' }),
+      rec({ node: 'd', phase: 'WaitingToUninstall' }),
+      rec({ node: 'e', phase: 'FailedToUninstall', error: 'stuck' }),
+    ];
+    const c = classifyRecords(records, 3, true);
+    assert.deepEqual(c.kataNodes, {
+      nodeCount: 3,
+      readyNodeCount: 1,
+      installed: ['a'],
+      installing: ['b'],
+      failedToInstall: ['c'],
+      waitingToUninstall: ['d'],
+      failedToUninstall: ['e'],
+    });
+    assert.deepEqual(c.failures, [
+      { node: 'c', reason: 'disk full' },
+      { node: 'e', reason: 'stuck' },
+    ]);
+    assert.equal(c.settled, false);
+  });
+
+  test('settled: every selected node installed, nothing else listed, and the platform complete', () => {
+    const installed = [rec({ node: 'a' }), rec({ node: 'b' })];
+    assert.equal(classifyRecords(installed, 2, true).settled, true);
+    assert.equal(classifyRecords(installed, 2, false).settled, false, 'the platform is not done');
+    assert.equal(classifyRecords(installed, 3, true).settled, false, 'a selected node has no record yet');
+    assert.equal(classifyRecords([], 0, false).settled, true, 'nothing selected, nothing moving');
+    assert.deepEqual(classifyRecords([], 0, true).kataNodes, { nodeCount: 0, readyNodeCount: 0 });
+  });
+});
+
+describe('statuses written but not yet back through the watch', () => {
+  const status = (phase: 'Installing' | 'Installed') => kataNodeStatus(rec({ phase }), undefined, T0, SOAK).status;
+  const cachedNode = (phase?: 'Installing' | 'Installed'): KataNode => ({
+    metadata: { name: 'worker-0' },
+    ...(phase ? { status: status(phase) } : {}),
+  });
+
+  test('a pass right after a write plans against what was written, so it is not written again', () => {
+    const recent = new WrittenStatuses();
+    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
+    const [seen] = recent.overlay([cachedNode('Installing')], T0.getTime() + 100);
+    assert.equal(seen?.status?.phase, 'Installed');
+    const plan = planKataNodes({ metadata: { name: 'k', uid: 'u' } }, [rec({ phase: 'Installed' })], [seen as KataNode], T0, SOAK);
+    assert.deepEqual(plan.status, [], 'nothing to write again');
+  });
+
+  test('forgotten once the cache shows it, or after the grace (someone else may have written since)', () => {
+    const recent = new WrittenStatuses();
+    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
+    assert.equal(recent.overlay([cachedNode('Installed')], T0.getTime() + 100)[0]?.status?.phase, 'Installed');
+    assert.equal(recent.overlay([cachedNode('Installing')], T0.getTime() + 200)[0]?.status?.phase, 'Installing', 'caught up, then changed');
+    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
+    assert.equal(recent.overlay([cachedNode('Installing')], T0.getTime() + WRITTEN_GRACE_MS + 1)[0]?.status?.phase, 'Installing');
+  });
+
+  test('a KataNode just made counts as existing until the cache shows it (no second create)', () => {
+    const recent = new WrittenStatuses();
+    recent.remember(cachedNode(), status('Installing'), T0.getTime());
+    const existing = recent.overlay([], T0.getTime() + 100);
+    assert.deepEqual(
+      existing.map((k) => k.metadata.name),
+      ['worker-0'],
+    );
+    assert.deepEqual(planKataNodes({ metadata: { name: 'k', uid: 'u' } }, [rec({ phase: 'Installing' })], existing, T0, SOAK).create, []);
+    recent.forget('worker-0');
+    assert.deepEqual(recent.overlay([], T0.getTime() + 100), []);
+  });
+});

@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KataConfig } from '../../src/api/kataconfig.ts';
+import type { KataNodeStatus } from '../../src/api/katanode.ts';
+import type { DaemonSet, Node, Pod } from '../../src/kube/resources.ts';
+import {
+  CONFIG_ANNOTATION,
+  configId,
+  debugFor,
+  desiredInstallerDaemonSet,
+  INSTALL_LABEL,
+  INSTALLER_NAME,
+  installerConfig,
+  KATA_RUNTIME_LABEL,
+  recordedSettings,
+} from '../../src/platform/kubernetes/katadeploy.ts';
+import { installerMessage, observeNodes, podFailure } from '../../src/platform/kubernetes/observe.ts';
+import { type KubernetesObserved, KubernetesPlatform, STOPPED_ANNOTATION } from '../../src/platform/kubernetes/platform.ts';
+import type { PlatformInput } from '../../src/platform/platform.ts';
+
+const IMAGE = 'quay.io/kata-containers/kata-deploy:4.1.0';
+const platform = new KubernetesPlatform({ namespace: 'osc', image: IMAGE });
+const target = installerConfig(IMAGE, 'qemu', 'info');
+const T = configId(target);
+
+const node = (name: string, labels: Record<string, string> = {}, taints: Node['spec'] = undefined): Node => ({
+  metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
+  ...(taints ? { spec: taints } : {}),
+});
+
+/** A node osc gave configuration `config`. */
+const assignedNode = (name: string, config: string, labels: Record<string, string> = {}): Node => ({
+  metadata: { name, labels: { [INSTALL_LABEL]: 'true', ...labels }, annotations: { [CONFIG_ANNOTATION]: config } },
+});
+
+function installerPod(name: string, nodeName: string, config: string, status: Pod['status'] = {}): Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'osc',
+      labels: { name: INSTALLER_NAME },
+      annotations: { [CONFIG_ANNOTATION]: config },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: INSTALLER_NAME, uid: 'ds' }],
+    },
+    spec: { nodeName, containers: [] },
+    status,
+  };
+}
+
+const kc: KataConfig = { metadata: { name: 'example-kataconfig', uid: 'kc-uid', generation: 1 }, spec: { logLevel: 'info' } };
+
+function input(nodes: Node[], observed: Partial<KubernetesObserved>, over: Partial<PlatformInput<KubernetesObserved>> = {}) {
+  return {
+    observed: { pods: [], identity: { serviceAccount: true, role: true, binding: true }, ...observed },
+    nodes,
+    kataConfig: kc,
+    selected: new Set(nodes.map((n) => n.metadata.name ?? '')),
+    previous: new Map<string, KataNodeStatus>(),
+    ...over,
+  };
+}
+
+const seen = (ds: DaemonSet): DaemonSet => ({ ...ds, metadata: { ...ds.metadata, generation: 1 }, status: { observedGeneration: 1 } });
+
+describe('kata-deploy facts', () => {
+  test('configuration id: stable, and logLevel maps to DEBUG (debug and trace only)', () => {
+    assert.equal(configId(installerConfig(IMAGE, 'qemu', 'info')), configId({ shim: 'qemu', debug: false, image: IMAGE }));
+    assert.notEqual(configId(installerConfig(IMAGE, 'qemu', 'debug')), T);
+    assert.equal(configId(installerConfig(IMAGE, 'qemu', 'warn')), T);
+    assert.deepEqual((['info', 'debug', 'trace', 'error'] as const).map(debugFor), [false, true, true, false]);
+    assert.match(T, /^[0-9a-f]{12}$/);
+  });
+
+  test('the DaemonSet: OnDelete, on osc-labelled nodes only, kata-deploy install with its environment', () => {
+    const ds = desiredInstallerDaemonSet('osc', installerConfig(IMAGE, 'qemu', 'debug'));
+    // biome-ignore lint/suspicious/noExplicitAny: reading a deep, loosely typed pod spec
+    const spec = ds.spec as unknown as { updateStrategy: unknown; template: { spec: Record<string, any> } };
+    assert.deepEqual(spec.updateStrategy, { type: 'OnDelete' });
+    const pod = spec.template.spec;
+    assert.deepEqual(pod.nodeSelector, { [INSTALL_LABEL]: 'true' });
+    const c = pod.containers[0];
+    assert.equal(c.image, IMAGE);
+    assert.deepEqual(c.command, ['/usr/bin/kata-deploy', '--log-level', 'debug', 'install']);
+    const env = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+    assert.equal(env.DAEMONSET_NAME, INSTALLER_NAME);
+    assert.equal(env.DEBUG, 'true');
+    assert.equal(env.SHIMS_X86_64, 'qemu');
+    assert.equal(env.DEFAULT_SHIM_X86_64, 'qemu');
+    assert.equal(env.SHIMS_AARCH64, 'qemu');
+    assert.deepEqual(c.env[0], { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+    assert.equal(c.startupProbe.httpGet.path, '/readyz');
+    assert.equal(pod.terminationGracePeriodSeconds, 600);
+    assert.equal(ds.spec.template.metadata?.annotations?.[CONFIG_ANNOTATION], configId(installerConfig(IMAGE, 'qemu', 'debug')));
+  });
+
+  test('the DaemonSet remembers the settings of the configurations before (for a rollback)', () => {
+    const first = desiredInstallerDaemonSet('osc', target);
+    const second = desiredInstallerDaemonSet('osc', installerConfig(IMAGE, 'qemu', 'debug'), undefined, recordedSettings(first));
+    assert.deepEqual(recordedSettings(second).map(configId), [configId(installerConfig(IMAGE, 'qemu', 'debug')), T]);
+    assert.deepEqual(recordedSettings({ ...first, metadata: { annotations: { x: 'y' } } }), []);
+  });
+});
+
+describe('what osc reads from kata-deploy', () => {
+  test('the Error: line of kata-deploy is the reason', () => {
+    assert.equal(
+      installerMessage('[INFO] x\nError: Runtime cri-o is not supported\n\nCaused by:\n  nope\n'),
+      'Runtime cri-o is not supported',
+    );
+    assert.equal(installerMessage('just this'), 'just this');
+    assert.equal(installerMessage(''), undefined);
+  });
+
+  test('a crash-looping installer fails, with its termination message', () => {
+    const status = {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          ready: false,
+          restartCount: 2,
+          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 20s' } },
+          lastState: { terminated: { exitCode: 1, message: 'Error: host-check failed' } },
+        },
+      ],
+    };
+    assert.equal(podFailure(installerPod('p', 'a', T, status)), 'host-check failed');
+    assert.equal(
+      podFailure(
+        installerPod('p', 'a', T, {
+          phase: 'Running',
+          containerStatuses: [{ state: { waiting: { reason: 'ErrImagePull', message: 'not found' } } }],
+        }),
+      ),
+      'ErrImagePull: not found',
+    );
+    assert.equal(podFailure(installerPod('p', 'a', T, { phase: 'Running', containerStatuses: [{ state: { running: {} } }] })), undefined);
+    const retrying = { phase: 'Running', containerStatuses: [{ state: { running: {} }, lastState: { terminated: { exitCode: 1 } } }] };
+    assert.equal(podFailure(installerPod('p', 'a', T, retrying)), undefined, 'running again: kata-deploy retries');
+    assert.equal(podFailure(installerPod('p', 'a', T, { phase: 'Failed', message: 'evicted' })), 'evicted');
+  });
+
+  test('observations group our pods by node and ignore other pods', () => {
+    const foreign: Pod = { metadata: { name: 'x', labels: { name: INSTALLER_NAME } }, spec: { nodeName: 'a', containers: [] } };
+    const o = observeNodes(
+      [assignedNode('a', T, { [KATA_RUNTIME_LABEL]: 'true' }), node('b')],
+      [installerPod('p', 'a', T, { conditions: [{ type: 'Ready', status: 'True' }] }), foreign],
+    );
+    assert.deepEqual(o, [
+      { name: 'a', installLabel: T, kataRuntime: 'true', pods: [{ name: 'p', config: T, terminating: false, ready: true }] },
+      { name: 'b', pods: [] },
+    ]);
+  });
+});
+
+describe('the Kubernetes platform', () => {
+  test('candidates are the nodes without a control-plane role', () => {
+    const nodes = [node('cp', { 'node-role.kubernetes.io/control-plane': '' }), node('w1'), node('w0', { pool: 'x' })];
+    assert.deepEqual(platform.select(nodes, {}).nodes, ['w0', 'w1']);
+    assert.deepEqual(platform.select(nodes, { kataConfigPoolSelector: { matchLabels: { pool: 'x' } } }).nodes, ['w0']);
+    // A cluster of control-plane nodes only: the untainted ones (as kata-deploy's DaemonSet would land).
+    const single = [
+      node('one', { 'node-role.kubernetes.io/control-plane': '' }),
+      node(
+        'two',
+        { 'node-role.kubernetes.io/control-plane': '' },
+        { taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }] },
+      ),
+    ];
+    assert.deepEqual(platform.select(single, {}).nodes, ['one']);
+  });
+
+  test('RuntimeClass kata: kata-deploy handler and overhead for the shim, scheduled on kata-deploy-labelled nodes', () => {
+    assert.deepEqual(platform.runtimeClass('kata', []), {
+      handler: 'kata-qemu',
+      nodeSelector: { 'katacontainers.io/kata-runtime': 'true' },
+      overhead: { memory: '320Mi', cpu: '250m' },
+    });
+    assert.equal(new KubernetesPlatform({ shim: 'clh' }).runtimeClass('kata', []).handler, 'kata-clh');
+    assert.deepEqual(platform.kataNodeSelector([]), { 'katacontainers.io/kata-runtime': 'true' });
+    assert.equal(platform.supportsPeerPods, false);
+  });
+
+  test('first pass: the installer identity and DaemonSet are created; no node is labelled before the DaemonSet is seen', () => {
+    const plan = platform.installPlan(
+      input([node('w0'), node('w1')], { identity: { serviceAccount: false, role: false, binding: false } }),
+    );
+    const kinds = plan.steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
+    assert.deepEqual(kinds, [['create ServiceAccount', 'create ClusterRole', 'create ClusterRoleBinding'], ['create DaemonSet']]);
+  });
+
+  test('then one node is labelled with the target configuration, and its record says Installing', () => {
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const i = input([node('w0'), node('w1')], { daemonSet: ds });
+    const plan = platform.installPlan(i);
+    assert.deepEqual(plan.steps, [
+      [
+        {
+          op: 'patch',
+          resource: plan.steps[0]?.[0]?.resource,
+          name: 'w0',
+          patch: { metadata: { labels: { [INSTALL_LABEL]: 'true' }, annotations: { [CONFIG_ANNOTATION]: T } } },
+        },
+      ],
+    ]);
+    const records = platform.records(i);
+    assert.deepEqual(
+      records.map((r) => [r.node, r.phase, r.assigned?.id]),
+      [
+        ['w0', 'Installing', T],
+        ['w1', 'WaitingToInstall', undefined],
+      ],
+    );
+    assert.match(
+      records[0]?.assigned?.description ?? '',
+      /kata-deploy quay\.io\/kata-containers\/kata-deploy:4\.1\.0, shim qemu, debug off/,
+    );
+    assert.equal(platform.rolloutComplete(i), true);
+    assert.deepEqual(platform.installing(i), ['w0']);
+  });
+
+  test('a failure stops the rollout with the stop mark on the DaemonSet, and records the error', () => {
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const crash = {
+      containerStatuses: [{ ready: false, state: { terminated: { exitCode: 1, message: 'Error: containerd restart failed' } } }],
+    };
+    const i = input([assignedNode('w0', T, { [KATA_RUNTIME_LABEL]: 'false' }), node('w1')], {
+      daemonSet: ds,
+      pods: [installerPod('p0', 'w0', T, crash)],
+    });
+    const plan = platform.installPlan(i);
+    const writes = plan.steps.flat();
+    const dsPatch = writes.find((w) => w.resource.kind === 'DaemonSet');
+    assert.ok(dsPatch && dsPatch.op === 'patch');
+    const mark = (dsPatch.patch as { metadata: { annotations: Record<string, string> } }).metadata.annotations[STOPPED_ANNOTATION];
+    assert.deepEqual(JSON.parse(mark ?? ''), { generation: 1, failures: { w0: 'containerd restart failed' } });
+    assert.ok(writes.some((w) => w.op === 'patch' && w.resource.kind === 'Node' && w.name === 'w0'));
+    assert.ok(!writes.some((w) => w.op === 'patch' && w.resource.kind === 'Node' && w.name === 'w1'), 'w1 is not touched');
+    const records = platform.records(i);
+    assert.deepEqual(
+      records.map((r) => [r.node, r.phase, r.error]),
+      [
+        ['w0', 'FailedToInstall', 'containerd restart failed'],
+        ['w1', 'WaitingToInstall', ''],
+      ],
+    );
+    assert.equal(platform.rolloutComplete(i), false);
+  });
+
+  test('uninstall: complete once no node is labelled and no installer pod is left; cleanup deletes every installer object', () => {
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds }, { selected: new Set() })), true);
+    assert.equal(platform.uninstallComplete(input([assignedNode('w0', T)], { daemonSet: ds }, { selected: new Set() })), false);
+    // An uninstall pass creates nothing, even with the installer already cleaned up.
+    const late = platform.uninstallPlan(
+      input([node('w0')], { identity: { serviceAccount: false, role: false, binding: false } }, { selected: new Set() }),
+    );
+    assert.deepEqual(late.steps, []);
+    const steps = platform.cleanupPlan(input([], {})).steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
+    assert.deepEqual(steps, [['delete DaemonSet'], ['delete ClusterRoleBinding', 'delete ClusterRole', 'delete ServiceAccount']]);
+  });
+});
+
+describe('osc install --distribution kubernetes: RBAC', () => {
+  test('osc holds every permission it grants kata-deploy (the API server refuses a ClusterRole that escalates)', async () => {
+    const { clusterRules } = await import('../../src/install/rbac.ts');
+    const { INSTALLER_RULES } = await import('../../src/platform/kubernetes/katadeploy.ts');
+    const rules = clusterRules('kubernetes');
+    for (const r of INSTALLER_RULES)
+      for (const group of r.apiGroups)
+        for (const resource of r.resources)
+          for (const verb of r.verbs)
+            assert.ok(
+              rules.some(
+                (o) => !o.resourceNames && o.apiGroups.includes(group) && o.resources.includes(resource) && o.verbs.includes(verb),
+              ),
+              `osc may ${verb} ${resource} (${group || 'core'}) everywhere`,
+            );
+    assert.ok(!rules.some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')), 'no Machine Config Operator rules');
+    assert.ok(clusterRules('openshift').some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')));
+  });
+
+  test('it may delete installer pods and manage the installer identity', async () => {
+    const { namespaceRules, clusterRules } = await import('../../src/install/rbac.ts');
+    assert.ok(namespaceRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    assert.ok(!namespaceRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    assert.ok(
+      clusterRules('kubernetes').some(
+        (r) => r.resources.includes('clusterroles') && r.resourceNames?.includes(INSTALLER_NAME) && r.verbs.includes('delete'),
+      ),
+    );
+  });
+});
+
+describe('peer pods on plain Kubernetes', () => {
+  test('the webhook refuses enablePeerPods up front, naming the field and the fix; OpenShift accepts it', async () => {
+    const { validateKataConfig } = await import('../../src/webhooks/kataconfig.ts');
+    const req = { uid: 'u', operation: 'CREATE', name: 'k', object: { metadata: { name: 'k' }, spec: { enablePeerPods: true } } };
+    const refused = validateKataConfig(req as never, [], platform);
+    assert.equal(refused.allowed, false);
+    assert.match(
+      refused.allowed ? '' : refused.message,
+      /^enablePeerPods: peer pods are supported on OpenShift only, .*set enablePeerPods to false/,
+    );
+    assert.equal(validateKataConfig(req as never, []).allowed, true, 'the default platform, OpenShift, has peer pods');
+    const plain = { ...req, object: { metadata: { name: 'k' }, spec: {} } };
+    assert.equal(validateKataConfig(plain as never, [], platform).allowed, true);
+  });
+});

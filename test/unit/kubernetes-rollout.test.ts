@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { InstallerPodView, NodeObservation } from '../../src/platform/kubernetes/observe.ts';
+import { type NodeMemory, planRollout, type RolloutInput, type StopMark } from '../../src/platform/kubernetes/rollout.ts';
+
+const T = 'target000000';
+const A = 'previous0000';
+const NOW = new Date('2026-11-22T21:00:00Z');
+const ago = (s: number) => new Date(NOW.getTime() - s * 1000).toISOString();
+
+const pod = (name: string, config: string, opts: Partial<InstallerPodView> = {}): InstallerPodView => ({
+  name,
+  config,
+  terminating: false,
+  ready: false,
+  ...opts,
+});
+
+function obs(name: string, opts: Partial<NodeObservation> = {}): NodeObservation {
+  return { name, pods: [], ...opts };
+}
+
+function input(observations: NodeObservation[], over: Partial<RolloutInput> = {}): RolloutInput {
+  return {
+    observations,
+    memory: new Map(),
+    selected: new Set(observations.map((o) => o.name)),
+    target: T,
+    daemonSet: { config: T, observed: true },
+    generation: 1,
+    maxUnavailable: 1,
+    deadlineMs: 600_000,
+    now: NOW,
+    ...over,
+  };
+}
+
+/** A node kata-deploy finished on: its pod of `config` is Ready and it carries kata-runtime=true. */
+const installed = (name: string, config: string) =>
+  obs(name, { installLabel: config, kataRuntime: 'true', pods: [pod(`ds-${name}`, config, { ready: true })] });
+
+describe('kubernetes rollout: install', () => {
+  test('one node at a time, in name order (worker-2 before worker-10)', () => {
+    const plan = planRollout(input([obs('worker-10'), obs('worker-2'), obs('worker-1')]));
+    assert.deepEqual(plan.labels, [{ node: 'worker-1', value: T }]);
+    assert.deepEqual(
+      plan.nodes.map((n) => [n.name, n.phase]),
+      [
+        ['worker-1', 'Installing'],
+        ['worker-2', 'WaitingToInstall'],
+        ['worker-10', 'WaitingToInstall'],
+      ],
+    );
+    assert.equal(plan.template, T);
+  });
+
+  test('maxUnavailable 2 starts two nodes', () => {
+    const plan = planRollout(input([obs('a'), obs('b'), obs('c')], { maxUnavailable: 2 }));
+    assert.deepEqual(
+      plan.labels.map((l) => l.node),
+      ['a', 'b'],
+    );
+  });
+
+  test('nothing starts before the DaemonSet controller has seen the template with the target', () => {
+    assert.deepEqual(planRollout(input([obs('a')], { daemonSet: { config: A, observed: true } })).labels, []);
+    assert.deepEqual(planRollout(input([obs('a')], { daemonSet: { config: T, observed: false } })).labels, []);
+    assert.deepEqual(planRollout(input([obs('a')], { daemonSet: { observed: false } })).template, T);
+  });
+
+  test('a node is installed only when its pod of the target is Ready and kata-deploy labelled it', () => {
+    const claimed = obs('a', { installLabel: T, kataRuntime: 'false', pods: [pod('p', T, { ready: true })] });
+    const notReady = obs('b', { installLabel: T, kataRuntime: 'true', pods: [pod('q', T)] });
+    const plan = planRollout(input([claimed, notReady], { maxUnavailable: 5 }));
+    assert.deepEqual(
+      plan.nodes.map((n) => n.phase),
+      ['Installing', 'Installing'],
+    );
+    const done = planRollout(input([installed('a', T), obs('b')]));
+    assert.equal(done.nodes[0]?.phase, 'Installed');
+    assert.equal(done.nodes[0]?.active, T);
+    assert.deepEqual(done.labels, [{ node: 'b', value: T }], 'the next node starts once the first reported');
+  });
+
+  test('a configuration change replaces the pod in place: the label changes and the old pod goes', () => {
+    const plan = planRollout(input([installed('a', A), installed('b', A)]));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }]);
+    assert.deepEqual(plan.deletePods, ['ds-a']);
+    assert.deepEqual(
+      plan.nodes.map((n) => [n.name, n.phase, n.active]),
+      [
+        ['a', 'Installing', A],
+        ['b', 'WaitingToInstall', A],
+      ],
+    );
+  });
+
+  test('a node given an older configuration whose pod never came is given the target in its turn', () => {
+    // a was assigned A, then the spec changed before the DaemonSet made its pod: its pod runs T.
+    const a = obs('a', { installLabel: A, kataRuntime: 'false', pods: [pod('ds-a', T)] });
+    const plan = planRollout(input([a, obs('b')], { memory: new Map([['a', { assigned: A, since: ago(5) }]]) }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }]);
+    assert.deepEqual(plan.deletePods, [], 'its pod already runs the target');
+  });
+
+  test('a node that left the selection has kata taken off, as part of the same one-at-a-time budget', () => {
+    const plan = planRollout(input([installed('a', T), installed('b', T)], { selected: new Set(['a']) }));
+    assert.deepEqual(plan.labels, [{ node: 'b', value: null }]);
+    assert.equal(plan.nodes[1]?.phase, 'Uninstalling');
+  });
+});
+
+describe('kubernetes rollout: failure', () => {
+  const failing = (name: string, lkg?: string) => {
+    const memory = new Map<string, NodeMemory>([[name, { assigned: T, active: lkg, lastKnownGood: lkg, since: ago(10) }]]);
+    const o = obs(name, {
+      installLabel: T,
+      kataRuntime: lkg ? 'true' : 'false',
+      pods: [pod(`ds-${name}`, T, { failure: 'Runtime cri-o is not supported' })],
+    });
+    return { memory, o };
+  };
+
+  test('without a last known good configuration the node is cleaned, says why, and the rollout stops', () => {
+    const { memory, o } = failing('a');
+    const plan = planRollout(input([o, obs('b')], { memory }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: null }], 'kata leaves a; b is not touched');
+    assert.equal(plan.nodes[0]?.phase, 'FailedToInstall');
+    assert.equal(plan.nodes[0]?.error, 'Runtime cri-o is not supported');
+    assert.equal(plan.nodes[0]?.assigned, undefined);
+    assert.equal(plan.nodes[1]?.phase, 'WaitingToInstall');
+    assert.deepEqual(plan.stopped, { generation: 1, failures: { a: 'Runtime cri-o is not supported' } });
+  });
+
+  test('with one, the node goes back to it: label, then the template, then the failed pod', () => {
+    const { memory, o } = failing('a', A);
+    const first = planRollout(input([o, installed('b', A)], { memory }));
+    assert.deepEqual(first.labels, [{ node: 'a', value: A }]);
+    assert.equal(first.template, A, 'the template carries the rollback configuration');
+    assert.deepEqual(first.deletePods, [], 'the failed pod stays until the DaemonSet carries the rollback configuration');
+    assert.equal(first.nodes[0]?.phase, 'FailedToInstall');
+    assert.equal(first.nodes[0]?.assigned, A);
+    assert.equal(first.nodes[0]?.active, A);
+
+    // Next pass: the label says A, the DaemonSet controller has seen the template of A.
+    const stopped = first.stopped as StopMark;
+    const memory2 = new Map<string, NodeMemory>([['a', { assigned: A, active: A, lastKnownGood: A, since: ago(1) }]]);
+    const o2 = { ...o, installLabel: A };
+    const second = planRollout(input([o2, installed('b', A)], { memory: memory2, daemonSet: { config: A, observed: true, stopped } }));
+    assert.deepEqual(second.deletePods, ['ds-a']);
+    assert.deepEqual(second.labels, [], 'the rollout stays stopped: b keeps A');
+    assert.equal(second.nodes[0]?.error, 'Runtime cri-o is not supported');
+
+    // Rolled back: A's pod is Ready again. Still Failed (the spec has not changed), active == lastKnownGood.
+    const third = planRollout(
+      input([installed('a', A), installed('b', A)], { memory: memory2, daemonSet: { config: A, observed: true, stopped } }),
+    );
+    assert.equal(third.nodes[0]?.phase, 'FailedToInstall');
+    assert.equal(third.nodes[0]?.active, A);
+    assert.deepEqual(third.labels, []);
+    assert.equal(third.template, T, 'nothing needs A any more: the template returns to the target');
+  });
+
+  test('an installer that does not report within the deadline fails its node', () => {
+    const memory = new Map<string, NodeMemory>([['a', { assigned: T, since: ago(601) }]]);
+    const plan = planRollout(input([obs('a', { installLabel: T, pods: [pod('p', T)] })], { memory }));
+    assert.equal(plan.nodes[0]?.error, 'kata-deploy did not report the installation within 600s');
+    const early = planRollout(
+      input([obs('a', { installLabel: T, pods: [pod('p', T)] })], { memory: new Map([['a', { assigned: T, since: ago(100) }]]) }),
+    );
+    assert.equal(early.nodes[0]?.phase, 'Installing');
+    assert.equal(early.nextDeadlineMs, 500_000);
+  });
+
+  test('a spec change (a later generation) resumes the rollout', () => {
+    const stopped: StopMark = { generation: 1, failures: { a: 'boom' } };
+    const nodes = [obs('a'), obs('b')];
+    const still = planRollout(input(nodes, { daemonSet: { config: T, observed: true, stopped } }));
+    assert.deepEqual(still.labels, []);
+    assert.equal(still.nodes[0]?.phase, 'FailedToInstall');
+    const resumed = planRollout(input(nodes, { generation: 2, daemonSet: { config: T, observed: true, stopped } }));
+    assert.deepEqual(resumed.labels, [{ node: 'a', value: T }]);
+    assert.equal(resumed.stopped, undefined);
+    assert.equal(resumed.nodes[0]?.error, '');
+  });
+
+  test('the failed node leaving the cluster resumes it too', () => {
+    const stopped: StopMark = { generation: 1, failures: { gone: 'boom' } };
+    const plan = planRollout(input([obs('a')], { daemonSet: { config: T, observed: true, stopped } }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }]);
+  });
+});
+
+describe('kubernetes rollout: uninstall', () => {
+  test('nodes leave one at a time: WaitingToUninstall, Uninstalling, then gone', () => {
+    const nodes = [installed('a', T), installed('b', T)];
+    const first = planRollout(input(nodes, { selected: new Set() }));
+    assert.deepEqual(first.labels, [{ node: 'a', value: null }]);
+    assert.deepEqual(
+      first.nodes.map((n) => [n.name, n.phase]),
+      [
+        ['a', 'Uninstalling'],
+        ['b', 'WaitingToUninstall'],
+      ],
+    );
+    // a's pod is terminating (kata-deploy cleans up): b waits.
+    const cleaning = obs('a', { kataRuntime: 'true', pods: [pod('ds-a', T, { terminating: true, ready: true })] });
+    const second = planRollout(input([cleaning, installed('b', T)], { selected: new Set() }));
+    assert.deepEqual(second.labels, []);
+    // a is clean: no record; b goes.
+    const third = planRollout(input([obs('a'), installed('b', T)], { selected: new Set() }));
+    assert.deepEqual(
+      third.nodes.map((n) => n.name),
+      ['b'],
+    );
+    assert.deepEqual(third.labels, [{ node: 'b', value: null }]);
+    assert.deepEqual(planRollout(input([obs('a'), obs('b')], { selected: new Set() })).nodes, []);
+  });
+
+  test('a cleanup that does not finish within the deadline fails the node', () => {
+    const memory = new Map<string, NodeMemory>([['a', { since: ago(700) }]]);
+    const plan = planRollout(input([obs('a', { kataRuntime: 'true' })], { selected: new Set(), memory }));
+    assert.equal(plan.nodes[0]?.phase, 'FailedToUninstall');
+    assert.equal(plan.nodes[0]?.error, 'kata-deploy did not clean up within 600s');
+  });
+});
