@@ -118,6 +118,9 @@ const NS = OPERATOR_NAMESPACE;
 const KC = 'chaos';
 const OPERATOR_SA = 'osc-chaos-operator';
 const OPERATOR_USER = `system:serviceaccount:${NS}:${OPERATOR_SA}`;
+/** A step not converged this long after its fault says what is still wrong (where the time goes). */
+const SLOW_MS = 30_000;
+const clock = () => new Date().toISOString().slice(11, 19);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitUntil(fn: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -337,8 +340,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     };
 
     /** Waits until the cluster matches the model; answers what is still wrong at the deadline (empty: converged). */
-    const converge = async (m: Model, timeoutMs: number): Promise<Difference[]> => {
+    const converge = async (m: Model, timeoutMs: number, slow: (left: Difference[]) => void): Promise<Difference[]> => {
       const deadline = Date.now() + timeoutMs;
+      let reportAt = Date.now() + SLOW_MS;
       let last: Difference[] = [{ what: 'not checked yet', leak: false }];
       for (;;) {
         try {
@@ -348,6 +352,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           last = [{ what: `snapshot failed: ${errorMessage(e)}`, leak: false }];
         }
         if (Date.now() > deadline) return last;
+        if (Date.now() > reportAt) {
+          slow(last);
+          reportAt = Infinity;
+        }
         await sleep(500);
       }
     };
@@ -462,7 +470,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         await inject(fault);
       }
       model = applyOperation(model, op);
-      const left = await converge(model, timeout);
+      const left = await converge(model, timeout, (l) =>
+        progress(`    ${clock()} still converging after ${SLOW_MS / 1000}s: ${l.map((d) => d.what).join('; ')}`),
+      );
       const convergeMs = Date.now() - injectedAt;
       for (const d of left) if (d.leak) leaks.add(d.what);
       const step: StepResult = {
@@ -475,7 +485,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       };
       steps.push(step);
       progress(
-        `${String(i + 1).padStart(3)} ${step.operation.padEnd(36)} ${fault.kind.padEnd(17)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
+        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${fault.kind.padEnd(17)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
       );
     }
     // The end: everything uninstalled, and nothing of osc's left anywhere.
@@ -483,7 +493,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       await perform({ kind: 'uninstall' }, model);
       model = applyOperation(model, { kind: 'uninstall' });
     }
-    const finalLeft = await converge(model, timeout);
+    const finalLeft = await converge(model, timeout, () => {});
     for (const d of finalLeft) if (d.leak) leaks.add(d.what);
     if (finalLeft.length) progress(`final uninstall did not converge: ${finalLeft.map((d) => d.what).join('; ')}`);
     for (const t of track.values()) settleNode(t);
