@@ -35,6 +35,10 @@ console.log(
 );
 console.log(`runs converged        ${r.converged} of ${r.faults}`);
 console.log(`time to converge      p50 ${s(r.convergeP50Ms)}  p99 ${s(r.convergeP99Ms)}  max ${s(r.convergeMaxMs)} (from the fault)`);
+const byKind = new Map<string, number[]>();
+for (const st of r.steps) if (st.converged) byKind.set(st.fault, [...(byKind.get(st.fault) ?? []), st.convergeMs]);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? Number.NaN;
+console.log(`  by fault            ${[...byKind].map(([k, xs]) => `${k} p50 ${s(median(xs))} max ${s(Math.max(...xs))}`).join(', ')}`);
 console.log(`leaked objects        ${r.leaks.length}${r.leaks.length ? `: ${r.leaks.join('; ')}` : ''}`);
 console.log(
   `lost or duplicated    ${r.duplicateReboots} reboots without a configuration change (of ${r.reboots}); extension MachineConfig created ${r.machineConfigCreates} times for ${r.installs} installs, rewritten ${r.machineConfigRewrites} times; ${r.faults - r.converged} steps with work left undone`,
