@@ -1,7 +1,7 @@
 /**
  * `npm run chaos`: the chaos run (bench/chaos/run.ts) on the dev cluster, printing its figures.
  *
- *   node bench/chaos.ts [--faults 100] [--seed N] [--workers 3] [--converge-timeout-s 360]
+ *   node bench/chaos.ts [--faults 100] [--seed N] [--workers 3] [--converge-timeout-s 360] [--max-minutes M]
  *
  * The seed is printed; the same seed replays the same operations, faults and timings. Exits 1 unless every
  * fault converged and nothing leaked.
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     seed: { type: 'string' },
     workers: { type: 'string', default: '3' },
     'converge-timeout-s': { type: 'string', default: '360' },
+    'max-minutes': { type: 'string' },
   },
 });
 const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
@@ -23,6 +24,7 @@ const r = await runChaos({
   seed,
   workers: Number(values.workers),
   convergeTimeoutMs: Number(values['converge-timeout-s']) * 1000,
+  budgetMs: values['max-minutes'] !== undefined ? Number(values['max-minutes']) * 60_000 : undefined,
   progress: (l) => console.log(l),
 });
 const s = (ms: number) => `${(ms / 1000).toFixed(1)}s`;

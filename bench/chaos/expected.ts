@@ -43,6 +43,8 @@ const poolUpdated = (p: MachineConfigPool | undefined) =>
   p.status?.configuration?.name === p.spec.configuration?.name &&
   !!p.status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True');
 
+const byName = new Intl.Collator('en', { numeric: true }).compare;
+
 export function differences(m: Model, s: Snapshot): Difference[] {
   const out: Difference[] = [];
   const want = (ok: boolean, what: string) => {
@@ -54,13 +56,13 @@ export function differences(m: Model, s: Snapshot): Difference[] {
   const sel = selected(m);
   const workers = s.nodes.filter((n) => n.metadata.labels?.['node-role.kubernetes.io/worker'] !== undefined);
   want(
-    JSON.stringify(workers.map((n) => n.metadata.name).sort()) === JSON.stringify([...m.workers].sort()),
+    JSON.stringify(workers.map((n) => n.metadata.name ?? '').sort(byName)) === JSON.stringify([...m.workers].sort(byName)),
     `workers ${JSON.stringify(m.workers)}`,
   );
   const kataLabelled = workers
     .filter((n) => n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined)
     .map((n) => n.metadata.name ?? '')
-    .sort();
+    .sort(byName);
   const workerConfig = s.workerPool?.spec.configuration?.name;
   const kataConfig = s.kataPool?.spec.configuration?.name;
   for (const n of workers) {

@@ -68,6 +68,8 @@ export interface ChaosOptions {
   workers?: number;
   /** How long the cluster may take to converge after a fault. */
   convergeTimeoutMs?: number;
+  /** Start no new step after this long (the figures then cover the faults injected so far). */
+  budgetMs?: number;
   /** The latest a fault strikes after its operation starts. */
   maxFaultDelayMs?: number;
   log?: Logger;
@@ -450,6 +452,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     progress(`# chaos: seed ${opts.seed}, ${opts.faults} faults, ${model.workers.length} workers, dir ${dir}`);
 
     for (const [i, fault] of plan.entries()) {
+      if (opts.budgetMs !== undefined && Date.now() - started > opts.budgetMs) {
+        progress(`# time budget spent: stopping after ${i} of ${plan.length} faults`);
+        break;
+      }
       const op = nextOperation(model, r, nextWorker);
       if (op.kind === 'install') installs++;
       const t0 = Date.now();
@@ -501,11 +507,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await operator.stop();
     const audit = readAudit(auditLog);
     const byKind: Record<string, number> = {};
-    for (const f of plan) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
+    for (const st of steps) byKind[st.fault] = (byKind[st.fault] ?? 0) + 1;
     const times = steps.filter((s) => s.converged).map((s) => s.convergeMs);
     return {
       seed: opts.seed,
-      faults: plan.length,
+      faults: steps.length,
       faultsByKind: byKind,
       converged: steps.filter((s) => s.converged).length,
       convergeP50Ms: pct(times, 50),

@@ -99,6 +99,14 @@ test('chaos model: installed with a selector: kata on the labelled worker only, 
   );
 });
 
+test('chaos model: worker-10 sorts after worker-9, as the status lists them', () => {
+  const m = applyOperation(applyOperation(initialModel(9), { kind: 'nodeJoin', node: 'worker-10' }), { kind: 'install' });
+  const kata = (n: string) => worker(n, 'rendered-kata-oc-1', { 'node-role.kubernetes.io/kata-oc': '' });
+  const names = ['worker-0', 'worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5', 'worker-6', 'worker-7', 'worker-8', 'worker-10'];
+  const left = differences(m, { ...uninstalled(), nodes: names.map(kata) });
+  assert.ok(!left.some((d) => /role label/.test(d.what)), JSON.stringify(left));
+});
+
 test('chaos operations: the same seed gives the same operations; the selector always matches a worker', () => {
   const run = (seed: number) => {
     const r = rng(seed);
