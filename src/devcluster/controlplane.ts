@@ -64,6 +64,8 @@ export class ControlPlane {
   readonly client: KubeClient;
   readonly binaries: ControlPlaneBinaries;
   readonly apiserverUrl: string;
+  /** etcd's client URL (plain HTTP on loopback), for fault injection such as compaction. */
+  readonly etcdUrl: string;
   readonly version = '';
   readonly caPem: string;
   private readonly procs = new Map<Component, ChildProcess>();
@@ -79,6 +81,7 @@ export class ControlPlane {
     kubeConfig: KubeConfig;
     binaries: ControlPlaneBinaries;
     apiserverUrl: string;
+    etcdUrl: string;
     caPem: string;
     starters: Record<Component, () => ChildProcess>;
     log: Logger | undefined;
@@ -90,6 +93,7 @@ export class ControlPlane {
     this.client = new KubeClient(init.kubeConfig);
     this.binaries = init.binaries;
     this.apiserverUrl = init.apiserverUrl;
+    this.etcdUrl = init.etcdUrl;
     this.caPem = init.caPem;
     this.starters = init.starters;
     this.log = init.log;
@@ -194,7 +198,19 @@ export class ControlPlane {
     };
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfigYaml);
-    const cp = new ControlPlane({ dataDir, logDir, kubeconfigPath, kubeConfig, binaries, apiserverUrl, caPem: ca.certPem, starters, log });
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const cp = new ControlPlane({
+      dataDir,
+      logDir,
+      kubeconfigPath,
+      kubeConfig,
+      binaries,
+      apiserverUrl,
+      etcdUrl,
+      caPem: ca.certPem,
+      starters,
+      log,
+    });
     try {
       cp.launch('etcd');
       cp.launch('kube-apiserver');
@@ -311,6 +327,22 @@ export class ControlPlane {
     if (isRunning(this.proc('kube-apiserver'))) return;
     this.launch('kube-apiserver');
     await this.waitReady(120_000);
+  }
+
+  /**
+   * Compacts etcd's history up to its current revision (through etcd's JSON gateway): a watch that resumes
+   * from an older resource version than that then gets 410 Gone from etcd. Answers the revision.
+   */
+  async compactEtcd(): Promise<number> {
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(`${this.etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as { header?: { revision?: string } };
+    };
+    const revision = Number((await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 })).header?.revision);
+    if (!revision) throw new Error('etcd did not say its revision');
+    await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    return revision;
   }
 
   /** Installs CRDs and waits until the API server serves them (Established). */

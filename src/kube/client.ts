@@ -63,6 +63,9 @@ export interface WriteOptions {
 /** Observes every request: the metrics and the benchmark count API traffic here. */
 export type RequestObserver = (verb: string, resource: string, status: number, seconds: number) => void;
 
+/** How much later than the connection's own timeouts a request is aborted (see send). */
+const REQUEST_TIMEOUT_BACKSTOP_MS = 2000;
+
 export class WatchIdleError extends Error {
   constructor(ms: number) {
     super(`watch stream silent for ${ms}ms`);
@@ -165,12 +168,15 @@ export class KubeClient {
     const started = performance.now();
     const verb = method === 'GET' && url.searchParams.get('watch') === 'true' ? 'WATCH' : method;
     // A request on a connection that died silently must not hang forever; watches have their own idle timer.
+    // undici's headersTimeout ends it first and closes that connection; an abort alone would leave the dead
+    // connection in the pool, to be handed to the next request (and the next), so this is only a backstop.
+    const backstop = this.requestTimeoutMs + REQUEST_TIMEOUT_BACKSTOP_MS;
     const signal =
       verb === 'WATCH'
         ? opts.signal
         : opts.signal
-          ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.requestTimeoutMs)])
-          : AbortSignal.timeout(this.requestTimeoutMs);
+          ? AbortSignal.any([opts.signal, AbortSignal.timeout(backstop)])
+          : AbortSignal.timeout(backstop);
     let status = 0;
     try {
       const res = await fetch(url, {

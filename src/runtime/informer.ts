@@ -16,9 +16,16 @@ export interface InformerOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  /** A watch with no traffic at all (not even a bookmark) for this long is presumed dead. */
+  /**
+   * A watch with no traffic at all (not even a bookmark) for this long is presumed dead. The API server
+   * sends a bookmark to every watch that asks for them about once a minute, so a healthy watch is never
+   * this quiet; a connection black-holed by a NAT or load balancer is, and nothing else would tell.
+   */
   idleTimeoutMs?: number;
-  /** The server closes each watch after a random time below this, as client-go does, to rebalance. */
+  /**
+   * The server closes each watch after a random time below this, as client-go does, to rebalance; a watch
+   * still open WATCH_DEADLINE_GRACE_S after that is abandoned by the client.
+   */
   watchTimeoutSeconds?: number;
   backoff?: { initialMs: number; maxMs: number };
   log?: Logger;
@@ -31,6 +38,11 @@ export interface InformerOptions {
 }
 
 class GoneError extends Error {}
+
+/** 1.5 bookmark periods: a watch this quiet lost its connection (see InformerOptions.idleTimeoutMs). */
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
+/** How long past its timeoutSeconds a watch may stay open before the client ends it itself. */
+export const WATCH_DEADLINE_GRACE_S = 10;
 
 /**
  * Keeps an in-memory copy of one kind of resource in sync with the API server: list, then watch from the
@@ -59,7 +71,7 @@ export class Informer<T extends KubeObject> {
     this.client = client;
     this.resource = resource;
     this.opts = {
-      idleTimeoutMs: 5 * 60_000,
+      idleTimeoutMs: DEFAULT_WATCH_IDLE_TIMEOUT_MS,
       watchTimeoutSeconds: 5 * 60,
       backoff: { initialMs: 200, maxMs: 30_000 },
       ...opts,
@@ -138,7 +150,11 @@ export class Informer<T extends KubeObject> {
           needList = false;
           delay = this.opts.backoff.initialMs;
         }
-        await this.watchOnce(signal);
+        if (await this.watchOnce(signal)) {
+          // The server never ended it: the connection is presumed dead, as for a silent one.
+          this.stats.reconnects++;
+          log?.warn({ resourceVersion: this.resourceVersion }, 'watch outlived its timeout; reconnecting');
+        }
         delay = this.opts.backoff.initialMs; // a watch that ended normally is healthy
       } catch (e) {
         if (signal.aborted) break;
@@ -180,9 +196,24 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  private async watchOnce(signal: AbortSignal): Promise<void> {
+  /** One watch, until the server ends it (answers false) or the client-side deadline passes (answers true). */
+  private async watchOnce(signal: AbortSignal): Promise<boolean> {
     this.stats.watches++;
     const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), (timeoutSeconds + WATCH_DEADLINE_GRACE_S) * 1000);
+    try {
+      await this.watchUntil(timeoutSeconds, AbortSignal.any([signal, deadline.signal]));
+      return false;
+    } catch (e) {
+      if (deadline.signal.aborted && !signal.aborted) return true;
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async watchUntil(timeoutSeconds: number, signal: AbortSignal): Promise<void> {
     await this.client.watch(
       this.resource,
       {

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { kataConfigCRD } from '../../src/api/crds.ts';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import type { ControlPlane } from '../../src/devcluster/controlplane.ts';
+import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { type ConfigMap, ConfigMaps, Events, Leases, Namespaces, Secrets } from '../../src/kube/resources.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../src/runtime/finalizers.ts';
-import { Informer, labelIndex } from '../../src/runtime/informer.ts';
+import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, Informer, labelIndex } from '../../src/runtime/informer.ts';
 import { Manager } from '../../src/runtime/manager.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
 import { writeStatusIfChanged } from '../../src/runtime/status.ts';
@@ -138,6 +140,66 @@ describe('controller runtime against a real kube-apiserver', () => {
         ac.abort();
         await run;
       }
+    });
+
+    test('a request on a black-holed keep-alive connection times out, and the next one gets a fresh connection', async () => {
+      const namespace = await ns('client-blackhole');
+      const proxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
+      const kc = new KubeConfig();
+      kc.loadFromString((await readFile(cp.kubeconfigPath, 'utf8')).replace(cp.apiserverUrl, proxy.url));
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 2000 });
+      try {
+        await proxied.list(ConfigMaps, { namespace }); // a pooled keep-alive connection now exists
+        assert.equal(proxy.blackholeAll(), 1);
+        await assert.rejects(proxied.list(ConfigMaps, { namespace }), 'the request on the dead connection fails');
+        // The dead connection must not be handed out again: before, every later request timed out on it.
+        await client.create(ConfigMaps, cm('after', namespace));
+        const after = await proxied.list(ConfigMaps, { namespace });
+        assert.ok(after.items.some((o) => o.metadata.name === 'after'));
+      } finally {
+        await proxied.close();
+        await proxy.close();
+      }
+    });
+
+    test('abandons a watch the server does not end by its timeoutSeconds, however chatty the connection looked', async () => {
+      const namespace = await ns('informer-deadline');
+      // Black-holed connections: no bookmark can arrive, and the idle timeout is set far away, so only the
+      // client-side deadline (timeoutSeconds plus a grace) can notice.
+      const proxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
+      const kc = new KubeConfig();
+      kc.loadFromString((await readFile(cp.kubeconfigPath, 'utf8')).replace(cp.apiserverUrl, proxy.url));
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 3000 });
+      const inf = new Informer(proxied, ConfigMaps, {
+        namespace,
+        idleTimeoutMs: 10 * 60_000,
+        watchTimeoutSeconds: 2,
+        backoff: { initialMs: 100, maxMs: 500 },
+        log: testLogger(),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        await client.create(ConfigMaps, cm('before', namespace));
+        await waitFor(() => inf.get(`${namespace}/before`), { message: 'seen through the proxy' });
+        const reconnects = inf.stats.reconnects;
+        proxy.blackholeAll();
+        await client.create(ConfigMaps, cm('during', namespace));
+        await waitFor(() => inf.get(`${namespace}/during`), { message: 'seen after the black-holed watch was abandoned' });
+        assert.ok(inf.stats.reconnects > reconnects, 'the watch was abandoned at its deadline and re-established');
+      } finally {
+        ac.abort();
+        await run;
+        await proxied.close();
+        await proxy.close();
+      }
+    });
+
+    test('by default, a watch silent for longer than the API server takes to send a bookmark is presumed dead', () => {
+      // kube-apiserver bookmarks every watch that allows them about once a minute (its watch cache's
+      // bookmark frequency): a healthy watch is never quiet for 90 s.
+      assert.ok(DEFAULT_WATCH_IDLE_TIMEOUT_MS > 60_000 && DEFAULT_WATCH_IDLE_TIMEOUT_MS <= 120_000);
     });
 
     test('reconnects a watch that goes silent without closing (a dead connection)', async () => {

@@ -1,0 +1,566 @@
+/**
+ * The chaos run: on the dev cluster, operations an administrator does (install, logLevel, nodes joining and
+ * leaving, selector edits, uninstall, peer pods on and off), each struck at a random moment by a fault
+ * (the operator SIGKILLed, the API server restarted, etcd compacted under the watches, the operator's
+ * connections black-holed, the webhook unreachable); after each, the cluster must converge to exactly the
+ * state the model says. Seeded: the same seed replays the same operations, faults and timings.
+ *
+ * The operator reaches the API server through a FaultProxy (for the black holes and cuts), and the API
+ * server reaches the webhook through another. It runs as a ServiceAccount of its own so that the API
+ * server's audit log tells its requests (and their 409s and 5xx) apart.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import {
+  CAA_DAEMONSET,
+  CRIO_CONFIG,
+  EXTENSION_MACHINE_CONFIG,
+  KATA_POOL,
+  MCO_CURRENT_CONFIG,
+  OPERATOR_NAMESPACE,
+  PEER_POD_CONFIG,
+  PEER_PODS_CM,
+  PEER_PODS_SECRET,
+} from '../../src/api/names.ts';
+import { ContainerRuntimeConfigs, MachineConfigs } from '../../src/api/openshift.ts';
+import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
+import { MONITOR_DAEMONSET } from '../../src/controllers/monitor/desired.ts';
+import { freePort } from '../../src/devcluster/controlplane.ts';
+import { DevCluster } from '../../src/devcluster/devcluster.ts';
+import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
+import { ApiError, errorMessage } from '../../src/kube/errors.ts';
+import {
+  ClusterRoleBindings,
+  ConfigMaps,
+  DaemonSets,
+  Jobs,
+  Nodes,
+  RuntimeClasses,
+  Secrets,
+  ServiceAccounts,
+  Services,
+} from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { type Difference, differences, type Snapshot } from './expected.ts';
+import { OperatorProcess } from './operator.ts';
+import {
+  applyOperation,
+  CHAOS_LABEL,
+  CHAOS_SELECTOR,
+  describeOperation,
+  type Fault,
+  type FaultKind,
+  faultPlan,
+  initialModel,
+  type Model,
+  nextOperation,
+  type Operation,
+  rng,
+} from './scenario.ts';
+
+export interface ChaosOptions {
+  faults: number;
+  seed: number;
+  workers?: number;
+  /** How long the cluster may take to converge after a fault. */
+  convergeTimeoutMs?: number;
+  /** Start no new step after this long (the figures then cover the faults injected so far). */
+  budgetMs?: number;
+  /** The latest a fault strikes after its operation starts. */
+  maxFaultDelayMs?: number;
+  log?: Logger;
+  /** One line per step (progress). */
+  progress?: (line: string) => void;
+}
+
+export interface StepResult {
+  step: number;
+  operation: string;
+  fault: FaultKind;
+  converged: boolean;
+  /** From the fault's injection to convergence. */
+  convergeMs: number;
+  /** What was still wrong at the deadline. */
+  left: Difference[];
+}
+
+export interface ChaosReport {
+  seed: number;
+  faults: number;
+  faultsByKind: Record<string, number>;
+  converged: number;
+  convergeP50Ms: number;
+  convergeP99Ms: number;
+  convergeMaxMs: number;
+  /** Objects osc made that should be gone, at the end of steps that did not converge and at the end of the run. */
+  leaks: string[];
+  /** Node reboots that did not change the node's configuration: work done twice. */
+  duplicateReboots: number;
+  reboots: number;
+  /** The extension MachineConfig created more often than the KataConfig was installed, or rewritten. */
+  machineConfigCreates: number;
+  machineConfigRewrites: number;
+  installs: number;
+  operatorRequests: number;
+  operator5xx: number;
+  operator409: number;
+  relistsOnGone: number;
+  silentWatchesDetected: number;
+  operatorUnexpectedExits: number;
+  webhookRefusals: number;
+  steps: StepResult[];
+  elapsedS: number;
+}
+
+const NS = OPERATOR_NAMESPACE;
+const KC = 'chaos';
+const OPERATOR_SA = 'osc-chaos-operator';
+const OPERATOR_USER = `system:serviceaccount:${NS}:${OPERATOR_SA}`;
+/** A step not converged this long after its fault says what is still wrong (where the time goes). */
+const SLOW_MS = 30_000;
+const clock = () => new Date().toISOString().slice(11, 19);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitUntil(fn: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const pct = (xs: number[], p: number) => {
+  if (!xs.length) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
+};
+
+/** peer-pods-cm without PODVM_AMI_ID: osc builds the pod VM image, and deletes it when peer pods go. */
+const PEER_PODS_DATA: Record<string, string> = {
+  CLOUD_PROVIDER: 'aws',
+  VXLAN_PORT: '9000',
+  PODVM_INSTANCE_TYPE: 't3.medium',
+  AWS_REGION: 'us-east-2',
+  AWS_SUBNET_ID: 'subnet-0a1b2c3d4e5f67890',
+  AWS_VPC_ID: 'vpc-0a1b2c3d4e5f67890',
+  AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
+  PEERPODS_LIMIT_PER_NODE: '10',
+  DISABLECVM: 'true',
+};
+
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const started = Date.now();
+  const progress = opts.progress ?? (() => {});
+  const r = rng(opts.seed);
+  const dir = mkdtempSync(join(tmpdir(), 'osc-chaos-'));
+  const auditLog = join(dir, 'audit.log');
+  writeFileSync(
+    join(dir, 'audit-policy.yaml'),
+    [
+      'apiVersion: audit.k8s.io/v1',
+      'kind: Policy',
+      'omitStages: [RequestReceived, ResponseStarted]',
+      'rules:',
+      '- level: Metadata',
+      `  users: ["${OPERATOR_USER}"]`,
+      '- level: None',
+      '',
+    ].join('\n'),
+  );
+  const dev = await DevCluster.start({
+    workers: opts.workers ?? 3,
+    rebootMs: 300,
+    pickupDelayMs: 100,
+    platform: 'AWS',
+    podvmImageJobMs: 300,
+    log: opts.log ?? silentLogger(),
+    apiserverArgs: [
+      `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
+      `--audit-log-path=${auditLog}`,
+      '--audit-log-format=json',
+      '--audit-log-mode=blocking',
+      // Watches are served from etcd: a compaction then reaches them as 410 Gone, as it does through the
+      // watch cache once the cache's window has moved past a watcher's resource version.
+      '--watch-cache=false',
+    ],
+  });
+  const c = dev.client;
+  let apiProxy: FaultProxy | undefined;
+  let webhookProxy: FaultProxy | undefined;
+  let operator: OperatorProcess | undefined;
+  try {
+    // The operator's identity, kubeconfig (through the proxy) and the peer pods configuration.
+    await c.create(ServiceAccounts, { metadata: { name: OPERATOR_SA, namespace: NS } });
+    await c.create(ClusterRoleBindings, {
+      metadata: { name: OPERATOR_SA },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: OPERATOR_SA, namespace: NS }],
+    } as KubeObject);
+    const token = await c.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/${OPERATOR_SA}/token`, {
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 48 * 3600 } },
+    });
+    apiProxy = await FaultProxy.start({ port: Number(new URL(dev.controlPlane.apiserverUrl).port) });
+    const kubeconfig = join(dir, 'operator.kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        `clusters: [{name: dev, cluster: {server: "${apiProxy.url}", certificate-authority-data: ${Buffer.from(dev.controlPlane.caPem).toString('base64')}}}]`,
+        `users: [{name: osc, user: {token: ${token.status.token}}}]`,
+        'contexts: [{name: osc, context: {cluster: dev, user: osc}}]',
+        'current-context: osc',
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    );
+    await c.create(Secrets, {
+      metadata: { name: PEER_PODS_SECRET, namespace: NS },
+      stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7CHAOS00', AWS_SECRET_ACCESS_KEY: 'chaos/secret/key/not/a/real/one/000000000' },
+    });
+    await c.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
+    await c.patch(Nodes, 'worker-0', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
+
+    const webhookPort = await freePort();
+    webhookProxy = await FaultProxy.start({ port: webhookPort });
+    operator = new OperatorProcess(
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--no-leader-elect',
+        '--metrics-bind-address',
+        '0',
+        '--health-probe-bind-address',
+        '0',
+        '--webhook-bind-address',
+        `127.0.0.1:${webhookPort}`,
+        '--webhook-url',
+        webhookProxy.url,
+      ],
+      join(dir, 'operator.log'),
+    );
+    operator.start();
+    // Admission holds from the first KataConfig on once the operator has registered its webhooks.
+    const ready = operator;
+    await waitUntil(() => ready.synced > 0, 120_000, 'the operator to start');
+
+    // Work done twice: reboots that leave a node's configuration as it was; the MachineConfig re-created or rewritten.
+    const track = new Map<string, { boot?: string; config?: string; reboots: number; configChanges: number }>();
+    let reboots = 0;
+    let duplicateReboots = 0;
+    dev.informers.nodes.addEventHandler({
+      add: (n) =>
+        track.set(n.metadata.name ?? '', {
+          boot: n.status?.nodeInfo?.bootID,
+          config: n.metadata.annotations?.[MCO_CURRENT_CONFIG],
+          reboots: 0,
+          configChanges: 0,
+        }),
+      update: (_o, n) => {
+        const t = track.get(n.metadata.name ?? '');
+        if (!t) return;
+        const boot = n.status?.nodeInfo?.bootID;
+        const config = n.metadata.annotations?.[MCO_CURRENT_CONFIG];
+        if (config !== t.config) t.configChanges++;
+        if (boot && t.boot && boot !== t.boot) t.reboots++;
+        t.boot = boot;
+        t.config = config;
+      },
+      delete: (n) => {
+        const t = track.get(n.metadata.name ?? '');
+        if (t) settleNode(t);
+        track.delete(n.metadata.name ?? '');
+      },
+    });
+    const settleNode = (t: { reboots: number; configChanges: number }) => {
+      reboots += t.reboots;
+      duplicateReboots += Math.max(0, t.reboots - t.configChanges);
+      t.reboots = 0;
+      t.configChanges = 0;
+    };
+    let mcCreates = 0;
+    let mcRewrites = 0;
+    dev.informers.machineConfigs.addEventHandler({
+      add: (mc) => {
+        if (mc.metadata.name === EXTENSION_MACHINE_CONFIG) mcCreates++;
+      },
+      update: (o, n) => {
+        if (n.metadata.name === EXTENSION_MACHINE_CONFIG && n.metadata.generation !== o.metadata.generation) mcRewrites++;
+      },
+    });
+
+    const snapshot = async (): Promise<Snapshot> => {
+      const ns = { namespace: NS };
+      const [kataConfig, rcs, crc, monitor, caa, ppc, jobs, cm] = await Promise.all([
+        c.find(KataConfigs, KC),
+        c.list(RuntimeClasses),
+        c.find(ContainerRuntimeConfigs, CRIO_CONFIG),
+        c.find(DaemonSets, MONITOR_DAEMONSET, NS),
+        c.find(DaemonSets, CAA_DAEMONSET, NS),
+        c.find(PeerPodConfigs, PEER_POD_CONFIG, NS),
+        c.list(Jobs, ns),
+        c.get(ConfigMaps, PEER_PODS_CM, NS),
+      ]);
+      const orphans: string[] = [];
+      if (!kataConfig) {
+        const owned = (o: KubeObject) => o.metadata.ownerReferences?.some((ref) => ref.kind === 'KataConfig');
+        const kinds = [
+          ['DaemonSet', c.list(DaemonSets, ns)],
+          ['Service', c.list(Services, ns)],
+          ['ServiceAccount', c.list(ServiceAccounts, ns)],
+          ['Job', c.list(Jobs, ns)],
+          ['ConfigMap', c.list(ConfigMaps, ns)],
+          ['MachineConfig', c.list(MachineConfigs)],
+          ['ContainerRuntimeConfig', c.list(ContainerRuntimeConfigs)],
+          ['RuntimeClass', c.list(RuntimeClasses)],
+        ] as const;
+        for (const [kind, p] of kinds)
+          for (const o of (await p).items as KubeObject[])
+            if (owned(o)) orphans.push(`${kind} ${[o.metadata.namespace, o.metadata.name].filter(Boolean).join('/')}`);
+      }
+      return {
+        kataConfig,
+        runtimeClasses: rcs.items.map((x) => x.metadata.name ?? '').filter((n) => n === 'kata' || n === 'kata-remote'),
+        machineConfig: !!dev.informers.machineConfigs.get(EXTENSION_MACHINE_CONFIG),
+        kataPool: dev.informers.pools.get(KATA_POOL),
+        workerPool: dev.informers.pools.get('worker'),
+        crioLogLevel: crc
+          ? String((crc.spec as { containerRuntimeConfig?: { logLevel?: string } }).containerRuntimeConfig?.logLevel)
+          : undefined,
+        nodes: dev.informers.nodes.list(),
+        monitor: !!monitor,
+        caaDaemonSet: !!caa,
+        peerPodConfig: !!ppc,
+        jobs: jobs.items.map((j) => j.metadata.name ?? ''),
+        amiId: cm.data?.PODVM_AMI_ID ?? '',
+        cloudImages: [...dev.cloud.images.keys()],
+        orphans,
+      };
+    };
+
+    /** Waits until the cluster matches the model; answers what is still wrong at the deadline (empty: converged). */
+    const converge = async (m: Model, timeoutMs: number, slow: (left: Difference[]) => void): Promise<Difference[]> => {
+      const deadline = Date.now() + timeoutMs;
+      let reportAt = Date.now() + SLOW_MS;
+      let last: Difference[] = [{ what: 'not checked yet', leak: false }];
+      for (;;) {
+        try {
+          last = differences(m, await snapshot());
+          if (last.length === 0) return last;
+        } catch (e) {
+          last = [{ what: `snapshot failed: ${errorMessage(e)}`, leak: false }];
+        }
+        if (Date.now() > deadline) return last;
+        if (Date.now() > reportAt) {
+          slow(last);
+          reportAt = Infinity;
+        }
+        await sleep(500);
+      }
+    };
+
+    let webhookRefusals = 0;
+    /** The administrator's action, retried while admission or the API server refuses it (as a user retries). */
+    const perform = async (op: Operation, m: Model) => {
+      const deadline = Date.now() + 120_000;
+      for (;;) {
+        try {
+          await act(op, m);
+          return;
+        } catch (e) {
+          if (/webhook/i.test(errorMessage(e))) webhookRefusals++;
+          if (Date.now() > deadline) throw new Error(`${describeOperation(op)} still failing after 120s: ${errorMessage(e)}`);
+          await sleep(500);
+        }
+      }
+    };
+    const act = async (op: Operation, m: Model) => {
+      switch (op.kind) {
+        case 'install': {
+          const spec: KataConfig['spec'] = {
+            logLevel: op.logLevel,
+            enablePeerPods: !!op.peerPods,
+            ...(op.selector ? { kataConfigPoolSelector: CHAOS_SELECTOR } : {}),
+          };
+          try {
+            await c.create(KataConfigs, { metadata: { name: KC }, spec });
+          } catch (e) {
+            // Created by an earlier try whose answer was lost.
+            if (!(e instanceof ApiError && e.status === 409)) throw e;
+          }
+          return;
+        }
+        case 'uninstall':
+          await c.delete(KataConfigs, KC);
+          return;
+        case 'logLevel':
+          await c.patch(KataConfigs, KC, { spec: { logLevel: op.logLevel } });
+          return;
+        case 'peerPodsOn':
+        case 'peerPodsOff':
+          await c.patch(KataConfigs, KC, { spec: { enablePeerPods: op.kind === 'peerPodsOn' } });
+          return;
+        case 'selector':
+          if (op.node === undefined)
+            await c.patch(KataConfigs, KC, { spec: { kataConfigPoolSelector: op.selector ? CHAOS_SELECTOR : null } });
+          else await c.patch(Nodes, op.node, { metadata: { labels: { [CHAOS_LABEL]: op.labelled ? 'kata' : null } } });
+          return;
+        case 'nodeJoin':
+          if (!(await c.find(Nodes, op.node ?? ''))) await dev.addWorker(op.node);
+          if (op.labelled) await c.patch(Nodes, op.node ?? '', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
+          return;
+        case 'nodeLeave':
+          await c.delete(Nodes, op.node ?? '');
+          return;
+      }
+      void m;
+    };
+
+    const inject = async (f: Fault): Promise<void> => {
+      switch (f.kind) {
+        case 'killOperator':
+          await operator?.kill(f.downMs);
+          return;
+        case 'restartApiServer':
+          await dev.controlPlane.restartApiServer(f.downMs);
+          return;
+        case 'compactEtcd':
+          await dev.controlPlane.compactEtcd();
+          // The watches in flight are at the head; the cut makes each resume from its own, now compacted, version.
+          apiProxy?.cutAll();
+          return;
+        case 'blackholeWatches':
+          apiProxy?.blackholeAll();
+          return;
+        case 'webhookDown':
+          // Handled around the operation (see below): admission is what it breaks.
+          return;
+      }
+    };
+
+    let workerSeq = opts.workers ?? 3;
+    const nextWorker = () => `worker-${workerSeq++}`;
+    let model = initialModel(opts.workers ?? 3);
+    const plan = faultPlan(r, opts.faults, opts.maxFaultDelayMs ?? 3000);
+    const steps: StepResult[] = [];
+    const leaks = new Set<string>();
+    let installs = 0;
+    const timeout = opts.convergeTimeoutMs ?? 360_000;
+    progress(`# chaos: seed ${opts.seed}, ${opts.faults} faults, ${model.workers.length} workers, dir ${dir}`);
+
+    for (const [i, fault] of plan.entries()) {
+      if (opts.budgetMs !== undefined && Date.now() - started > opts.budgetMs) {
+        progress(`# time budget spent: stopping after ${i} of ${plan.length} faults`);
+        break;
+      }
+      const op = nextOperation(model, r, nextWorker);
+      if (op.kind === 'install') installs++;
+      const t0 = Date.now();
+      let injectedAt: number;
+      if (fault.kind === 'webhookDown') {
+        // The webhook unreachable (connections refused, or accepted and never answered) while the operation is made.
+        const mode = fault.downMs % 2 === 0 ? 'refuse' : 'blackhole';
+        webhookProxy.setMode(mode);
+        webhookProxy.blackholeAll();
+        injectedAt = Date.now();
+        const heal = sleep(2000 + fault.downMs * 2).then(() => webhookProxy?.setMode('up'));
+        await perform(op, model);
+        await heal;
+      } else {
+        await perform(op, model);
+        await sleep(Math.max(0, t0 + fault.afterMs - Date.now()));
+        injectedAt = Date.now();
+        await inject(fault);
+      }
+      model = applyOperation(model, op);
+      const left = await converge(model, timeout, (l) =>
+        progress(`    ${clock()} still converging after ${SLOW_MS / 1000}s: ${l.map((d) => d.what).join('; ')}`),
+      );
+      const convergeMs = Date.now() - injectedAt;
+      for (const d of left) if (d.leak) leaks.add(d.what);
+      const step: StepResult = {
+        step: i + 1,
+        operation: describeOperation(op),
+        fault: fault.kind,
+        converged: left.length === 0,
+        convergeMs,
+        left,
+      };
+      steps.push(step);
+      progress(
+        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${fault.kind.padEnd(17)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
+      );
+    }
+    // The end: everything uninstalled, and nothing of osc's left anywhere.
+    if (model.installed) {
+      await perform({ kind: 'uninstall' }, model);
+      model = applyOperation(model, { kind: 'uninstall' });
+    }
+    const finalLeft = await converge(model, timeout, () => {});
+    for (const d of finalLeft) if (d.leak) leaks.add(d.what);
+    if (finalLeft.length) progress(`final uninstall did not converge: ${finalLeft.map((d) => d.what).join('; ')}`);
+    for (const t of track.values()) settleNode(t);
+
+    await operator.stop();
+    const audit = readAudit(auditLog);
+    const byKind: Record<string, number> = {};
+    for (const st of steps) byKind[st.fault] = (byKind[st.fault] ?? 0) + 1;
+    const times = steps.filter((s) => s.converged).map((s) => s.convergeMs);
+    return {
+      seed: opts.seed,
+      faults: steps.length,
+      faultsByKind: byKind,
+      converged: steps.filter((s) => s.converged).length,
+      convergeP50Ms: pct(times, 50),
+      convergeP99Ms: pct(times, 99),
+      convergeMaxMs: times.length ? Math.max(...times) : Number.NaN,
+      leaks: [...leaks],
+      duplicateReboots,
+      reboots,
+      machineConfigCreates: mcCreates,
+      machineConfigRewrites: mcRewrites,
+      installs,
+      operatorRequests: audit.total,
+      operator5xx: audit.s5xx,
+      operator409: audit.s409,
+      relistsOnGone: operator.counts.relistsOnGone,
+      silentWatchesDetected: operator.counts.silentWatches,
+      operatorUnexpectedExits: operator.unexpectedExits,
+      webhookRefusals,
+      steps,
+      elapsedS: Math.round((Date.now() - started) / 1000),
+    };
+  } finally {
+    await operator?.stop().catch(() => {});
+    await apiProxy?.close();
+    await webhookProxy?.close();
+    await dev.stop();
+    if (!process.env.OSC_CHAOS_KEEP) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The operator's requests in the audit log, and how many ended in 409 Conflict or a 5xx. */
+function readAudit(path: string): { total: number; s409: number; s5xx: number } {
+  let total = 0;
+  let s409 = 0;
+  let s5xx = 0;
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { total, s409, s5xx };
+  }
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const e = JSON.parse(line) as { stage?: string; user?: { username?: string }; responseStatus?: { code?: number } };
+    if (e.stage !== 'ResponseComplete' || e.user?.username !== OPERATOR_USER) continue;
+    total++;
+    const code = e.responseStatus?.code ?? 0;
+    if (code === 409) s409++;
+    if (code >= 500) s5xx++;
+  }
+  return { total, s409, s5xx };
+}
