@@ -36,10 +36,11 @@ import {
 /** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
 const WRITES_IN_FLIGHT = 16;
 /**
- * KataNode writes per pass: on a large cluster the first pass would make a thousand, and the KataConfig
- * status of the next pass must not wait behind them. The rest follow in the next pass, at once.
+ * KataNode writes per pass: a few rounds of writes in flight. Each pass writes the KataConfig status first,
+ * and the next pass's status must not wait behind a long tail of KataNode writes (a thousand on a large
+ * cluster's first pass): the rest follow in the next passes, at once.
  */
-const KATANODE_WRITES_PER_PASS = 128;
+const KATANODE_WRITES_PER_PASS = 4 * WRITES_IN_FLIGHT;
 
 export interface KataConfigOptions {
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
