@@ -4,6 +4,7 @@ import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG } from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import { cachedNode } from '../nodecache.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 
@@ -31,7 +32,7 @@ const nodeChanged = (a: Node, b: Node): boolean =>
  */
 export function setupKataConfigController(mgr: Manager, options: Partial<KataConfigOptions> = {}): KataConfigReconciler {
   const kataConfigs = mgr.informer(KataConfigs);
-  const nodes = mgr.informer(Nodes);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const pools = mgr.informer(MachineConfigPools);
   const machineConfigs = mgr.informer(MachineConfigs, { fieldSelector: `metadata.name=${EXTENSION_MACHINE_CONFIG}` });
   const crioConfigs = mgr.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });

@@ -36,6 +36,7 @@ import {
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { Expectations } from '../../runtime/expectations.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
@@ -124,6 +125,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
  */
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
+  /** Node label writes the node cache does not show yet (see labelNodes). */
+  private readonly labelWrites = new Expectations<boolean>();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -464,21 +467,19 @@ export class KataConfigReconciler {
    * held up behind a thousand patches. Answers how many nodes still need a change.
    */
   private async labelNodes(wanted: ReadonlySet<string>, signal: AbortSignal): Promise<number> {
-    const changes = this.ctx.nodes
-      .list()
-      .filter(
-        (n) =>
-          !n.metadata.deletionTimestamp && (n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined) !== wanted.has(n.metadata.name ?? ''),
-      );
+    const changes = this.ctx.nodes.list().filter((n) => {
+      const name = n.metadata.name ?? '';
+      const labelled = n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined;
+      // A node patched by the previous pass whose watch event has not arrived yet is not patched twice.
+      return !n.metadata.deletionTimestamp && labelled !== wanted.has(name) && !this.labelWrites.awaiting(name, labelled);
+    });
     const now = changes.slice(0, LABELS_PER_PASS);
-    await mapLimit(now, 16, (node) =>
-      this.ctx.client.patch(
-        Nodes,
-        node.metadata.name ?? '',
-        { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(node.metadata.name ?? '') ? '' : null } } },
-        { signal },
-      ),
-    );
+    await mapLimit(now, 16, async (node) => {
+      const name = node.metadata.name ?? '';
+      const label = wanted.has(name);
+      await this.ctx.client.patch(Nodes, name, { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: label ? '' : null } } }, { signal });
+      this.labelWrites.expect(name, label);
+    });
     return changes.length - now.length;
   }
 
