@@ -14,6 +14,7 @@
  * and this process, which runs the simulators).
  */
 import { fork, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,8 +117,8 @@ async function runOnce(workers: number) {
   const pool = desiredKataPool();
   await dev.client.create(MachineConfigPools, { ...pool, spec: { ...pool.spec, maxUnavailable } });
 
-  // BENCH_OPERATOR_NODE_ARGS: Node flags for the operator alone (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-  const operatorArgs = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The image's Node flags, and BENCH_OPERATOR_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const operatorArgs = [...imageNodeFlags(), ...(process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const saDir = credentials === 'in-cluster' ? await podIdentity(dev) : undefined;
   const operator = spawnChild('operator-process.js', saDir ? ['--in-cluster', saDir] : [dev.controlPlane.kubeconfigPath], operatorArgs);
   const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
@@ -176,6 +177,7 @@ async function runOnce(workers: number) {
   return {
     workers,
     credentials,
+    nodeFlags: operatorArgs.join(' '),
     clusterReadyS: +(clusterReady / 1000).toFixed(1),
     installS: +(installMs / 1000).toFixed(1),
     transitionsMeasured: delays.length,
@@ -233,6 +235,14 @@ async function podIdentity(dev: DevCluster): Promise<string> {
   process.env.KUBERNETES_SERVICE_HOST = url.hostname;
   process.env.KUBERNETES_SERVICE_PORT = url.port;
   return dir;
+}
+
+/** The Node flags the image runs the operator with: those of the Dockerfile's ENTRYPOINT. */
+function imageNodeFlags(): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  if (!entrypoint) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
+  return (JSON.parse(entrypoint) as string[]).filter((a) => a.startsWith('--'));
 }
 
 /** Requests to the leader election Lease (its renewals: a write every retry period, as client-go's). */
