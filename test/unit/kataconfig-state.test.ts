@@ -12,6 +12,7 @@ import {
   runtimeClassesInUse,
   runtimeClassFor,
   selectNodes,
+  sortedByName,
   uninstallCondition,
 } from '../../src/controllers/kataconfig/state.ts';
 import type { Node } from '../../src/kube/resources.ts';
@@ -372,4 +373,14 @@ describe('label keys in kataConfigPoolSelector', () => {
     for (const bad of ['<label_key>', 'bad key!', '', '-a', 'a-', 'x'.repeat(64), 'Upper.Case/x', 'a/b/c', '/a', 'a/'])
       assert.ok(!re.test(bad), bad);
   });
+});
+
+test('sortedByName: numeric order, remembered only while the input is the same', () => {
+  const sort = sortedByName();
+  const a = ['worker-10', 'worker-9', 'worker-100'];
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100']);
+  const first = sort(a);
+  first.push('mutated');
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100'], 'a caller changing its answer changes nothing');
+  assert.deepEqual(sort(['worker-2', 'worker-1']), ['worker-1', 'worker-2'], 'another input is sorted afresh');
 });

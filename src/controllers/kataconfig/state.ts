@@ -42,6 +42,25 @@ const live = (nodes: readonly Node[]) => nodes.filter((n) => !n.metadata.deletio
 const byName = new Intl.Collator('en', { numeric: true }).compare;
 
 /**
+ * Sorts names by byName, remembering the last input and its order: a reconcile runs on every node change,
+ * while the set of nodes rarely changes, so most calls compare two lists instead of sorting 1,000 names
+ * with a collator (a third of the operator's CPU during a 1,000-node install). Answers a fresh array.
+ */
+export function sortedByName(): (names: readonly string[]) => string[] {
+  let last: readonly string[] = [];
+  let sorted: string[] = [];
+  return (names) => {
+    if (names.length !== last.length || names.some((n, i) => n !== last[i])) {
+      last = names;
+      sorted = [...names].sort(byName);
+    }
+    return [...sorted];
+  };
+}
+const sortSelected = sortedByName();
+const sortClassified = sortedByName();
+
+/**
  * A compact ("converged") cluster: masters are also the workers, so the MCO puts them all in the master
  * pool and the worker pool has no machines.
  */
@@ -86,7 +105,7 @@ export function selectNodes(nodes: readonly Node[], spec: KataConfigSpec | undef
     candidates = eligible;
   }
   return {
-    nodes: candidates.map((n) => n.metadata.name ?? '').sort(byName),
+    nodes: sortSelected(candidates.map((n) => n.metadata.name ?? '')),
     noEligibleNodes,
     ...(noMatchingNodes ? { noMatchingNodes } : {}),
   };
@@ -138,7 +157,8 @@ export function classifyNodes(input: ClassifyInput): Classification {
   // On a compact cluster the base pool is the kata pool: while uninstalling its target no longer has kata.
   const baseTargetHasKata = input.compact && poolTargetHasKata(input.basePool, input.wantCrioConfig);
 
-  for (const node of [...live(input.nodes)].sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''))) {
+  const byNodeName = new Map(live(input.nodes).map((n) => [n.metadata.name ?? '', n]));
+  for (const node of sortClassified([...byNodeName.keys()]).map((name) => byNodeName.get(name) as Node)) {
     const v = nodeMcoView(node);
     if (input.selected.has(v.name)) {
       if (v.state === 'Degraded') {
