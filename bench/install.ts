@@ -14,11 +14,18 @@
  * and this process, which runs the simulators).
  */
 import { fork, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KataConfigs } from '../src/api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../src/api/names.ts';
 import { MachineConfigPools } from '../src/api/openshift.ts';
+import { MONITOR_DAEMONSET } from '../src/controllers/monitor/desired.ts';
 import type { ProcessUsage } from '../src/devcluster/controlplane/usage.ts';
 import { DevCluster } from '../src/devcluster/devcluster.ts';
+import { ClusterRoleBindings, DaemonSets, ServiceAccounts } from '../src/kube/resources.ts';
 import { desiredKataPool } from '../src/platform/openshift/machineconfig.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 
@@ -30,6 +37,7 @@ const { values } = parseArgs({
     'lease-seconds': { type: 'string', default: '40' },
     'idle-s': { type: 'string', default: '60' },
     'no-build': { type: 'boolean', default: false },
+    credentials: { type: 'string', default: 'in-cluster' },
   },
 });
 const sizes = (values.workers ?? '')
@@ -40,6 +48,9 @@ const rebootMs = Number(values['reboot-ms']);
 const maxUnavailable = values['max-unavailable'] ?? '10%';
 const leaseSeconds = Number(values['lease-seconds']);
 const idleS = Number(values['idle-s']);
+const credentials = values.credentials;
+if (credentials !== 'in-cluster' && credentials !== 'kubeconfig')
+  throw new Error(`--credentials ${credentials}: use in-cluster (a service account token, as in a pod) or kubeconfig`);
 
 interface Requests {
   byVerb: Record<string, number>;
@@ -49,6 +60,9 @@ interface Requests {
   writesBy: Record<string, number>;
   nodePatches: number;
   conflicts: number;
+  /** Requests to the leader election Lease (all writes but the first read). */
+  leaseRequests: number;
+  leaseWrites: number;
 }
 interface Mark {
   cpuSeconds: number;
@@ -76,8 +90,8 @@ if (!values['no-build']) {
 }
 
 /** A benchmark helper process with a request/answer channel over IPC. */
-function spawnChild(script: string, args: string[]) {
-  const child = fork(new URL(script, import.meta.url).pathname, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function spawnChild(script: string, args: string[], execArgv: string[] = process.execArgv) {
+  const child = fork(new URL(script, import.meta.url).pathname, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const waiting: ((m: unknown) => void)[] = [];
   const early: unknown[] = [];
   child.on('message', (m) => {
@@ -103,7 +117,10 @@ async function runOnce(workers: number) {
   const pool = desiredKataPool();
   await dev.client.create(MachineConfigPools, { ...pool, spec: { ...pool.spec, maxUnavailable } });
 
-  const operator = spawnChild('operator-process.js', [dev.controlPlane.kubeconfigPath]);
+  // The image's Node flags, and BENCH_OPERATOR_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  const operatorArgs = [...imageNodeFlags(), ...(process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const saDir = credentials === 'in-cluster' ? await podIdentity(dev) : undefined;
+  const operator = spawnChild('operator-process.js', saDir ? ['--in-cluster', saDir] : [dev.controlPlane.kubeconfigPath], operatorArgs);
   const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
   await Promise.all([operator.next(), observer.next()]); // both ready
   const mark = async () => {
@@ -116,7 +133,25 @@ async function runOnce(workers: number) {
   await dev.client.create(KataConfigs, { metadata: { name: 'bench' }, spec: {} });
   await observer.next(); // done: every node installed, InProgress False
   const installMs = Date.now() - tInstall;
-  const m1 = await mark();
+  // The status that ends the install also lists the RuntimeClass, which is what deploys the kata monitor
+  // (and the Installed event goes out): the install's last writes, and then a pod per kata node that the
+  // operator's pod cache follows. The idle window starts once the monitor runs everywhere and the
+  // operator has made no request but lease renewals for 3 s, so that it holds only what idling costs.
+  const mInstalled = await mark();
+  const monitorRunning = await waitFor(async () => {
+    const ds = await dev.client.find(DaemonSets, MONITOR_DAEMONSET, OPERATOR_NAMESPACE);
+    const st = ds?.status as { desiredNumberScheduled?: number; numberReady?: number } | undefined;
+    return !!st?.desiredNumberScheduled && st.numberReady === st.desiredNumberScheduled;
+  }, 180_000);
+  if (!monitorRunning) console.warn('the kata monitor did not run on every kata node within 180 s: the idle window starts anyway');
+  let m1 = await mark();
+  const nonLease = (m: Mark) => m.requests.total - leaseRequests(m);
+  for (let quiet = Date.now(), deadline = Date.now() + 30_000; Date.now() - quiet < 3000 && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 250));
+    const m = await mark();
+    if (nonLease(m) !== nonLease(m1)) quiet = Date.now();
+    m1 = m;
+  }
   const usageAfter = await clusterUsage(dev);
   // Idle: installed, nothing changes but the heartbeats (node leases) and whatever the cluster does on its own.
   await new Promise((r) => setTimeout(r, idleS * 1000));
@@ -136,10 +171,13 @@ async function runOnce(workers: number) {
     await new Promise((r) => c.child.once('exit', r));
   }
   await dev.stop();
+  if (saDir) await rm(saDir, { recursive: true, force: true });
   // The install's requests: from the KataConfig's creation to the end of the install.
   const installRequests = m1.requests.total - m0.requests.total;
   return {
     workers,
+    credentials,
+    nodeFlags: operatorArgs.join(' '),
     clusterReadyS: +(clusterReady / 1000).toFixed(1),
     installS: +(installMs / 1000).toFixed(1),
     transitionsMeasured: delays.length,
@@ -158,13 +196,11 @@ async function runOnce(workers: number) {
     installCpuS: +(m1.cpuSeconds - m0.cpuSeconds).toFixed(2),
     idleS,
     idleCpuS: +(m2.cpuSeconds - m1.cpuSeconds).toFixed(2),
-    idleWrites: m2.requests.writes - m1.requests.writes,
+    idleWrites: m2.requests.writes - m1.requests.writes - (m2.requests.leaseWrites - m1.requests.leaseWrites),
+    idleLeaseRenewals: m2.requests.leaseWrites - m1.requests.leaseWrites,
     idleRequests: m2.requests.total - m1.requests.total,
-    idleWritesBy: Object.fromEntries(
-      Object.entries(m2.requests.writesBy)
-        .map(([k, n]) => [k, n - (m1.requests.writesBy[k] ?? 0)])
-        .filter(([, n]) => Number(n) > 0),
-    ),
+    idleWritesBy: writesBetween(m1, m2),
+    settleWritesBy: writesBetween(mInstalled, m1),
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorRSSAfterImportsMiB: +(report.importRSSKiB / 1024).toFixed(1),
     operatorPeakHeapUsedMiB: +report.peakHeapUsedMiB.toFixed(1),
@@ -172,6 +208,59 @@ async function runOnce(workers: number) {
     cluster,
   };
 }
+
+/**
+ * What the kubelet mounts in the operator's pod: a service account's token and the cluster's CA, in a
+ * directory; the API server's address goes in KUBERNETES_SERVICE_HOST/PORT (inherited by the operator's
+ * process). The account is bound to cluster-admin: the benchmark measures the operator, not its RBAC.
+ */
+async function podIdentity(dev: DevCluster): Promise<string> {
+  const name = 'osc-bench-operator';
+  const namespace = 'default';
+  await dev.client.create(ServiceAccounts, { metadata: { name, namespace } });
+  await dev.client.create(ClusterRoleBindings, {
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as never);
+  const review = await dev.client.request<{ status: { token: string } }>(
+    'POST',
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } } },
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'osc-bench-sa-'));
+  await writeFile(join(dir, 'token'), review.status.token, { mode: 0o600 });
+  await writeFile(join(dir, 'ca.crt'), dev.controlPlane.caPem);
+  const url = new URL(dev.controlPlane.apiserverUrl);
+  process.env.KUBERNETES_SERVICE_HOST = url.hostname;
+  process.env.KUBERNETES_SERVICE_PORT = url.port;
+  return dir;
+}
+
+/** The Node flags the image runs the operator with: those of the Dockerfile's ENTRYPOINT. */
+function imageNodeFlags(): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  if (!entrypoint) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
+  return (JSON.parse(entrypoint) as string[]).filter((a) => a.startsWith('--'));
+}
+
+/** Requests to the leader election Lease (its renewals: a write every retry period, as client-go's). */
+const leaseRequests = (m: Mark) => m.requests.leaseRequests;
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500)))
+    if (await check()) return true;
+  return false;
+}
+
+/** The writes made between two marks, by "VERB resource". */
+const writesBetween = (a: Mark, b: Mark) =>
+  Object.fromEntries(
+    Object.entries(b.requests.writesBy)
+      .map(([k, n]) => [k, n - (a.requests.writesBy[k] ?? 0)])
+      .filter(([, n]) => Number(n) > 0),
+  );
 
 /** Each control plane component's usage, and this process's (the simulators run here). */
 async function clusterUsage(dev: DevCluster): Promise<Record<string, ProcessUsage>> {
@@ -201,7 +290,7 @@ for (const n of sizes) {
   console.log(
     [
       `  operator CPU install=${r.installCpuS}s idle(${r.idleS}s)=${r.idleCpuS}s`,
-      `API writes while idle=${r.idleWrites} ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests})`,
+      `API writes while idle=${r.idleWrites} (and ${r.idleLeaseRenewals} leader lease renewals) ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)})`,
       `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled)`,
       `peak heap used=${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,
     ].join('  '),

@@ -5,14 +5,20 @@
 // Answers over IPC: {cmd: 'mark'} (CPU seconds, API requests and writes so far, for the windows the
 // benchmark measures), {cmd: 'report'} (peak RSS, peak heap, requests by verb and resource, status
 // writes and 409s) and {cmd: 'stop'}.
+//
+// Credentials: `--in-cluster DIR` reads a service account token and CA from DIR with the API server in
+// KUBERNETES_SERVICE_HOST/PORT, as in a pod (the generic client library is then never loaded, as in the
+// image); a kubeconfig path instead loads the cluster as `osc run --kubeconfig` does.
 import { getHeapStatistics } from 'node:v8';
-import { loadCluster } from '../dist/cli/common.js';
+import { inClusterCredentials } from '../dist/kube/credentials.js';
 import { createOperator } from '../dist/operator.js';
 import { silentLogger } from '../dist/runtime/log.js';
 import { RuntimeMetrics } from '../dist/runtime/metrics.js';
 
-const kubeconfig = process.argv[2];
-if (!kubeconfig || !process.send) throw new Error('usage: forked with a kubeconfig path');
+const [arg, dir] = process.argv.slice(2);
+if (!arg || !process.send) throw new Error('usage: forked with a kubeconfig path, or --in-cluster DIR');
+const cluster =
+  arg === '--in-cluster' ? inClusterCredentials({ dir }) : await (await import('../dist/cli/common.js')).loadCluster({ kubeconfig: arg });
 
 // Heap is sampled (peak RSS comes from the kernel): every 250 ms, which costs microseconds per sample.
 let peakHeapUsed = 0;
@@ -26,9 +32,11 @@ setInterval(sampleHeap, 250).unref();
 
 const metrics = new RuntimeMetrics();
 const op = await createOperator({
-  kubeConfig: await loadCluster({ kubeconfig }),
+  kubeConfig: cluster,
   log: silentLogger(),
-  leaderElection: false,
+  // As the Deployment runs it: with leader election (client-go's timings), whose renewals are writes.
+  leaderElection: true,
+  identity: 'osc-bench',
   metricsAddress: '',
   healthAddress: '',
   webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
@@ -47,7 +55,13 @@ async function requests() {
   const writesBy = {};
   let nodePatches = 0;
   let conflicts = 0;
+  let leaseRequests = 0;
+  let leaseWrites = 0;
   for (const v of (await metrics.restRequests.get()).values) {
+    if (v.labels.resource === 'leases') {
+      leaseRequests += v.value;
+      if (WRITES.has(String(v.labels.verb))) leaseWrites += v.value;
+    }
     const verb = String(v.labels.verb);
     byVerb[verb] = (byVerb[verb] ?? 0) + v.value;
     total += v.value;
@@ -59,7 +73,7 @@ async function requests() {
     if (verb === 'PATCH' && v.labels.resource === 'nodes') nodePatches += v.value;
     if (String(v.labels.code) === '409') conflicts += v.value;
   }
-  return { byVerb, total, writes, writesBy, nodePatches, conflicts };
+  return { byVerb, total, writes, writesBy, nodePatches, conflicts, leaseRequests, leaseWrites };
 }
 
 const cpuSeconds = () => {

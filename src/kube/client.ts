@@ -32,13 +32,18 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-export interface ListOptions {
+export interface ListOptions<T = KubeObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   resourceVersion?: string;
   limit?: number;
   signal?: AbortSignal;
+  /**
+   * Applied to each item as its page arrives (e.g. an informer's reduction): only one page of whole
+   * objects is in memory at a time, however long the list.
+   */
+  map?: (item: T) => T;
 }
 
 export interface WatchOptions {
@@ -205,7 +210,7 @@ export class KubeClient {
     }
   }
 
-  async list<T extends KubeObject>(rt: ResourceType<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
+  async list<T extends KubeObject>(rt: ResourceType<T>, opts: ListOptions<T> = {}): Promise<ObjectList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let meta: ObjectList<T>['metadata'] = {};
@@ -224,7 +229,7 @@ export class KubeClient {
         // Lists omit apiVersion/kind on items; fill them in so that items look like single GETs.
         item.apiVersion ??= apiVersionOf(rt);
         item.kind ??= rt.kind;
-        items.push(item);
+        items.push(opts.map ? opts.map(item) : item);
       }
       meta = page.metadata ?? {};
       cont = meta.continue || undefined;

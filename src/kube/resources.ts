@@ -27,6 +27,7 @@ export interface Node extends KubeObject {
     conditions?: NodeCondition[];
     nodeInfo?: Record<string, string>;
     addresses?: { type: string; address: string }[];
+    images?: { names: string[]; sizeBytes?: number }[];
   };
 }
 

@@ -8,6 +8,24 @@ import type { Selection } from './platform.ts';
 // a 1,000-node sort, which the benchmark showed as status delay).
 export const byName = new Intl.Collator('en', { numeric: true }).compare;
 
+/**
+ * Sorts names by byName, remembering the last input and its order: a reconcile runs on every node change,
+ * while the set of nodes rarely changes, so most calls compare two lists instead of sorting 1,000 names
+ * with a collator (a third of the operator's CPU during a 1,000-node install). Answers a fresh array.
+ */
+export function sortedByName(): (names: readonly string[]) => string[] {
+  let last: readonly string[] = [];
+  let sorted: string[] = [];
+  return (names) => {
+    if (names.length !== last.length || names.some((n, i) => n !== last[i])) {
+      last = names;
+      sorted = [...names].sort(byName);
+    }
+    return [...sorted];
+  };
+}
+const sortSelected = sortedByName();
+
 /** Nodes not being deleted. */
 export const live = (nodes: readonly Node[]): Node[] => nodes.filter((n) => !n.metadata.deletionTimestamp);
 
@@ -29,7 +47,7 @@ export function narrowSelection(candidates: readonly Node[], spec: KataConfigSpe
     nodes = eligible;
   }
   return {
-    nodes: nodes.map((n) => n.metadata.name ?? '').sort(byName),
+    nodes: sortSelected(nodes.map((n) => n.metadata.name ?? '')),
     noEligibleNodes,
     ...(noMatchingNodes ? { noMatchingNodes } : {}),
   };

@@ -178,10 +178,11 @@ export class Informer<T extends KubeObject> {
       labelSelector: this.opts.labelSelector,
       fieldSelector: this.opts.fieldSelector,
       signal,
+      // Reduced page by page: a thousand whole Nodes are never in memory at once.
+      map: (item) => this.prepare(item),
     });
     const seen = new Set<string>();
-    for (const item of list.items) {
-      const obj = this.prepare(item);
+    for (const obj of list.items) {
       const key = keyOf(obj);
       seen.add(key);
       const old = this.store.get(key);

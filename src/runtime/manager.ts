@@ -50,6 +50,7 @@ export class Manager {
   readonly identity: string;
   readonly events: EventRecorder;
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly transforms = new Map<string, InformerOptions['transform']>();
   private readonly controllers: Controller[] = [];
   private readonly leaderRunnables: Runnable[] = [];
   private readonly opts: ManagerOptions;
@@ -74,7 +75,11 @@ export class Manager {
   informer<T extends KubeObject>(rt: ResourceType<T>, opts: InformerOptions = {}): Informer<T> {
     const key = JSON.stringify([rt.group, rt.version, rt.plural, opts.namespace, opts.labelSelector, opts.fieldSelector]);
     let inf = this.informers.get(key);
+    // One cache per kind, so one reduction of it: a second transform would silently not apply.
+    if (inf && opts.transform !== this.transforms.get(key))
+      throw new Error(`the ${rt.plural} informer is shared: every controller must pass it the same transform`);
     if (!inf) {
+      this.transforms.set(key, opts.transform);
       inf = new Informer<KubeObject>(this.client, rt as ResourceType<KubeObject>, {
         ...this.opts.informerDefaults,
         log: this.log,

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import {
+  desiredMonitor,
   MONITOR_DAEMONSET,
   MONITOR_RULES,
   MONITOR_SERVICE,
@@ -16,6 +17,7 @@ import {
   MONITOR_SERVICE_MONITOR,
   PrometheusRules,
   ServiceMonitors,
+  upToDate,
 } from '../../src/controllers/monitor/desired.ts';
 import { DaemonSets, Nodes, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../src/kube/resources.ts';
 import { scrapeMetrics, useDevCluster, useOperator } from '../support/operator.ts';
@@ -87,6 +89,19 @@ describe('kata monitor and kata_* metrics', () => {
     };
     assert.deepEqual(svc.spec?.selector, ds.spec.selector.matchLabels);
     await waitFor(() => c.find(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns), { message: 'the monitor ServiceAccount' });
+    // As the API server stores them (with its defaults), the objects are what osc wants: while nothing
+    // changes, the periodic re-check writes nothing.
+    const want = desiredMonitor({
+      namespace: ns,
+      image: pod.containers[0]?.image ?? '',
+      kataConfig: await c.get(KataConfigs, NAME),
+      kataNodeSelector: { 'node-role.kubernetes.io/kata-oc': '' },
+      prometheusOperator: false,
+    });
+    assert.ok(want, 'the monitor is wanted once kata is installed');
+    assert.ok(upToDate(await c.get(ServiceAccounts, MONITOR_SERVICE_ACCOUNT, ns), want.serviceAccount), 'ServiceAccount up to date');
+    assert.ok(upToDate(await c.get(DaemonSets, MONITOR_DAEMONSET, ns), want.daemonSet), 'DaemonSet up to date');
+    assert.ok(upToDate(await c.get(Services, MONITOR_SERVICE, ns), want.service), 'Service up to date');
   });
 
   test('the monitor is healed: a deleted DaemonSet comes back, an edited Service is corrected', async () => {

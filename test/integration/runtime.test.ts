@@ -78,6 +78,38 @@ describe('controller runtime against a real kube-apiserver', () => {
       }
     });
 
+    test('a transform reduces every object it caches, listed page by page or watched', async () => {
+      const namespace = await ns('informer-transform');
+      for (const name of ['a', 'b', 'c']) await client.create(ConfigMaps, cm(name, namespace, { tier: 'a' }, { big: 'x'.repeat(1000) }));
+      let reduced = 0;
+      const inf = new Informer<ConfigMap>(client, ConfigMaps, {
+        namespace,
+        fieldSelector: 'metadata.name!=kube-root-ca.crt',
+        log: testLogger(),
+        transform: (o: ConfigMap) => {
+          reduced++;
+          return { metadata: o.metadata, data: { size: String(o.data?.big?.length ?? 0) } };
+        },
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        assert.equal(await inf.waitForSync(), true);
+        assert.deepEqual(
+          inf.list().map((o) => o.data),
+          [{ size: '1000' }, { size: '1000' }, { size: '1000' }],
+          'listed objects are cached reduced',
+        );
+        await client.create(ConfigMaps, cm('d', namespace, { tier: 'a' }, { big: 'y'.repeat(10) }));
+        const d = await waitFor(() => inf.get(`${namespace}/d`), { message: 'd through the watch' });
+        assert.deepEqual(d.data, { size: '10' }, 'watched objects are cached reduced');
+        assert.equal(reduced, 4, 'each object reduced once');
+      } finally {
+        ac.abort();
+        await run;
+      }
+    });
+
     test('relists when its resourceVersion was compacted away (410 Gone) and misses nothing', async () => {
       const namespace = await ns('informer-gone');
       const inf = new Informer(client, ConfigMaps, { namespace, watchTimeoutSeconds: 2, log: testLogger() });

@@ -17,6 +17,7 @@ import type { Node } from '../../src/kube/resources.ts';
 import { poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 import { isCompactCluster, type McoRecordInput, mcoNodeRecords } from '../../src/platform/openshift/records.ts';
+import { sortedByName } from '../../src/platform/selection.ts';
 
 /** The MCO's view as records, classified the platform-neutral way: what the controller does on OpenShift. */
 const classifyNodes = (i: McoRecordInput): Classification =>
@@ -379,4 +380,24 @@ describe('label keys in kataConfigPoolSelector', () => {
     for (const bad of ['<label_key>', 'bad key!', '', '-a', 'a-', 'x'.repeat(64), 'Upper.Case/x', 'a/b/c', '/a', 'a/'])
       assert.ok(!re.test(bad), bad);
   });
+});
+
+test('sortedByName: numeric order, remembered only while the input is the same', () => {
+  const sort = sortedByName();
+  const a = ['worker-10', 'worker-9', 'worker-100'];
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100']);
+  const first = sort(a);
+  first.push('mutated');
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100'], 'a caller changing its answer changes nothing');
+  assert.deepEqual(sort(['worker-2', 'worker-1']), ['worker-1', 'worker-2'], 'another input is sorted afresh');
+});
+
+test('sortedByName: numeric order, remembered only while the input is the same', () => {
+  const sort = sortedByName();
+  const a = ['worker-10', 'worker-9', 'worker-100'];
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100']);
+  const first = sort(a);
+  first.push('mutated');
+  assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100'], 'a caller changing its answer changes nothing');
+  assert.deepEqual(sort(['worker-2', 'worker-1']), ['worker-1', 'worker-2'], 'another input is sorted afresh');
 });

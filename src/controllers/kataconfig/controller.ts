@@ -4,6 +4,7 @@ import { KataNodes } from '../../api/katanode.ts';
 import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
+import { cachedNode } from '../nodecache.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 
@@ -35,7 +36,7 @@ export function setupKataConfigController(
   options: Partial<KataConfigOptions> = {},
 ): KataConfigReconciler {
   const kataConfigs = mgr.informer(KataConfigs);
-  const nodes = mgr.informer(Nodes);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const kataNodes = mgr.informer(KataNodes);
   const platformCaches = platform.watch(mgr);
   const runtimeClasses = mgr.informer(RuntimeClasses);

@@ -5,12 +5,13 @@ import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
-import { Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
+import { Expectations } from '../../runtime/expectations.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
@@ -102,6 +103,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly writtenKataNodes = new WrittenStatuses();
+  /** Node label writes the node cache does not show yet (see applyPlan). */
+  private readonly labelWrites = new Expectations<string>();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -342,9 +345,23 @@ export class KataConfigReconciler {
     const done: string[] = [];
     for (const step of plan.steps)
       await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
+        // A node patched by the previous pass whose watch event has not arrived yet is not patched twice.
+        const expected = nodeMetadataPatch(w);
+        if (expected && this.labelWrites.awaiting(expected.name, this.shownOnNode(expected))) return;
         if (await this.applyWrite(w, signal)) done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
+        if (expected) this.labelWrites.expect(expected.name, expected.value);
       });
     return done;
+  }
+
+  /** The cached node's side of an expected metadata patch: the patch's own value once the cache shows it. */
+  private shownOnNode(expected: NodeMetadataPatch): string {
+    const node = this.ctx.nodes.get(expected.name);
+    const shown = (have: Record<string, string> | undefined, want: Record<string, string | null> | undefined) =>
+      Object.entries(want ?? {}).every(([k, v]) => (v === null ? have?.[k] === undefined : have?.[k] === v));
+    return node && shown(node.metadata.labels, expected.labels) && shown(node.metadata.annotations, expected.annotations)
+      ? expected.value
+      : '';
   }
 
   private async applyWrite(w: PlatformWrite, signal: AbortSignal): Promise<boolean> {
@@ -469,4 +486,23 @@ const writeName = (w: PlatformWrite): string => (w.op === 'create' ? (w.object.m
 function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
   const given = delays.filter((d): d is number => d !== undefined);
   return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
+}
+
+interface NodeMetadataPatch {
+  name: string;
+  labels?: Record<string, string | null>;
+  annotations?: Record<string, string | null>;
+  /** The patch as one value, for Expectations. */
+  value: string;
+}
+
+/** A platform's merge patch of a node's labels or annotations (and nothing else), or undefined. */
+function nodeMetadataPatch(w: PlatformWrite): NodeMetadataPatch | undefined {
+  if (w.op !== 'patch' || w.resource !== Nodes || (w.type && w.type !== 'merge')) return undefined;
+  const patch = w.patch as { metadata?: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } };
+  const keys = Object.keys(patch ?? {});
+  if (keys.length !== 1 || keys[0] !== 'metadata' || !patch.metadata) return undefined;
+  const { labels, annotations, ...rest } = patch.metadata;
+  if (Object.keys(rest).length) return undefined;
+  return { name: w.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), value: JSON.stringify(patch.metadata) };
 }

@@ -16,6 +16,7 @@ import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
+import { cachedNode } from '../nodecache.ts';
 import {
   desiredMonitor,
   MONITOR_DAEMONSET,
@@ -77,7 +78,7 @@ export function setupMonitorController(
   const ns = opts.namespace;
   const byName = (name: string) => ({ namespace: ns, fieldSelector: `metadata.name=${name}` });
   const kataConfigs = mgr.informer(KataConfigs);
-  const nodes = mgr.informer(Nodes);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(POD_RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));

@@ -14,6 +14,7 @@ import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
+import { cachedNode } from '../nodecache.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
 import { PeerPodsMetrics } from './metrics.ts';
 import { defaultPeerPodsOptions, type PeerPodsOptions, PeerPodsReconciler, REMOTE_PODS_INDEX } from './reconciler.ts';
@@ -52,7 +53,7 @@ export function setupPeerPodsController(
   const peerPodConfigs = mgr.informer(PeerPodConfigs, byName(PEER_POD_CONFIG));
   const daemonSets = mgr.informer(DaemonSets, byName(CAA_DAEMONSET));
   const jobs = mgr.informer(Jobs, { namespace, labelSelector: IMAGE_JOB_SELECTOR });
-  const nodes = mgr.informer(Nodes);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));

@@ -2,7 +2,7 @@ import { CONTROL_PLANE_ROLE_LABEL, KATA_NODE_ROLE_LABEL, KATA_POOL, MASTER_ROLE_
 import type { MachineConfigPool } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
 import type { ConfigRef, NodeRecord } from '../platform.ts';
-import { byName, live } from '../selection.ts';
+import { live, sortedByName } from '../selection.ts';
 import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from './machineconfig.ts';
 
 /**
@@ -62,6 +62,8 @@ export function renderedConfigRef(name: string | undefined, withKata: boolean): 
  * kata pool's target; a node that should not is recorded only while it still runs (or is leaving) a
  * configuration with kata.
  */
+const sortRecords = sortedByName();
+
 export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const records: NodeRecord[] = [];
   const kataTarget = input.kataPool?.spec.configuration?.name;
@@ -72,7 +74,8 @@ export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const hasKata = (config: string | undefined) =>
     isKataPoolConfig(config) || (input.compact && !!config && config === kataTarget && (kataTargetReady || baseTargetHasKata));
 
-  for (const node of [...live(input.nodes)].sort((a, b) => byName(a.metadata.name ?? '', b.metadata.name ?? ''))) {
+  const byNodeName = new Map(live(input.nodes).map((n) => [n.metadata.name ?? '', n]));
+  for (const node of sortRecords([...byNodeName.keys()]).map((name) => byNodeName.get(name) as Node)) {
     const v = nodeMcoView(node);
     const refs = {
       ...(v.desiredConfig ? { assigned: renderedConfigRef(v.desiredConfig, hasKata(v.desiredConfig)) } : {}),

@@ -1,0 +1,29 @@
+import type { Node } from '../kube/resources.ts';
+
+/**
+ * What the controllers keep of a Node in their shared cache. A real node's object is mostly status that
+ * osc never reads: the kubelet reports up to 50 container images with their digests (typically 10-20 KB
+ * per node, more than everything else together), its node info, addresses, daemon endpoints and volumes.
+ * Kept: the whole metadata (labels and the Machine Config Operator's annotations drive every decision),
+ * the spec (small: taints, unschedulable), and of the status the capacity, allocatable (the peer pods
+ * controller advertises its VM limit there) and the conditions. A controller that starts reading another
+ * status field adds it here (docs/architecture.md, "Caches").
+ */
+export const cachedNode = (n: Node): Node => {
+  const s = n.status;
+  return {
+    apiVersion: n.apiVersion,
+    kind: n.kind,
+    metadata: n.metadata,
+    ...(n.spec ? { spec: n.spec } : {}),
+    ...(s
+      ? {
+          status: {
+            ...(s.capacity ? { capacity: s.capacity } : {}),
+            ...(s.allocatable ? { allocatable: s.allocatable } : {}),
+            ...(s.conditions ? { conditions: s.conditions } : {}),
+          },
+        }
+      : {}),
+  };
+};

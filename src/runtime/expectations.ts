@@ -1,0 +1,42 @@
+/**
+ * Writes a controller has made that its cache does not show yet (the ReplicaSet controller's and
+ * controller-runtime's "expectations"). A controller that requeues itself right after a batch of writes
+ * reads a cache that may still lag behind them: without a record it would make the same writes again.
+ * It notes each write's intended value after the server accepted it, and skips the key while the cache
+ * shows another value; the watch event that brings the value wakes it again. A record that the cache
+ * never confirms (the object was changed again meanwhile, or went away) expires, so nothing waits forever.
+ */
+export class Expectations<V> {
+  private readonly records = new Map<string, { value: V; at: number }>();
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(ttlMs = 30_000, now: () => number = Date.now) {
+    this.ttlMs = ttlMs;
+    this.now = now;
+  }
+
+  /** A write of `value` to `key` was accepted by the server. */
+  expect(key: string, value: V): void {
+    this.records.set(key, { value, at: this.now() });
+  }
+
+  /**
+   * Whether a write to `key` is still on its way to the cache, which shows `observed`. A record the cache
+   * has caught up with, or that has expired, is dropped.
+   */
+  awaiting(key: string, observed: V): boolean {
+    const r = this.records.get(key);
+    if (!r) return false;
+    if (r.value === observed || this.now() - r.at >= this.ttlMs) {
+      this.records.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  /** Records not yet confirmed (for tests and logs). */
+  get size(): number {
+    return this.records.size;
+  }
+}
