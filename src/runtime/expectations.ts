@@ -2,8 +2,8 @@
  * Writes a controller has made that its cache does not show yet (the ReplicaSet controller's and
  * controller-runtime's "expectations"). A controller that requeues itself right after a batch of writes
  * reads a cache that may still lag behind them: without a record it would make the same writes again.
- * It notes each write's intended value after the server accepted it, and skips the key while the cache
- * shows another value; the watch event that brings the value wakes it again. A record that the cache
+ * It notes each write after the server accepted it, and skips the same write while the cache does not
+ * show it yet; the watch event that brings the value wakes it again. A record that the cache
  * never confirms (the object was changed again meanwhile, or went away) expires, so nothing waits forever.
  */
 export class Expectations<V> {
@@ -22,13 +22,13 @@ export class Expectations<V> {
   }
 
   /**
-   * Whether a write to `key` is still on its way to the cache, which shows `observed`. A record the cache
-   * has caught up with, or that has expired, is dropped.
+   * Whether this very write (`value` to `key`) is still on its way to the cache, which shows it when `shown`.
+   * A record of another value is dropped too: the controller wants something else now, so that write goes.
    */
-  awaiting(key: string, observed: V): boolean {
+  awaiting(key: string, value: V, shown: boolean): boolean {
     const r = this.records.get(key);
     if (!r) return false;
-    if (r.value === observed || this.now() - r.at >= this.ttlMs) {
+    if (shown || r.value !== value || this.now() - r.at >= this.ttlMs) {
       this.records.delete(key);
       return false;
     }

@@ -347,21 +347,19 @@ export class KataConfigReconciler {
       await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
         // A node patched by the previous pass whose watch event has not arrived yet is not patched twice.
         const expected = nodeMetadataPatch(w);
-        if (expected && this.labelWrites.awaiting(expected.name, this.shownOnNode(expected))) return;
+        if (expected && this.labelWrites.awaiting(expected.name, expected.value, this.shownOnNode(expected))) return;
         if (await this.applyWrite(w, signal)) done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
         if (expected) this.labelWrites.expect(expected.name, expected.value);
       });
     return done;
   }
 
-  /** The cached node's side of an expected metadata patch: the patch's own value once the cache shows it. */
-  private shownOnNode(expected: NodeMetadataPatch): string {
+  /** Whether the node cache shows what a metadata patch writes. */
+  private shownOnNode(expected: NodeMetadataPatch): boolean {
     const node = this.ctx.nodes.get(expected.name);
     const shown = (have: Record<string, string> | undefined, want: Record<string, string | null> | undefined) =>
       Object.entries(want ?? {}).every(([k, v]) => (v === null ? have?.[k] === undefined : have?.[k] === v));
-    return node && shown(node.metadata.labels, expected.labels) && shown(node.metadata.annotations, expected.annotations)
-      ? expected.value
-      : '';
+    return !!node && shown(node.metadata.labels, expected.labels) && shown(node.metadata.annotations, expected.annotations);
   }
 
   private async applyWrite(w: PlatformWrite, signal: AbortSignal): Promise<boolean> {
