@@ -35,6 +35,16 @@ export class Expectations<V> {
     return true;
   }
 
+  /** The value written to `key` that the cache has not shown yet, if any. */
+  recorded(key: string): V | undefined {
+    return this.records.get(key)?.value;
+  }
+
+  /** The cache shows the write to `key` (seen in a watch event): it is no longer awaited. */
+  forget(key: string): void {
+    this.records.delete(key);
+  }
+
   /** Records not yet confirmed (for tests and logs). */
   get size(): number {
     return this.records.size;

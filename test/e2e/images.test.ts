@@ -109,7 +109,11 @@ describe('images: operator and must-gather, built and run as containers', { skip
       Cmd: string[];
     };
     assert.equal(config.User, '65532:65532', 'a numeric non-root user (runAsNonRoot can verify it)');
-    assert.deepEqual(config.Entrypoint, ['node', '/app/bin/osc.js']);
+    assert.deepEqual(
+      config.Entrypoint,
+      ['node', '--max-semi-space-size=2', '/app/bin/osc.js'],
+      'Node with the V8 flags docs/performance.md explains',
+    );
     assert.deepEqual(config.Cmd, ['run']);
     const version = await docker().must(['run', '--rm', '--network', 'none', '--read-only', OPERATOR_IMAGE, '--version']);
     assert.equal(version.trim(), packageVersion());

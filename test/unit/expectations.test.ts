@@ -17,3 +17,12 @@ test('awaiting: only the very same write waits for the cache; another write to t
   assert.equal(e.awaiting('node-1', 'add', false), false, 'expired');
   assert.equal(e.size, 0);
 });
+
+test('a write the cache has shown is forgotten, so the same write made again later is not held up', () => {
+  const e = new Expectations<string>();
+  e.expect('node-1', 'add');
+  assert.equal(e.recorded('node-1'), 'add');
+  e.forget('node-1');
+  assert.equal(e.recorded('node-1'), undefined);
+  assert.equal(e.awaiting('node-1', 'add', false), false, 'someone undid it by hand: osc writes it again at once');
+});

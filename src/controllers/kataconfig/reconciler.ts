@@ -354,6 +354,17 @@ export class KataConfigReconciler {
     return done;
   }
 
+  /**
+   * A node as its cache now shows it: a write the cache shows is no longer awaited. Without this, a label
+   * an administrator removes after the cache showed osc's write would wait for the record to expire.
+   */
+  nodeSeen(name: string): void {
+    const value = this.labelWrites.recorded(name);
+    if (value === undefined) return;
+    const expected = { name, ...(JSON.parse(value) as Omit<NodeMetadataPatch, 'name' | 'value'>), value };
+    if (this.shownOnNode(expected)) this.labelWrites.forget(name);
+  }
+
   /** Whether the node cache shows what a metadata patch writes. */
   private shownOnNode(expected: NodeMetadataPatch): boolean {
     const node = this.ctx.nodes.get(expected.name);
