@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.ts';
 import { errorMessage, isAlreadyExists, isConflict } from '../kube/errors.ts';
 import { CertManagerCertificates, CertManagerIssuers, type Secret, Secrets } from '../kube/resources.ts';
+import { sleep } from '../runtime/concurrency.ts';
 import { CERT_SECRETS, type CertSource, certManagerObjects, injectAnnotations, serviceDnsNames } from './certsource.ts';
 import { KEYS, mergeCABundle, planRotation, type SelfSignedState } from './rotation.ts';
 import type { WebhookTrust } from './setup.ts';
@@ -62,18 +63,6 @@ function dataOf(s: SelfSignedState): Record<string, string> {
   }
   return data;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export class WebhookCertificates {
   readonly secretName: string;
