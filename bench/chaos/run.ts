@@ -9,6 +9,7 @@
  * server reaches the webhook through another. It runs as a ServiceAccount of its own so that the API
  * server's audit log tells its requests (and their 409s and 5xx) apart.
  */
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +29,7 @@ import {
 import { ContainerRuntimeConfigs, MachineConfigs } from '../../src/api/openshift.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { MONITOR_DAEMONSET } from '../../src/controllers/monitor/desired.ts';
+import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { freePort } from '../../src/devcluster/controlplane.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
@@ -204,19 +206,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     });
     apiProxy = await FaultProxy.start({ port: Number(new URL(dev.controlPlane.apiserverUrl).port) });
     const kubeconfig = join(dir, 'operator.kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: dev, cluster: {server: "${apiProxy.url}", certificate-authority-data: ${Buffer.from(dev.controlPlane.caPem).toString('base64')}}}]`,
-        `users: [{name: osc, user: {token: ${token.status.token}}}]`,
-        'contexts: [{name: osc, context: {cluster: dev, user: osc}}]',
-        'current-context: osc',
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    );
+    writeFileSync(kubeconfig, tokenKubeconfigText(apiProxy.url, dev.controlPlane.caPem, token.status.token, { user: 'osc' }), {
+      mode: 0o600,
+    });
     await c.create(Secrets, {
       metadata: { name: PEER_PODS_SECRET, namespace: NS },
       stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7CHAOS00', AWS_SECRET_ACCESS_KEY: 'chaos/secret/key/not/a/real/one/000000000' },

@@ -3,6 +3,7 @@
  * KataConfig API and refused credentials; the committed config/ manifests applied with kubectl; the
  * package's bin entries, from the source checkout and from a built package; the kubectl plugin.
  */
+
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import { CustomResourceDefinitions, Deployments, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import { runOsc as osc } from '../support/cli.ts';
@@ -77,18 +79,7 @@ describe('osc against a cluster without the KataConfig API', () => {
   test('refused credentials are called that', async () => {
     const cp = ref.cp;
     const kubeconfig = join(dir, 'bad-token');
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
-        'users: [{name: u, user: {token: not-a-valid-token}}]',
-        'contexts: [{name: c, context: {cluster: dev, user: u}}]',
-        'current-context: c',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(kubeconfig, tokenKubeconfigText(cp.apiserverUrl, cp.caPem, 'not-a-valid-token'));
     for (const args of [['status'], ['install'], ['must-gather']]) {
       const r = await osc([...args, '--kubeconfig', kubeconfig]);
       assert.equal(r.code, 1);

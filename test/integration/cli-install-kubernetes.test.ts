@@ -4,6 +4,7 @@
  * identity and DaemonSet, move the nodes, and take it all away again — and nothing of the Machine Config
  * Operator's is granted.
  */
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import { ClusterRoles, DaemonSets, RuntimeClasses } from '../../src/kube/resources.ts';
 import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
@@ -58,18 +60,7 @@ describe('osc install --distribution kubernetes, and the operator under its own 
     assert.equal(token.code, 0, token.stderr);
     const cp = cluster.dev.controlPlane;
     const saKubeconfig = join(dir, 'sa.kubeconfig');
-    writeFileSync(
-      saKubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
-        `users: [{name: sa, user: {token: ${token.stdout.trim()}}}]`,
-        `contexts: [{name: sa, context: {cluster: dev, user: sa, namespace: ${ns}}}]`,
-        'current-context: sa',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(saKubeconfig, tokenKubeconfigText(cp.apiserverUrl, cp.caPem, token.stdout.trim(), { user: 'sa', namespace: ns }));
     operator = new OscProcess(
       [
         'run',

@@ -4,6 +4,7 @@
  * `osc status --watch` renders it live. Also: what the ServiceAccount may not do, `osc must-gather`, and
  * `osc uninstall` (refused while a KataConfig exists).
  */
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { x as extract } from 'tar';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import {
   ClusterRoleBindings,
@@ -106,18 +108,7 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.equal(token.code, 0, token.stderr);
     const cp = cluster.dev.controlPlane;
     saKubeconfig = join(dir, 'sa.kubeconfig');
-    writeFileSync(
-      saKubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
-        `users: [{name: sa, user: {token: ${token.stdout.trim()}}}]`,
-        'contexts: [{name: sa, context: {cluster: dev, user: sa, namespace: openshift-sandboxed-containers-operator}}]',
-        'current-context: sa',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(saKubeconfig, tokenKubeconfigText(cp.apiserverUrl, cp.caPem, token.stdout.trim(), { user: 'sa', namespace: ns }));
     const whoami = await kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { kubeconfig: saKubeconfig });
     assert.equal(whoami.stdout, SA);
 

@@ -5,6 +5,7 @@
  * holds the lease, i.e. its last successful lease write before it is its own; and after a leader dies, the
  * other takes over at its first attempt once a lease duration has passed since it saw the last renewal.
  */
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
 import { OscProcess, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
@@ -113,18 +115,7 @@ describe('two replicas with leader election, through kills and an API server res
       const token = await kubectl(['create', 'token', r, '-n', NS, '--duration=1h']);
       assert.equal(token.code, 0, token.stderr);
       const path = join(dir, `${r}.kubeconfig`);
-      writeFileSync(
-        path,
-        [
-          'apiVersion: v1',
-          'kind: Config',
-          `clusters: [{name: dev, cluster: {server: "${cp.apiserverUrl}", certificate-authority-data: ${Buffer.from(cp.caPem).toString('base64')}}}]`,
-          `users: [{name: ${r}, user: {token: ${token.stdout.trim()}}}]`,
-          `contexts: [{name: ${r}, context: {cluster: dev, user: ${r}}}]`,
-          `current-context: ${r}`,
-          '',
-        ].join('\n'),
-      );
+      writeFileSync(path, tokenKubeconfigText(cp.apiserverUrl, cp.caPem, token.stdout.trim(), { user: r }));
       kubeconfigs.set(r, path);
     }
   });

@@ -44,3 +44,22 @@ export function kubeconfigText(server: string, caPem: string, certPem: string, k
     '',
   ].join('\n');
 }
+
+/** A kubeconfig that authenticates with a bearer token (a ServiceAccount's, or a deliberately bad one). */
+export function tokenKubeconfigText(
+  server: string,
+  caPem: string,
+  token: string,
+  opts: { user?: string; namespace?: string } = {},
+): string {
+  const user = opts.user ?? 'token-user';
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    `clusters: [{name: osc-dev, cluster: {server: "${server}", certificate-authority-data: ${Buffer.from(caPem).toString('base64')}}}]`,
+    `users: [{name: ${user}, user: {token: ${token}}}]`,
+    `contexts: [{name: ${user}, context: {cluster: osc-dev, user: ${user}${opts.namespace ? `, namespace: ${opts.namespace}` : ''}}}]`,
+    `current-context: ${user}`,
+    '',
+  ].join('\n');
+}
