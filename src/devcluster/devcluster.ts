@@ -205,7 +205,6 @@ export class DevCluster {
 
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
-    const { compact, workers, masters } = this.options;
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     await this.createInfrastructure();
     for (const role of ['master', 'worker'] as const) {
@@ -228,34 +227,13 @@ export class DevCluster {
 
     // Nodes boot with their pool's rendered config, as the Machine Config Server serves it, and NFD has
     // already labelled them (nodes added later are labelled by the NFD simulator after they join).
-    const inits: NodeInit[] = [
-      ...Array.from({ length: masters }, (_, i) => ({
-        name: `master-${i}`,
-        role: 'master' as const,
-        index: i,
-        schedulableMaster: compact,
-        bootConfig: rendered.master,
-      })),
-      ...Array.from({ length: workers }, (_, i) => ({
-        name: `worker-${i}`,
-        role: 'worker' as const,
-        index: i,
-        bootConfig: rendered.worker,
-      })),
-    ].map((n) => ({ ...n, virtualizationCapable: this.isCapable(n.name), nfdLabelled: true }));
-    await mapLimit(inits, 16, (n) => registerNode(this.client, n));
-    // Generous deadlines that grow with the cluster: kwok, the controllers and the simulators each go
-    // through every node once.
-    const deadline = 60_000 + 50 * inits.length;
-    await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), deadline, 'the nodes to be registered');
+    const inits = this.initialNodes((role) => ({ bootConfig: rendered[role] })).map((n) => ({
+      ...n,
+      virtualizationCapable: this.isCapable(n.name),
+      nfdLabelled: true,
+    }));
+    const deadline = await this.registerNodes(inits);
     await this.waitForPoolsUpdated(120_000 + 50 * inits.length);
-    // Usable means schedulable: the node lifecycle controller lifts the not-ready taint that every node
-    // registers with once kwok reports the node Ready.
-    await this.poll(
-      () => inits.every((n) => !this.informers.nodes.get(n.name)?.spec?.taints?.some((t) => t.key === NOT_READY_TAINT)),
-      deadline,
-      'the controller-manager to find the nodes Ready',
-    );
     await this.poll(
       () => inits.every((n) => !n.virtualizationCapable || this.informers.nodes.get(n.name)?.metadata.labels?.[NFD_KATA_LABEL] === 'true'),
       deadline,
@@ -265,19 +243,34 @@ export class DevCluster {
 
   /** A plain cluster: osc's namespace, the nodes, and kata-deploy's host side; no OpenShift API, no NFD. */
   private async seedKubernetes(): Promise<void> {
-    const { compact, workers, masters } = this.options;
     await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: OPERATOR_NAMESPACE } }));
     void this.informers.nodes.run(this.signal);
     await this.kataDeploy?.start(this.signal);
-    const inits: NodeInit[] = [
+    await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+  }
+
+  /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */
+  private initialNodes(extra: (role: 'master' | 'worker') => Partial<NodeInit>): NodeInit[] {
+    const { masters, workers, compact } = this.options;
+    return [
       ...Array.from({ length: masters }, (_, i) => ({
         name: `master-${i}`,
         role: 'master' as const,
         index: i,
         schedulableMaster: compact,
+        ...extra('master'),
       })),
-      ...Array.from({ length: workers }, (_, i) => ({ name: `worker-${i}`, role: 'worker' as const, index: i })),
-    ].map((n) => ({ ...n, distribution: 'kubernetes' as const }));
+      ...Array.from({ length: workers }, (_, i) => ({ name: `worker-${i}`, role: 'worker' as const, index: i, ...extra('worker') })),
+    ];
+  }
+
+  /**
+   * Registers nodes and waits until they are usable, i.e. schedulable: the node lifecycle controller lifts
+   * the not-ready taint every node registers with once kwok reports it Ready. Answers the deadline used,
+   * generous and growing with the cluster (kwok, the controllers and the simulators each go through every
+   * node once), for the caller's own waits.
+   */
+  private async registerNodes(inits: NodeInit[]): Promise<number> {
     await mapLimit(inits, 16, (n) => registerNode(this.client, n));
     const deadline = 60_000 + 50 * inits.length;
     await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), deadline, 'the nodes to be registered');
@@ -286,6 +279,7 @@ export class DevCluster {
       deadline,
       'the controller-manager to find the nodes Ready',
     );
+    return deadline;
   }
 
   private isCapable(name: string): boolean {

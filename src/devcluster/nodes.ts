@@ -136,23 +136,32 @@ export function nodeObject(init: NodeInit, now = new Date()): Node {
         'hugepages-1Gi': '0',
         'hugepages-2Mi': '0',
       },
-      addresses: [
-        { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
-        { type: 'Hostname', address: init.name },
-      ],
+      ...identity(init, now, { kernelVersion: KERNEL, osImage: OS_IMAGE, containerRuntimeVersion: CRIO }),
       images: NODE_IMAGES,
-      nodeInfo: {
-        machineID: hex(`machine-${init.name}`, 32),
-        systemUUID: uuid(`system-${init.name}`),
-        bootID: uuid(`boot-${init.name}-${now.getTime()}`),
-        kernelVersion: KERNEL,
-        osImage: OS_IMAGE,
-        containerRuntimeVersion: CRIO,
-        kubeletVersion: KUBELET_VERSION,
-        kubeProxyVersion: '',
-        operatingSystem: 'linux',
-        architecture: 'amd64',
-      },
+    },
+  };
+}
+
+/** What a kubelet reports about its machine: addresses, and node info for the given OS and runtime. */
+function identity(
+  init: NodeInit,
+  now: Date,
+  os: { kernelVersion: string; osImage: string; containerRuntimeVersion: string },
+): Pick<NonNullable<Node['status']>, 'addresses' | 'nodeInfo'> {
+  return {
+    addresses: [
+      { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
+      { type: 'Hostname', address: init.name },
+    ],
+    nodeInfo: {
+      machineID: hex(`machine-${init.name}`, 32),
+      systemUUID: uuid(`system-${init.name}`),
+      bootID: uuid(`boot-${init.name}-${now.getTime()}`),
+      ...os,
+      kubeletVersion: KUBELET_VERSION,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
     },
   };
 }
@@ -191,22 +200,7 @@ function plainNodeObject(init: NodeInit, now: Date): Node {
     status: {
       capacity: { cpu, memory, pods: '110', 'ephemeral-storage': '102626232Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' },
       allocatable: { cpu, memory, pods: '110', 'ephemeral-storage': '94580335255', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' },
-      addresses: [
-        { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
-        { type: 'Hostname', address: init.name },
-      ],
-      nodeInfo: {
-        machineID: hex(`machine-${init.name}`, 32),
-        systemUUID: uuid(`system-${init.name}`),
-        bootID: uuid(`boot-${init.name}-${now.getTime()}`),
-        kernelVersion: PLAIN_KERNEL,
-        osImage: PLAIN_OS_IMAGE,
-        containerRuntimeVersion: CONTAINERD,
-        kubeletVersion: KUBELET_VERSION,
-        kubeProxyVersion: '',
-        operatingSystem: 'linux',
-        architecture: 'amd64',
-      },
+      ...identity(init, now, { kernelVersion: PLAIN_KERNEL, osImage: PLAIN_OS_IMAGE, containerRuntimeVersion: CONTAINERD }),
       // containerd 2.x reports its handlers (the default one and runc) and the kubelet lists them.
       runtimeHandlers: ['', 'runc'].map((name) => ({ name, features: { recursiveReadOnlyMounts: true, userNamespaces: true } })),
     },
