@@ -4,11 +4,17 @@
 //
 // Answers over IPC: {cmd: 'mark'} (CPU seconds, API requests and writes so far, for the windows the
 // benchmark measures), {cmd: 'report'} (peak RSS, peak heap, requests by verb and resource, status
-// writes and 409s) and {cmd: 'stop'}.
+// writes and 409s), {cmd: 'profile', phase} and {cmd: 'stop'}.
+//
+// With BENCH_PROFILE_DIR set, {cmd: 'profile', phase} ends the CPU profile of the phase before (written to
+// DIR/<phase>.cpuprofile, for Chrome's DevTools or `node bench/profile-top.ts`) and starts one for `phase`;
+// without it, it only answers. A profile per phase tells the install's cost from idling's.
 //
 // Credentials: `--in-cluster DIR` reads a service account token and CA from DIR with the API server in
 // KUBERNETES_SERVICE_HOST/PORT, as in a pod (the generic client library is then never loaded, as in the
 // image); a kubeconfig path instead loads the cluster as `osc run --kubeconfig` does.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { inClusterCredentials } from '../dist/kube/credentials.js';
 import { createOperator } from '../dist/operator.js';
@@ -81,8 +87,30 @@ const cpuSeconds = () => {
   return (u.user + u.system) / 1e6;
 };
 
+const profileDir = process.env.BENCH_PROFILE_DIR;
+let profiling; // { session, phase }
+async function profile(phase) {
+  if (!profileDir) return;
+  const { Session } = await import('node:inspector/promises');
+  if (profiling) {
+    const { profile: p } = await profiling.session.post('Profiler.stop');
+    await writeFile(join(profileDir, `${profiling.phase}.cpuprofile`), JSON.stringify(p));
+    profiling.session.disconnect();
+    profiling = undefined;
+  }
+  if (phase === 'end') return;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  profiling = { session, phase };
+}
+
 process.on('message', async (msg) => {
-  if (msg.cmd === 'mark') {
+  if (msg.cmd === 'profile') {
+    await profile(msg.phase);
+    process.send?.({ profiling: !!profileDir });
+  } else if (msg.cmd === 'mark') {
     process.send?.({ cpuSeconds: cpuSeconds(), requests: await requests() });
   } else if (msg.cmd === 'report') {
     sampleHeap();

@@ -18,6 +18,11 @@ export const WORKER_ROLE_LABEL = 'node-role.kubernetes.io/worker';
 export const MASTER_ROLE_LABEL = 'node-role.kubernetes.io/master';
 export const CONTROL_PLANE_ROLE_LABEL = 'node-role.kubernetes.io/control-plane';
 export const POOL_LABEL_PREFIX = 'pools.operator.machineconfiguration.openshift.io/';
+/**
+ * On a `kata-oc` pool osc created itself. An administrator may make the pool ahead (to set its
+ * maxUnavailable, say); osc adopts such a pool, and with no KataConfig it removes only a pool it made.
+ */
+export const POOL_CREATED_BY_OPERATOR_ANNOTATION = 'kataconfiguration.openshift.io/created-by-operator';
 export const MC_ROLE_LABEL = 'machineconfiguration.openshift.io/role';
 
 export const EXTENSION_MACHINE_CONFIG = '50-enable-sandboxed-containers-extension';

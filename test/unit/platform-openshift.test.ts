@@ -4,6 +4,7 @@ import type { KataConfig } from '../../src/api/kataconfig.ts';
 import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import type { Node } from '../../src/kube/resources.ts';
 import { createPlatform, discoverPlatform } from '../../src/platform/index.ts';
+import { desiredKataPool } from '../../src/platform/openshift/machineconfig.ts';
 import { LABELS_PER_PASS, type OpenShiftObserved } from '../../src/platform/openshift/plan.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 import type { PlatformInput, PlatformWrite } from '../../src/platform/platform.ts';
@@ -191,7 +192,7 @@ describe('OpenShift: write plans', () => {
     );
   });
 
-  test('leftovers: only what a KataConfig owned, and the pool once no node runs its configuration', () => {
+  test('leftovers: only what a KataConfig owned, and the pool osc made once no node runs its configuration', () => {
     const owned = {
       metadata: {
         name: '50-enable-sandboxed-containers-extension',
@@ -199,15 +200,54 @@ describe('OpenShift: write plans', () => {
       },
       spec: {},
     };
-    const o = { ...observed, machineConfig: owned } as OpenShiftObserved;
+    const madeByOsc = (p: MachineConfigPool): MachineConfigPool =>
+      p.metadata.name === 'kata-oc'
+        ? { ...p, metadata: { ...p.metadata, annotations: { 'kataconfiguration.openshift.io/created-by-operator': 'true' } } }
+        : p;
+    const o = { pools: observed.pools.map(madeByOsc), machineConfig: owned } as OpenShiftObserved;
+    const back = node('worker-0', { state: 'Done', current: WORKER_TARGET });
     assert.deepEqual(
-      platform
-        .leftoversPlan(input([node('worker-0', { state: 'Done', current: WORKER_TARGET })], [], { observed: o }))
-        .steps.map((s) => s.map(describeWrite)),
+      platform.leftoversPlan(input([back], [], { observed: o })).steps.map((s) => s.map(describeWrite)),
       [['delete MachineConfig/50-enable-sandboxed-containers-extension'], ['delete MachineConfigPool/kata-oc']],
     );
     const stillOnKata = node('worker-0', { state: 'Done', current: KATA_TARGET });
-    assert.deepEqual(platform.leftoversPlan(input([stillOnKata], [], { observed })).steps, [], 'the pool waits for the node');
+    assert.deepEqual(
+      platform.leftoversPlan(input([stillOnKata], [], { observed: { pools: o.pools } })).steps,
+      [],
+      'the pool waits for the node',
+    );
+    assert.deepEqual(
+      platform.leftoversPlan(input([back], [], { observed })).steps,
+      [],
+      'a pool an administrator made ahead (no created-by-operator annotation) stays',
+    );
+  });
+
+  test('the pool osc creates says so, and an administrator-made pool is adopted as it is', () => {
+    const none = { pools: observed.pools.filter((p) => p.metadata.name !== 'kata-oc') };
+    const create = platform
+      .installPlan(input([node('worker-0')], ['worker-0'], { observed: none }))
+      .steps.flat()
+      .find((w) => w.op === 'create' && w.resource.kind === 'MachineConfigPool');
+    assert.equal(
+      (create as { object: MachineConfigPool } | undefined)?.object.metadata.annotations?.[
+        'kataconfiguration.openshift.io/created-by-operator'
+      ],
+      'true',
+    );
+    const made = desiredKataPool();
+    const byAdmin: MachineConfigPool = {
+      ...made,
+      metadata: { name: 'kata-oc', labels: made.metadata.labels },
+      spec: { ...made.spec, maxUnavailable: '10%' },
+    };
+    const pools = [...none.pools, byAdmin];
+    const adopted = platform.installPlan(input([node('worker-0')], ['worker-0'], { observed: { pools } })).steps.flat();
+    assert.equal(
+      adopted.some((w) => w.resource.kind === 'MachineConfigPool'),
+      false,
+      'an existing pool with the right selectors is not written',
+    );
   });
 
   test('uninstall complete: at once on a cluster with workers; on a compact one, once the master pool dropped kata and settled', () => {

@@ -10,6 +10,7 @@ import {
   MCO_DESIRED_CONFIG,
   MCO_REASON,
   MCO_STATE,
+  POOL_CREATED_BY_OPERATOR_ANNOTATION,
   POOL_LABEL_PREFIX,
   SANDBOXED_CONTAINERS_EXTENSION,
 } from '../../api/names.ts';
@@ -32,7 +33,11 @@ export function desiredKataPool(): MachineConfigPool {
   return {
     apiVersion: 'machineconfiguration.openshift.io/v1',
     kind: 'MachineConfigPool',
-    metadata: { name: KATA_POOL, labels: { [`${POOL_LABEL_PREFIX}${KATA_POOL}`]: '' } },
+    metadata: {
+      name: KATA_POOL,
+      labels: { [`${POOL_LABEL_PREFIX}${KATA_POOL}`]: '' },
+      annotations: { [POOL_CREATED_BY_OPERATOR_ANNOTATION]: 'true' },
+    },
     spec: {
       machineConfigSelector: { matchExpressions: [{ key: MC_ROLE_LABEL, operator: 'In', values: [KATA_POOL, 'worker'] }] },
       nodeSelector: { matchLabels: { [KATA_NODE_ROLE_LABEL]: '' } },

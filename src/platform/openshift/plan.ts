@@ -5,7 +5,7 @@ import {
   KATA_NODE_ROLE_LABEL,
   KATA_POOL,
   type LogLevel,
-  POOL_LABEL_PREFIX,
+  POOL_CREATED_BY_OPERATOR_ANNOTATION,
 } from '../../api/names.ts';
 import {
   type ContainerRuntimeConfig,
@@ -187,8 +187,9 @@ const ownedByKataConfig = (o: { metadata: { ownerReferences?: OwnerReference[] }
   !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
 
 /**
- * With no KataConfig at all: nodes leave the pool, our objects go, and the pool goes once no node runs
- * its configuration (node and pool changes bring the controller back until then).
+ * With no KataConfig at all: nodes leave the pool, our objects go, and the pool, if osc made it, goes
+ * once no node runs its configuration (node and pool changes bring the controller back until then). A
+ * pool an administrator made ahead stays: deleting it would lose their settings before the install.
  */
 export function leftoversPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
   const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
@@ -203,7 +204,7 @@ export function leftoversPlan(observed: OpenShiftObserved, nodes: readonly Node[
       ownedByKataConfig(observed.machineConfig) ? { op: 'delete', resource: MachineConfigs, name: EXTENSION_MACHINE_CONFIG } : undefined,
     ]),
     step([
-      !compact && pool && nodesBack && pool.metadata.labels?.[`${POOL_LABEL_PREFIX}${KATA_POOL}`] !== undefined
+      !compact && pool && nodesBack && pool.metadata.annotations?.[POOL_CREATED_BY_OPERATOR_ANNOTATION] === 'true'
         ? { op: 'delete', resource: MachineConfigPools, name: KATA_POOL }
         : undefined,
     ]),

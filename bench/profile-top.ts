@@ -1,0 +1,58 @@
+/**
+ * Where a CPU profile's time went, as text: `node bench/profile-top.ts FILE.cpuprofile [--top 30]`.
+ * Prints the profile's length and busy time, then the functions with the most self time and the source
+ * files with the most self time. For profiles the benchmark writes (BENCH_PROFILE_DIR) and `--cpu-prof`.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '30' } } });
+const file = positionals[0];
+if (!file) throw new Error('usage: node bench/profile-top.ts FILE.cpuprofile [--top N]');
+const top = Number(values.top);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const selfUs = new Map<number, number>();
+// A sample's time is the delta to the next sample.
+for (let i = 0; i < profile.samples.length; i++) {
+  const id = profile.samples[i] as number;
+  const dt = profile.timeDeltas[i + 1] ?? 0;
+  selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+}
+const IDLE = new Set(['(idle)', '(program)']);
+const fn = new Map<string, number>();
+const files = new Map<string, number>();
+let busy = 0;
+for (const [id, us] of selfUs) {
+  const { callFrame: f } = byId.get(id) as ProfileNode;
+  if (IDLE.has(f.functionName)) continue;
+  busy += us;
+  const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(dist|src|node_modules)\//, '$1/')}:${f.lineNumber + 1}` : '';
+  const key = `${f.functionName || '(anonymous)'} ${where}`.trim();
+  fn.set(key, (fn.get(key) ?? 0) + us);
+  const fileKey = f.url ? f.url.replace(/^file:\/\/.*?\/(dist|src|node_modules)\//, '$1/') : f.functionName;
+  files.set(fileKey, (files.get(fileKey) ?? 0) + us);
+}
+const ms = (us: number) => `${(us / 1000).toFixed(1).padStart(9)} ms`;
+const pctOf = (us: number) => `${((100 * us) / Math.max(1, busy)).toFixed(1).padStart(5)} %`;
+console.log(`${file}: ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(2)} s busy`);
+const print = (title: string, m: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ${pctOf(us)}  ${k}`);
+};
+print('self time by function', fn);
+print('self time by file', files);
