@@ -56,6 +56,7 @@ export function setupKataConfigController(
     metrics: mgr.metrics,
     kataMetrics,
     options: { ...defaultKataConfigOptions, ...options },
+    log: mgr.log.child({ controller: KATACONFIG_CONTROLLER }),
   });
 
   // A node patch the cache shows is no longer awaited (see KataConfigReconciler.applyPlan).

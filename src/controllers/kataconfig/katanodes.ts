@@ -28,15 +28,16 @@ const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.p
 export const WRITTEN_GRACE_MS = 10_000;
 
 /**
- * The statuses this controller wrote lately. The next pass may start before the watch brings them back
- * (a pass that leaves writes pending runs again at once): planned against the stale cache, every status
- * written in the pass before would be written again. Until the cache shows a written status (or a short
- * grace passes, should someone else have written since), planning reads the written one instead.
+ * The statuses this controller planned lately. They are written beside the controller's worker (a
+ * WriteLane), so the next pass may start before they are written, or before the watch brings them back:
+ * planned against the stale cache, every status would be planned again, and a lastKnownGood promotion
+ * would be forgotten by the platform reading it. Until the cache shows a planned status (or a short grace
+ * passes after its write, should someone else have written since), planning reads the planned one instead.
  */
 export class WrittenStatuses {
   private readonly written = new Map<string, { node: KataNode; at: number }>();
 
-  /** A KataNode as this controller just wrote it (made, or its status applied). */
+  /** A KataNode as this controller planned or just wrote it (made, or its status applied). */
   remember(node: KataNode, status: KataNodeStatus, now: number): void {
     this.written.set(node.metadata.name ?? '', { node: { ...node, status }, at: now });
   }
@@ -49,14 +50,15 @@ export class WrittenStatuses {
    * The cached KataNodes, each with the status written last where the cache has not caught up yet, and
    * those just made that the cache does not show yet.
    */
-  overlay(cached: readonly KataNode[], now: number): KataNode[] {
+  overlay(cached: readonly KataNode[], now: number, writing: (name: string) => boolean = () => false): KataNode[] {
     const seen = new Set<string>();
+    const expired = (name: string, at: number) => now - at > WRITTEN_GRACE_MS && !writing(name);
     const merged = cached.map((k) => {
       const name = k.metadata.name ?? '';
       seen.add(name);
       const mine = this.written.get(name);
       if (!mine) return k;
-      if (now - mine.at > WRITTEN_GRACE_MS || isDeepStrictEqual(normalize(k.status), normalize(mine.node.status))) {
+      if (expired(name, mine.at) || isDeepStrictEqual(normalize(k.status), normalize(mine.node.status))) {
         this.written.delete(name);
         return k;
       }
@@ -64,7 +66,7 @@ export class WrittenStatuses {
     });
     for (const [name, mine] of this.written) {
       if (seen.has(name)) continue;
-      if (now - mine.at > WRITTEN_GRACE_MS) this.written.delete(name);
+      if (expired(name, mine.at)) this.written.delete(name);
       else merged.push(mine.node);
     }
     return merged;
@@ -115,8 +117,8 @@ export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefi
 
 /** What the controller does with KataNode objects in one pass. */
 export interface KataNodePlan {
-  /** KataNodes to create (without status: the status subresource is written next). */
-  create: KataNode[];
+  /** KataNodes to create, and the status to write next (the status subresource is written apart). */
+  create: { node: KataNode; status: KataNodeStatus }[];
   /** KataNodes whose owner reference must name the KataConfig in effect. */
   adopt: KataNode[];
   /** Status to apply where it changed, by KataNode (the cached object, and the status it should have). */
@@ -148,7 +150,7 @@ export function planKataNodes(
     const { status, promoteAt } = kataNodeStatus(record, cached?.status, now, soakMs);
     if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
     if (!cached || cached.metadata.deletionTimestamp) {
-      if (!cached) plan.create.push({ metadata: { name: record.node, ownerReferences: [owner] } });
+      if (!cached) plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
       continue;
     }
     const refs = cached.metadata.ownerReferences ?? [];

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { type KataNode, KataNodes } from '../../api/katanode.ts';
+import { type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
@@ -16,6 +16,7 @@ import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/final
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
+import { WriteLane } from '../../runtime/writelane.ts';
 import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import {
@@ -37,11 +38,20 @@ import {
 /** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
 const WRITES_IN_FLIGHT = 16;
 /**
- * KataNode writes per pass: a few rounds of writes in flight. Each pass writes the KataConfig status first,
- * and the next pass's status must not wait behind a long tail of KataNode writes (a thousand on a large
- * cluster's first pass): the rest follow in the next passes, at once.
+ * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
+ * owner reference put right first, where `adopt` says so), or deleted.
  */
-const KATANODE_WRITES_PER_PASS = 4 * WRITES_IN_FLIGHT;
+type KataNodeWrite =
+  | { op: 'create'; node: KataNode; status: KataNodeStatus }
+  | { op: 'status'; cached: KataNode; status: KataNodeStatus; adopt?: OwnerReference[] }
+  | { op: 'delete' };
+
+/** A write planned while an older one for the same KataNode waits: a create not yet made stays a create. */
+function mergeKataNodeWrites(pending: KataNodeWrite, next: KataNodeWrite): KataNodeWrite {
+  if (pending.op === 'create' && next.op === 'status') return { op: 'create', node: pending.node, status: next.status };
+  if (pending.op === 'status' && pending.adopt && next.op === 'status' && !next.adopt) return { ...next, adopt: pending.adopt };
+  return next;
+}
 
 export interface KataConfigOptions {
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
@@ -74,6 +84,8 @@ export interface KataConfigContext {
   metrics?: RuntimeMetrics;
   kataMetrics?: KataMetrics;
   options: KataConfigOptions;
+  /** For what happens beside a reconcile (KataNode writes retried). */
+  log?: Logger;
 }
 
 const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
@@ -103,11 +115,22 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly writtenKataNodes = new WrittenStatuses();
+  /**
+   * KataNode writes go beside the worker: a thousand nodes changing at once mean a thousand writes, and the
+   * next KataConfig status must not wait behind them.
+   */
+  private readonly kataNodeLane: WriteLane<KataNodeWrite>;
   /** Node label writes the node cache does not show yet (see applyPlan). */
   private readonly labelWrites = new Expectations<string>();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
+    this.kataNodeLane = new WriteLane<KataNodeWrite>({
+      write: (name, w, signal) => this.writeKataNode(name, w, signal),
+      inFlight: WRITES_IN_FLIGHT,
+      merge: mergeKataNodeWrites,
+      ...(ctx.log ? { log: ctx.log } : {}),
+    });
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -190,13 +213,13 @@ export class KataConfigReconciler {
     );
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
 
+    const nodeRecords = this.syncKataNodes(kc, records, signal);
     const plan = platform.installPlan(input);
     await this.applyPlan(plan, signal);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
 
     log.debug({ phase: state.reason || 'Installed', ...classification.kataNodes, pending: plan.pending }, 'reconciled');
     // More writes to make: another pass at once, with a status write in between.
-    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    if (plan.pending > 0) return { requeueAfterMs: 0 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
       plan.recheckAfterMs,
@@ -215,7 +238,7 @@ export class KataConfigReconciler {
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
       const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
-      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
+      const nodeRecords = this.syncKataNodes(kc, platform.records(installInput), signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
       const installing = platform.installing(installInput);
       if (installing.length) {
@@ -239,7 +262,7 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
+        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
@@ -262,73 +285,79 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
-    if (plan.pending > 0 || nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    const nodeRecords = this.syncKataNodes(kc, records, signal);
+    if (plan.pending > 0) return { requeueAfterMs: 0 };
     return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
   /**
    * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. Answers how soon a lastKnownGood is due, to look again then.
+   * without a record go. Plans here and hands the writes to the lane, remembering what it planned (the
+   * next pass and the platform read that). Answers how soon a lastKnownGood is due, to look again then.
    */
-  private async syncKataNodes(
-    kc: KataConfig,
-    records: readonly NodeRecord[],
-    signal: AbortSignal,
-  ): Promise<{ promoteInMs?: number; pending: number }> {
-    const { client, metrics } = this.ctx;
+  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], signal: AbortSignal): { promoteInMs?: number } {
     const now = new Date();
-    const recent = this.writtenKataNodes;
-    const plan = planKataNodes(kc, records, recent.overlay(this.ctx.kataNodes.list(), now.getTime()), now, this.ctx.options.soakMs);
-    const recordOf = new Map(records.map((r) => [r.node, r]));
-    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
-    let budget = KATANODE_WRITES_PER_PASS;
-    const take = <T>(xs: T[], cost = 1): T[] => {
-      const n = Math.max(0, Math.min(xs.length, Math.floor(budget / cost)));
-      budget -= n * cost;
-      return xs.slice(0, n);
-    };
-    const status = take(plan.status);
-    const deletes = take(plan.delete);
-    const adopt = take(plan.adopt);
-    const creates = take(plan.create, 2);
-    const pending = plan.status.length + plan.delete.length + plan.adopt.length + plan.create.length;
-    const done = status.length + deletes.length + adopt.length + creates.length;
+    const planned = this.writtenKataNodes;
+    const plan = planKataNodes(kc, records, this.kataNodes(now.getTime()), now, this.ctx.options.soakMs);
+    const lane = this.kataNodeLane;
+    // Status changes and deletions first (they report progress), then new KataNodes.
+    for (const { cached, status } of plan.status) {
+      planned.remember(cached, status, now.getTime());
+      lane.submit(cached.metadata.name ?? '', { op: 'status', cached, status }, signal);
+    }
+    for (const k of plan.adopt) {
+      const name = k.metadata.name ?? '';
+      const cached = this.kataNodes(now.getTime()).find((c) => c.metadata.name === name);
+      if (cached?.status)
+        lane.submit(name, { op: 'status', cached, status: cached.status, adopt: k.metadata.ownerReferences ?? [] }, signal);
+    }
+    for (const name of plan.delete) {
+      planned.forget(name);
+      lane.submit(name, { op: 'delete' }, signal);
+    }
+    for (const { node, status } of plan.create) {
+      planned.remember(node, status, now.getTime());
+      lane.submit(node.metadata.name ?? '', { op: 'create', node, status }, signal);
+    }
+    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
+  }
 
-    await mapLimit(status, WRITES_IN_FLIGHT, async ({ cached, status }) => {
-      if (await applyStatusIfChanged(client, KataNodes, cached, status, kataNodeStatusShare, metrics))
-        recent.remember(cached, status, now.getTime());
-    });
-    await mapLimit(deletes, WRITES_IN_FLIGHT, async (name) => {
-      recent.forget(name);
+  /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
+  private kataNodes(now: number): KataNode[] {
+    return this.writtenKataNodes.overlay(this.ctx.kataNodes.list(), now, (name) => this.kataNodeLane.has(name));
+  }
+
+  /** One KataNode write, made by the lane. */
+  private async writeKataNode(name: string, w: KataNodeWrite, signal: AbortSignal): Promise<void> {
+    const { client, metrics } = this.ctx;
+    if (w.op === 'delete') {
       await client.delete(KataNodes, name, { signal });
-    });
-    await mapLimit(adopt, WRITES_IN_FLIGHT, (k) =>
-      client.patch(KataNodes, k.metadata.name ?? '', { metadata: { ownerReferences: k.metadata.ownerReferences } }, { signal }),
-    );
-    await mapLimit(creates, WRITES_IN_FLIGHT, async (k) => {
-      let created: KataNode;
+      return;
+    }
+    let target: KataNode | undefined;
+    if (w.op === 'create') {
       try {
-        created = await client.create(KataNodes, k, { signal });
+        target = await client.create(KataNodes, w.node, { signal });
       } catch (e) {
-        // The cache lags behind our own earlier create: the next pass writes its status.
-        if (isAlreadyExists(e)) return;
-        throw e;
+        // Made before (a retry, or a cache behind our own create): its status is what is left to write.
+        if (!isAlreadyExists(e)) throw e;
+        target = await client.find(KataNodes, name, undefined, signal);
+        if (!target) throw e;
       }
-      const record = recordOf.get(k.metadata.name ?? '');
-      const first = record && planKataNodes(kc, [record], [created], now, this.ctx.options.soakMs).status[0];
-      if (first && (await applyStatusIfChanged(client, KataNodes, created, first.status, kataNodeStatusShare, metrics)))
-        recent.remember(created, first.status, now.getTime());
-    });
-    return {
-      ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}),
-      pending: pending - done,
-    };
+    } else {
+      target = w.cached;
+      if (w.adopt) await client.patch(KataNodes, name, { metadata: { ownerReferences: w.adopt } }, { signal });
+    }
+    // Written over the status the planner last saw (a create has none): only a real change goes out.
+    if (await applyStatusIfChanged(client, KataNodes, target, w.status, kataNodeStatusShare, metrics))
+      this.writtenKataNodes.remember(target, w.status, Date.now());
   }
 
   /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
   private async deleteKataNodes(signal: AbortSignal): Promise<string[]> {
-    const names = this.ctx.kataNodes.list().map((k) => k.metadata.name ?? '');
+    // Nothing planned earlier may make or write one after this: pending writes are dropped, those in flight end.
+    await this.kataNodeLane.clear();
+    const names = this.kataNodes(Date.now()).map((k) => k.metadata.name ?? '');
     for (const name of names) this.writtenKataNodes.forget(name);
     await mapLimit(names, WRITES_IN_FLIGHT, (name) => this.ctx.client.delete(KataNodes, name, { signal }));
     return names;
@@ -336,7 +365,7 @@ export class KataConfigReconciler {
 
   /** What the platform is given for one pass. */
   private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
-    const previous = new Map(this.ctx.kataNodes.list().flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
+    const previous = new Map(this.kataNodes(Date.now()).flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
     return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
   }
 
