@@ -14,7 +14,10 @@ import { after, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
+import { ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/webhooks/setup.ts';
 import { OscProcess, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -123,6 +126,17 @@ describe('two replicas with leader election, through kills and an API server res
   test('install and uninstall converge while leaders are killed and the API server restarts', async () => {
     start('replica-a');
     await waitFor(() => leader() === 'replica-a', { timeoutMs: 60_000, message: 'replica-a leads' });
+    // `osc install` registered the webhooks at the in-cluster Service, which nothing serves here: until the
+    // replica has put its own URL in, the API server would call the Service's cluster IP.
+    await waitFor(
+      async () => {
+        const w = (await cluster.dev.client.get(ValidatingWebhookConfigurations, VALIDATING_WEBHOOK_CONFIGURATION)) as KubeObject & {
+          webhooks?: { clientConfig?: { url?: string } }[];
+        };
+        return w.webhooks?.[0]?.clientConfig?.url?.startsWith('https://127.0.0.1:');
+      },
+      { timeoutMs: 60_000, message: 'the webhooks registered at the replica' },
+    );
     start('replica-b'); // a standby: it waits for the lease
 
     await cluster.dev.client.create(KataConfigs, {
