@@ -16,15 +16,46 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import { KubeClient } from '../dist/kube/client.js';
 import { inClusterCredentials } from '../dist/kube/credentials.js';
 import { createOperator } from '../dist/operator.js';
-import { silentLogger } from '../dist/runtime/log.js';
+import { createLogger, silentLogger } from '../dist/runtime/log.js';
 import { RuntimeMetrics } from '../dist/runtime/metrics.js';
 
 const [arg, dir] = process.argv.slice(2);
 if (!arg || !process.send) throw new Error('usage: forked with a kubeconfig path, or --in-cluster DIR');
 const cluster =
   arg === '--in-cluster' ? inClusterCredentials({ dir }) : await (await import('../dist/cli/common.js')).loadCluster({ kubeconfig: arg });
+
+// Node patches by node, to show which are made more than once (the target is one per node).
+const nodePatches = new Map();
+const patch = KubeClient.prototype.patch;
+// And how long the API server takes to answer a KataConfig status write: the part of the status delay
+// that is the cluster's, not the operator's.
+const statusWriteMs = [];
+KubeClient.prototype.patch = function (rt, name, body, opts) {
+  if (rt.plural === 'nodes') {
+    const list = nodePatches.get(name) ?? [];
+    list.push(JSON.stringify(body));
+    nodePatches.set(name, list);
+  }
+  if (rt.plural === 'kataconfigs' && opts?.subresource === 'status') {
+    const t = performance.now();
+    const done = () => statusWriteMs.push(performance.now() - t);
+    const p = patch.call(this, rt, name, body, opts);
+    p.then(done, done);
+    return p;
+  }
+  return patch.call(this, rt, name, body, opts);
+};
+const percentile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? +s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)].toFixed(1) : null;
+};
+const repeatedNodePatches = () => {
+  const repeated = [...nodePatches].filter(([, l]) => l.length > 1);
+  return { nodes: repeated.length, examples: repeated.slice(0, 3).map(([name, l]) => ({ name, patches: l })) };
+};
 
 // Heap is sampled (peak RSS comes from the kernel): every 250 ms, which costs microseconds per sample.
 let peakHeapUsed = 0;
@@ -39,7 +70,10 @@ setInterval(sampleHeap, 250).unref();
 const metrics = new RuntimeMetrics();
 const op = await createOperator({
   kubeConfig: cluster,
-  log: silentLogger(),
+  // BENCH_OPERATOR_LOG=FILE: the operator's debug log (every reconcile pass, with its timing) for a look inside.
+  log: process.env.BENCH_OPERATOR_LOG
+    ? createLogger({ level: 'debug', destination: (await import('node:fs')).createWriteStream(process.env.BENCH_OPERATOR_LOG) })
+    : silentLogger(),
   // As the Deployment runs it: with leader election (client-go's timings), whose renewals are writes.
   leaderElection: true,
   identity: 'osc-bench',
@@ -126,6 +160,8 @@ process.on('message', async (msg) => {
       statusWrites: count('written'),
       statusWriteErrors: count('error'),
       reconciles: (await metrics.reconcileTotal.get()).values.reduce((a, v) => a + v.value, 0),
+      repeatedNodePatches: repeatedNodePatches(),
+      statusWriteRoundTripMs: { p50: percentile(statusWriteMs, 0.5), p99: percentile(statusWriteMs, 0.99), n: statusWriteMs.length },
       reconcileErrors: (await metrics.reconcileErrors.get()).values.reduce((a, v) => a + v.value, 0),
     });
   } else if (msg.cmd === 'stop') {

@@ -37,9 +37,13 @@ const IDLE = new Set(['(idle)', '(program)']);
 const fn = new Map<string, number>();
 const files = new Map<string, number>();
 let busy = 0;
+const apart = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const { callFrame: f } = byId.get(id) as ProfileNode;
-  if (IDLE.has(f.functionName)) continue;
+  if (IDLE.has(f.functionName)) {
+    apart.set(f.functionName, (apart.get(f.functionName) ?? 0) + us);
+    continue;
+  }
   busy += us;
   const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(dist|src|node_modules)\//, '$1/')}:${f.lineNumber + 1}` : '';
   const key = `${f.functionName || '(anonymous)'} ${where}`.trim();
@@ -49,7 +53,10 @@ for (const [id, us] of selfUs) {
 }
 const ms = (us: number) => `${(us / 1000).toFixed(1).padStart(9)} ms`;
 const pctOf = (us: number) => `${((100 * us) / Math.max(1, busy)).toFixed(1).padStart(5)} %`;
-console.log(`${file}: ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(2)} s busy`);
+console.log(
+  `${file}: ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(2)} s in JavaScript and GC`,
+  `(main thread outside JavaScript: ${((apart.get('(program)') ?? 0) / 1e6).toFixed(2)} s; idle ${((apart.get('(idle)') ?? 0) / 1e6).toFixed(2)} s)`,
+);
 const print = (title: string, m: Map<string, number>) => {
   console.log(`\n${title}`);
   for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(us)} ${pctOf(us)}  ${k}`);
