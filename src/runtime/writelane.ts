@@ -28,7 +28,8 @@ interface Pending<V> {
 export class WriteLane<V> {
   private readonly opts: Required<Omit<WriteLaneOptions<V>, 'log' | 'merge'>> & Pick<WriteLaneOptions<V>, 'log' | 'merge'>;
   private readonly pending = new Map<string, Pending<V>>();
-  private readonly writing = new Set<string>();
+  /** Keys being written, with the value. */
+  private readonly writing = new Map<string, V>();
   private readonly failures = new Map<string, number>();
   private running = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -57,6 +58,11 @@ export class WriteLane<V> {
   /** Whether `key` has a write pending or in flight. */
   has(key: string): boolean {
     return this.pending.has(key) || this.writing.has(key);
+  }
+
+  /** The value `key` will have once its writes are made (the pending one, else the one in flight). */
+  upcoming(key: string): V | undefined {
+    return this.pending.get(key)?.value ?? this.writing.get(key);
   }
 
   /** Drops every write not yet started and answers once those in flight have ended. */
@@ -109,7 +115,7 @@ export class WriteLane<V> {
 
   private start(key: string, value: V, signal: AbortSignal): void {
     this.running++;
-    this.writing.add(key);
+    this.writing.set(key, value);
     this.opts
       .write(key, value, signal)
       .then(
