@@ -148,8 +148,8 @@ export class Transport {
       const req = this.lib.request(url, {
         method: opts.method,
         headers,
-        // The timeout is set on the socket as soon as it is assigned, so it covers connecting and the TLS
-        // handshake too, and a pooled socket gets it back to the pool's idle timeout once it is free.
+        // A socket timeout, so it covers connecting and the TLS handshake too; a pooled socket goes back to
+        // the pool's idle timeout once it is free.
         timeout: this.requestTimeoutMs,
         ...(opts.dedicated ? { agent: false, ...this.connection } : { agent: this.pool }),
       });
@@ -165,6 +165,9 @@ export class Transport {
       const onAbort = () => fail(signal?.reason ?? new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('timeout', () => fail(new RequestTimeoutError(url, this.requestTimeoutMs)));
+      // Set again on every socket: the pool leaves a reused socket with its idle timeout when that equals the
+      // request's, and that one may have been shortened by a server's keep-alive hint.
+      req.on('socket', (socket) => socket.setTimeout(this.requestTimeoutMs));
       if (opts.dedicated) this.dedicated.add(fail);
       req.once('close', () => {
         signal?.removeEventListener('abort', onAbort);

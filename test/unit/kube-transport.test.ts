@@ -162,6 +162,26 @@ describe('KubeClient over node:https', () => {
     assert.equal(srv.connections, connections + 1, 'the next request opened a new connection');
   });
 
+  test("a server's keep-alive hint shortens how long a free connection is kept, not how long a request may wait", async () => {
+    reset();
+    const k = client();
+    // Node's pool times a free connection out a second before the hinted 2 s; a reused connection must get
+    // the request timeout back, or this answer, 1.5 s late, would be given up.
+    srv.handler = (_req, res) => {
+      res.setHeader('keep-alive', 'timeout=2');
+      json(res, 200, { kind: 'ConfigMapList', items: [] });
+    };
+    await k.list(ConfigMaps, { namespace: 'a' });
+    const connections = srv.connections;
+    srv.handler = (_req, res) => setTimeout(() => json(res, 200, { kind: 'ConfigMapList', items: [{ metadata: { name: 'late' } }] }), 1500);
+    const list = await k.list(ConfigMaps, { namespace: 'a' });
+    assert.deepEqual(
+      list.items.map((o) => o.metadata.name),
+      ['late'],
+    );
+    assert.equal(srv.connections, connections, 'on the reused connection');
+  });
+
   test('a caller abort rejects with its reason and closes the connection', async () => {
     reset();
     const k = client();
