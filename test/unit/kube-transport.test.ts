@@ -269,6 +269,19 @@ describe('KubeClient over node:https', () => {
       assert.equal(srv.connections, connections + 1, 'the watch opened a connection of its own');
     });
 
+    test('a watch quiet for longer than the request timeout is not given up (its idle timer decides)', async () => {
+      reset();
+      const k = client({ requestTimeoutMs: 200 });
+      srv.handler = (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n');
+        setTimeout(() => res.end('{"type":"DELETED","object":{"metadata":{"name":"a"}}}\n'), 800);
+      };
+      const got: string[] = [];
+      await k.watch(ConfigMaps, { namespace: 'a' }, (ev) => got.push(ev.type));
+      assert.deepEqual(got, ['ADDED', 'DELETED']);
+    });
+
     const openWatch = async (k: KubeClient, opts: { idleTimeoutMs?: number; signal?: AbortSignal } = {}) => {
       let opened: () => void = () => {};
       const isOpen = new Promise<void>((r) => (opened = r));
