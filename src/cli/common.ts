@@ -225,14 +225,12 @@ export async function loadKubeConfig(flags: ClusterFlags): Promise<KubeConfig> {
   return kc;
 }
 
-/** The network-level reason a request failed (undici wraps it in "fetch failed"). */
+/** The network-level reason a request failed: the system's error, or each address's when several were tried. */
 export function networkReason(e: unknown): string {
   if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return 'no answer within 10s';
-  const cause = (e as { cause?: unknown })?.cause as { message?: string; code?: string; errors?: { message?: string }[] } | undefined;
-  if (cause?.errors?.length) return cause.errors.map((x) => x.message).join('; ');
-  if (cause?.message) return cause.message;
-  if (cause?.code) return cause.code;
-  return errorMessage(e);
+  const err = e as { message?: string; code?: string; errors?: { message?: string }[] } | undefined;
+  if (err?.errors?.length) return err.errors.map((x) => x.message).join('; ');
+  return err?.message || err?.code || errorMessage(e);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Agent, fetch } from 'undici';
-import type { Credentials, TlsOptions } from './credentials.ts';
+import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
+import { LineReader, type Response, Transport } from './transport.ts';
 import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
 
 /** Where a kind of resource lives in the API: enough to build every URL for it without discovery. */
@@ -68,9 +68,6 @@ export interface WriteOptions {
 /** Observes every request: the metrics and the benchmark count API traffic here. */
 export type RequestObserver = (verb: string, resource: string, status: number, seconds: number) => void;
 
-/** How much later than the connection's own timeouts a request is aborted (see send). */
-const REQUEST_TIMEOUT_BACKSTOP_MS = 2000;
-
 export class WatchIdleError extends Error {
   constructor(ms: number) {
     super(`watch stream silent for ${ms}ms`);
@@ -93,10 +90,10 @@ export class KubeClient {
   private readonly fieldManager: string;
   /**
    * One connection pool for the client's life: keep-alive connections are reused across requests (a new
-   * TLS handshake per request would dominate the cost of small requests).
+   * TLS handshake per request would dominate the cost of small requests). Made at the first request, and
+   * again after close.
    */
-  private dispatcher: Promise<{ pooled: Agent; connect: TlsOptions }> | undefined;
-  private readonly watchAgents = new Set<Agent>();
+  private transport: Promise<Transport> | undefined;
 
   private readonly requestTimeoutMs: number;
 
@@ -122,22 +119,21 @@ export class KubeClient {
     this.observers.push(observer);
   }
 
-  private async makeDispatchers(): Promise<{ pooled: Agent; connect: TlsOptions }> {
+  private makeTransport(): Promise<Transport> {
     // TLS material (CA, client certificate) once per client; credentials that rotate (tokens, exec
     // plugins) are applied per request as headers.
-    const connect = await (await this.resolveCredentials()).tls();
-    // undici's own timeouts destroy a socket that stopped answering, so that it is not reused.
-    const t = this.requestTimeoutMs;
-    return { pooled: new Agent({ connect, keepAliveTimeout: 30_000, connections: 64, headersTimeout: t, bodyTimeout: t }), connect };
+    this.transport ??= this.resolveCredentials()
+      .then((c) => c.tls())
+      .then((tls) => new Transport(new URL(this.server), { tls, requestTimeoutMs: this.requestTimeoutMs }));
+    return this.transport;
   }
 
-  /** Closes pooled connections (open watches end). */
+  /** Closes pooled connections; open watches end (they reject). */
   async close(): Promise<void> {
-    const d = this.dispatcher;
-    this.dispatcher = undefined;
-    // A watch ending at this moment destroys its agent too: a second destroy's rejection is no error.
-    for (const a of this.watchAgents) await a.destroy().catch(() => {});
-    if (d) await (await d).pooled.destroy();
+    const t = this.transport;
+    this.transport = undefined;
+    // A transport that could not be made (unusable TLS material) has nothing to close.
+    (await t?.catch(() => undefined))?.close();
   }
 
   path(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
@@ -155,15 +151,15 @@ export class KubeClient {
     const text = await res.text();
     // Health endpoints answer text/plain; everything else JSON.
     if (!text) return undefined as R;
-    return (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text) as R;
+    return (res.contentType.includes('json') ? JSON.parse(text) : text) as R;
   }
 
-  private async send(method: string, path: string, opts: RequestOptions & { dispatcher?: Agent }) {
+  private async send(method: string, path: string, opts: RequestOptions & { dedicated?: boolean }): Promise<Response> {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const auth = await (await this.resolveCredentials()).headers(url.toString(), method);
-    this.dispatcher ??= this.makeDispatchers();
-    const dispatchers = await this.dispatcher;
+    const transport = await this.makeTransport();
+    // No accept-encoding: on the loopback or a cluster network, compressing costs both ends more than it saves.
     const headers: Record<string, string> = { ...auth, accept: 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
@@ -172,25 +168,12 @@ export class KubeClient {
     }
     const started = performance.now();
     const verb = method === 'GET' && url.searchParams.get('watch') === 'true' ? 'WATCH' : method;
-    // A request on a connection that died silently must not hang forever; watches have their own idle timer.
-    // undici's headersTimeout ends it first and closes that connection; an abort alone would leave the dead
-    // connection in the pool, to be handed to the next request (and the next), so this is only a backstop.
-    const backstop = this.requestTimeoutMs + REQUEST_TIMEOUT_BACKSTOP_MS;
-    const signal =
-      verb === 'WATCH'
-        ? opts.signal
-        : opts.signal
-          ? AbortSignal.any([opts.signal, AbortSignal.timeout(backstop)])
-          : AbortSignal.timeout(backstop);
     let status = 0;
     try {
-      const res = await fetch(url, {
-        method,
-        headers,
-        body,
-        dispatcher: opts.dispatcher ?? dispatchers.pooled,
-        signal,
-      });
+      // A connection that went silent fails the request after requestTimeoutMs and is destroyed, not
+      // pooled (a dead keep-alive connection handed to every later request would hang them all); watches
+      // have their own idle timer.
+      const res = await transport.exchange(url, { method, headers, body, signal: opts.signal, dedicated: opts.dedicated });
       status = res.status;
       if (res.status >= 400) {
         const text = await res.text();
@@ -339,15 +322,13 @@ export class KubeClient {
       clearTimeout(idleTimer);
       idleTimer = setTimeout(() => controller.abort(new WatchIdleError(opts.idleTimeoutMs ?? 0)), opts.idleTimeoutMs);
     };
-    // Each watch owns its connection, closed with the watch: a pooled keep-alive connection would be
-    // handed, possibly dead and silent, to the next request.
-    this.dispatcher ??= this.makeDispatchers();
-    const agent = new Agent({ connect: (await this.dispatcher).connect });
-    this.watchAgents.add(agent);
+    let res: Response | undefined;
     try {
       armIdle();
-      const res = await this.send('GET', this.path(rt, opts.namespace), {
-        dispatcher: agent,
+      // Each watch owns its connection, closed with the watch: a pooled keep-alive connection would be
+      // handed, possibly dead and silent, to the next request.
+      res = await this.send('GET', this.path(rt, opts.namespace), {
+        dedicated: true,
         query: {
           watch: true,
           allowWatchBookmarks: true,
@@ -358,19 +339,11 @@ export class KubeClient {
         },
         signal: controller.signal,
       });
-      if (!res.body) return;
-      const decoder = new TextDecoder();
-      let buffered = '';
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      const lines = new LineReader();
+      const onLine = (line: string) => onEvent(JSON.parse(line) as WatchEvent<T>);
+      for await (const chunk of res.chunks()) {
         armIdle();
-        buffered += decoder.decode(chunk, { stream: true });
-        let nl = buffered.indexOf('\n');
-        while (nl >= 0) {
-          const line = buffered.slice(0, nl).trim();
-          buffered = buffered.slice(nl + 1);
-          if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
-          nl = buffered.indexOf('\n');
-        }
+        lines.push(chunk, onLine);
       }
     } catch (e) {
       if (controller.signal.aborted) throw controller.signal.reason ?? e;
@@ -379,8 +352,7 @@ export class KubeClient {
       clearTimeout(idleTimer);
       opts.signal?.removeEventListener('abort', abortFromCaller);
       controller.abort();
-      this.watchAgents.delete(agent);
-      agent.destroy().catch(() => {});
+      res?.destroy();
     }
   }
 

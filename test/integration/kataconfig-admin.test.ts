@@ -175,11 +175,14 @@ describe('KataConfig under hand edits by an administrator', () => {
         second.message,
         'A KataConfig instance already exists ("first"): this one is ignored, since only one may exist. Delete it',
       );
+      // An empty list is truthy: wait for one that holds the event (it may be recorded after the status).
       const events = await waitFor(
-        async () =>
-          (await client().list(Events, { namespace: 'default' })).items.filter(
+        async () => {
+          const found = (await client().list(Events, { namespace: 'default' })).items.filter(
             (e) => e.regarding?.kind === 'KataConfig' && e.regarding.name === 'second' && e.reason === 'Ignored',
-          ),
+          );
+          return found.length ? found : undefined;
+        },
         { message: 'an Ignored event' },
       );
       assert.equal(events[0]?.type, 'Warning');

@@ -38,7 +38,7 @@ describe('in-cluster credentials', () => {
     }
   });
 
-  test('an operator in a pod loads neither the official client library nor the X.509 library', () => {
+  test('an operator in a pod loads neither the official client library, nor the X.509 library, nor undici', () => {
     // A child process records every module it resolves while it builds the operator as `osc run` does in a
     // pod (in-cluster credentials, a webhook certificate already in its Secret is only read at run time; the
     // platform named, as discovery would need a server).
@@ -63,7 +63,7 @@ describe('in-cluster credentials', () => {
       loaded.some((u) => u.endsWith('/src/operator.ts')),
       'the probe saw the operator load',
     );
-    const heavy = loaded.filter((u) => /@kubernetes\/client-node|@peculiar\/x509|reflect-metadata/.test(u));
+    const heavy = loaded.filter((u) => /@kubernetes\/client-node|@peculiar\/x509|reflect-metadata|\/undici\//.test(u));
     assert.deepEqual(heavy, []);
   });
 });

@@ -1,0 +1,192 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { type ConnectionOptions, createSecureContext } from 'node:tls';
+import type { TlsOptions } from './credentials.ts';
+
+/**
+ * The HTTP exchange under KubeClient, on Node's own http/https modules: the operator process does not load
+ * a second HTTP stack (undici and its compiled parser cost about 28 MiB of RSS). One keep-alive pool per
+ * client for ordinary requests; a connection of its own for each long-lived one (a watch).
+ */
+
+/** How long an unused pooled connection stays open (the API server closes idle ones after 90 s). */
+const POOL_IDLE_MS = 30_000;
+const POOL_MAX_SOCKETS = 64;
+
+export interface TransportOptions {
+  /** TLS material for https servers (read once: the CA and client certificate do not rotate in a client's life). */
+  tls: TlsOptions;
+  /** A request fails, and its connection is destroyed, when its connection carried nothing for this long. */
+  requestTimeoutMs: number;
+}
+
+export interface ExchangeOptions {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  /**
+   * A connection of its own, closed with the response, for a response that lasts (a watch): a pooled
+   * keep-alive connection would be handed, possibly dead and silent, to the next request. The inactivity
+   * timeout then only covers the wait for the response's head; the caller watches the body itself.
+   */
+  dedicated?: boolean;
+}
+
+/** No byte arrived on a request's connection for the request timeout: the connection is presumed dead. */
+export class RequestTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(url: URL, ms: number) {
+    super(`no response from ${url.host} for ${ms}ms`);
+    this.name = 'RequestTimeoutError';
+  }
+}
+
+/** Why close() ended a request still open (a watch). */
+export class TransportClosedError extends Error {
+  constructor() {
+    super('the client was closed');
+    this.name = 'TransportClosedError';
+  }
+}
+
+/** A response's head, and its body to read once (as text or as a stream of chunks). */
+export class Response {
+  readonly status: number;
+  readonly contentType: string;
+  private readonly res: http.IncomingMessage;
+  private readonly failure: () => Error | undefined;
+
+  constructor(res: http.IncomingMessage, failure: () => Error | undefined) {
+    this.res = res;
+    this.status = res.statusCode ?? 0;
+    this.contentType = res.headers['content-type'] ?? '';
+    this.failure = failure;
+  }
+
+  /** The whole body as text; rejects with the reason the exchange was ended (abort, timeout, close). */
+  async text(): Promise<string> {
+    this.res.setEncoding('utf8');
+    let text = '';
+    try {
+      for await (const chunk of this.res) text += chunk;
+    } catch (e) {
+      throw this.failure() ?? e;
+    }
+    return text;
+  }
+
+  /** The body's chunks as they arrive; leaving the loop early closes the connection. */
+  async *chunks(): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of this.res) yield chunk as Buffer;
+    } catch (e) {
+      throw this.failure() ?? e;
+    }
+  }
+
+  /** Ends the exchange now (its connection is destroyed, never reused). */
+  destroy(): void {
+    this.res.destroy();
+  }
+}
+
+/**
+ * Cuts newline-delimited records (a watch's JSON events) out of a byte stream. A newline byte never occurs
+ * inside a multi-byte UTF-8 sequence, so lines are cut from the raw bytes and each is decoded once: a large
+ * record split over many chunks is copied once, not once per chunk.
+ */
+export class LineReader {
+  private partial: Buffer[] = [];
+
+  /** Calls onLine with each line the chunk completes, trimmed; blank lines are skipped. */
+  push(chunk: Buffer, onLine: (line: string) => void): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, nl);
+      const line = (this.partial.length ? Buffer.concat([...this.partial, piece]) : piece).toString('utf8').trim();
+      this.partial = [];
+      start = nl + 1;
+      if (line) onLine(line);
+    }
+    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+  }
+}
+
+export class Transport {
+  private readonly lib: typeof http | typeof https;
+  private readonly pool: http.Agent;
+  /** TLS settings for each new connection; the secure context (parsed CA, key) is made once. */
+  private readonly connection: ConnectionOptions;
+  private readonly requestTimeoutMs: number;
+  /** Ends the requests on dedicated connections (open watches) when the transport closes. */
+  private readonly dedicated = new Set<(e: Error) => void>();
+
+  constructor(server: URL, opts: TransportOptions) {
+    this.requestTimeoutMs = opts.requestTimeoutMs;
+    const secure = server.protocol === 'https:';
+    this.lib = secure ? https : http;
+    const { ca, cert, key, rejectUnauthorized } = opts.tls;
+    this.connection = secure
+      ? {
+          secureContext: createSecureContext({ ca, cert, key }),
+          // Verified unless the credentials turn it off explicitly (insecure-skip-tls-verify).
+          rejectUnauthorized: rejectUnauthorized !== false,
+        }
+      : {};
+    const agentOptions: https.AgentOptions = { keepAlive: true, maxSockets: POOL_MAX_SOCKETS, timeout: POOL_IDLE_MS, ...this.connection };
+    this.pool = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  }
+
+  /** Sends a request; answers once the response's head arrived. Rejects with the abort reason when aborted. */
+  exchange(url: URL, opts: ExchangeOptions): Promise<Response> {
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
+      const req = this.lib.request(url, {
+        method: opts.method,
+        headers,
+        // A socket timeout, so it covers connecting and the TLS handshake too; a pooled socket goes back to
+        // the pool's idle timeout once it is free.
+        timeout: this.requestTimeoutMs,
+        ...(opts.dedicated ? { agent: false, ...this.connection } : { agent: this.pool }),
+      });
+      let response: http.IncomingMessage | undefined;
+      let failure: Error | undefined;
+      // Ends the exchange: its socket is destroyed (a free socket could be dead), never returned to the pool.
+      const fail = (e: Error) => {
+        if (failure) return;
+        failure = e;
+        response?.destroy(e);
+        req.destroy(e);
+      };
+      const onAbort = () => fail(signal?.reason ?? new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('timeout', () => fail(new RequestTimeoutError(url, this.requestTimeoutMs)));
+      // Set again on every socket: the pool leaves a reused socket with its idle timeout when that equals the
+      // request's, and that one may have been shortened by a server's keep-alive hint.
+      req.on('socket', (socket) => socket.setTimeout(this.requestTimeoutMs));
+      if (opts.dedicated) this.dedicated.add(fail);
+      req.once('close', () => {
+        signal?.removeEventListener('abort', onAbort);
+        this.dedicated.delete(fail);
+      });
+      req.on('error', (e) => reject(failure ?? e));
+      req.on('response', (res) => {
+        response = res;
+        // A long-lived response is watched by its reader; an ordinary one stays under the timeout.
+        if (opts.dedicated) req.setTimeout(0);
+        resolve(new Response(res, () => failure));
+      });
+      req.end(opts.body);
+    });
+  }
+
+  /** Destroys every connection: pooled ones, and those of requests still open (their readers reject). */
+  close(): void {
+    for (const fail of [...this.dedicated]) fail(new TransportClosedError());
+    this.pool.destroy();
+  }
+}
