@@ -106,6 +106,9 @@ export class Controller {
       } finally {
         this.queue.done(key);
       }
+      // A reconcile that made no request (its writes handed to a lane, or skipped as unchanged) and asked
+      // to run again at once would otherwise chain on microtasks and starve every socket and timer.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 
