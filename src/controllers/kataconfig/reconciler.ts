@@ -46,6 +46,13 @@ type KataNodeWrite =
   | { op: 'status'; cached: KataNode; status: KataNodeStatus; adopt?: OwnerReference[] }
   | { op: 'delete' };
 
+/**
+ * How long a KataNode change waits before it is written. A node goes through its phases in quick
+ * succession (assigned, updating, rebooted): written as they come, a 1,000-node rollout made 3.5 KataNode
+ * writes per node, load the API server shares with the KataConfig status. The KataNode lags a second.
+ */
+const KATANODE_SETTLE_MS = 1000;
+
 /** A write planned while an older one for the same KataNode waits: a create not yet made stays a create. */
 function mergeKataNodeWrites(pending: KataNodeWrite, next: KataNodeWrite): KataNodeWrite {
   if (pending.op === 'create' && next.op === 'status') return { op: 'create', node: pending.node, status: next.status };
@@ -130,6 +137,7 @@ export class KataConfigReconciler {
     this.kataNodeLane = new WriteLane<KataNodeWrite>({
       write: (name, w, signal) => this.writeKataNode(name, w, signal),
       inFlight: WRITES_IN_FLIGHT,
+      settleMs: KATANODE_SETTLE_MS,
       merge: mergeKataNodeWrites,
       ...(ctx.log ? { log: ctx.log } : {}),
     });
@@ -138,6 +146,11 @@ export class KataConfigReconciler {
       inFlight: WRITES_IN_FLIGHT,
       ...(ctx.log ? { log: ctx.log } : {}),
     });
+  }
+
+  /** Answers once the writes handed to the lanes are made (for tests, and an orderly stop). */
+  async idle(): Promise<void> {
+    await Promise.all([this.nodeLane.idle(), this.kataNodeLane.idle()]);
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -240,8 +253,10 @@ export class KataConfigReconciler {
       },
       'reconciled',
     );
-    // More writes to make: another pass at once, with a status write in between.
-    if (plan.pending > 0) return { requeueAfterMs: 0 };
+    // More writes to make: another pass at once, with a status write in between. When this pass made or
+    // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
+    // them wake the controller; a slow poll covers a write the cache never shows.
+    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
       plan.recheckAfterMs,
@@ -290,7 +305,7 @@ export class KataConfigReconciler {
 
     const input = this.platformInput(kc, nodes, new Set());
     const plan = platform.uninstallPlan(input);
-    await this.applyPlan(plan, signal);
+    const written = await this.applyPlan(plan, signal);
 
     const records = platform.records(input);
     const classification = classifyRecords(records, 0, true);
@@ -308,7 +323,7 @@ export class KataConfigReconciler {
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
     const nodeRecords = this.syncKataNodes(kc, records, signal);
-    if (plan.pending > 0) return { requeueAfterMs: 0 };
+    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
@@ -404,27 +419,32 @@ export class KataConfigReconciler {
       if (i === plan.steps.length - 1 && patches.every((p) => p !== undefined)) {
         for (const [j, expected] of patches.entries()) {
           const w = step[j] as PlatformWrite;
-          const upcoming = this.nodeLane.upcoming(expected.name);
-          if (
-            upcoming
-              ? nodeMetadataPatch(upcoming)?.value === expected.value
-              : this.labelWrites.awaiting(expected.name, expected.value, this.shownOnNode(expected))
-          )
-            continue;
+          if (!this.nodePatchNeeded(expected)) continue;
           this.nodeLane.submit(expected.name, w, signal);
           done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
         }
         continue;
       }
       await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
-        // A node patched by the previous pass whose watch event has not arrived yet is not patched twice.
         const expected = nodeMetadataPatch(w);
-        if (expected && this.labelWrites.awaiting(expected.name, expected.value, this.shownOnNode(expected))) return;
+        if (expected && !this.nodePatchNeeded(expected)) return;
         if (await this.applyWrite(w, signal)) done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
         if (expected) this.labelWrites.expect(expected.name, expected.value);
       });
     }
     return done;
+  }
+
+  /**
+   * Whether a planned node metadata patch still has to be made. The plan was computed from the node cache
+   * as the pass began, before its status write: the cache may show the patch by now (made by the pass
+   * before), or the patch may be on its way (in the lane, or made and not yet shown).
+   */
+  private nodePatchNeeded(expected: NodeMetadataPatch): boolean {
+    const upcoming = this.nodeLane.upcoming(expected.name);
+    if (upcoming) return nodeMetadataPatch(upcoming)?.value !== expected.value;
+    const shown = this.shownOnNode(expected);
+    return !this.labelWrites.awaiting(expected.name, expected.value, shown) && !shown;
   }
 
   /** One node metadata patch, made by the node lane; remembered until the node cache shows it. */

@@ -1,0 +1,128 @@
+/**
+ * The KataConfig reconciler's writes over in-memory caches and a recording client (no API server): what a
+ * pass writes, and what it does not write again.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KataConfig } from '../../src/api/kataconfig.ts';
+import type { KataNode } from '../../src/api/katanode.ts';
+import type { MachineConfigPool } from '../../src/api/openshift.ts';
+import { defaultKataConfigOptions, KataConfigReconciler } from '../../src/controllers/kataconfig/reconciler.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import type { Node, Pod, RuntimeClass } from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import type { OpenShiftObserved } from '../../src/platform/openshift/plan.ts';
+import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
+import type { Platform } from '../../src/platform/platform.ts';
+import type { EventRecorder } from '../../src/runtime/events.ts';
+import type { Informer } from '../../src/runtime/informer.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+
+const KATA_OC = 'node-role.kubernetes.io/kata-oc';
+
+/** An informer's read side over a map the test changes, as watch events would. */
+function cache<T extends KubeObject>(items: T[] = []) {
+  const store = new Map(items.map((o) => [o.metadata.name ?? '', o]));
+  const informer = { get: (name: string) => store.get(name), list: () => [...store.values()] } as unknown as Informer<T>;
+  return { informer, store };
+}
+
+const worker = (name: string): Node => ({
+  metadata: { name, labels: { 'node-role.kubernetes.io/worker': '' }, annotations: {} },
+});
+
+interface Call {
+  verb: string;
+  resource: string;
+  name: string;
+  body?: unknown;
+}
+
+/** Records each request; answers what a server would, near enough for the reconciler. */
+function recordingClient(hooks: { onStatusWrite?: () => void } = {}) {
+  const calls: Call[] = [];
+  const client = {
+    patch: async (rt: { plural: string }, name: string, body: unknown, opts: { subresource?: string } = {}) => {
+      calls.push({ verb: opts.subresource ? `patch/${opts.subresource}` : 'patch', resource: rt.plural, name, body });
+      if (rt.plural === 'kataconfigs' && opts.subresource === 'status') hooks.onStatusWrite?.();
+      return { metadata: { name }, ...(body as object) };
+    },
+    create: async (rt: { plural: string }, obj: KubeObject) => {
+      calls.push({ verb: 'create', resource: rt.plural, name: obj.metadata.name ?? '' });
+      return obj;
+    },
+    delete: async (rt: { plural: string }, name: string) => {
+      calls.push({ verb: 'delete', resource: rt.plural, name });
+      return true;
+    },
+    update: async (rt: { plural: string }, obj: KubeObject) => {
+      calls.push({ verb: 'update', resource: rt.plural, name: obj.metadata.name ?? '' });
+      return obj;
+    },
+  } as unknown as KubeClient;
+  return { client, calls };
+}
+
+describe('KataConfig reconciler', () => {
+  test("a node label patched by the pass before, shown by the cache during this pass's status write, is not patched again", async () => {
+    const names = Array.from({ length: 3 }, (_, i) => `worker-${i}`);
+    const nodes = cache(names.map(worker));
+    // The install's first objects are in place: the pool (as the MCO has it) and osc's MachineConfig.
+    const pools: MachineConfigPool[] = [
+      {
+        metadata: { name: 'worker', generation: 1 },
+        spec: { configuration: { name: 'rendered-worker-a', source: [{ name: '00-worker' }] } },
+        status: { observedGeneration: 1, machineCount: 3 },
+      },
+    ];
+    const kc: KataConfig = {
+      metadata: { name: 'example', uid: 'u1', generation: 1, finalizers: ['kataconfiguration.openshift.io/finalizer'] },
+      spec: {},
+      status: { conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: 'x' }] },
+    } as KataConfig;
+    const kataConfigs = cache([kc]);
+    const platform = openShiftPlatform() as unknown as Platform<unknown>;
+    let showLabels = false;
+    const { client, calls } = recordingClient({
+      // What the watch brings while the status write is on its way: the labels the pass before made.
+      onStatusWrite: () => {
+        if (!showLabels) return;
+        for (const n of names) {
+          const node = nodes.store.get(n) as Node;
+          nodes.store.set(n, { ...node, metadata: { ...node.metadata, labels: { ...node.metadata.labels, [KATA_OC]: '' } } });
+        }
+      },
+    });
+    const observed: OpenShiftObserved = { pools };
+    const reconciler = new KataConfigReconciler({
+      client,
+      kataConfigs: kataConfigs.informer,
+      nodes: nodes.informer,
+      kataNodes: cache<KataNode>().informer,
+      platform,
+      observe: () => observed,
+      runtimeClasses: cache<RuntimeClass>().informer,
+      pods: cache<Pod>().informer,
+      events: { record: async () => {} } as unknown as EventRecorder,
+      options: defaultKataConfigOptions,
+    });
+    const signal = new AbortController().signal;
+    const labelPatches = () => calls.filter((c) => c.verb === 'patch' && c.resource === 'nodes').map((c) => c.name);
+
+    await reconciler.reconcile('example', silentLogger(), signal);
+    await reconciler.idle();
+    assert.deepEqual(labelPatches().sort(), names, 'the first pass labels every selected node');
+
+    // The next pass plans from the node cache as it begins (no labels yet); its status write changes the
+    // status, and the labels arrive meanwhile.
+    showLabels = true;
+    kataConfigs.store.set('example', { ...kc, status: { ...kc.status, kataNodes: { nodeCount: 0, readyNodeCount: 0 } } });
+    await reconciler.reconcile('example', silentLogger(), signal);
+    await reconciler.idle();
+    assert.ok(
+      calls.some((c) => c.verb === 'patch/status' && c.resource === 'kataconfigs'),
+      'the second pass wrote the status (the window the labels came in)',
+    );
+    assert.deepEqual(labelPatches().sort(), names, 'no node is patched twice');
+  });
+});
