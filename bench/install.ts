@@ -60,6 +60,8 @@ interface Requests {
   writesBy: Record<string, number>;
   nodePatches: number;
   conflicts: number;
+  /** 409s by "VERB resource" (a create of something that exists answers 409 too). */
+  conflictsBy: Record<string, number>;
   /** Requests to the leader election Lease (all writes but the first read). */
   leaseRequests: number;
   leaseWrites: number;
@@ -71,6 +73,9 @@ interface Mark {
 interface Report {
   importRSSKiB: number;
   maxRSSKiB: number;
+  /** Peak of the anonymous part of RSS (sampled), and the file-backed part then. */
+  peakRssAnonKiB: number;
+  rssFileAtPeakKiB: number;
   rssNowKiB: number;
   peakHeapUsedMiB: number;
   peakHeapTotalMiB: number;
@@ -192,6 +197,9 @@ async function runOnce(workers: number) {
   }
   const usageAfter = await clusterUsage(dev);
   // Idle: installed, nothing changes but the heartbeats (node leases) and whatever the cluster does on its own.
+  operator.child.send({ cmd: 'idle' });
+  await operator.next();
+  m1 = await mark();
   await profile(`idle-${workers}`);
   await new Promise((r) => setTimeout(r, idleS * 1000));
   const m2 = await mark();
@@ -227,6 +235,7 @@ async function runOnce(workers: number) {
     statusWriteErrors: report.statusWriteErrors,
     statusWritesPerNode: +(report.statusWrites / workers).toFixed(2),
     conflicts409: report.requests.conflicts,
+    conflicts409By: report.requests.conflictsBy,
     nodePatchesPerNode: +((m1.requests.nodePatches - m0.requests.nodePatches) / workers).toFixed(2),
     apiRequests: installRequests,
     apiRequestsPerNode: +(installRequests / workers).toFixed(2),
@@ -244,6 +253,8 @@ async function runOnce(workers: number) {
     idleWritesBy: writesBetween(m1, m2),
     settleWritesBy: writesBetween(mInstalled, m1),
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
+    operatorPeakRssAnonMiB: +(report.peakRssAnonKiB / 1024).toFixed(1),
+    operatorRssFileAtPeakMiB: +(report.rssFileAtPeakKiB / 1024).toFixed(1),
     operatorRSSAfterImportsMiB: +(report.importRSSKiB / 1024).toFixed(1),
     operatorPeakHeapUsedMiB: +report.peakHeapUsedMiB.toFixed(1),
     operatorPeakHeapTotalMiB: +report.peakHeapTotalMiB.toFixed(1),
@@ -324,7 +335,7 @@ for (const n of sizes) {
       `workers=${r.workers}`,
       `install=${r.installS}s`,
       `status delay p50=${r.delayP50Ms}ms p99=${r.delayP99Ms}ms (${r.transitionsMeasured} transitions; the API server answered status writes in p50=${r.statusWriteRoundTripMs.p50}ms p99=${r.statusWriteRoundTripMs.p99}ms)`,
-      `status writes=${r.statusWrites} (${r.statusWritesPerNode}/node, ${r.statusWriteErrors} failed; 409s of all requests: ${r.conflicts409})`,
+      `status writes=${r.statusWrites} (${r.statusWritesPerNode}/node, ${r.statusWriteErrors} failed; 409s of all requests: ${r.conflicts409}${r.conflicts409 ? ` ${JSON.stringify(r.conflicts409By)}` : ''})`,
       `node patches/node=${r.nodePatchesPerNode}${r.repeatedNodePatches.nodes ? ` (${r.repeatedNodePatches.nodes} nodes patched more than once)` : ''}`,
       `API requests/node=${r.apiRequestsPerNode}`,
     ].join('  '),
@@ -333,7 +344,7 @@ for (const n of sizes) {
     [
       `  operator CPU install=${r.installCpuS}s idle(${r.idleS}s)=${r.idleCpuS}s`,
       `API writes while idle=${r.idleWrites} (and ${r.idleLeaseRenewals} leader lease renewals) ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)})`,
-      `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled)`,
+      `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled; sampled: anonymous ${r.operatorPeakRssAnonMiB}MiB at its peak, with ${r.operatorRssFileAtPeakMiB}MiB of mapped files such as the node binary)`,
       `peak heap used=${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,
     ].join('  '),
   );

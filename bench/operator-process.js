@@ -4,7 +4,7 @@
 //
 // Answers over IPC: {cmd: 'mark'} (CPU seconds, API requests and writes so far, for the windows the
 // benchmark measures), {cmd: 'report'} (peak RSS, peak heap, requests by verb and resource, status
-// writes and 409s), {cmd: 'profile', phase} and {cmd: 'stop'}.
+// writes and 409s), {cmd: 'idle'} (stop sampling), {cmd: 'profile', phase} and {cmd: 'stop'}.
 //
 // With BENCH_PROFILE_DIR set, {cmd: 'profile', phase} ends the CPU profile of the phase before (written to
 // DIR/<phase>.cpuprofile, for Chrome's DevTools or `node bench/profile-top.ts`) and starts one for `phase`;
@@ -13,6 +13,7 @@
 // Credentials: `--in-cluster DIR` reads a service account token and CA from DIR with the API server in
 // KUBERNETES_SERVICE_HOST/PORT, as in a pod (the generic client library is then never loaded, as in the
 // image); a kubeconfig path instead loads the cluster as `osc run --kubeconfig` does.
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
@@ -58,14 +59,31 @@ const repeatedNodePatches = () => {
 };
 
 // Heap is sampled (peak RSS comes from the kernel): every 250 ms, which costs microseconds per sample.
+// RSS is memory the process made (anonymous: heap, stacks, buffers) plus the pages of files it maps
+// (the node binary's code, shared and reclaimable): sampled apart, with the anonymous part's peak.
 let peakHeapUsed = 0;
 let peakHeapTotal = 0;
+let peakRssAnonKiB = 0;
+let rssFileAtPeakKiB = 0;
+const rssParts = () => {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { anon: kib('RssAnon'), file: kib('RssFile') };
+};
 const sampleHeap = () => {
   const h = getHeapStatistics();
   peakHeapUsed = Math.max(peakHeapUsed, h.used_heap_size);
   peakHeapTotal = Math.max(peakHeapTotal, h.total_heap_size);
+  const { anon, file } = rssParts();
+  if (anon > peakRssAnonKiB) {
+    peakRssAnonKiB = anon;
+    rssFileAtPeakKiB = file;
+  }
 };
-setInterval(sampleHeap, 250).unref();
+// Sampling costs about 0.1 CPU-second a minute itself: it stops before the idle window ({cmd: 'idle'}),
+// whose CPU is the operator's alone (peak RSS still comes from the kernel's high-water mark).
+const sampler = setInterval(sampleHeap, 250);
+sampler.unref();
 
 const metrics = new RuntimeMetrics();
 const op = await createOperator({
@@ -95,6 +113,7 @@ async function requests() {
   const writesBy = {};
   let nodePatches = 0;
   let conflicts = 0;
+  const conflictsBy = {};
   let leaseRequests = 0;
   let leaseWrites = 0;
   for (const v of (await metrics.restRequests.get()).values) {
@@ -111,9 +130,13 @@ async function requests() {
       writesBy[what] = (writesBy[what] ?? 0) + v.value;
     }
     if (verb === 'PATCH' && v.labels.resource === 'nodes') nodePatches += v.value;
-    if (String(v.labels.code) === '409') conflicts += v.value;
+    if (String(v.labels.code) === '409') {
+      conflicts += v.value;
+      const what = `${verb} ${v.labels.resource}`;
+      conflictsBy[what] = (conflictsBy[what] ?? 0) + v.value;
+    }
   }
-  return { byVerb, total, writes, writesBy, nodePatches, conflicts, leaseRequests, leaseWrites };
+  return { byVerb, total, writes, writesBy, nodePatches, conflicts, conflictsBy, leaseRequests, leaseWrites };
 }
 
 const cpuSeconds = () => {
@@ -141,7 +164,11 @@ async function profile(phase) {
 }
 
 process.on('message', async (msg) => {
-  if (msg.cmd === 'profile') {
+  if (msg.cmd === 'idle') {
+    sampleHeap();
+    clearInterval(sampler);
+    process.send?.({ sampling: false });
+  } else if (msg.cmd === 'profile') {
     await profile(msg.phase);
     process.send?.({ profiling: !!profileDir });
   } else if (msg.cmd === 'mark') {
@@ -153,6 +180,8 @@ process.on('message', async (msg) => {
     process.send?.({
       importRSSKiB,
       maxRSSKiB: process.resourceUsage().maxRSS,
+      peakRssAnonKiB,
+      rssFileAtPeakKiB,
       rssNowKiB: Math.round(process.memoryUsage().rss / 1024),
       peakHeapUsedMiB: peakHeapUsed / 2 ** 20,
       peakHeapTotalMiB: peakHeapTotal / 2 ** 20,
