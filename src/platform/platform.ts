@@ -75,6 +75,13 @@ export interface PlatformPlan {
    * after this long even if no watched object changes.
    */
   recheckAfterMs?: number;
+  /**
+   * Node metadata patches nothing else depends on (OpenShift's `kata-oc` labels: the pool follows them on
+   * its own). The controller makes them beside its worker, after the steps, so that a thousand slow node
+   * patches never hold up the next status write. A platform whose later writes need its node patches made
+   * first (kata-deploy's pod replacements) keeps them in its steps.
+   */
+  detached?: PlatformWrite[];
 }
 
 /** What every planning and reading function of a platform is given. */
@@ -125,6 +132,13 @@ export interface Platform<O = unknown> {
   readonly name: PlatformName;
   /** Whether peer pods (kata-remote) work on this platform; when not, the KataConfig says so. */
   readonly supportsPeerPods: boolean;
+  /**
+   * Whether the platform's plans read the KataNode statuses (`PlatformInput.previous`) as their memory
+   * (kata-deploy's rollout: last known good, install deadlines). The controller then writes KataNodes in
+   * its pass, before planning again, and gives the plans the statuses the API server holds. Otherwise
+   * KataNodes only report, and are written beside the controller's worker.
+   */
+  readonly plansFromKataNodes: boolean;
 
   /** Sets up the caches the platform reads. Called once, before the manager starts. */
   watch(source: InformerSource): PlatformWatch<O>;

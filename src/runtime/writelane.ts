@@ -14,11 +14,6 @@ export interface WriteLaneOptions<V> {
   /** A value submitted while an older one waits: what to write instead (default: the newer). */
   merge?: (pending: V, next: V) => V;
   log?: Logger;
-  /**
-   * How long a key's first value waits before it is written, so that changes in quick succession are
-   * written once (the latest); 0 writes at once.
-   */
-  settleMs?: number;
   /** First retry delay after a failure; doubled per failure of the same key up to maxRetryMs. */
   retryMs?: number;
   maxRetryMs?: number;
@@ -43,19 +38,15 @@ export class WriteLane<V> {
   private idleWaiters: (() => void)[] = [];
 
   constructor(opts: WriteLaneOptions<V>) {
-    this.opts = { retryMs: 500, maxRetryMs: 30_000, settleMs: 0, ...opts };
+    this.opts = { retryMs: 500, maxRetryMs: 30_000, ...opts };
   }
 
   /** The value `key` should have; replaces one not yet written. Writes go until `signal` aborts. */
   submit(key: string, value: V, signal: AbortSignal): void {
     this.signal = signal;
     const waiting = this.pending.get(key);
-    const settled = Date.now() + this.opts.settleMs;
-    // A value replacing one that waits keeps its turn; one replacing a failed write's does not wait out the backoff.
-    this.pending.set(key, {
-      value: waiting && this.opts.merge ? this.opts.merge(waiting.value, value) : value,
-      notBefore: waiting ? Math.min(waiting.notBefore, settled) : settled,
-    });
+    // A new value does not wait out the backoff of a failed write it replaces.
+    this.pending.set(key, { value: waiting && this.opts.merge ? this.opts.merge(waiting.value, value) : value, notBefore: 0 });
     this.failures.delete(key);
     this.pump();
   }

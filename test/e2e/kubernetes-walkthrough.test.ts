@@ -141,7 +141,14 @@ describe('plain Kubernetes: osc start --distribution kubernetes, then kubectl', 
     );
     assert.match(await ok(['get', 'kataconfig']), /^cluster-kataconfig\s+False\s+2\s+2\s+/m);
     assert.match(await ok(['get', 'runtimeclass']), /^kata\s+kata-qemu\s+/m);
-    const nodes = await ok(['get', 'katanodes']);
+    // KataNodes are written beside the KataConfig status: they may be a moment behind it.
+    const nodes = await waitFor(
+      async () => {
+        const out = await ok(['get', 'katanodes']);
+        return (out.match(/^worker-\d\s+Installed\s/gm) ?? []).length === 2 ? out : undefined;
+      },
+      { message: 'both KataNodes Installed' },
+    );
     assert.match(nodes, /^NAME\s+PHASE\s+ASSIGNED\s+ACTIVE\s+LAST KNOWN GOOD\s+ERROR\s+AGE/);
     assert.match(nodes, /^worker-0\s+Installed\s+([0-9a-f]{12})\s+\1\s/m);
     assert.match(nodes, /^worker-1\s+Installed\s+([0-9a-f]{12})\s+\1\s/m);

@@ -102,8 +102,10 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
     assert.deepEqual(rc.scheduling?.nodeSelector, { [KATA_RUNTIME_LABEL]: 'true' });
     assert.deepEqual(rc.overhead?.podFixed, { memory: '320Mi', cpu: '250m' });
     for (const n of ['worker-0', 'worker-1']) {
-      const s = kataNode(n);
-      assert.equal(s?.phase, 'Installed');
+      // KataNodes are written beside the KataConfig status: they may be a moment behind it.
+      const s = await waitFor(() => (kataNode(n)?.phase === 'Installed' ? kataNode(n) : undefined), {
+        message: `${n}'s KataNode Installed`,
+      });
       assert.equal(s?.active?.id, s?.assigned?.id);
       assert.equal((await client().get(Nodes, n)).metadata.labels?.[KATA_RUNTIME_LABEL], 'true');
     }

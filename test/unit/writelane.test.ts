@@ -106,18 +106,4 @@ describe('WriteLane', () => {
     await lane.idle();
     assert.equal(w.calls.length, 1, 'nothing is written once the signal has aborted');
   });
-
-  test('with settleMs, values submitted in quick succession are written once, the latest', async () => {
-    const w = heldWrites<string>();
-    const lane = new WriteLane<string>({ write: w.write, inFlight: 4, settleMs: 30 });
-    const signal = new AbortController().signal;
-    lane.submit('a', 'a1', signal);
-    lane.submit('a', 'a2', signal);
-    lane.submit('b', 'b1', signal);
-    assert.equal(w.calls.length, 0, 'nothing is written before the values settle');
-    await w.callCount(2);
-    assert.deepEqual(w.calls.map((c) => `${c.key}=${c.value}`).sort(), ['a=a2', 'b=b1']);
-    for (const c of w.calls) c.finish();
-    await lane.idle();
-  });
 });

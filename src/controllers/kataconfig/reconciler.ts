@@ -37,6 +37,9 @@ import {
 
 /** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
 const WRITES_IN_FLIGHT = 16;
+/** KataNode writes per pass where they are made in the pass (see syncKataNodes): a few rounds in flight. */
+const KATANODE_WRITES_PER_PASS = 4 * WRITES_IN_FLIGHT;
+
 /**
  * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
  * owner reference put right first, where `adopt` says so), or deleted.
@@ -45,13 +48,6 @@ type KataNodeWrite =
   | { op: 'create'; node: KataNode; status: KataNodeStatus }
   | { op: 'status'; cached: KataNode; status: KataNodeStatus; adopt?: OwnerReference[] }
   | { op: 'delete' };
-
-/**
- * How long a KataNode change waits before it is written. A node goes through its phases in quick
- * succession (assigned, updating, rebooted): written as they come, a 1,000-node rollout made 3.5 KataNode
- * writes per node, load the API server shares with the KataConfig status. The KataNode lags a second.
- */
-const KATANODE_SETTLE_MS = 1000;
 
 /** A write planned while an older one for the same KataNode waits: a create not yet made stays a create. */
 function mergeKataNodeWrites(pending: KataNodeWrite, next: KataNodeWrite): KataNodeWrite {
@@ -127,7 +123,7 @@ export class KataConfigReconciler {
    * next KataConfig status must not wait behind them.
    */
   private readonly kataNodeLane: WriteLane<KataNodeWrite>;
-  /** Node label patches, beside the worker too (see applyPlan). */
+  /** A plan's detached node patches, made beside the worker too (see applyPlan). */
   private readonly nodeLane: WriteLane<PlatformWrite>;
   /** Node label writes the node cache does not show yet (see applyPlan). */
   private readonly labelWrites = new Expectations<string>();
@@ -137,7 +133,6 @@ export class KataConfigReconciler {
     this.kataNodeLane = new WriteLane<KataNodeWrite>({
       write: (name, w, signal) => this.writeKataNode(name, w, signal),
       inFlight: WRITES_IN_FLIGHT,
-      settleMs: KATANODE_SETTLE_MS,
       merge: mergeKataNodeWrites,
       ...(ctx.log ? { log: ctx.log } : {}),
     });
@@ -236,9 +231,9 @@ export class KataConfigReconciler {
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
 
     const t2 = performance.now();
-    const nodeRecords = this.syncKataNodes(kc, records, signal);
     const plan = platform.installPlan(input);
     const written = await this.applyPlan(plan, signal);
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
 
     // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
     const ms = { compute: t1 - t0, status: t2 - t1, rest: performance.now() - t2 };
@@ -256,6 +251,7 @@ export class KataConfigReconciler {
     // More writes to make: another pass at once, with a status write in between. When this pass made or
     // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
     // them wake the controller; a slow poll covers a write the cache never shows.
+    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
@@ -275,7 +271,7 @@ export class KataConfigReconciler {
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
       const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
-      const nodeRecords = this.syncKataNodes(kc, platform.records(installInput), signal);
+      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
       const installing = platform.installing(installInput);
       if (installing.length) {
@@ -299,7 +295,7 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
+        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
@@ -322,41 +318,63 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = this.syncKataNodes(kc, records, signal);
+    const nodeRecords = await this.syncKataNodes(kc, records, signal);
+    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
   /**
    * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. Plans here and hands the writes to the lane, remembering what it planned (the
-   * next pass and the platform read that). Answers how soon a lastKnownGood is due, to look again then.
+   * without a record go. Answers how soon a lastKnownGood is due, to look again then, and how many writes
+   * are left for the next pass. Where KataNodes only report (OpenShift), the writes go to the lane and
+   * what was planned is remembered for the next pass. Where the platform plans from them (kata-deploy's
+   * rollout), they are made here, a batch per pass, before the next plan reads them.
    */
-  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], signal: AbortSignal): { promoteInMs?: number } {
+  private async syncKataNodes(
+    kc: KataConfig,
+    records: readonly NodeRecord[],
+    signal: AbortSignal,
+  ): Promise<{ promoteInMs?: number; pending: number }> {
     const now = new Date();
-    const planned = this.writtenKataNodes;
     const plan = planKataNodes(kc, records, this.kataNodes(now.getTime()), now, this.ctx.options.soakMs);
-    const lane = this.kataNodeLane;
-    // Status changes and deletions first (they report progress), then new KataNodes.
-    for (const { cached, status } of plan.status) {
-      planned.remember(cached, status, now.getTime());
-      lane.submit(cached.metadata.name ?? '', { op: 'status', cached, status }, signal);
+    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
+    const writes: [string, KataNodeWrite, KataNode?][] = [
+      ...plan.status.map(({ cached, status }): [string, KataNodeWrite, KataNode] => [
+        cached.metadata.name ?? '',
+        { op: 'status', cached, status },
+        { ...cached, status },
+      ]),
+      ...plan.adopt.map(({ metadata }): [string, KataNodeWrite] => {
+        const cached = this.kataNodes(now.getTime()).find((c) => c.metadata.name === metadata.name);
+        return [
+          metadata.name ?? '',
+          { op: 'status', cached: cached ?? { metadata }, status: cached?.status ?? {}, adopt: metadata.ownerReferences ?? [] },
+        ];
+      }),
+      ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
+      ...plan.create.map(({ node, status }): [string, KataNodeWrite, KataNode] => [
+        node.metadata.name ?? '',
+        { op: 'create', node, status },
+        { ...node, status },
+      ]),
+    ];
+    const promote = plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
+    if (!this.ctx.platform.plansFromKataNodes) {
+      for (const [name, w, planned] of writes) {
+        if (planned) this.writtenKataNodes.remember(planned, planned.status ?? {}, now.getTime());
+        else this.writtenKataNodes.forget(name);
+        this.kataNodeLane.submit(name, w, signal);
+      }
+      return { ...promote, pending: 0 };
     }
-    for (const k of plan.adopt) {
-      const name = k.metadata.name ?? '';
-      const cached = this.kataNodes(now.getTime()).find((c) => c.metadata.name === name);
-      if (cached?.status)
-        lane.submit(name, { op: 'status', cached, status: cached.status, adopt: k.metadata.ownerReferences ?? [] }, signal);
-    }
-    for (const name of plan.delete) {
-      planned.forget(name);
-      lane.submit(name, { op: 'delete' }, signal);
-    }
-    for (const { node, status } of plan.create) {
-      planned.remember(node, status, now.getTime());
-      lane.submit(node.metadata.name ?? '', { op: 'create', node, status }, signal);
-    }
-    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
+    let budget = KATANODE_WRITES_PER_PASS;
+    const now_ = writes.filter(([, w]) => (budget -= w.op === 'create' ? 2 : 1) >= 0);
+    await mapLimit(now_, WRITES_IN_FLIGHT, ([name, w]) => {
+      if (w.op === 'delete') this.writtenKataNodes.forget(name);
+      return this.writeKataNode(name, w, signal);
+    });
+    return { ...promote, pending: writes.length - now_.length };
   }
 
   /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
@@ -402,35 +420,35 @@ export class KataConfigReconciler {
 
   /** What the platform is given for one pass. */
   private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
-    const previous = new Map(this.kataNodes(Date.now()).flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
+    // A platform that plans from KataNodes reads what the API server holds (its writes are made in the
+    // pass); one whose KataNodes only report may read what was planned.
+    const kataNodes = this.ctx.platform.plansFromKataNodes ? this.ctx.kataNodes.list() : this.kataNodes(Date.now());
+    const previous = new Map(kataNodes.flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
     return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
   }
 
   /**
-   * Makes a platform's writes: steps in order, the writes of one step a bounded number at a time. A last
-   * step of node metadata patches only (OpenShift's kata-oc labels) goes to the node lane instead: on a
+   * Makes a platform's writes: steps in order, the writes of one step a bounded number at a time; then
+   * hands the plan's detached node patches to the node lane, which makes them beside the worker: on a
    * large cluster those are a thousand slow writes (a Node is a big object, watched by every component),
-   * and nothing after them in the pass needs them made, while the status of the next pass would wait.
+   * and the next pass's status would wait behind them.
    */
   private async applyPlan(plan: PlatformPlan, signal: AbortSignal): Promise<string[]> {
     const done: string[] = [];
-    for (const [i, step] of plan.steps.entries()) {
-      const patches = step.map(nodeMetadataPatch);
-      if (i === plan.steps.length - 1 && patches.every((p) => p !== undefined)) {
-        for (const [j, expected] of patches.entries()) {
-          const w = step[j] as PlatformWrite;
-          if (!this.nodePatchNeeded(expected)) continue;
-          this.nodeLane.submit(expected.name, w, signal);
-          done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
-        }
-        continue;
-      }
+    const made = (w: PlatformWrite) => done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
+    for (const step of plan.steps)
       await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
         const expected = nodeMetadataPatch(w);
         if (expected && !this.nodePatchNeeded(expected)) return;
-        if (await this.applyWrite(w, signal)) done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
+        if (await this.applyWrite(w, signal)) made(w);
         if (expected) this.labelWrites.expect(expected.name, expected.value);
       });
+    for (const w of plan.detached ?? []) {
+      const expected = nodeMetadataPatch(w);
+      if (!expected) throw new Error(`a detached write must be a node metadata patch: ${w.op} ${w.resource.kind}`);
+      if (!this.nodePatchNeeded(expected)) continue;
+      this.nodeLane.submit(expected.name, w, signal);
+      made(w);
     }
     return done;
   }

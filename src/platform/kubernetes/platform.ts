@@ -112,6 +112,7 @@ export const describeConfig = (c: InstallerConfig): string => `kata-deploy ${c.i
 export class KubernetesPlatform implements Platform<KubernetesObserved> {
   readonly name = 'kubernetes' as const;
   readonly supportsPeerPods = false;
+  readonly plansFromKataNodes = true;
   readonly opts: KubernetesPlatformOptions;
   /** One rollout plan per controller pass: records and plans of one pass agree (and cost one computation). */
   private readonly plans = new WeakMap<object, RolloutPlan>();

@@ -141,10 +141,12 @@ export function installPlan(input: InstallPlanInput): PlatformPlan {
     step([machineConfigWrite(o.machineConfig, desiredExtensionMachineConfig(pool, input.kataConfigName, input.owner))]),
   ];
   let pending = 0;
+  let detached: PlatformWrite[] = [];
   if (!input.compact) {
     steps.push(step([poolWrite(poolNamed(o, KATA_POOL), desiredKataPool())]));
+    // The labels come once the pool exists (this pass's steps run first), and nothing waits for them.
     const labels = labelWrites(input.nodes, input.selected);
-    steps.push(labels.writes);
+    detached = labels.writes;
     pending = labels.pending;
   }
   steps.push(
@@ -154,7 +156,7 @@ export function installPlan(input: InstallPlanInput): PlatformPlan {
         : deleteIfPresent(o.crioConfig, ContainerRuntimeConfigs, CRIO_CONFIG),
     ]),
   );
-  return { steps: steps.filter((s) => s.length), pending };
+  return { steps: steps.filter((s) => s.length), pending, ...(detached.length ? { detached } : {}) };
 }
 
 /**
