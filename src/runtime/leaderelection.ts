@@ -27,6 +27,8 @@ const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z
 export class LeaderElector {
   private observed: { record: string; at: number } | undefined;
   private leading = false;
+  /** The Lease as our last write left it, and when: a leader renews it in one request while it is valid. */
+  private held: { lease: Lease; at: number } | undefined;
 
   private readonly client: KubeClient;
   private readonly config: LeaderElectionConfig;
@@ -88,14 +90,30 @@ export class LeaderElector {
       renewTime: microTime(now),
       leaseTransitions: (prev?.leaseTransitions ?? 0) + (prev?.holderIdentity && prev.holderIdentity !== identity ? 1 : 0),
     });
+    const write = (lease: Lease) =>
+      this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+    // As client-go does: a leader whose lease is still valid renews the Lease it last wrote, without reading
+    // it first (half the requests while idle). Its resourceVersion makes the write fail if anyone else wrote
+    // since, and the full check below runs then.
+    const held = this.held;
+    this.held = undefined;
+    if (this.leading && held && now - held.at < leaseDurationMs) {
+      try {
+        this.held = { lease: await write(held.lease), at: now };
+        return true;
+      } catch (e) {
+        if (!isConflict(e)) this.log?.debug({ err: errorMessage(e) }, 'lease renewal from the last write failed; reading it');
+      }
+    }
     try {
       let lease: Lease;
       try {
         lease = await this.client.get(Leases, name, namespace, AbortSignal.timeout(this.config.renewDeadlineMs));
       } catch (e) {
         if (!isNotFound(e)) throw e;
-        await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() });
+        const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() });
         this.observed = { record: identity, at: Date.now() };
+        this.held = { lease: created, at: now };
         return true;
       }
       const holder = lease.spec?.holderIdentity ?? '';
@@ -104,7 +122,7 @@ export class LeaderElector {
       const durationMs = (lease.spec?.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1000)) * 1000;
       const expired = this.observed.at + durationMs <= now;
       if (holder && holder !== identity && !expired) return false;
-      await this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+      this.held = { lease: await write(lease), at: now };
       return true;
     } catch (e) {
       if (!isConflict(e)) this.log?.warn({ err: errorMessage(e) }, 'lease acquire/renew failed');
