@@ -74,6 +74,8 @@ interface Requests {
 interface Mark {
   cpuSeconds: number;
   requests: Requests;
+  /** Watch events received so far, by resource. */
+  watchEvents: Record<string, number>;
 }
 interface Report {
   importRSSKiB: number;
@@ -256,6 +258,11 @@ async function runOnce(workers: number) {
     idleWrites: m2.requests.writes - m1.requests.writes - (m2.requests.leaseWrites - m1.requests.leaseWrites),
     idleLeaseRenewals: m2.requests.leaseWrites - m1.requests.leaseWrites,
     idleRequests: m2.requests.total - m1.requests.total,
+    idleWatchEvents: Object.fromEntries(
+      Object.entries(m2.watchEvents)
+        .map(([r, n]) => [r, n - (m1.watchEvents[r] ?? 0)])
+        .filter(([, n]) => Number(n) > 0),
+    ),
     idleWritesBy: writesBetween(m1, m2),
     settleWritesBy: writesBetween(mInstalled, m1),
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
@@ -349,7 +356,7 @@ for (const n of sizes) {
   console.log(
     [
       `  operator CPU install=${r.installCpuS}s idle(${r.idleS}s)=${r.idleCpuS}s`,
-      `API writes while idle=${r.idleWrites} (and ${r.idleLeaseRenewals} leader lease renewals) ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)})`,
+      `API writes while idle=${r.idleWrites} (and ${r.idleLeaseRenewals} leader lease renewals) ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests}; watch events ${JSON.stringify(r.idleWatchEvents)}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)})`,
       `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled; sampled: anonymous ${r.operatorPeakRssAnonMiB}MiB at its peak, with ${r.operatorRssFileAtPeakMiB}MiB of mapped files such as the node binary)`,
       `peak heap used=${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,
     ].join('  '),

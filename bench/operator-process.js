@@ -53,6 +53,15 @@ const percentile = (xs, q) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? +s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)].toFixed(1) : null;
 };
+// Watch events by resource: what the operator is given to do while nothing it owns changes.
+const watchEvents = {};
+const watch = KubeClient.prototype.watch;
+KubeClient.prototype.watch = function (rt, opts, onEvent) {
+  return watch.call(this, rt, opts, (ev) => {
+    watchEvents[rt.plural] = (watchEvents[rt.plural] ?? 0) + 1;
+    onEvent(ev);
+  });
+};
 const repeatedNodePatches = () => {
   const repeated = [...nodePatches].filter(([, l]) => l.length > 1);
   return { nodes: repeated.length, examples: repeated.slice(0, 3).map(([name, l]) => ({ name, patches: l })) };
@@ -172,7 +181,7 @@ process.on('message', async (msg) => {
     await profile(msg.phase);
     process.send?.({ profiling: !!profileDir });
   } else if (msg.cmd === 'mark') {
-    process.send?.({ cpuSeconds: cpuSeconds(), requests: await requests() });
+    process.send?.({ cpuSeconds: cpuSeconds(), requests: await requests(), watchEvents: { ...watchEvents } });
   } else if (msg.cmd === 'report') {
     sampleHeap();
     const statusWrites = (await metrics.statusWrites.get()).values.filter((v) => v.labels.resource === 'kataconfigs');
