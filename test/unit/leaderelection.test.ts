@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { KubeClient } from '../../src/kube/client.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { Lease } from '../../src/kube/resources.ts';
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
@@ -44,8 +45,8 @@ const config = { namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs
 describe('leader election', () => {
   test('a leader renews its valid lease with one write; when someone else wrote since, it reads the lease and yields', async () => {
     const server = leaseServer();
-    // biome-ignore lint/suspicious/noExplicitAny: the elector uses get, create and update only
-    const elector = new LeaderElector(server.client as any, config);
+    // The elector uses get, create and update only.
+    const elector = new LeaderElector(server.client as unknown as KubeClient, config);
     assert.equal(await elector.tryAcquireOrRenew(), true);
     assert.deepEqual(server.calls.splice(0), ['GET', 'POST'], 'the lease is made');
     (elector as unknown as { leading: boolean }).leading = true;

@@ -143,7 +143,7 @@ export class KataConfigReconciler {
     });
   }
 
-  /** Answers once the writes handed to the lanes are made (for tests, and an orderly stop). */
+  /** Answers once the writes handed to the lanes are made (for tests). */
   async idle(): Promise<void> {
     await Promise.all([this.nodeLane.idle(), this.kataNodeLane.idle()]);
   }
@@ -337,33 +337,24 @@ export class KataConfigReconciler {
     signal: AbortSignal,
   ): Promise<{ promoteInMs?: number; pending: number }> {
     const now = new Date();
-    const plan = planKataNodes(kc, records, this.kataNodes(now.getTime()), now, this.ctx.options.soakMs);
+    const known = this.kataNodes(now.getTime());
+    const plan = planKataNodes(kc, records, known, now, this.ctx.options.soakMs);
+    const knownByName = new Map(known.map((k) => [k.metadata.name ?? '', k]));
     // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
-    const writes: [string, KataNodeWrite, KataNode?][] = [
-      ...plan.status.map(({ cached, status }): [string, KataNodeWrite, KataNode] => [
-        cached.metadata.name ?? '',
-        { op: 'status', cached, status },
-        { ...cached, status },
-      ]),
+    const writes: [string, KataNodeWrite][] = [
+      ...plan.status.map(({ cached, status }): [string, KataNodeWrite] => [cached.metadata.name ?? '', { op: 'status', cached, status }]),
       ...plan.adopt.map(({ metadata }): [string, KataNodeWrite] => {
-        const cached = this.kataNodes(now.getTime()).find((c) => c.metadata.name === metadata.name);
-        return [
-          metadata.name ?? '',
-          { op: 'status', cached: cached ?? { metadata }, status: cached?.status ?? {}, adopt: metadata.ownerReferences ?? [] },
-        ];
+        const cached = knownByName.get(metadata.name ?? '') ?? { metadata };
+        return [metadata.name ?? '', { op: 'status', cached, status: cached.status ?? {}, adopt: metadata.ownerReferences ?? [] }];
       }),
       ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
-      ...plan.create.map(({ node, status }): [string, KataNodeWrite, KataNode] => [
-        node.metadata.name ?? '',
-        { op: 'create', node, status },
-        { ...node, status },
-      ]),
+      ...plan.create.map(({ node, status }): [string, KataNodeWrite] => [node.metadata.name ?? '', { op: 'create', node, status }]),
     ];
     const promote = plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
     if (!this.ctx.platform.plansFromKataNodes) {
-      for (const [name, w, planned] of writes) {
-        if (planned) this.writtenKataNodes.remember(planned, planned.status ?? {}, now.getTime());
-        else this.writtenKataNodes.forget(name);
+      for (const [name, w] of writes) {
+        if (w.op === 'delete') this.writtenKataNodes.forget(name);
+        else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
         this.kataNodeLane.submit(name, w, signal);
       }
       return { ...promote, pending: 0 };
@@ -461,8 +452,11 @@ export class KataConfigReconciler {
   private nodePatchNeeded(expected: NodeMetadataPatch): boolean {
     const upcoming = this.nodeLane.upcoming(expected.name);
     if (upcoming) return nodeMetadataPatch(upcoming)?.value !== expected.value;
-    const shown = this.shownOnNode(expected);
-    return !this.labelWrites.awaiting(expected.name, expected.value, shown) && !shown;
+    if (this.shownOnNode(expected)) {
+      this.labelWrites.forget(expected.name);
+      return false;
+    }
+    return !this.labelWrites.awaiting(expected.name, expected.value, false);
   }
 
   /** One node metadata patch, made by the node lane; remembered until the node cache shows it. */
