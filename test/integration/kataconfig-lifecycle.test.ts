@@ -6,7 +6,7 @@ import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { Events, Nodes, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { inOrder, type StatusView, scrapeMetrics, useDevCluster, useOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForEvents } from '../support/wait.ts';
 
 const KC = 'example-kataconfig';
 const kataConfigYaml = (spec = '  checkNodeEligibility: false\n  logLevel: info\n') =>
@@ -87,6 +87,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     assert.match(header ?? '', /^NAME\s+IN PROGRESS\s+COMPLETED\s+TOTAL\s+AGE$/);
     assert.match(row ?? '', new RegExp(`^${KC}\\s+False\\s+2\\s+2\\s+\\S+$`));
 
+    await waitForEvents(cluster.dev.client, 'default', (e) => e.regarding?.name === KC && e.reason === 'Installed', 'the event Installed');
     const described = await kubectl(['describe', 'kataconfig']);
     const status = described.stdout.slice(described.stdout.indexOf('Status:'), described.stdout.indexOf('Events:'));
     assert.match(status, /Kata Nodes:\s+Installed:\s+worker-0\s+worker-1\s+Node Count:\s+2\s+Ready Node Count:\s+2/);
@@ -212,8 +213,12 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
       message: 'Node worker-1 Degraded: failed to pull the extension image',
     });
     assert.deepEqual(failed?.kataNodes?.failedToInstall, ['worker-1']);
-    const events = await cluster.dev.client.list(Events, { namespace: 'default' });
-    assert.ok(events.items.some((e) => e.regarding?.name === KC && e.reason === 'Failed' && e.type === 'Warning'));
+    await waitForEvents(
+      cluster.dev.client,
+      'default',
+      (e) => e.regarding?.name === KC && e.reason === 'Failed' && e.type === 'Warning',
+      'a Warning event Failed on the KataConfig',
+    );
 
     await cluster.dev.client.patch(Nodes, 'worker-1', { metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: null } } });
     await waitFor(() => settled(running.recorder.seen.at(-1)) && running.recorder.seen.at(-1)?.kataNodes?.readyNodeCount === 2, {
@@ -284,6 +289,12 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
   });
 
   test('one event for every phase change, in order', async () => {
+    await waitForEvents(
+      cluster.dev.client,
+      'default',
+      (e) => e.regarding?.name === KC && e.reason === 'Uninstalled',
+      'the event Uninstalled',
+    );
     const events = (await cluster.dev.client.list(Events, { namespace: 'default' })).items
       .filter((e) => e.regarding?.kind === 'KataConfig' && e.regarding.name === KC)
       .sort((a, b) => (a.eventTime ?? '').localeCompare(b.eventTime ?? ''));

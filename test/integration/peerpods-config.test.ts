@@ -20,7 +20,7 @@ import { CONFIG_HASH_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controller
 import { FAIL_IMAGE_CREATION_ANNOTATION } from '../../src/devcluster/cloud.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, Namespaces, Nodes, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
-import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
+import { waitFor, waitForDefaultServiceAccount, waitForEvents } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const KC = 'example-kataconfig';
@@ -205,9 +205,13 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
     // An invalid configuration never restarted the cloud-api-adaptor.
     const afterTable = await c().get(DaemonSets, CAA_DAEMONSET, NS);
     assert.equal(afterTable.metadata.generation, before.metadata.generation);
-    const events = await c().list(Events, { namespace: 'default' });
-    const invalid = events.items.filter((e) => e.regarding?.name === KC && e.reason === 'InvalidPeerPodsConfiguration');
-    assert.ok(invalid.length >= badConfigMaps.length - 1, `a Warning event per problem (${invalid.length})`);
+    const invalid = await waitForEvents(
+      c(),
+      'default',
+      (e) => e.regarding?.name === KC && e.reason === 'InvalidPeerPodsConfiguration',
+      'a Warning event per problem',
+      badConfigMaps.length - 1,
+    );
     assert.ok(invalid.every((e) => e.type === 'Warning'));
   });
 
@@ -293,8 +297,12 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
       terminated.every((t) => t?.message === cloudError),
       JSON.stringify(terminated),
     );
-    const kcEvents = await c().list(Events, { namespace: 'default' });
-    assert.ok(kcEvents.items.some((e) => e.regarding?.name === KC && e.reason === 'PodVMImageJobFailed' && e.type === 'Warning'));
+    await waitForEvents(
+      c(),
+      'default',
+      (e) => e.regarding?.name === KC && e.reason === 'PodVMImageJobFailed' && e.type === 'Warning',
+      'a Warning event PodVMImageJobFailed on the KataConfig',
+    );
     const m = await metrics();
     assert.match(m, /^osc_podvm_image_job\{job="creation",state="failed"\} 1$/m);
     assert.match(m, /^osc_podvm_image_job_failures_total\{job="creation"\} 1$/m);

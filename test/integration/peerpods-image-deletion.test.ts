@@ -9,9 +9,9 @@ import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_DELETION_JOB } from '../../src/api/names.ts';
 import { KEEP_IMAGE_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
 import { FAIL_IMAGE_DELETION_ANNOTATION } from '../../src/devcluster/cloud.ts';
-import { ConfigMaps, Events, Jobs, Secrets } from '../../src/kube/resources.ts';
+import { ConfigMaps, Jobs, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForEvents } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const cloudError = 'UnauthorizedOperation: You are not authorized to perform: ec2:DeregisterImage';
@@ -81,8 +81,12 @@ describe('peer pods: a failed pod VM image deletion', () => {
       /^Job osc-podvm-image-deletion failed \(.*\); see oc logs .* the removal waits until the image is deleted: fix the cause and it is retried when peer-pods-cm or peer-pods-secret changes .*oc annotate kataconfig leak kataconfiguration\.openshift\.io\/keep-podvm-image=true$/,
     );
     assert.ok(failed.metadata.finalizers?.includes(PEERPODS_FINALIZER), 'the KataConfig stays while its image exists');
-    const events = await c().list(Events, { namespace: 'default' });
-    assert.ok(events.items.some((e) => e.regarding?.name === 'leak' && e.reason === 'PodVMImageJobFailed' && e.type === 'Warning'));
+    await waitForEvents(
+      c(),
+      'default',
+      (e) => e.regarding?.name === 'leak' && e.reason === 'PodVMImageJobFailed' && e.type === 'Warning',
+      'a Warning event PodVMImageJobFailed on the KataConfig',
+    );
     assert.equal(await amiId(), ami);
     assert.ok(cluster.dev.cloud.images.has(ami), 'the image still exists in the cloud');
 
@@ -102,8 +106,7 @@ describe('peer pods: a failed pod VM image deletion', () => {
     await waitFor(async () => !(await c().find(KataConfigs, 'keep')), { timeoutMs: 120_000, message: 'KataConfig gone, image kept' });
     assert.equal(await amiId(), ami, 'PODVM_AMI_ID still names the kept image');
     assert.ok(cluster.dev.cloud.images.has(ami));
-    const events = await c().list(Events, { namespace: 'default' });
-    assert.ok(events.items.some((e) => e.regarding?.name === 'keep' && e.reason === 'PodVMImageKept'));
+    await waitForEvents(c(), 'default', (e) => e.regarding?.name === 'keep' && e.reason === 'PodVMImageKept', 'the event PodVMImageKept');
     await patchCmAnnotations({ [FAIL_IMAGE_DELETION_ANNOTATION]: null });
     // The failed job was the KataConfig's: the garbage collector removes it with its owner, as on any cluster.
     await waitFor(async () => !(await c().find(Jobs, PODVM_IMAGE_DELETION_JOB, NS)), { message: 'the job gone with its owner' });

@@ -26,7 +26,7 @@ import { IMAGE_ID_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/p
 import { ConfigMaps, DaemonSets, Events, Jobs, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 import { inOrder, type StatusView, useDevCluster, useOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForEvents } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const KC = 'example-kataconfig';
@@ -298,11 +298,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
     // completed once the cloud had done its work.
     assert.match(events.stdout, /SuccessfulCreate\s+job\/osc-podvm-image-creation\s+Created pod: osc-podvm-image-creation-\S+/);
     assert.match(events.stdout, /Completed\s+job\/osc-podvm-image-creation\s+Job completed/);
-    const kcEvents = await c().list(Events, { namespace: 'default' });
-    assert.ok(
-      kcEvents.items.some((e) => e.regarding?.name === KC && e.reason === 'PodVMImageCreated'),
-      'an event on the KataConfig',
-    );
+    await waitForEvents(c(), 'default', (e) => e.regarding?.name === KC && e.reason === 'PodVMImageCreated', 'an event on the KataConfig');
     // The adaptor was restarted with the image (its pod template follows the ConfigMap).
     await waitFor(async () => {
       const ds = await c().get(DaemonSets, CAA_DAEMONSET, NS);

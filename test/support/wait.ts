@@ -1,4 +1,4 @@
-import { ServiceAccounts } from '../../src/kube/resources.ts';
+import { Events, type KubeEvent, ServiceAccounts } from '../../src/kube/resources.ts';
 /**
  * Condition polling for tests. A test never sleeps and then asserts: it states what must become true and
  * waits for it, with a deadline generous enough for a loaded CI machine. The predicate is polled (it may
@@ -76,4 +76,25 @@ export async function waitForDefaultServiceAccount(
   namespace: string,
 ): Promise<void> {
   await waitFor(() => client.find(ServiceAccounts, 'default', namespace), { message: `the default ServiceAccount of ${namespace}` });
+}
+
+/**
+ * Waits until the events in a namespace include those the filter keeps, and returns them. Events are
+ * recorded after the status change they describe, as on any cluster, so a test that has just seen a
+ * condition waits for its event rather than listing once.
+ */
+export async function waitForEvents(
+  client: { list(rt: typeof Events, opts: { namespace: string }): Promise<{ items: KubeEvent[] }> },
+  namespace: string,
+  keep: (e: KubeEvent) => boolean,
+  message: string,
+  atLeast = 1,
+): Promise<KubeEvent[]> {
+  return waitFor(
+    async () => {
+      const found = (await client.list(Events, { namespace })).items.filter(keep);
+      return found.length >= atLeast ? found : undefined;
+    },
+    { message },
+  );
 }
