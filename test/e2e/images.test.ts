@@ -111,7 +111,7 @@ describe('images: operator and must-gather, built and run as containers', { skip
     assert.equal(config.User, '65532:65532', 'a numeric non-root user (runAsNonRoot can verify it)');
     assert.deepEqual(
       config.Entrypoint,
-      ['node', '--max-semi-space-size=2', '--heap-growing-percent=50', '/app/bin/osc.js'],
+      ['node', '--lite-mode', '--max-semi-space-size=2', '--heap-growing-percent=50', '/app/bin/osc.js'],
       'Node with the V8 flags docs/performance.md explains',
     );
     assert.deepEqual(config.Cmd, ['run']);

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { inClusterCredentials, isInCluster, TOKEN_REREAD_MS } from '../../src/kube/credentials.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -38,7 +39,7 @@ describe('in-cluster credentials', () => {
     }
   });
 
-  test('an operator in a pod loads neither the official client library, nor the X.509 library, nor undici', () => {
+  test('an operator in a pod loads neither the official client library, nor the X.509 library, nor undici, nor needs WebAssembly', () => {
     // A child process records every module it resolves while it builds the operator as `osc run` does in a
     // pod (in-cluster credentials, a webhook certificate already in its Secret is only read at run time; the
     // platform named, as discovery would need a server).
@@ -65,5 +66,10 @@ describe('in-cluster credentials', () => {
     );
     const heavy = loaded.filter((u) => /@kubernetes\/client-node|@peculiar\/x509|reflect-metadata|\/undici\//.test(u));
     assert.deepEqual(heavy, []);
+    // The image runs V8 in lite mode (the Dockerfile's ENTRYPOINT), which has no WebAssembly, and Node's
+    // global fetch needs it (undici's HTTP parser): no module of the operator may call on either.
+    const files = [...new Set(loaded.filter((u) => u.startsWith('file:')))];
+    const needsWasm = files.filter((u) => /\bWebAssembly\b|(?<![.\w$])fetch\(/.test(readFileSync(fileURLToPath(u), 'utf8')));
+    assert.deepEqual(needsWasm, []);
   });
 });
