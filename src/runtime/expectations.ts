@@ -45,6 +45,11 @@ export class Expectations<V> {
     this.records.delete(key);
   }
 
+  /** Forgets every record but those of `keys`: what the controller no longer plans to write is not awaited. */
+  retain(keys: ReadonlySet<string>): void {
+    for (const key of this.records.keys()) if (!keys.has(key)) this.records.delete(key);
+  }
+
   /** Records not yet confirmed (for tests and logs). */
   get size(): number {
     return this.records.size;

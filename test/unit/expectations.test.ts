@@ -26,3 +26,13 @@ test('a write the cache has shown is forgotten, so the same write made again lat
   assert.equal(e.recorded('node-1'), undefined);
   assert.equal(e.awaiting('node-1', 'add', false), false, 'someone undid it by hand: osc writes it again at once');
 });
+
+test('retain keeps the records of the keys still planned and forgets the others', () => {
+  const e = new Expectations<string>();
+  e.expect('machineconfigs//a', 'create');
+  e.expect('machineconfigpools//b', 'create');
+  e.retain(new Set(['machineconfigs//a']));
+  assert.equal(e.awaiting('machineconfigs//a', 'create', false), true);
+  assert.equal(e.recorded('machineconfigpools//b'), undefined, 'no longer planned: the cache shows it, or it is not wanted');
+  assert.equal(e.size, 1);
+});

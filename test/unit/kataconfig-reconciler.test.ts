@@ -125,4 +125,56 @@ describe('KataConfig reconciler', () => {
     );
     assert.deepEqual(labelPatches().sort(), names, 'no node is patched twice');
   });
+
+  test('an object created by the pass before and not in the caches yet is not created again; deleted later, it is', async () => {
+    const nodes = cache([worker('worker-0')]);
+    const kc: KataConfig = {
+      metadata: { name: 'example', uid: 'u1', generation: 1, finalizers: ['kataconfiguration.openshift.io/finalizer'] },
+      spec: {},
+      status: { conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: 'x' }] },
+    } as KataConfig;
+    const observed: OpenShiftObserved = {
+      pools: [
+        {
+          metadata: { name: 'worker', generation: 1 },
+          spec: { configuration: { name: 'rendered-worker-a', source: [{ name: '00-worker' }] } },
+          status: { observedGeneration: 1, machineCount: 1 },
+        },
+      ],
+    };
+    const { client, calls } = recordingClient();
+    const reconciler = new KataConfigReconciler({
+      client,
+      kataConfigs: cache([kc]).informer,
+      nodes: nodes.informer,
+      kataNodes: cache<KataNode>().informer,
+      platform: openShiftPlatform() as unknown as Platform<unknown>,
+      observe: () => observed,
+      runtimeClasses: cache<RuntimeClass>().informer,
+      pods: cache<Pod>().informer,
+      events: { record: async () => {} } as unknown as EventRecorder,
+      options: defaultKataConfigOptions,
+    });
+    const signal = new AbortController().signal;
+    const pass = async () => {
+      await reconciler.reconcile('example', silentLogger(), signal);
+      await reconciler.idle();
+    };
+    const created = () => calls.filter((c) => c.verb === 'create' && c.resource === 'machineconfigs').map((c) => c.name);
+
+    await pass();
+    assert.deepEqual(created(), ['50-enable-sandboxed-containers-extension'], 'the first pass creates the MachineConfig');
+    await pass();
+    assert.equal(created().length, 1, 'the caches do not show it yet: not created again');
+
+    // The cache shows it; then someone deletes it: it is created again at once.
+    const [mcCreate] = calls.filter((c) => c.verb === 'create' && c.resource === 'machineconfigs');
+    assert.ok(mcCreate);
+    observed.machineConfig = { metadata: { name: mcCreate.name } } as OpenShiftObserved['machineConfig'];
+    await pass();
+    assert.equal(created().length, 1);
+    delete observed.machineConfig;
+    await pass();
+    assert.equal(created().length, 2, 'deleted after the caches showed it: created again');
+  });
 });

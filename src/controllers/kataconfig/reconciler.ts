@@ -127,6 +127,11 @@ export class KataConfigReconciler {
   private readonly nodeLane: WriteLane<PlatformWrite>;
   /** Node label writes the node cache does not show yet (see applyPlan). */
   private readonly labelWrites = new Expectations<string>();
+  /**
+   * Objects a pass created that the caches do not show yet. The next pass would plan the same create,
+   * which the API server answers AlreadyExists: harmless, but a 409 for nothing.
+   */
+  private readonly creates = new Expectations<'create'>();
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -427,13 +432,23 @@ export class KataConfigReconciler {
   private async applyPlan(plan: PlatformPlan, signal: AbortSignal): Promise<string[]> {
     const done: string[] = [];
     const made = (w: PlatformWrite) => done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
+    const creates = new Set<string>();
     for (const step of plan.steps)
       await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
+        const created = w.op === 'create' ? createKey(w) : undefined;
+        if (created) {
+          creates.add(created);
+          if (this.creates.awaiting(created, 'create', false)) return;
+        }
         const expected = nodeMetadataPatch(w);
         if (expected && !this.nodePatchNeeded(expected)) return;
         if (await this.applyWrite(w, signal)) made(w);
         if (expected) this.labelWrites.expect(expected.name, expected.value);
+        if (created) this.creates.expect(created, 'create');
       });
+    // A create no longer planned is one the caches show (or no longer wanted): an object deleted later is
+    // created again at once.
+    this.creates.retain(creates);
     for (const w of plan.detached ?? []) {
       const expected = nodeMetadataPatch(w);
       if (!expected) throw new Error(`a detached write must be a node metadata patch: ${w.op} ${w.resource.kind}`);
@@ -602,6 +617,8 @@ export class KataConfigReconciler {
 }
 
 const writeName = (w: PlatformWrite): string => (w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
+const createKey = (w: PlatformWrite & { op: 'create' }): string =>
+  `${w.resource.plural}/${w.object.metadata.namespace ?? ''}/${w.object.metadata.name ?? ''}`;
 
 /** The soonest of several "look again after" delays, if any. */
 function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
