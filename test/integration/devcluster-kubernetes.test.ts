@@ -206,6 +206,15 @@ describe('dev cluster, kubernetes distribution', () => {
     await dc.client.delete(Pods, onWorker0.metadata.name ?? '', { namespace: NS });
     await waitFor(() => gone(onWorker0.metadata.name ?? ''), { message: 'the restarted pod gone' });
     assert.equal((await labelsOf('worker-0'))[KATA_RUNTIME_LABEL], 'true', 'its DaemonSet still selects the node: no cleanup');
+    // Its replacement runs before the DaemonSet goes: a pod deleted before its container started has no
+    // process to clean up with, and would leave the node labelled, as on a real node.
+    await waitFor(
+      async () =>
+        (await dc.client.list(Pods, { namespace: NS, labelSelector: 'name=kata-deploy' })).items.some(
+          (p) => p.spec?.nodeName === 'worker-0' && p.metadata.name !== onWorker0.metadata.name && container(p)?.ready === true,
+        ),
+      { message: 'the replacement pod on worker-0 Ready' },
+    );
 
     await dc.client.delete(DaemonSets, 'kata-deploy', { namespace: NS });
     for (const n of ['worker-0', 'worker-1'])
