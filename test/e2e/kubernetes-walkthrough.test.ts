@@ -50,7 +50,14 @@ describe('plain Kubernetes: osc start --distribution kubernetes, then kubectl', 
   const pluginDir = join(work, 'plugins');
   const run = (cmd: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: [pluginDir, dirname(process.execPath), process.env.PATH].join(':') };
+      // A discovery cache of its own: one left in ~/.kube/cache by an earlier cluster on the same port would
+      // claim the MachineConfigPool API.
+      const env = {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        KUBECACHEDIR: join(work, 'kube-cache'),
+        PATH: [pluginDir, dirname(process.execPath), process.env.PATH].join(':'),
+      };
       execFile(cmd, args, { cwd: work, env }, (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       });

@@ -80,7 +80,9 @@ describe('README walkthrough: npm start, then the documented procedure with kube
 
   const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      execFile(kubectlPath, args, { cwd: work, env: { ...process.env, KUBECONFIG: kubeconfig } }, (err, stdout, stderr) => {
+      // Its own discovery cache: ~/.kube/cache may hold one of an earlier cluster on the same port.
+      const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(work, 'kube-cache') };
+      execFile(kubectlPath, args, { cwd: work, env }, (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       });
     });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
 
 export function runKubectl(
   kubectl: string,
@@ -10,7 +11,12 @@ export function runKubectl(
     const child = execFile(
       kubectl,
       args,
-      { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 },
+      {
+        // kubectl caches discovery per server address, and a later cluster may get the same port: a stale
+        // cache would show it APIs it does not serve. Each kubeconfig's cluster gets its own cache.
+        env: { KUBECACHEDIR: join(dirname(kubeconfig), 'kube-cache'), ...process.env, KUBECONFIG: kubeconfig },
+        maxBuffer: 64 * 1024 * 1024,
+      },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
         resolve({ stdout, stderr, code });
