@@ -21,7 +21,6 @@ import {
   ClusterRoles,
   CustomResourceDefinitions,
   Deployments,
-  Events,
   Namespaces,
   RoleBindings,
   Roles,
@@ -34,7 +33,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { WEBHOOK_SECRET } from '../../src/webhooks/setup.ts';
 import { OscProcess, runOsc as osc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForEvents } from '../support/wait.ts';
 
 const ns = OPERATOR_NAMESPACE;
 const SA = `system:serviceaccount:${ns}:${NAMES.serviceAccount}`;
@@ -201,12 +200,11 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.equal((await cluster.dev.client.get(RuntimeClasses, 'kata')).handler, 'kata');
     // The operator's events reached default (its events RBAC works).
     // Events are recorded asynchronously: the Installed one may land just after the status says so.
-    await waitFor(
-      async () =>
-        (await cluster.dev.client.list(Events, { namespace: 'default' })).items.some(
-          (e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed',
-        ),
-      { message: 'the Installed event in default' },
+    await waitForEvents(
+      cluster.dev.client,
+      'default',
+      (e) => e.regarding?.kind === 'KataConfig' && e.reason === 'Installed',
+      'the Installed event in default',
     );
     assert.doesNotMatch(operator.stdout, /forbidden/i, 'no request of the operator was refused');
 

@@ -9,18 +9,11 @@ import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL } from '../../src/api/names.ts';
 import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { ApiError } from '../../src/kube/errors.ts';
-import {
-  Events,
-  MutatingWebhookConfigurations,
-  Nodes,
-  Pods,
-  RuntimeClasses,
-  ValidatingWebhookConfigurations,
-} from '../../src/kube/resources.ts';
+import { MutatingWebhookConfigurations, Nodes, Pods, RuntimeClasses, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/webhooks/setup.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, waitForEvents } from '../support/wait.ts';
 
 const settled = (v: StatusView | undefined) => v?.inProgress?.status === 'False' && v.inProgress.reason === '';
 const KATA_POOL_SELECTOR = { matchLabels: { [KATA_NODE_ROLE_LABEL]: '' } };
@@ -190,15 +183,12 @@ describe('KataConfig under hand edits by an administrator', () => {
         second.message,
         'A KataConfig instance already exists ("first"): this one is ignored, since only one may exist. Delete it',
       );
-      // An empty list is truthy: wait for one that holds the event (it may be recorded after the status).
-      const events = await waitFor(
-        async () => {
-          const found = (await client().list(Events, { namespace: 'default' })).items.filter(
-            (e) => e.regarding?.kind === 'KataConfig' && e.regarding.name === 'second' && e.reason === 'Ignored',
-          );
-          return found.length ? found : undefined;
-        },
-        { message: 'an Ignored event' },
+      // The event may be recorded after the status.
+      const events = await waitForEvents(
+        client(),
+        'default',
+        (e) => e.regarding?.kind === 'KataConfig' && e.regarding.name === 'second' && e.reason === 'Ignored',
+        'an Ignored event',
       );
       assert.equal(events[0]?.type, 'Warning');
       assert.equal(events[0]?.note, second.message);

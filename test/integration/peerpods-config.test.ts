@@ -354,9 +354,7 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
     });
     const ami = (await c().get(ConfigMaps, PEER_PODS_CM, NS)).data?.PODVM_AMI_ID ?? '';
     await c().patch(KataConfigs, KC, { spec: { enablePeerPods: false } });
-    await waitFor(async () => (await c().list(Events, { namespace: 'default' })).items.some((e) => e.reason === 'PeerPodsRemovalBlocked'), {
-      message: 'blocked by the kata-remote pod',
-    });
+    await waitForEvents(c(), 'default', (e) => e.reason === 'PeerPodsRemovalBlocked', 'blocked by the kata-remote pod');
     assert.ok(await c().find(DaemonSets, CAA_DAEMONSET, NS), 'nothing removed while a kata-remote pod runs');
     await c().delete(Pods, 'remote', { namespace: 'apps' });
 

@@ -63,25 +63,53 @@ function recordingClient(hooks: { onStatusWrite?: () => void } = {}) {
   return { client, calls };
 }
 
+/** A KataConfig whose install is under way. */
+const installing: KataConfig = {
+  metadata: { name: 'example', uid: 'u1', generation: 1, finalizers: ['kataconfiguration.openshift.io/finalizer'] },
+  spec: {},
+  status: { conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: 'x' }] },
+} as KataConfig;
+
+/** The worker pool as the MCO has it, before osc's objects exist. */
+const workerPool = (machineCount: number): MachineConfigPool => ({
+  metadata: { name: 'worker', generation: 1 },
+  spec: { configuration: { name: 'rendered-worker-a', source: [{ name: '00-worker' }] } },
+  status: { observedGeneration: 1, machineCount },
+});
+
+/** The OpenShift platform's KataConfig reconciler over in-memory caches; a pass is a reconcile and its lanes' writes. */
+function reconcilerOver(opts: {
+  client: KubeClient;
+  kataConfigs: Informer<KataConfig>;
+  nodes: Informer<Node>;
+  observed: OpenShiftObserved;
+}) {
+  const reconciler = new KataConfigReconciler({
+    client: opts.client,
+    kataConfigs: opts.kataConfigs,
+    nodes: opts.nodes,
+    kataNodes: cache<KataNode>().informer,
+    platform: openShiftPlatform() as unknown as Platform<unknown>,
+    observe: () => opts.observed,
+    runtimeClasses: cache<RuntimeClass>().informer,
+    pods: cache<Pod>().informer,
+    events: { record: async () => {} } as unknown as EventRecorder,
+    options: defaultKataConfigOptions,
+  });
+  const signal = new AbortController().signal;
+  return async () => {
+    await reconciler.reconcile('example', silentLogger(), signal);
+    await reconciler.idle();
+  };
+}
+
 describe('KataConfig reconciler', () => {
   test("a node label patched by the pass before, shown by the cache during this pass's status write, is not patched again", async () => {
     const names = Array.from({ length: 3 }, (_, i) => `worker-${i}`);
     const nodes = cache(names.map(worker));
-    // The install's first objects are in place: the pool (as the MCO has it) and osc's MachineConfig.
-    const pools: MachineConfigPool[] = [
-      {
-        metadata: { name: 'worker', generation: 1 },
-        spec: { configuration: { name: 'rendered-worker-a', source: [{ name: '00-worker' }] } },
-        status: { observedGeneration: 1, machineCount: 3 },
-      },
-    ];
-    const kc: KataConfig = {
-      metadata: { name: 'example', uid: 'u1', generation: 1, finalizers: ['kataconfiguration.openshift.io/finalizer'] },
-      spec: {},
-      status: { conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: 'x' }] },
-    } as KataConfig;
+    // The worker pool as the MCO has it; the first pass creates osc's objects and labels the nodes.
+    const kc = installing;
     const kataConfigs = cache([kc]);
-    const platform = openShiftPlatform() as unknown as Platform<unknown>;
     let showLabels = false;
     const { client, calls } = recordingClient({
       // What the watch brings while the status write is on its way: the labels the pass before made.
@@ -93,32 +121,17 @@ describe('KataConfig reconciler', () => {
         }
       },
     });
-    const observed: OpenShiftObserved = { pools };
-    const reconciler = new KataConfigReconciler({
-      client,
-      kataConfigs: kataConfigs.informer,
-      nodes: nodes.informer,
-      kataNodes: cache<KataNode>().informer,
-      platform,
-      observe: () => observed,
-      runtimeClasses: cache<RuntimeClass>().informer,
-      pods: cache<Pod>().informer,
-      events: { record: async () => {} } as unknown as EventRecorder,
-      options: defaultKataConfigOptions,
-    });
-    const signal = new AbortController().signal;
+    const pass = reconcilerOver({ client, kataConfigs: kataConfigs.informer, nodes: nodes.informer, observed: { pools: [workerPool(3)] } });
     const labelPatches = () => calls.filter((c) => c.verb === 'patch' && c.resource === 'nodes').map((c) => c.name);
 
-    await reconciler.reconcile('example', silentLogger(), signal);
-    await reconciler.idle();
+    await pass();
     assert.deepEqual(labelPatches().sort(), names, 'the first pass labels every selected node');
 
     // The next pass plans from the node cache as it begins (no labels yet); its status write changes the
     // status, and the labels arrive meanwhile.
     showLabels = true;
     kataConfigs.store.set('example', { ...kc, status: { ...kc.status, kataNodes: { nodeCount: 0, readyNodeCount: 0 } } });
-    await reconciler.reconcile('example', silentLogger(), signal);
-    await reconciler.idle();
+    await pass();
     assert.ok(
       calls.some((c) => c.verb === 'patch/status' && c.resource === 'kataconfigs'),
       'the second pass wrote the status (the window the labels came in)',
@@ -127,39 +140,14 @@ describe('KataConfig reconciler', () => {
   });
 
   test('an object created by the pass before and not in the caches yet is not created again; deleted later, it is', async () => {
-    const nodes = cache([worker('worker-0')]);
-    const kc: KataConfig = {
-      metadata: { name: 'example', uid: 'u1', generation: 1, finalizers: ['kataconfiguration.openshift.io/finalizer'] },
-      spec: {},
-      status: { conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: 'x' }] },
-    } as KataConfig;
-    const observed: OpenShiftObserved = {
-      pools: [
-        {
-          metadata: { name: 'worker', generation: 1 },
-          spec: { configuration: { name: 'rendered-worker-a', source: [{ name: '00-worker' }] } },
-          status: { observedGeneration: 1, machineCount: 1 },
-        },
-      ],
-    };
+    const observed: OpenShiftObserved = { pools: [workerPool(1)] };
     const { client, calls } = recordingClient();
-    const reconciler = new KataConfigReconciler({
+    const pass = reconcilerOver({
       client,
-      kataConfigs: cache([kc]).informer,
-      nodes: nodes.informer,
-      kataNodes: cache<KataNode>().informer,
-      platform: openShiftPlatform() as unknown as Platform<unknown>,
-      observe: () => observed,
-      runtimeClasses: cache<RuntimeClass>().informer,
-      pods: cache<Pod>().informer,
-      events: { record: async () => {} } as unknown as EventRecorder,
-      options: defaultKataConfigOptions,
+      kataConfigs: cache([installing]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      observed,
     });
-    const signal = new AbortController().signal;
-    const pass = async () => {
-      await reconciler.reconcile('example', silentLogger(), signal);
-      await reconciler.idle();
-    };
     const created = () => calls.filter((c) => c.verb === 'create' && c.resource === 'machineconfigs').map((c) => c.name);
 
     await pass();

@@ -365,12 +365,12 @@ export class KataConfigReconciler {
       return { ...promote, pending: 0 };
     }
     let budget = KATANODE_WRITES_PER_PASS;
-    const now_ = writes.filter(([, w]) => (budget -= w.op === 'create' ? 2 : 1) >= 0);
-    await mapLimit(now_, WRITES_IN_FLIGHT, ([name, w]) => {
+    const batch = writes.filter(([, w]) => (budget -= w.op === 'create' ? 2 : 1) >= 0);
+    await mapLimit(batch, WRITES_IN_FLIGHT, ([name, w]) => {
       if (w.op === 'delete') this.writtenKataNodes.forget(name);
       return this.writeKataNode(name, w, signal);
     });
-    return { ...promote, pending: writes.length - now_.length };
+    return { ...promote, pending: writes.length - batch.length };
   }
 
   /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
