@@ -13,7 +13,7 @@ import {
   ServiceAccounts,
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { createCA, createSigningKey, issueCert } from './certs.ts';
+import { createCA, createSigningKey, issueCert } from '../kube/pki.ts';
 import { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries } from './controlplane/binaries.ts';
 import {
   apiserverArgs,

@@ -30,7 +30,7 @@ export async function metricsServingCert(opts: { certDir?: string; dnsNames: str
     const files = await readCertDir(opts.certDir);
     if (files) return { ...files, source: opts.certDir };
   }
-  const { createCA, issueCert } = await import('../devcluster/certs.ts');
+  const { createCA, issueCert } = await import('../kube/pki.ts');
   const ca = await createCA('osc-metrics-ca', opts.days ?? 365);
   const cert = await issueCert(ca, {
     commonName: opts.dnsNames[0] ?? 'localhost',

@@ -264,7 +264,7 @@ export class WebhookCertificates {
   /** A CA and a serving certificate signed by it, both for the configured lifetime. */
   private async issue(): Promise<ServingTLS & { caPem: string }> {
     // Certificate generation (an X.509 library) is loaded only when a certificate must be made.
-    const { createCA, issueCert } = await import('../devcluster/certs.ts');
+    const { createCA, issueCert } = await import('../kube/pki.ts');
     const days = this.opts.lifetimeMs / (24 * 60 * 60 * 1000);
     const ca = await createCA('osc-webhook-ca', days);
     const dnsNames = serviceDnsNames(this.opts.service, this.opts.namespace);

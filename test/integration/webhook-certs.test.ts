@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { connect, type TLSSocket } from 'node:tls';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { createCA, issueCert } from '../../src/devcluster/certs.ts';
+import { createCA, issueCert } from '../../src/kube/pki.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { errorMessage } from '../../src/kube/errors.ts';
 import { MutatingWebhookConfigurations, Secrets, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { type CertificateAuthority, createCA, issueCert, type KeyPairPem } from '../../src/devcluster/certs.ts';
+import { type CertificateAuthority, createCA, issueCert, type KeyPairPem } from '../../src/kube/pki.ts';
 import { KubeClient, WatchIdleError } from '../../src/kube/client.ts';
 import type { Credentials } from '../../src/kube/credentials.ts';
 import { ApiError } from '../../src/kube/errors.ts';

@@ -1,3 +1,9 @@
+/**
+ * Certificate authorities and certificates (ECDSA P-256), as PEM. The operator issues its own webhook
+ * and metrics serving certificates with these when no other source provides one; the dev cluster uses the
+ * same functions for its control plane. Imported lazily by the operator: the X.509 library is loaded only
+ * when a certificate must be made.
+ */
 // @peculiar/x509 resolves its ASN.1 types through tsyringe, which needs this polyfill loaded first.
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
