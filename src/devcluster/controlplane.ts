@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeClient } from '../kube/client.ts';
+import { createCA, createSigningKey, issueCert } from '../kube/pki.ts';
 import {
   ClusterRoleBindings,
   ClusterRoles,
@@ -13,7 +14,6 @@ import {
   ServiceAccounts,
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { createCA, createSigningKey, issueCert } from '../kube/pki.ts';
 import { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries } from './controlplane/binaries.ts';
 import {
   apiserverArgs,

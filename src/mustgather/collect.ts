@@ -20,7 +20,7 @@ import {
 } from '../api/names.ts';
 import { ContainerRuntimeConfigs, Infrastructures, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../api/openshift.ts';
 import { PeerPodConfigs } from '../api/peerpodconfig.ts';
-import { renderStatus, summarize } from '../cli/render.ts';
+import { renderStatus, summarize } from '../api/summary.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
 import {

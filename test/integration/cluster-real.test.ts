@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { EXTENSION_MACHINE_CONFIG, KATA_RUNTIME_CLASS } from '../../src/api/names.ts';
 import { MachineConfigs } from '../../src/api/openshift.ts';
-import { nodeProblem, summarize } from '../../src/cli/render.ts';
+import { nodeProblem, summarize } from '../../src/api/summary.ts';
 import { Leases, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';

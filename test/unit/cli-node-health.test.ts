@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import { nodeProblem, renderStatus, summarize } from '../../src/cli/render.ts';
+import { nodeProblem, renderStatus, summarize } from '../../src/api/summary.ts';
 
 const ready = (status: string, reason = '', message = '') => ({
   status: { conditions: [{ type: 'Ready', status, reason, message, lastTransitionTime: '2026-11-22T10:00:00Z' }] },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import { oneLine, progressBar, renderNone, renderStatus, summarize } from '../../src/cli/render.ts';
+import { oneLine, progressBar, renderNone, renderStatus, summarize } from '../../src/api/summary.ts';
 
 const kc = (status: KataConfig['status'], extra: Partial<KataConfig> = {}): KataConfig => ({
   apiVersion: 'kataconfiguration.openshift.io/v1',

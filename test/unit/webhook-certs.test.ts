@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import { createCA, issueCert } from '../../src/kube/pki.ts';
 import { manifestFiles } from '../../src/install/manifests.ts';
+import { createCA, issueCert } from '../../src/kube/pki.ts';
 import {
   CERT_MANAGER,
   CERT_MANAGER_INJECT_ANNOTATION,

@@ -2,13 +2,13 @@ import { createWriteStream } from 'node:fs';
 import { chmod, copyFile, rm } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { oneLine, summarize } from '../../api/summary.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
 import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
-import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
   workers?: number;

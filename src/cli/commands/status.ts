@@ -1,9 +1,9 @@
 import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { renderNone, renderStatus, type StatusSummary, summarize } from '../../api/summary.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal, write } from '../common.ts';
-import { renderNone, renderStatus, type StatusSummary, summarize } from '../render.ts';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 

@@ -1,10 +1,14 @@
-import { IN_PROGRESS, type KataConfig, type KataNodes } from '../api/kataconfig.ts';
-import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../api/names.ts';
+/**
+ * A KataConfig's status in words: the summary and the text `osc status` prints, which must-gather writes
+ * beside the objects it collects too. Pure, from the API types alone, so every presentation shares it.
+ */
+import { IN_PROGRESS, type KataConfig, type KataNodes } from './kataconfig.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from './names.ts';
 
-/** How `osc status` names each kataNodes list, in the order the table shows them. */
 /** worker-2 before worker-10; one collator, not one per comparison. */
 const nodeOrder = new Intl.Collator(undefined, { numeric: true }).compare;
 
+/** How `osc status` names each kataNodes list, in the order the table shows them. */
 export const NODE_STATES = [
   ['installed', 'installed'],
   ['installing', 'installing'],
