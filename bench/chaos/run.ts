@@ -21,6 +21,7 @@ import {
   EXTENSION_MACHINE_CONFIG,
   KATA_POOL,
   MCO_CURRENT_CONFIG,
+  MONITOR_DAEMONSET,
   OPERATOR_NAMESPACE,
   PEER_POD_CONFIG,
   PEER_PODS_CM,
@@ -28,7 +29,6 @@ import {
 } from '../../src/api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigs } from '../../src/api/openshift.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
-import { MONITOR_DAEMONSET } from '../../src/controllers/monitor/desired.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { freePort } from '../../src/devcluster/controlplane.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';

@@ -97,3 +97,6 @@ export function kataNodeCRD(): CustomResourceDefinition {
     status: kataNodeStatusSchema,
   });
 }
+
+/** How long a node runs its assigned configuration without error before it becomes the last known good one (as the kubelet did). */
+export const DEFAULT_SOAK_MS = 10 * 60_000;

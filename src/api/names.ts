@@ -42,6 +42,16 @@ export const PODVM_IMAGE_CREATION_JOB = 'osc-podvm-image-creation';
 export const PODVM_IMAGE_DELETION_JOB = 'osc-podvm-image-deletion';
 export const PEER_POD_VM_RESOURCE = 'kata.peerpods.io/vm';
 
+/** The kata monitor's objects in the operator namespace (the installer's RBAC names each). */
+export const MONITOR_DAEMONSET = 'openshift-sandboxed-containers-monitor';
+export const MONITOR_SERVICE = 'metrics';
+export const MONITOR_SERVICE_ACCOUNT = 'monitor';
+export const MONITOR_SERVICE_MONITOR = MONITOR_DAEMONSET;
+export const MONITOR_RULES = 'prometheus-sandboxed-containers-rules';
+export const DEFAULT_MONITOR_IMAGE = 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest';
+/** The monitor image, as OLM passes related images to an operator (RELATED_IMAGE_*). */
+export const MONITOR_IMAGE_ENV = 'RELATED_IMAGE_KATA_MONITOR';
+
 /** Machine Config Operator node annotations (what the MCO says about each node). */
 export const MCO_STATE = 'machineconfiguration.openshift.io/state';
 export const MCO_CURRENT_CONFIG = 'machineconfiguration.openshift.io/currentConfig';

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_SOAK_MS } from '../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
-import { DEFAULT_SOAK_MS } from '../controllers/kataconfig/katanodes.ts';
 import { packageVersion } from '../install/manifests.ts';
 import { PLATFORM_NAMES } from '../platform/platform.ts';
 import {

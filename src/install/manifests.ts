@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
-import { METRICS_READER_ROLE, METRICS_SERVICE, OPERATOR_NAMESPACE } from '../api/names.ts';
-import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor/desired.ts';
+import { DEFAULT_MONITOR_IMAGE, METRICS_READER_ROLE, METRICS_SERVICE, MONITOR_IMAGE_ENV, OPERATOR_NAMESPACE } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';

@@ -1,5 +1,5 @@
 /** Every packaging file (bundle/ and charts/osc/), from the manifests of `osc install` with default options. */
-import { DEFAULT_MONITOR_IMAGE } from '../controllers/monitor/desired.ts';
+import { DEFAULT_MONITOR_IMAGE } from '../api/names.ts';
 import { defaultImage, manifestFiles, manifests, packageVersion } from '../install/manifests.ts';
 import { CHART_NAME, chartFiles, TEMPLATE_OPTIONS } from './helm.ts';
 import { bundleFiles, olmBundle } from './olm.ts';

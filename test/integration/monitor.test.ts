@@ -7,18 +7,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
-import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import {
-  desiredMonitor,
   MONITOR_DAEMONSET,
   MONITOR_RULES,
   MONITOR_SERVICE,
   MONITOR_SERVICE_ACCOUNT,
   MONITOR_SERVICE_MONITOR,
-  PrometheusRules,
-  ServiceMonitors,
-  upToDate,
-} from '../../src/controllers/monitor/desired.ts';
+  OPERATOR_NAMESPACE,
+} from '../../src/api/names.ts';
+import { desiredMonitor, PrometheusRules, ServiceMonitors, upToDate } from '../../src/controllers/monitor/desired.ts';
 import { DaemonSets, Nodes, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../src/kube/resources.ts';
 import { scrapeMetrics, useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';

@@ -2,15 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import {
-  DEFAULT_MONITOR_IMAGE,
-  desiredMonitor,
-  MONITOR_DAEMONSET,
-  type MonitorInput,
-  monitorImageFromEnv,
-  monitorWanted,
-  upToDate,
-} from '../../src/controllers/monitor/desired.ts';
+import { DEFAULT_MONITOR_IMAGE, MONITOR_DAEMONSET } from '../../src/api/names.ts';
+import { desiredMonitor, type MonitorInput, monitorImageFromEnv, monitorWanted, upToDate } from '../../src/controllers/monitor/desired.ts';
 import { installationSucceeded, kataGauges, registerKataGauges } from '../../src/controllers/monitor/metrics.ts';
 
 const installed = (over: Partial<KataConfig['status']> = {}, meta: Partial<KataConfig['metadata']> = {}): KataConfig => ({

@@ -12,9 +12,6 @@ import type { StatusShare } from '../../runtime/status.ts';
  * and lastKnownGood (assigned, once the node has run it without error for the soak period).
  */
 
-/** How long a node runs its assigned configuration without error before it becomes the last known good one (as the kubelet did). */
-export const DEFAULT_SOAK_MS = 10 * 60_000;
-
 /** The KataConfig controller owns the whole KataNode status, under its field manager. */
 export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
   fieldManager: 'osc-kataconfig',

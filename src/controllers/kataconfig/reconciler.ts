@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
+import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
@@ -17,7 +17,7 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
 import { WriteLane } from '../../runtime/writelane.ts';
-import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
+import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import {
   classifyRecords,

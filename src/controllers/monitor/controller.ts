@@ -6,7 +6,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
-import { KATA_NODE_ROLE_LABEL, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE } from '../../api/names.ts';
+import {
+  KATA_NODE_ROLE_LABEL,
+  KATA_REMOTE_RUNTIME_CLASS,
+  MONITOR_DAEMONSET,
+  MONITOR_RULES,
+  MONITOR_SERVICE,
+  MONITOR_SERVICE_ACCOUNT,
+  MONITOR_SERVICE_MONITOR,
+  OPERATOR_NAMESPACE,
+} from '../../api/names.ts';
 import type { KubeClient, ResourceType } from '../../kube/client.ts';
 import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
@@ -17,19 +26,7 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
-import {
-  desiredMonitor,
-  MONITOR_DAEMONSET,
-  MONITOR_RULES,
-  MONITOR_SERVICE,
-  MONITOR_SERVICE_ACCOUNT,
-  MONITOR_SERVICE_MONITOR,
-  type MonitorObjects,
-  monitorImageFromEnv,
-  PrometheusRules,
-  ServiceMonitors,
-  upToDate,
-} from './desired.ts';
+import { desiredMonitor, type MonitorObjects, monitorImageFromEnv, PrometheusRules, ServiceMonitors, upToDate } from './desired.ts';
 import { registerKataGauges } from './metrics.ts';
 
 export const MONITOR_CONTROLLER = 'monitor';

@@ -5,21 +5,22 @@
  * the cluster's shape to the objects that should exist (none when there is nothing to monitor).
  */
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import {
+  DEFAULT_MONITOR_IMAGE,
+  MONITOR_DAEMONSET,
+  MONITOR_IMAGE_ENV,
+  MONITOR_RULES,
+  MONITOR_SERVICE,
+  MONITOR_SERVICE_ACCOUNT,
+  MONITOR_SERVICE_MONITOR,
+} from '../../api/names.ts';
 import type { ResourceType } from '../../kube/client.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 
-export const MONITOR_DAEMONSET = 'openshift-sandboxed-containers-monitor';
-export const MONITOR_SERVICE = 'metrics';
-export const MONITOR_SERVICE_ACCOUNT = 'monitor';
-export const MONITOR_SERVICE_MONITOR = MONITOR_DAEMONSET;
-export const MONITOR_RULES = 'prometheus-sandboxed-containers-rules';
 export const MONITOR_PORT = 8090;
 /** The pods' label, which the Service and the ServiceMonitor select on. */
 export const MONITOR_LABELS = { name: MONITOR_DAEMONSET };
-export const DEFAULT_MONITOR_IMAGE = 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest';
-/** The image, as OLM passes related images to an operator (RELATED_IMAGE_*). */
-export const MONITOR_IMAGE_ENV = 'RELATED_IMAGE_KATA_MONITOR';
 export const SHIM_COUNT_RECORD = 'cluster:kata_monitor_running_shim_count:sum';
 
 export const monitorImageFromEnv = (env: Record<string, string | undefined> = process.env): string =>
