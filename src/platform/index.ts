@@ -1,18 +1,12 @@
 import type { KubeClient } from '../kube/client.ts';
-import type { Platform, PlatformName } from './platform.ts';
+import type { Platform, PlatformName, PlatformOptions } from './platform.ts';
 
 /**
  * Which platform the operator runs on, and how each is made. Each factory imports its platform lazily,
  * so the operator process loads only the one it uses.
  */
 
-/** Options for the platforms; each reads only its own part. */
-export interface PlatformOptions {
-  /** Pod overhead per runtime class osc creates (default: the platform's own figures). */
-  overhead?: Record<string, { memory: string; cpu: string }>;
-  /** The kubernetes platform's own settings (installer image and the like), as it defines them. */
-  kubernetes?: Record<string, unknown>;
-}
+export type { PlatformOptions };
 
 export type PlatformFactory = (opts: PlatformOptions) => Promise<Platform>;
 

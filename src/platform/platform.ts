@@ -21,6 +21,14 @@ export const PLATFORM_NAMES: readonly PlatformName[] = ['openshift', 'kubernetes
 
 export type { ConfigRef, KataNodePhase };
 
+/** Options for the platforms; each reads only its own part. */
+export interface PlatformOptions {
+  /** Pod overhead per runtime class osc creates (default: the platform's own figures). */
+  overhead?: Record<string, { memory: string; cpu: string }>;
+  /** The kubernetes platform's own settings (installer image and the like), as it defines them. */
+  kubernetes?: Record<string, unknown>;
+}
+
 /** The nodes that should run kata, as the platform selects them from a KataConfig's spec. */
 export interface Selection {
   /** Nodes that should run kata, sorted by name. */

@@ -163,3 +163,15 @@ export function useTick(ms: number): number {
 export const go = (path: string) => {
   location.hash = `#/${path}`;
 };
+
+/** What the console server says about itself and the cluster (`GET /console/info`). */
+export interface ConsoleInfo {
+  version: string;
+  context: string;
+  user: string;
+  server: string;
+  prometheus: string;
+  /** Why there is no Prometheus (yet). */
+  prometheusNote: string;
+  localOperator?: { where: string; identity: string; ready: boolean; metricsUrl: string };
+}

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { type KubeObj, useGet, useWatch } from './api.ts';
+import { type ConsoleInfo, type KubeObj, useGet, useWatch } from './api.ts';
 import { CreateKataConfig } from './create.tsx';
 import { KataConfigDetail } from './detail.tsx';
 import { KataConfigList } from './list.tsx';
@@ -9,17 +9,6 @@ import { MetricsPage } from './metrics.tsx';
 import { KATACONFIG_API } from './model.ts';
 import { OperatorPage } from './operator.tsx';
 import { PeerPodsPage } from './peerpods.tsx';
-
-export interface ConsoleInfo {
-  version: string;
-  context: string;
-  user: string;
-  server: string;
-  prometheus: string;
-  /** Why there is no Prometheus (yet). */
-  prometheusNote: string;
-  localOperator?: { where: string; identity: string; ready: boolean; metricsUrl: string };
-}
 
 /** The hash is the page: #/kataconfigs/NAME survives a reload and works with the back button. */
 function useRoute(): string[] {

@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import type { ConsoleInfo } from './api.ts';
 import { api, statusMessage } from './api.ts';
-import type { ConsoleInfo } from './main.tsx';
 import { matchMetricNames, stepFor } from './model.ts';
 
 interface Series {

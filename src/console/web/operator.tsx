@@ -1,5 +1,5 @@
+import type { ConsoleInfo } from './api.ts';
 import { type KubeObj, useGet, useTick, useWatch } from './api.ts';
-import type { ConsoleInfo } from './main.tsx';
 
 const NS = 'openshift-sandboxed-containers-operator';
 const LEASE = 'osc-operator-leader';

@@ -4,8 +4,7 @@ import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../
 import type { Node } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import type { PlatformOptions } from '../index.ts';
-import type { Platform, PlatformInput, Toleration } from '../platform.ts';
+import type { Platform, PlatformInput, PlatformOptions, Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { poolSettled, poolTargetHasKata } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
