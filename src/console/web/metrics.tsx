@@ -1,8 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { ConsoleInfo } from './api.ts';
-import { api, statusMessage } from './api.ts';
+import { api, type ConsoleInfo, statusMessage } from './api.ts';
 import { matchMetricNames, stepFor } from './model.ts';
 
 interface Series {

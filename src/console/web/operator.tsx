@@ -1,5 +1,4 @@
-import type { ConsoleInfo } from './api.ts';
-import { type KubeObj, useGet, useTick, useWatch } from './api.ts';
+import { type ConsoleInfo, type KubeObj, useGet, useTick, useWatch } from './api.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
 const LEASE = 'osc-operator-leader';
