@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../kube/resources.ts';
+import type { CustomResourceDefinition } from './meta.ts';
 import type { Schema } from './schema.ts';
 
 export interface CRDDefinition {

@@ -1,7 +1,7 @@
-import type { CustomResourceDefinition } from '../kube/resources.ts';
 import { customResourceDefinition } from './crd.ts';
 import { kataConfigSpecSchema, kataConfigStatusSchema } from './kataconfig.ts';
 import { kataNodeCRD } from './katanode.ts';
+import type { CustomResourceDefinition } from './meta.ts';
 import { KATACONFIG_GROUP } from './names.ts';
 import { peerPodConfigCRD } from './peerpodconfig.ts';
 

@@ -1,5 +1,5 @@
-import { apiVersionOf, type ResourceType } from '../kube/client.ts';
-import type { KubeObject, OwnerReference } from '../kube/types.ts';
+import type { KubeObject, OwnerReference } from './meta.ts';
+import { apiVersionOf, type ResourceType } from './meta.ts';
 import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 

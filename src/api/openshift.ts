@@ -1,5 +1,4 @@
-import type { ResourceType } from '../kube/client.ts';
-import type { KubeObject, LabelSelector } from '../kube/types.ts';
+import type { KubeObject, LabelSelector, ResourceType } from './meta.ts';
 
 /**
  * The OpenShift API types osc reads and writes, as far as it uses them. On a real OpenShift cluster they

@@ -1,7 +1,5 @@
-import type { ResourceType } from '../kube/client.ts';
-import type { CustomResourceDefinition } from '../kube/resources.ts';
-import type { KubeObject } from '../kube/types.ts';
 import { customResourceDefinition } from './crd.ts';
+import type { CustomResourceDefinition, KubeObject, ResourceType } from './meta.ts';
 import { type Infer, type Schema, s } from './schema.ts';
 
 /**

@@ -1,21 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { apiVersionOf, type KubeObject, type ObjectList, type ResourceType, type WatchEvent } from '../api/meta.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
 import { LineReader, type Response, Transport } from './transport.ts';
-import type { KubeObject, ObjectList, WatchEvent } from './types.ts';
 
-/** Where a kind of resource lives in the API: enough to build every URL for it without discovery. */
-export interface ResourceType<T extends KubeObject = KubeObject> {
-  group: string; // '' for the core group
-  version: string;
-  plural: string;
-  kind: string;
-  namespaced: boolean;
-  /** Phantom field so that a descriptor carries its object type; never set. */
-  readonly _type?: T;
-}
-
-export const apiVersionOf = (rt: ResourceType): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);
+export { apiVersionOf, type ResourceType } from '../api/meta.ts';
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 const patchContentType: Record<PatchType, string> = {

@@ -1,5 +1,6 @@
-import type { ResourceType } from './client.ts';
-import type { Condition, KubeObject, LabelSelector } from './types.ts';
+import type { CustomResourceDefinition, KubeObject, LabelSelector, ResourceType } from '../api/meta.ts';
+
+export type { CustomResourceDefinition };
 
 /** Where each kind osc touches lives in the API. OpenShift and osc kinds live in src/api. */
 const rt = <T extends KubeObject>(group: string, version: string, plural: string, kind: string, namespaced: boolean): ResourceType<T> => ({
@@ -70,11 +71,6 @@ export interface KubeEvent extends KubeObject {
   regarding?: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string; resourceVersion?: string };
   series?: { count: number; lastObservedTime: string };
   deprecatedCount?: number;
-}
-
-export interface CustomResourceDefinition extends KubeObject {
-  spec: Record<string, unknown>;
-  status?: { conditions?: Condition[] };
 }
 
 export interface ConfigMap extends KubeObject {
