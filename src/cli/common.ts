@@ -20,6 +20,24 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Loads a command that runs the dev cluster. The operator image leaves the dev cluster out (it is a
+ * quarter of the sources and the operator never needs it), so there its absence is a clear error.
+ */
+export async function loadDevClusterCommand<T>(load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    if (e.code === 'ERR_MODULE_NOT_FOUND' && /[\\/]devcluster[\\/]/.test(e.message ?? '')) {
+      throw new CliError(
+        'this osc has no dev cluster (the operator image leaves it out): run "osc start" and "osc dev" from a source checkout or the npm package',
+      );
+    }
+    throw err;
+  }
+}
+
 /** Where a command writes: the process's streams, or buffers in tests. */
 export interface CliIO {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };

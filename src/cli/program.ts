@@ -5,6 +5,7 @@ import { packageVersion } from '../install/manifests.ts';
 import { PLATFORM_NAMES } from '../platform/platform.ts';
 import {
   type CliIO,
+  loadDevClusterCommand,
   parseAddress,
   parseDuration,
   parseImage,
@@ -106,7 +107,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       ]),
     )
     .action(async (flags) => {
-      const { runDevEnvironment } = await import('./commands/start.ts');
+      const { runDevEnvironment } = await loadDevClusterCommand(() => import('./commands/start.ts'));
       result.code = await runDevEnvironment(flags, io, { withOperator: true, programName: name });
     });
 
@@ -126,7 +127,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       ]),
     )
     .action(async (flags) => {
-      const { runDevEnvironment } = await import('./commands/start.ts');
+      const { runDevEnvironment } = await loadDevClusterCommand(() => import('./commands/start.ts'));
       result.code = await runDevEnvironment({ ...flags, metricsBindAddress: '' }, io, { withOperator: false, programName: name });
     });
 

@@ -120,6 +120,22 @@ describe('images: operator and must-gather, built and run as containers', { skip
     // Only Node stays: no package manager in the runtime image.
     const npm = await docker().docker(['run', '--rm', '--network', 'none', '--entrypoint', 'sh', OPERATOR_IMAGE, '-c', 'command -v npm']);
     assert.notEqual(npm.code, 0, 'npm is not in the runtime image');
+    // The dev cluster is left out: the operator never loads it, and `osc start` says it is missing.
+    const devcluster = await docker().docker([
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--entrypoint',
+      'sh',
+      OPERATOR_IMAGE,
+      '-c',
+      'ls /app/dist/devcluster',
+    ]);
+    assert.notEqual(devcluster.code, 0, 'no dist/devcluster in the runtime image');
+    const start = await docker().docker(['run', '--rm', '--network', 'none', '--read-only', OPERATOR_IMAGE, 'start']);
+    assert.equal(start.code, 1, start.stderr);
+    assert.match(start.stderr, /no dev cluster \(the operator image leaves it out\)/);
   });
 
   test('the operator container runs as its Deployment does and installs kata', async () => {

@@ -4,12 +4,13 @@
  * it started. Read from the sources with TypeScript's parser, so a new file is checked without being listed.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import ts from 'typescript';
-
-const SRC = resolve(import.meta.dirname, '../../src');
+import { pathToFileURL } from 'node:url';
+import { CliError, loadDevClusterCommand } from '../../src/cli/common.ts';
+import { importsOf, reachable, readImportGraph } from '../support/imports.ts';
 
 /**
  * Each layer and its rank: a module may import its own layer and lower ranks only. The API is the
@@ -41,44 +42,6 @@ const WEB = 'console/web';
 export function layerOf(rel: string): string {
   if (rel === WEB || rel.startsWith(`${WEB}/`)) return WEB;
   return rel.split('/')[0] ?? rel;
-}
-
-/** Every relative import of one source file (static, `export … from`, `import()`, `import('…')` types). */
-export function importsOf(fileName: string, text: string): string[] {
-  const sf = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false);
-  const specs: string[] = [];
-  const visit = (n: ts.Node): void => {
-    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
-      specs.push(n.moduleSpecifier.text);
-    } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      const [arg] = n.arguments;
-      if (arg && ts.isStringLiteralLike(arg)) specs.push(arg.text);
-    } else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) {
-      specs.push(n.argument.literal.text);
-    }
-    ts.forEachChild(n, visit);
-  };
-  visit(sf);
-  return specs.filter((s) => s.startsWith('.'));
-}
-
-/** The import graph of src/: file (relative to src/) to the files it imports. Non-source imports (CSS) are left out. */
-function readGraph(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.tsx?$/.test(e.name) && !e.name.endsWith('.d.ts')) {
-        const targets = importsOf(p, readFileSync(p, 'utf8'))
-          .map((s) => relative(SRC, resolve(dirname(p), s)))
-          .filter((t) => /\.tsx?$/.test(t));
-        graph.set(relative(SRC, p), targets);
-      }
-    }
-  };
-  walk(SRC);
-  return graph;
 }
 
 /** The imports that go up a layer, or out of src/, in words. */
@@ -140,7 +103,7 @@ export function importCycles(graph: ReadonlyMap<string, readonly string[]>): str
 }
 
 describe('the layers of src/', () => {
-  const graph = readGraph();
+  const graph = readImportGraph();
 
   test('the graph is read: every folder of src/ is a known layer, and imports are found', () => {
     assert.ok(graph.size > 100, `only ${graph.size} source files found`);
@@ -192,5 +155,39 @@ describe('the layers of src/', () => {
       "import 'node:fs';",
     ].join('\n');
     assert.deepEqual(importsOf('x.ts', text), ['./a.ts', '../b.ts', './c.ts', './d.ts']);
+  });
+});
+
+describe('osc run needs no dev cluster (the operator image leaves src/devcluster out)', () => {
+  test('loading the CLI, then the run command and everything it may import, never reaches src/devcluster', () => {
+    // What `osc <anything>` loads before choosing a command, then all that `osc run` may load as it runs.
+    const loadedFirst = reachable(readImportGraph(['static']), 'cli/main.ts');
+    const loadedByRun = reachable(readImportGraph(['static', 'dynamic']), 'cli/commands/run.ts');
+    assert.ok(loadedByRun.has('operator.ts') && loadedFirst.has('cli/program.ts'), 'the graph follows the CLI into the operator');
+    const devcluster = [...loadedFirst, ...loadedByRun].filter((f) => layerOf(f) === 'devcluster');
+    assert.deepEqual([...new Set(devcluster)], []);
+  });
+
+  test('where the dev cluster is left out, osc start and osc dev say so instead of failing to load a module', async () => {
+    // A command module whose dev cluster import is missing, as dist/cli/commands/start.js is in the image.
+    const dir = mkdtempSync(join(tmpdir(), 'osc-no-devcluster-'));
+    try {
+      mkdirSync(join(dir, 'commands'));
+      writeFileSync(join(dir, 'commands', 'start.mjs'), "export { DevCluster } from '../devcluster/devcluster.mjs';\n");
+      const load = () => import(pathToFileURL(join(dir, 'commands', 'start.mjs')).href);
+      await assert.rejects(loadDevClusterCommand(load), (err: unknown) => {
+        assert.ok(err instanceof CliError);
+        assert.match(err.message, /no dev cluster \(the operator image leaves it out\).*source checkout/);
+        return true;
+      });
+      // Any other failure to load is not disguised as a missing dev cluster.
+      writeFileSync(join(dir, 'commands', 'other.mjs'), "export { x } from './missing.mjs';\n");
+      await assert.rejects(
+        loadDevClusterCommand(() => import(pathToFileURL(join(dir, 'commands', 'other.mjs')).href)),
+        (err: unknown) => !(err instanceof CliError),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
