@@ -124,9 +124,9 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     typeof opts.platform === 'object'
       ? { platform: opts.platform, chosenBy: 'caller' }
       : await choosePlatform(client, opts.platform, {
+          // A platform's own objects (the kubernetes platform's installer) live in the operator's namespace.
+          namespace,
           ...opts.platformOptions,
-          // The kubernetes platform's installer lives in the operator's namespace.
-          kubernetes: { namespace, ...opts.platformOptions?.kubernetes },
         });
   const { platform } = chosen;
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');

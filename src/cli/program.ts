@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_SOAK_MS } from '../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { packageVersion } from '../install/manifests.ts';
-import { PLATFORM_NAMES } from '../platform/platform.ts';
+import { platformDescriptors, platformNames } from '../platform/index.ts';
 import {
   type CliIO,
   loadDevClusterCommand,
@@ -47,12 +47,22 @@ function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
         '--distribution <name>',
         "the kind of cluster: openshift (the MCO, NFD and OpenShift's API, simulated) or kubernetes (plain, containerd nodes, kata-deploy's host side simulated)",
       )
-        .choices(['openshift', 'kubernetes'])
+        .choices(
+          platformDescriptors()
+            .filter((p) => p.devCluster)
+            .map((p) => p.name),
+        )
         .default('openshift'),
     )
     .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
     .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'));
 }
+
+/** The platforms and how kata reaches the nodes on each, for --help: "openshift (the Machine Config Operator) or …". */
+const platformChoices = (): string =>
+  platformDescriptors()
+    .map((p) => `${p.name} (${p.summary})`)
+    .join(' or ');
 
 /**
  * The `osc` command line. Every action answers an exit code through `result`; failures throw CliError
@@ -176,8 +186,8 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .addOption(
       new Option(
         '--distribution <name>',
-        'how kata reaches the nodes: openshift (the Machine Config Operator) or kubernetes (an installer osc runs); default: openshift when the cluster serves machineconfiguration.openshift.io',
-      ).choices(PLATFORM_NAMES),
+        `how kata reaches the nodes: ${platformChoices()}; default: the one that recognises the cluster (openshift where it serves machineconfiguration.openshift.io)`,
+      ).choices(platformNames()),
     )
     .addOption(
       new Option(
@@ -224,9 +234,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
     .addOption(
-      new Option('--distribution <name>', 'the cluster: openshift (Machine Config Operator) or kubernetes (kata-deploy); sets the RBAC')
-        .choices(['openshift', 'kubernetes'])
-        .default('openshift'),
+      new Option('--distribution <name>', `the cluster: ${platformChoices()}; sets the RBAC`).choices(platformNames()).default('openshift'),
     )
     .addHelpText(
       'after',

@@ -30,8 +30,13 @@ const PLAIN_KERNEL = '6.8.0-87-generic';
 export const CONTAINERD = 'containerd://2.1.4';
 
 export type NodeRole = 'master' | 'worker';
-/** Which kind of cluster registers the node: OpenShift (RHCOS, CRI-O, role labels) or kubeadm (Ubuntu, containerd). */
-export type Distribution = 'openshift' | 'kubernetes';
+/**
+ * The platforms the dev cluster simulates (the descriptors that say `devCluster`), and which kind of
+ * cluster registers a node: OpenShift (RHCOS, CRI-O, role labels) or kubeadm (Ubuntu, containerd).
+ */
+export const DISTRIBUTIONS = ['openshift', 'kubernetes'] as const;
+export type Distribution = (typeof DISTRIBUTIONS)[number];
+export const isSimulated = (name: string): name is Distribution => (DISTRIBUTIONS as readonly string[]).includes(name);
 
 export interface NodeInit {
   name: string;

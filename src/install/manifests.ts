@@ -10,9 +10,10 @@ import { oscCRDs } from '../api/crds.ts';
 import { DEFAULT_MONITOR_IMAGE, METRICS_READER_ROLE, METRICS_SERVICE, MONITOR_IMAGE_ENV, OPERATOR_NAMESPACE } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { PlatformName } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
-import { clusterRules, type Distribution, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -59,7 +60,7 @@ export interface ManifestOptions {
   monitorImage?: string;
   replicas?: number;
   /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
-  distribution?: Distribution;
+  distribution?: PlatformName;
 }
 
 export interface ManifestFile {

@@ -9,9 +9,6 @@
 import { KataConfigs } from '../api/kataconfig.ts';
 import { KataNodes } from '../api/katanode.ts';
 import {
-  CRIO_CONFIG,
-  EXTENSION_MACHINE_CONFIG,
-  KATA_POOL,
   KATA_REMOTE_RUNTIME_CLASS,
   KATA_RUNTIME_CLASS,
   KATACONFIG_GROUP,
@@ -21,30 +18,26 @@ import {
   MONITOR_SERVICE_ACCOUNT,
   MONITOR_SERVICE_MONITOR,
 } from '../api/names.ts';
+import type { PolicyRule } from '../kube/resources.ts';
+import { platformDescriptor } from '../platform/index.ts';
+import type { PlatformName } from '../platform/platform.ts';
 import { CERT_MANAGER } from '../webhooks/certsource.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../webhooks/setup.ts';
 
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
-  resourceNames?: string[];
-}
+export type { PolicyRule };
 
 /** Matches src/operator.ts LEADER_ELECTION_LEASE (kept literal so that this module imports no runtime). */
 export { LEADER_ELECTION_LEASE };
 
-const MCO = 'machineconfiguration.openshift.io';
-/** The installer objects of the Kubernetes platform (src/platform/kubernetes/katadeploy.ts, kept literal here). */
-const KATA_DEPLOY = 'osc-kata-deploy';
-
-/** Which cluster the manifests are for: OpenShift (the Machine Config Operator) or plain Kubernetes (kata-deploy). */
-export type Distribution = 'openshift' | 'kubernetes';
 const READ = ['get', 'list', 'watch'];
 
-/** Cluster-scoped objects, and pods in every namespace. */
-export function clusterRules(distribution: Distribution = 'openshift'): PolicyRule[] {
-  const platform = distribution === 'kubernetes' ? kubernetesClusterRules() : openshiftClusterRules();
+/**
+ * Cluster-scoped objects, and pods in every namespace: what every platform needs, and the named platform's
+ * own rules (its descriptor's).
+ */
+export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
+  // Copies: the manifests must not share objects with the descriptor (nor with each other).
+  const platform = structuredClone(platformDescriptor(distribution).rbac.cluster);
   return [
     // The KataConfig: read (informer, the webhook's duplicate check), finalizer (merge patch), status (PUT).
     { apiGroups: [KATACONFIG_GROUP], resources: [KataConfigs.plural], verbs: [...READ, 'patch'] },
@@ -90,56 +83,15 @@ export function clusterRules(distribution: Distribution = 'openshift'): PolicyRu
   ];
 }
 
-/**
- * Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides the
- * node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
- */
-function openshiftClusterRules(): PolicyRule[] {
-  return [
-    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: READ },
-    { apiGroups: [MCO], resources: ['machineconfigpools', 'machineconfigs', 'containerruntimeconfigs'], verbs: ['create'] },
-    { apiGroups: [MCO], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
-    { apiGroups: [MCO], resources: ['machineconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [EXTENSION_MACHINE_CONFIG] },
-    { apiGroups: [MCO], resources: ['containerruntimeconfigs'], verbs: [...READ, 'patch', 'delete'], resourceNames: [CRIO_CONFIG] },
-  ];
-}
-
-/**
- * kata-deploy's identity (docs/kubernetes.md): osc creates its ClusterRole and binding, which the API server
- * allows only to a holder of every permission granted (nodes get/patch is above; DaemonSets cluster-wide and
- * nodes/proxy are here, for that reason alone).
- */
-function kubernetesClusterRules(): PolicyRule[] {
-  return [
-    { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
-    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: READ },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['create'] },
-    {
-      apiGroups: ['rbac.authorization.k8s.io'],
-      resources: ['clusterroles', 'clusterrolebindings'],
-      verbs: [...READ, 'patch', 'delete'],
-      resourceNames: [KATA_DEPLOY],
-    },
-  ];
-}
-
 /** The scraper's side: get on the operator's /metrics (a non-resource URL). */
 export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string[] }[] {
   return [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }];
 }
 
-/** In the operator's namespace. */
-export function namespaceRules(distribution: Distribution = 'openshift'): PolicyRule[] {
-  // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it; its ServiceAccount is osc's.
-  const kubernetes: PolicyRule[] =
-    distribution === 'kubernetes'
-      ? [
-          { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
-          { apiGroups: [''], resources: ['serviceaccounts'], verbs: [...READ, 'patch', 'delete'], resourceNames: [KATA_DEPLOY] },
-        ]
-      : [];
+/** In the operator's namespace: what every platform needs, and the named platform's own rules. */
+export function namespaceRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
   return [
-    ...kubernetes,
+    ...structuredClone(platformDescriptor(distribution).rbac.namespace),
     // Leader election: one Lease, created by the first replica.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [LEADER_ELECTION_LEASE] },

@@ -155,3 +155,11 @@ export const ClusterRoles = rt<KubeObject>('rbac.authorization.k8s.io', 'v1', 'c
 export const ClusterRoleBindings = rt<KubeObject>('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false);
 export const Roles = rt<KubeObject>('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true);
 export const RoleBindings = rt<KubeObject>('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true);
+
+/** One rule of an RBAC Role or ClusterRole. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}

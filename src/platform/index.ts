@@ -1,36 +1,63 @@
 import type { KubeClient } from '../kube/client.ts';
-import type { Platform, PlatformName, PlatformOptions } from './platform.ts';
+import { kubernetes } from './kubernetes/descriptor.ts';
+import { openshift } from './openshift/descriptor.ts';
+import type { Platform, PlatformDescriptor, PlatformName, PlatformOptions } from './platform.ts';
 
 /**
- * Which platform the operator runs on, and how each is made. Each factory imports its platform lazily,
- * so the operator process loads only the one it uses.
+ * The registry of platforms: one line per platform folder. Discovery asks them in this order, so the
+ * catch-all (kubernetes) comes last. Each descriptor loads its platform's code only when it is made, so
+ * the operator process loads only the one it uses.
  */
+const platforms: PlatformDescriptor[] = [
+  openshift,
+  kubernetes, // any other cluster: keep last
+];
 
 export type { PlatformOptions };
 
-export type PlatformFactory = (opts: PlatformOptions) => Promise<Platform>;
+/** Every platform of this build, in the registry's order. */
+export const platformDescriptors = (): readonly PlatformDescriptor[] => platforms;
 
-/** The platforms this build has; one missing here is refused by name. */
-export const platformFactories: Partial<Record<PlatformName, PlatformFactory>> = {
-  openshift: async (opts) => (await import('./openshift/platform.ts')).openShiftPlatform(opts),
-  kubernetes: async (opts) => (await import('./kubernetes/platform.ts')).createKubernetesPlatform(opts),
-};
+/** The names `--distribution` takes. */
+export const platformNames = (): PlatformName[] => platforms.map((p) => p.name);
 
-/** The API group that tells OpenShift (with its Machine Config Operator) from any other Kubernetes. */
-export const MACHINE_CONFIG_GROUP = 'machineconfiguration.openshift.io';
+/**
+ * Adds a platform ahead of the others (so that its discovery is asked first), for a build or a test that
+ * brings one of its own. Answers the function that takes it out again.
+ */
+export function registerPlatform(descriptor: PlatformDescriptor): () => void {
+  if (platforms.some((p) => p.name === descriptor.name)) throw new Error(`a platform named ${descriptor.name} is already registered`);
+  platforms.unshift(descriptor);
+  return () => {
+    const i = platforms.indexOf(descriptor);
+    if (i >= 0) platforms.splice(i, 1);
+  };
+}
 
-/** The platform of a cluster that serves these API groups: OpenShift when the MCO's group is there. */
-export const discoverPlatform = (servedGroups: ReadonlySet<string>): PlatformName =>
-  servedGroups.has(MACHINE_CONFIG_GROUP) ? 'openshift' : 'kubernetes';
-
-/** Makes the named platform, or says clearly that this build has none by that name. */
-export async function createPlatform(name: PlatformName, opts: PlatformOptions = {}): Promise<Platform> {
-  const factory = platformFactories[name];
-  if (!factory)
+/** The named platform's descriptor, or a clear error naming the choices. */
+export function platformDescriptor(name: PlatformName): PlatformDescriptor {
+  const found = platforms.find((p) => p.name === name);
+  if (!found)
     throw new Error(
-      `the ${name} platform is not available in this build of osc: run it on ${Object.keys(platformFactories).join(' or ')} (--distribution)`,
+      `the ${name} platform is not available in this build of osc: run it on ${platformNames().join(' or ')} (--distribution)`,
     );
-  return factory(opts);
+  return found;
+}
+
+/** The platform of a cluster that serves these API groups: the first in the registry that recognises it. */
+export function discoverPlatform(servedGroups: ReadonlySet<string>): PlatformName {
+  const found = platforms.find((p) => p.recognises(servedGroups));
+  if (!found)
+    throw new Error(
+      `no platform of this build of osc recognises this cluster: choose one of ${platformNames().join(', ')} (--distribution)`,
+    );
+  return found.name;
+}
+
+/** Makes the named platform with its own settings checked, or says clearly what is wrong. */
+export async function createPlatform(name: PlatformName, opts: PlatformOptions = {}): Promise<Platform> {
+  const descriptor = platformDescriptor(name);
+  return descriptor.create(opts, descriptor.parseSettings(opts.settings?.[name] ?? {}));
 }
 
 /** The API groups the cluster serves (discovery, readable by any authenticated account). */

@@ -1,7 +1,7 @@
 import type { KataConfig, KataConfigSpec } from '../api/kataconfig.ts';
 import type { ConfigRef, KataNodePhase, KataNodeStatus } from '../api/katanode.ts';
 import type { PatchType, ResourceType } from '../kube/client.ts';
-import type { Node } from '../kube/resources.ts';
+import type { Node, PolicyRule } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Informer, InformerOptions } from '../runtime/informer.ts';
 
@@ -16,17 +16,49 @@ import type { Informer, InformerOptions } from '../runtime/informer.ts';
  * through the caches it asked for and answers with data.
  */
 
-export type PlatformName = 'openshift' | 'kubernetes';
-export const PLATFORM_NAMES: readonly PlatformName[] = ['openshift', 'kubernetes'];
+/** A platform's name, as `--distribution` takes it: one of the registry's (src/platform/index.ts). */
+export type PlatformName = string;
 
 export type { ConfigRef, KataNodePhase };
 
-/** Options for the platforms; each reads only its own part. */
+/** What every platform is made with; each also reads its own part of `settings`. */
 export interface PlatformOptions {
   /** Pod overhead per runtime class osc creates (default: the platform's own figures). */
   overhead?: Record<string, { memory: string; cpu: string }>;
-  /** The kubernetes platform's own settings (installer image and the like), as it defines them. */
-  kubernetes?: Record<string, unknown>;
+  /** Where a platform keeps objects of its own (an installer, say): the operator's namespace. */
+  namespace?: string;
+  /**
+   * Each platform's own settings, by platform name, as its descriptor reads them (`parseSettings`). Every
+   * platform's are given; only the chosen one's are read.
+   */
+  settings?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * Everything osc knows about a platform outside its own folder: one per folder (`descriptor.ts`), listed
+ * once in the registry (src/platform/index.ts). The CLI's choices, the installer's RBAC, the Helm chart and
+ * the OLM bundle are derived from these.
+ */
+export interface PlatformDescriptor<S = unknown> {
+  /** `osc run --distribution <name>`, and the Platform's name. */
+  readonly name: PlatformName;
+  /** How kata reaches the nodes there, for `--help`: e.g. "the Machine Config Operator". */
+  readonly summary: string;
+  /**
+   * Whether a cluster serving these API groups is this platform (`osc run` without `--distribution`). The
+   * registry asks in its order and the first that answers yes is chosen; a catch-all comes last.
+   */
+  recognises(servedGroups: ReadonlySet<string>): boolean;
+  /** The RBAC the platform's own calls need, besides what every platform needs (src/install/rbac.ts). */
+  readonly rbac: { readonly cluster: readonly PolicyRule[]; readonly namespace: readonly PolicyRule[] };
+  /** How the operator is packaged for this platform's clusters: an OLM bundle, a Helm chart, or neither. */
+  readonly packaging?: 'olm' | 'helm';
+  /** Whether the dev cluster can simulate it (`osc start --distribution <name>`). */
+  readonly devCluster: boolean;
+  /** Checks the platform's own settings; an unknown or bad one is an Error naming it and the fix. */
+  parseSettings(raw: Readonly<Record<string, unknown>>): S;
+  /** Makes the platform, loading its code only now. */
+  create(opts: PlatformOptions, settings: S): Promise<Platform>;
 }
 
 /** The nodes that should run kata, as the platform selects them from a KataConfig's spec. */

@@ -50,7 +50,7 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
   before(async () => {
     op = await startOperator(cluster.dev, {
       kataConfig: { soakMs: SOAK_MS },
-      platformOptions: { kubernetes: { installDeadlineMs: 60_000 } },
+      platformOptions: { settings: { kubernetes: { installDeadlineMs: 60_000 } } },
     });
     recorder = new StatusRecorder(cluster.dev.client, KC);
     kataNodes = new Informer(cluster.dev.client, KataNodes);

@@ -8,6 +8,7 @@ import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../ins
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import type { PlatformName } from '../../platform/platform.ts';
 import { WebhookCertificates } from '../../webhooks/certificates.ts';
 import { CERT_MANAGER, CERT_SECRETS, certManagerObjects, chooseCertSource, discoverCertServices } from '../../webhooks/certsource.ts';
 import {
@@ -28,7 +29,7 @@ export interface InstallFlags extends ClusterFlags {
   outputDir?: string;
   image?: string;
   logLevel: string;
-  distribution?: 'openshift' | 'kubernetes';
+  distribution?: PlatformName;
 }
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */

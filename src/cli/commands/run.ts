@@ -58,10 +58,12 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       ...(flags.distribution ? { platform: flags.distribution } : {}),
       kataConfig: { soakMs: flags.katanodeSoak },
       platformOptions: {
-        kubernetes: {
-          ...(flags.kataDeployImage ? { image: flags.kataDeployImage } : {}),
-          ...(flags.installDeadline ? { installDeadlineMs: flags.installDeadline } : {}),
-          ...(flags.maxUnavailable ? { maxUnavailable: flags.maxUnavailable } : {}),
+        settings: {
+          kubernetes: {
+            ...(flags.kataDeployImage ? { image: flags.kataDeployImage } : {}),
+            ...(flags.installDeadline ? { installDeadlineMs: flags.installDeadline } : {}),
+            ...(flags.maxUnavailable ? { maxUnavailable: flags.maxUnavailable } : {}),
+          },
         },
       },
       webhook: flags.webhooks

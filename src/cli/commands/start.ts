@@ -4,8 +4,10 @@ import { dirname, relative, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { oneLine, summarize } from '../../api/summary.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
+import { DISTRIBUTIONS, isSimulated } from '../../devcluster/nodes.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
+import type { PlatformName } from '../../platform/platform.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
 import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
@@ -18,7 +20,7 @@ export interface DevFlags {
   eligible: string;
   platform: 'None' | 'BareMetal' | 'AWS';
   /** openshift (default) or kubernetes (docs/devcluster.md). */
-  distribution?: 'openshift' | 'kubernetes';
+  distribution?: PlatformName;
   home?: string;
   logLevel: string;
 }
@@ -80,7 +82,10 @@ export async function runDevEnvironment(
   opts: { withOperator: boolean; programName: string },
 ): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
-  const plain = flags.distribution === 'kubernetes';
+  const distribution = flags.distribution ?? 'openshift';
+  if (!isSimulated(distribution))
+    throw new CliError(`the dev cluster does not simulate the ${distribution} platform: use --distribution ${DISTRIBUTIONS.join(' or ')}`);
+  const plain = distribution === 'kubernetes';
   if (plain && flags.eligible.trim() !== 'all')
     throw new CliError('--eligible needs Node Feature Discovery, which the kubernetes distribution does not have: drop --eligible');
   if (plain && flags.platform !== 'None')
@@ -116,7 +121,7 @@ export async function runDevEnvironment(
       `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (the first run builds the control plane; logs: ${display(logPath)})...`,
     );
     dev = await DevCluster.start({
-      distribution: flags.distribution,
+      distribution,
       workers: flags.workers,
       masters: flags.masters,
       compact: flags.compact,

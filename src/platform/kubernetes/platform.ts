@@ -365,13 +365,3 @@ function memoryOf(s: KataNodeStatus): NodeMemory {
     ...(s.lastTransitionTime ? { since: s.lastTransitionTime } : {}),
   };
 }
-
-export async function createKubernetesPlatform(opts: {
-  overhead?: Record<string, { memory: string; cpu: string }>;
-  kubernetes?: Record<string, unknown>;
-}): Promise<Platform> {
-  return new KubernetesPlatform({
-    ...(opts.kubernetes as Partial<KubernetesPlatformOptions>),
-    ...(opts.overhead ? { overhead: opts.overhead } : {}),
-  });
-}

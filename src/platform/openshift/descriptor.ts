@@ -1,0 +1,49 @@
+import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_POOL } from '../../api/names.ts';
+import type { PlatformDescriptor } from '../platform.ts';
+
+/** The API group that tells OpenShift (with its Machine Config Operator) from any other Kubernetes. */
+export const MACHINE_CONFIG_GROUP = 'machineconfiguration.openshift.io';
+const READ = ['get', 'list', 'watch'];
+
+/** OpenShift: kata arrives through the Machine Config Operator (./platform.ts). It has no settings of its own. */
+export const openshift: PlatformDescriptor<Record<string, never>> = {
+  name: 'openshift',
+  summary: 'the Machine Config Operator',
+  recognises: (groups) => groups.has(MACHINE_CONFIG_GROUP),
+  rbac: {
+    // Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides
+    // the node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
+    cluster: [
+      { apiGroups: [MACHINE_CONFIG_GROUP], resources: ['machineconfigpools'], verbs: READ },
+      {
+        apiGroups: [MACHINE_CONFIG_GROUP],
+        resources: ['machineconfigpools', 'machineconfigs', 'containerruntimeconfigs'],
+        verbs: ['create'],
+      },
+      { apiGroups: [MACHINE_CONFIG_GROUP], resources: ['machineconfigpools'], verbs: ['patch', 'delete'], resourceNames: [KATA_POOL] },
+      {
+        apiGroups: [MACHINE_CONFIG_GROUP],
+        resources: ['machineconfigs'],
+        verbs: [...READ, 'patch', 'delete'],
+        resourceNames: [EXTENSION_MACHINE_CONFIG],
+      },
+      {
+        apiGroups: [MACHINE_CONFIG_GROUP],
+        resources: ['containerruntimeconfigs'],
+        verbs: [...READ, 'patch', 'delete'],
+        resourceNames: [CRIO_CONFIG],
+      },
+    ],
+    namespace: [],
+  },
+  packaging: 'olm',
+  devCluster: true,
+  parseSettings(raw) {
+    const [unknown] = Object.keys(raw);
+    if (unknown !== undefined) throw new Error(`the openshift platform has no setting ${unknown}: leave it out on OpenShift`);
+    return {};
+  },
+  async create(opts) {
+    return (await import('./platform.ts')).openShiftPlatform(opts);
+  },
+};
