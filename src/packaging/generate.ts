@@ -1,6 +1,8 @@
 /** Every packaging file (bundle/ and charts/osc/), from the manifests of `osc install` with default options. */
 import { DEFAULT_MONITOR_IMAGE } from '../api/names.ts';
 import { defaultImage, manifestFiles, manifests, packageVersion } from '../install/manifests.ts';
+import { platformDescriptors } from '../platform/index.ts';
+import type { PlatformName } from '../platform/platform.ts';
 import { CHART_NAME, chartFiles, TEMPLATE_OPTIONS } from './helm.ts';
 import { bundleFiles, olmBundle } from './olm.ts';
 
@@ -13,10 +15,21 @@ export interface PackagingFile {
   text: string;
 }
 
+/**
+ * The platform whose clusters install operators this way (its descriptor's `packaging`): the OLM bundle
+ * carries its RBAC, and so does the Helm chart.
+ */
+export function packagedPlatform(packaging: 'olm' | 'helm'): PlatformName {
+  const found = platformDescriptors().filter((p) => p.packaging === packaging);
+  if (found.length !== 1 || !found[0])
+    throw new Error(`exactly one platform must be packaged as ${packaging}, not ${found.map((p) => p.name).join(', ') || 'none'}`);
+  return found[0].name;
+}
+
 export async function packagingFiles(): Promise<PackagingFile[]> {
   const version = packageVersion();
-  const bundle = olmBundle(await manifests(), { version });
-  const chart = chartFiles(await manifestFiles(TEMPLATE_OPTIONS), {
+  const bundle = olmBundle(await manifests({ distribution: packagedPlatform('olm') }), { version });
+  const chart = chartFiles(await manifestFiles({ ...TEMPLATE_OPTIONS, distribution: packagedPlatform('helm') }), {
     version,
     defaultImage: defaultImage(),
     defaultMonitorImage: DEFAULT_MONITOR_IMAGE,

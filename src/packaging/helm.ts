@@ -2,7 +2,7 @@
  * The Helm chart for plain Kubernetes (charts/osc), generated from the manifests `osc install` applies
  * (src/install/manifests.ts): one template per config/ file, where only the values `osc install` takes as
  * flags (--image, --log-level), the kata monitor image and the replica count become chart values. With default values the chart
- * renders exactly the objects of `osc install --dry-run`.
+ * renders exactly the objects of `osc install --dry-run --distribution kubernetes` (src/packaging/generate.ts).
  */
 import { stringify } from 'yaml';
 import { type ManifestFile, toYaml } from '../install/manifests.ts';

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { packagedPlatform } from '../../src/packaging/generate.ts';
 import type { CSVSpec } from '../../src/packaging/olm.ts';
 import { runOsc } from '../support/cli.ts';
 import { useControlPlane } from '../support/controlplane.ts';
@@ -171,7 +172,8 @@ describe('packaging against a real API server and a real helm', () => {
     );
     for (const c of cases) {
       const rendered = await run(helm, ['template', 'osc', chart, ...withMonitoring, ...c.helm], { maxBuffer: 16 << 20 });
-      const dry = await runOsc(['install', '--dry-run', ...c.osc]);
+      // The chart is for the platform packaged as a Helm chart (plain Kubernetes): its RBAC.
+      const dry = await runOsc(['install', '--dry-run', '--distribution', packagedPlatform('helm'), ...c.osc]);
       assert.equal(dry.code, 0, dry.stderr);
       const fromHelm = objectsOf(rendered.stdout);
       const fromOsc = objectsOf(dry.stdout);
