@@ -20,6 +20,10 @@ export class CliError extends Error {
   }
 }
 
+/** What the dev cluster's OpenShift Infrastructure can report as its cloud (`osc start --cloud`); AWS is what peer pods need. */
+export const DEV_CLOUDS = ['None', 'BareMetal', 'AWS'] as const;
+export type DevCloud = (typeof DEV_CLOUDS)[number];
+
 /**
  * Loads a command that runs the dev cluster. The operator image leaves the dev cluster out (it is a
  * quarter of the sources and the operator never needs it), so there its absence is a clear error.

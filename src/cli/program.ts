@@ -5,6 +5,7 @@ import { packageVersion } from '../install/manifests.ts';
 import { platformDescriptors, platformNames } from '../platform/index.ts';
 import {
   type CliIO,
+  DEV_CLOUDS,
   loadDevClusterCommand,
   parseAddress,
   parseDuration,
@@ -28,34 +29,40 @@ const clusterOptions = (cmd: Command): Command =>
     .option('--context <name>', 'kubeconfig context to use (default: its current context)');
 
 function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
-  return cmd
-    .option('--workers <n>', 'worker nodes (default: 2, or 0 with --compact)', parseNonNegativeInt)
-    .option('--masters <n>', 'control plane nodes (default: 1, or 3 with --compact)', parsePositiveInt)
-    .option('--compact', 'a compact cluster: masters only, and they run workloads (kata goes on the master pool)')
-    .option(
-      '--reboot-ms <ms>',
-      'how long a node is cordoned and NotReady while it "reboots" into a new machine config',
-      parseNonNegativeInt,
-      defaults.rebootMs,
-    )
-    .option('--eligible <nodes>', 'nodes Node Feature Discovery finds able to run kata: all, none, or a comma-separated list', 'all')
-    .addOption(
-      new Option('--platform <type>', 'the platform the Infrastructure reports').choices(['None', 'BareMetal', 'AWS']).default('None'),
-    )
-    .addOption(
-      new Option(
-        '--distribution <name>',
-        "the kind of cluster: openshift (the MCO, NFD and OpenShift's API, simulated) or kubernetes (plain, containerd nodes, kata-deploy's host side simulated)",
+  return (
+    cmd
+      .option('--workers <n>', 'worker nodes (default: 2, or 0 with --compact)', parseNonNegativeInt)
+      .option('--masters <n>', 'control plane nodes (default: 1, or 3 with --compact)', parsePositiveInt)
+      .option('--compact', 'a compact cluster: masters only, and they run workloads (kata goes on the master pool)')
+      .option(
+        '--reboot-ms <ms>',
+        'how long a node is cordoned and NotReady while it "reboots" into a new machine config',
+        parseNonNegativeInt,
+        defaults.rebootMs,
       )
-        .choices(
-          platformDescriptors()
-            .filter((p) => p.devCluster)
-            .map((p) => p.name),
+      .option('--eligible <nodes>', 'nodes Node Feature Discovery finds able to run kata: all, none, or a comma-separated list', 'all')
+      .addOption(
+        new Option('--cloud <type>', 'the cloud the OpenShift Infrastructure reports (peer pods need AWS)')
+          .choices(DEV_CLOUDS)
+          .default('None'),
+      )
+      // The old spelling: "platform" is what --distribution chooses now.
+      .addOption(new Option('--platform <type>', 'deprecated: --cloud').choices(DEV_CLOUDS).hideHelp())
+      .addOption(
+        new Option(
+          '--distribution <name>',
+          "the kind of cluster: openshift (the MCO, NFD and OpenShift's API, simulated) or kubernetes (plain, containerd nodes, kata-deploy's host side simulated)",
         )
-        .default('openshift'),
-    )
-    .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
-    .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'));
+          .choices(
+            platformDescriptors()
+              .filter((p) => p.devCluster)
+              .map((p) => p.name),
+          )
+          .default('openshift'),
+      )
+      .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
+      .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'))
+  );
 }
 
 /** The platforms and how kata reaches the nodes on each, for --help: "openshift (the Machine Config Operator) or …". */

@@ -1,5 +1,5 @@
 /**
- * The console's peer pods page on `osc start --platform AWS`: the KataConfig created through the form with
+ * The console's peer pods page on `osc start --cloud AWS`: the KataConfig created through the form with
  * enablePeerPods ticked, then what osc reports (the configuration valid, the pod VM image job, the per-node
  * limit), with the credentials Secret never shown.
  */
@@ -29,7 +29,7 @@ describe('web console: peer pods', { skip: SKIP_BROWSER && 'OSC_SKIP_BROWSER_TES
 
   before(async () => {
     browser = await launchBrowser();
-    osc = await startOsc(['--platform', 'AWS', '--workers', '1', '--reboot-ms', '300', '--quiet'], home);
+    osc = await startOsc(['--cloud', 'AWS', '--workers', '1', '--reboot-ms', '300', '--quiet'], home);
     const kc = new KubeConfig();
     kc.loadFromFile(osc.kubeconfig);
     client = new KubeClient(kc);

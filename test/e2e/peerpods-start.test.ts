@@ -1,5 +1,5 @@
 /**
- * End to end, as a user does it: `osc start --platform AWS` in its own process, then only kubectl (with the
+ * End to end, as a user does it: `osc start --cloud AWS` in its own process, then only kubectl (with the
  * kubeconfig it writes) for the documented peer pods procedure (docs/peerpods.md): ConfigMap and Secret, a KataConfig with
  * enablePeerPods, kata-remote and the pod VM image, a mutated pod, deletion with PODVM_AMI_ID left empty.
  */
@@ -16,7 +16,7 @@ import { waitFor } from '../support/wait.ts';
 const root = join(import.meta.dirname, '..', '..');
 const NS = 'openshift-sandboxed-containers-operator';
 
-describe('e2e: osc start --platform AWS, then the peer pods walkthrough with kubectl', () => {
+describe('e2e: osc start --cloud AWS, then the peer pods walkthrough with kubectl', () => {
   let home = '';
   let proc: ChildProcess | undefined;
   let output = '';
@@ -30,7 +30,7 @@ describe('e2e: osc start --platform AWS, then the peer pods walkthrough with kub
       [
         join(root, 'bin', 'osc.js'),
         'start',
-        '--platform',
+        '--cloud',
         'AWS',
         '--workers',
         '1',

@@ -65,6 +65,7 @@ describe('osc command line', () => {
       [['start', '--workers', 'two'], /error: option '--workers <n>' argument 'two' is invalid\. expected a whole number/],
       [['dev', '--masters', '0'], /error: option '--masters <n>' argument '0' is invalid\. expected a number greater than 0/],
       [['dev', '--reboot-ms', '-5'], /argument '-5' is invalid/],
+      [['dev', '--cloud', 'GCP'], /Allowed choices are None, BareMetal, AWS/],
       [['dev', '--platform', 'GCP'], /Allowed choices are None, BareMetal, AWS/],
       [['run', '--metrics-bind-address', 'nowhere'], /argument 'nowhere' is invalid\. expected host:port/],
       [['run', '--webhook-url', 'http://127.0.0.1:1'], /expected an https:\/\/ URL/],
@@ -87,7 +88,13 @@ describe('osc command line', () => {
         ['dev', '--distribution', 'kubernetes', '--eligible', 'worker-0'],
         /^error: --eligible needs Node Feature Discovery, which the kubernetes distribution does not have/,
       ],
-      [['start', '--distribution', 'kubernetes', '--platform', 'AWS'], /^error: --platform sets the OpenShift Infrastructure/],
+      [['start', '--distribution', 'kubernetes', '--cloud', 'AWS'], /^error: --cloud sets the OpenShift Infrastructure/],
+      // The deprecated spelling of --cloud still works, with a warning.
+      [
+        ['start', '--distribution', 'kubernetes', '--platform', 'AWS'],
+        /^warning: --platform is deprecated: use --cloud \(.*\)\nerror: --cloud sets the OpenShift Infrastructure/,
+      ],
+      [['dev', '--platform', 'AWS', '--cloud', 'BareMetal'], /error: --platform AWS and --cloud BareMetal disagree: drop --platform/],
     ];
     for (const [args, expected] of cases) {
       const r = await run(args);

@@ -10,7 +10,7 @@ import { createOperator, type Operator } from '../../operator.ts';
 import type { PlatformName } from '../../platform/platform.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { CliError, type CliIO, type DevCloud, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
 
 export interface DevFlags {
   workers?: number;
@@ -18,7 +18,10 @@ export interface DevFlags {
   compact?: boolean;
   rebootMs: number;
   eligible: string;
-  platform: 'None' | 'BareMetal' | 'AWS';
+  /** What the OpenShift Infrastructure reports as the cloud. */
+  cloud: DevCloud;
+  /** --cloud's deprecated spelling. */
+  platform?: DevCloud;
   /** openshift (default) or kubernetes (docs/devcluster.md). */
   distribution?: PlatformName;
   home?: string;
@@ -30,6 +33,18 @@ export interface StartFlags extends DevFlags {
   quiet?: boolean;
   /** The web console (and the Prometheus it queries); on unless --no-console. */
   console?: boolean;
+}
+
+/** --cloud, or what its deprecated spelling --platform says, with a warning. */
+function cloudOf(flags: DevFlags, io: CliIO): DevCloud {
+  if (flags.platform === undefined) return flags.cloud;
+  write(
+    io.stderr,
+    'warning: --platform is deprecated: use --cloud (the cloud the OpenShift Infrastructure reports; --distribution chooses the platform)\n',
+  );
+  if (flags.cloud !== 'None' && flags.cloud !== flags.platform)
+    throw new CliError(`--platform ${flags.platform} and --cloud ${flags.cloud} disagree: drop --platform`);
+  return flags.platform;
 }
 
 /** `$OSC_HOME`, else `.osc` in the current directory (the repository when run with `npm start`). */
@@ -88,8 +103,9 @@ export async function runDevEnvironment(
   const plain = distribution === 'kubernetes';
   if (plain && flags.eligible.trim() !== 'all')
     throw new CliError('--eligible needs Node Feature Discovery, which the kubernetes distribution does not have: drop --eligible');
-  if (plain && flags.platform !== 'None')
-    throw new CliError('--platform sets the OpenShift Infrastructure, which the kubernetes distribution does not have: drop --platform');
+  const cloud = cloudOf(flags, io);
+  if (plain && cloud !== 'None')
+    throw new CliError('--cloud sets the OpenShift Infrastructure, which the kubernetes distribution does not have: drop --cloud');
   const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
   const home = await prepareDirectory(
     flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
@@ -127,7 +143,7 @@ export async function runDevEnvironment(
       compact: flags.compact,
       rebootMs: flags.rebootMs,
       virtualizationCapable: eligible,
-      platform: flags.platform,
+      platform: cloud,
       logDir: resolve(home, 'logs'),
       log,
     });
