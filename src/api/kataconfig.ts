@@ -1,5 +1,5 @@
-import type { KubeObject, OwnerReference } from './meta.ts';
-import { apiVersionOf, type ResourceType } from './meta.ts';
+import type { KataNodePhase } from './katanode.ts';
+import { apiVersionOf, type KubeObject, type OwnerReference, type ResourceType } from './meta.ts';
 import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 
@@ -118,6 +118,22 @@ export const kataConfigStatusSchema = s.object({
 
 export type KataConfigSpec = Infer<typeof kataConfigSpecSchema>;
 export type KataNodes = Infer<typeof kataNodesSchema>;
+/** The names of the kataNodes lists (every field but the two counts). */
+export type KataNodeListName = Exclude<keyof KataNodes, 'nodeCount' | 'readyNodeCount'>;
+
+/**
+ * The kataNodes lists in the order every presentation shows them (`osc status`, must-gather, the console,
+ * the metrics), each with the KataNode phase that puts a node in it and its name in words.
+ */
+export const KATA_NODE_LISTS = [
+  { list: 'installed', phase: 'Installed', words: 'installed' },
+  { list: 'installing', phase: 'Installing', words: 'installing' },
+  { list: 'waitingToInstall', phase: 'WaitingToInstall', words: 'waiting to install' },
+  { list: 'failedToInstall', phase: 'FailedToInstall', words: 'failed to install' },
+  { list: 'uninstalling', phase: 'Uninstalling', words: 'uninstalling' },
+  { list: 'waitingToUninstall', phase: 'WaitingToUninstall', words: 'waiting to uninstall' },
+  { list: 'failedToUninstall', phase: 'FailedToUninstall', words: 'failed to uninstall' },
+] as const satisfies readonly { list: KataNodeListName; phase: KataNodePhase; words: string }[];
 export type KataConfigStatus = Infer<typeof kataConfigStatusSchema>;
 export type KataCondition = Infer<typeof conditionSchema>;
 

@@ -2,22 +2,11 @@
  * A KataConfig's status in words: the summary and the text `osc status` prints, which must-gather writes
  * beside the objects it collects too. Pure, from the API types alone, so every presentation shares it.
  */
-import { IN_PROGRESS, type KataConfig, type KataNodes } from './kataconfig.ts';
+import { IN_PROGRESS, KATA_NODE_LISTS, type KataConfig } from './kataconfig.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from './names.ts';
 
 /** worker-2 before worker-10; one collator, not one per comparison. */
 const nodeOrder = new Intl.Collator(undefined, { numeric: true }).compare;
-
-/** How `osc status` names each kataNodes list, in the order the table shows them. */
-export const NODE_STATES = [
-  ['installed', 'installed'],
-  ['installing', 'installing'],
-  ['waitingToInstall', 'waiting to install'],
-  ['failedToInstall', 'failed to install'],
-  ['uninstalling', 'uninstalling'],
-  ['waitingToUninstall', 'waiting to uninstall'],
-  ['failedToUninstall', 'failed to uninstall'],
-] as const satisfies readonly (readonly [keyof KataNodes, string])[];
 
 export interface NodeState {
   node: string;
@@ -70,7 +59,7 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
   const kn = kc.status?.kataNodes;
   const runtimeClass = kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
   const nodes: NodeState[] = [];
-  for (const [key, label] of NODE_STATES) {
+  for (const { list: key, words: label } of KATA_NODE_LISTS) {
     const list = kn?.[key];
     if (Array.isArray(list)) for (const node of list) nodes.push({ node, state: label });
   }
@@ -109,7 +98,7 @@ const LEFT_TO_UNINSTALL = new Set(['uninstalling', 'waiting to uninstall', 'fail
 
 /** One line per state, for a log of transitions: `KataConfig x: Installing — 1/2 nodes ready — installing: worker-1`. */
 export function oneLine(s: StatusSummary): string {
-  const byState = new Map<string, string[]>(NODE_STATES.map(([, label]) => [label, []]));
+  const byState = new Map<string, string[]>(KATA_NODE_LISTS.map(({ words }) => [words, []]));
   for (const n of s.nodes) byState.get(n.state)?.push(n.node);
   for (const [state, ns] of byState) if (!ns.length) byState.delete(state);
   const parts = [`KataConfig ${s.name}: ${s.phase}${s.deletionRequested && !isUninstallPhase(s.phase) ? ' (deletion requested)' : ''}`];

@@ -3,6 +3,8 @@
  * the object it creates, where the API server's refusal belongs in the form, and the node tiles.
  */
 
+import { KATA_NODE_LISTS, type KataNodeListName } from '../../api/kataconfig.ts';
+
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 export const OPERATORS: Operator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 
@@ -125,16 +127,16 @@ export function placeErrors(s: Status): { fields: Record<string, string[]>; gene
 
 export type TileState = 'waiting' | 'installing' | 'installed' | 'failed' | 'uninstalling';
 
-/** The kataNodes lists, and the tile colour each stands for. */
-export const KATA_NODE_LISTS: [string, TileState, string][] = [
-  ['installed', 'installed', 'installed'],
-  ['installing', 'installing', 'installing'],
-  ['waitingToInstall', 'waiting', 'waiting to install'],
-  ['failedToInstall', 'failed', 'failed to install'],
-  ['uninstalling', 'uninstalling', 'uninstalling'],
-  ['waitingToUninstall', 'waiting', 'waiting to uninstall'],
-  ['failedToUninstall', 'failed', 'failed to uninstall'],
-];
+/** The tile colour each kataNodes list stands for. */
+const TILE_OF: Record<KataNodeListName, TileState> = {
+  installed: 'installed',
+  installing: 'installing',
+  waitingToInstall: 'waiting',
+  failedToInstall: 'failed',
+  uninstalling: 'uninstalling',
+  waitingToUninstall: 'waiting',
+  failedToUninstall: 'failed',
+};
 
 export interface Tile {
   node: string;
@@ -148,9 +150,10 @@ const byNode = new Intl.Collator(undefined, { numeric: true }).compare;
 /** One tile per node named in status.kataNodes, in node order (worker-2 before worker-10). */
 export function tilesOf(kataNodes: Record<string, unknown> | undefined): Tile[] {
   const tiles: Tile[] = [];
-  for (const [list, state, label] of KATA_NODE_LISTS) {
+  // In the API's order of the lists, with the API's words for them.
+  for (const { list, words } of KATA_NODE_LISTS) {
     const names = kataNodes?.[list];
-    if (Array.isArray(names)) for (const node of names) tiles.push({ node: String(node), list, state, label });
+    if (Array.isArray(names)) for (const node of names) tiles.push({ node: String(node), list, state: TILE_OF[list], label: words });
   }
   return tiles.sort((a, b) => byNode(a.node, b.node));
 }

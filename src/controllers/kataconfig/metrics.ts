@@ -1,16 +1,8 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { KataNodes } from '../../api/kataconfig.ts';
+import { KATA_NODE_LISTS, type KataNodes } from '../../api/kataconfig.ts';
 import type { InProgressState } from './state.ts';
 
-const STATES = [
-  'installed',
-  'installing',
-  'waitingToInstall',
-  'failedToInstall',
-  'uninstalling',
-  'waitingToUninstall',
-  'failedToUninstall',
-] as const;
+const STATES = KATA_NODE_LISTS.map((l) => l.list);
 const REASONS = ['Installing', 'Updating', 'Uninstalling', 'Failed', 'BlockedByExistingKataPods'] as const;
 
 /** Kata state as Prometheus gauges: what an alert on a stuck or failed rollout needs. */

@@ -1,10 +1,12 @@
 import {
   IN_PROGRESS,
   type InProgressReason,
+  KATA_NODE_LISTS,
   type KataCondition,
   type KataConfig,
   type KataConfigSpec,
   type KataConfigStatus,
+  type KataNodeListName,
   type KataNodes,
   messages,
 } from '../../api/kataconfig.ts';
@@ -39,16 +41,8 @@ export interface Classification {
 }
 
 /** Which kataNodes list each phase puts a node in. */
-const LIST_OF: Record<KataNodePhase, keyof Omit<KataNodes, 'nodeCount' | 'readyNodeCount'>> = {
-  Installed: 'installed',
-  Installing: 'installing',
-  WaitingToInstall: 'waitingToInstall',
-  FailedToInstall: 'failedToInstall',
-  Uninstalling: 'uninstalling',
-  WaitingToUninstall: 'waitingToUninstall',
-  FailedToUninstall: 'failedToUninstall',
-};
-const LIST_ORDER = Object.values(LIST_OF);
+const LIST_OF = Object.fromEntries(KATA_NODE_LISTS.map((l) => [l.phase, l.list])) as Record<KataNodePhase, KataNodeListName>;
+const LIST_ORDER = KATA_NODE_LISTS.map((l) => l.list);
 
 /**
  * The KataConfig's kataNodes lists from the platform's per-node records (docs/kataconfig.md,
