@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { KataConfigSpec, KataConfigStatus } from '../../api/kataconfig.ts';
 import type { Status } from './model.ts';
 
 /** Every request the page makes to its own server: the session cookie goes along, writes carry the CSRF header. */
@@ -43,6 +44,12 @@ export interface KubeObj {
   spec?: any;
   // biome-ignore lint/suspicious/noExplicitAny: see spec
   status?: any;
+}
+
+/** A KataConfig as the console reads it: the spec and status are the API's own types (src/api). */
+export interface KataConfigObj extends Omit<KubeObj, 'spec' | 'status'> {
+  spec?: KataConfigSpec;
+  status?: KataConfigStatus;
 }
 
 export interface WatchState<T> {

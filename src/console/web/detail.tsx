@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
-import { type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
+import { IN_PROGRESS } from '../../api/kataconfig.ts';
+import { type KataConfigObj, type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
 import { age, type Condition, conditionOf, KATACONFIG_API } from './model.ts';
 import { NodeTiles } from './nodes.tsx';
 import { toYaml } from './yaml.ts';
@@ -12,7 +13,7 @@ const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
  * on their own (no Reload).
  */
 export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
-  const kcs = useWatch<KubeObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
+  const kcs = useWatch<KataConfigObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
   const kc = kcs.items[0];
   const [seen, setSeen] = useState(false);
   if (kc && !seen) setSeen(true);
@@ -60,9 +61,9 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   );
 }
 
-function Summary({ kc }: { kc: KubeObj }) {
-  const c = conditionOf(kc, 'InProgress');
-  const nodes = kc.status?.kataNodes ?? {};
+function Summary({ kc }: { kc: KataConfigObj }) {
+  const c = conditionOf(kc, IN_PROGRESS);
+  const nodes = kc.status?.kataNodes;
   let phase = 'Pending';
   if (c?.status === 'True') phase = c.reason || 'In progress';
   else if (c?.reason === 'BlockedByExistingKataPods') phase = 'Blocked by existing kata pods';
@@ -72,7 +73,7 @@ function Summary({ kc }: { kc: KubeObj }) {
     <div class="summary" data-test="summary" data-phase={phase}>
       <span class={`phase ${phase.replace(/\s+/g, '-').toLowerCase()}`}>{phase}</span>
       <span>
-        {nodes.readyNodeCount ?? 0} of {nodes.nodeCount ?? 0} nodes ready
+        {nodes?.readyNodeCount ?? 0} of {nodes?.nodeCount ?? 0} nodes ready
       </span>
       {kc.metadata.deletionTimestamp && <span class="deleting">deletion requested</span>}
       {c?.message && <span class="message">{c.message}</span>}
@@ -80,12 +81,12 @@ function Summary({ kc }: { kc: KubeObj }) {
   );
 }
 
-function DetailsTab({ kc }: { kc: KubeObj }) {
+function DetailsTab({ kc }: { kc: KataConfigObj }) {
   const nodesWatch = useWatch<KubeObj>('/api/v1/nodes');
   const nodes = useMemo(() => new Map(nodesWatch.items.map((n) => [n.metadata.name, n])), [nodesWatch.items]);
   const conditions: Condition[] = kc.status?.conditions ?? [];
   const now = useTick(5000);
-  const blocked = conditionOf(kc, 'InProgress')?.reason === 'BlockedByExistingKataPods';
+  const blocked = conditionOf(kc, IN_PROGRESS)?.reason === 'BlockedByExistingKataPods';
   return (
     <div class="details">
       <Summary kc={kc} />
@@ -196,7 +197,7 @@ function BlockingPods() {
   );
 }
 
-function DeleteButton({ kc }: { kc: KubeObj }) {
+function DeleteButton({ kc }: { kc: KataConfigObj }) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
   if (kc.metadata.deletionTimestamp) return <span class="muted">Deleting…</span>;

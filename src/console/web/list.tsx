@@ -1,8 +1,9 @@
-import { type KubeObj, useTick, type WatchState } from './api.ts';
+import { IN_PROGRESS } from '../../api/kataconfig.ts';
+import { type KataConfigObj, useTick, type WatchState } from './api.ts';
 import { age, conditionOf } from './model.ts';
 
 /** The KataConfig tab: the columns of `kubectl get kataconfig`, and Create KataConfig. */
-export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
+export function KataConfigList({ kcs }: { kcs: WatchState<KataConfigObj> }) {
   const now = useTick(5000);
   return (
     <section>
@@ -37,7 +38,7 @@ export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
                 <td>
                   <a href={`#/kataconfigs/${encodeURIComponent(kc.metadata.name)}`}>{kc.metadata.name}</a>
                 </td>
-                <td>{conditionOf(kc, 'InProgress')?.status ?? ''}</td>
+                <td>{conditionOf(kc, IN_PROGRESS)?.status ?? ''}</td>
                 <td>{kc.status?.kataNodes?.readyNodeCount ?? ''}</td>
                 <td>{kc.status?.kataNodes?.nodeCount ?? ''}</td>
                 <td>{age(kc.metadata.creationTimestamp, now)}</td>

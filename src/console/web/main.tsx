@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { type ConsoleInfo, type KubeObj, useGet, useWatch } from './api.ts';
+import { type ConsoleInfo, type KataConfigObj, useGet, useWatch } from './api.ts';
 import { CreateKataConfig } from './create.tsx';
 import { KataConfigDetail } from './detail.tsx';
 import { KataConfigList } from './list.tsx';
@@ -25,7 +25,7 @@ function useRoute(): string[] {
 function App() {
   const route = useRoute();
   const info = useGet<ConsoleInfo>('/console/info').data;
-  const kcs = useWatch<KubeObj>(KATACONFIG_API);
+  const kcs = useWatch<KataConfigObj>(KATACONFIG_API);
   const peerPods = kcs.items.some((k) => k.spec?.enablePeerPods);
   const [page, arg] = route;
   const tab = (id: string, label: string) => (

@@ -3,7 +3,7 @@
  * the object it creates, where the API server's refusal belongs in the form, and the node tiles.
  */
 
-import { KATA_NODE_LISTS, type KataNodeListName } from '../../api/kataconfig.ts';
+import { KATA_NODE_LISTS, KataConfigs, type KataNodeListName } from '../../api/kataconfig.ts';
 
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 export const OPERATORS: Operator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
@@ -32,7 +32,8 @@ export const initialForm = (): KataConfigForm => ({
   logLevel: 'info',
 });
 
-export const KATACONFIG_API = '/apis/kataconfiguration.openshift.io/v1/kataconfigs';
+/** Where the console reads and writes KataConfigs, through its proxy to the API server. */
+export const KATACONFIG_API = `/apis/${KataConfigs.group}/${KataConfigs.version}/${KataConfigs.plural}`;
 
 /** `app=web, tier=front` (commas or spaces) as a label map; a bare key gets the empty value. */
 export function parseLabels(text: string): Record<string, string> {

@@ -1,4 +1,4 @@
-import { type KubeObj, useWatch } from './api.ts';
+import { type KataConfigObj, type KubeObj, useWatch } from './api.ts';
 import type { Condition } from './model.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
@@ -16,7 +16,7 @@ function imageJobState(conditions: Condition[]): string {
 }
 
 /** Peer pods, when a KataConfig enables them: the configuration's validity, the pod VM image job, the per-node limit. */
-export function PeerPodsPage({ kcs }: { kcs: KubeObj[] }) {
+export function PeerPodsPage({ kcs }: { kcs: KataConfigObj[] }) {
   const kc = kcs.find((k) => k.spec?.enablePeerPods);
   const byName = (n: string) => `fieldSelector=${encodeURIComponent(`metadata.name=${n}`)}`;
   const cm = useWatch<KubeObj & { data?: Record<string, string> }>(`/api/v1/namespaces/${NS}/configmaps`, byName('peer-pods-cm')).items[0];
