@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { messages } from '../../src/api/kataconfig.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -134,9 +135,7 @@ describe('plain Kubernetes: osc start --distribution kubernetes, then kubectl', 
     );
     const trace = JSON.stringify(seen, null, 1);
     assert.ok(
-      seen.some(
-        (s) => s.inProgress?.reason === 'Installing' && s.inProgress.message === 'Performing initial installation of kata on cluster',
-      ),
+      seen.some((s) => s.inProgress?.reason === 'Installing' && s.inProgress.message === messages.installing('kata')),
       trace,
     );
     const w0 = seen.findIndex((s) => list(s, 'installing')[0] === 'worker-0' && list(s, 'waitingToInstall')[0] === 'worker-1');
@@ -184,15 +183,12 @@ describe('plain Kubernetes: osc start --distribution kubernetes, then kubectl', 
   test('delete the KataConfig: blocked by the pod, then nodes leave one at a time, and nothing is left', async () => {
     await ok(['delete', 'kataconfig', 'cluster-kataconfig', '--wait=false']);
     await follow((s) => s?.inProgress?.reason === 'BlockedByExistingKataPods', 'the uninstall blocked');
-    assert.equal(
-      (await status())?.inProgress?.message,
-      'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
-    );
+    assert.equal((await status())?.inProgress?.message, messages.blocked(['kata']));
     await ok(['delete', 'pod', 'sandboxed']);
     const seen = await follow((s) => s === undefined, 'the KataConfig gone');
     const trace = JSON.stringify(seen, null, 1);
     assert.ok(
-      seen.some((s) => s.inProgress?.reason === 'Uninstalling' && s.inProgress.message === 'Removing kata from cluster'),
+      seen.some((s) => s.inProgress?.reason === 'Uninstalling' && s.inProgress.message === messages.uninstalling('kata')),
       trace,
     );
     assert.ok(

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { x as extract } from 'tar';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { KataConfigs } from '../../src/api/kataconfig.ts';
+import { KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { NAMES } from '../../src/install/manifests.ts';
@@ -182,7 +182,7 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.equal(code, 0, `status --watch ended with ${code}:\n${watch.stdout}${watch.stderr}`);
     const out = watch.stdout;
     const points = [
-      'KataConfig cluster-kataconfig: Installing — Performing initial installation of kata on cluster',
+      `KataConfig cluster-kataconfig: Installing — ${messages.installing('kata')}`,
       '[----------] 0/2 nodes',
       'worker-0   waiting to install',
       '[#####-----] 1/2 nodes',

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL } from '../../src/api/names.ts';
 import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { ApiError } from '../../src/kube/errors.ts';
@@ -60,7 +60,7 @@ describe('KataConfig under hand edits by an administrator', () => {
       assert.deepEqual(rec.seen.at(-1)?.inProgress, {
         status: 'True',
         reason: 'Installing',
-        message: 'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
+        message: messages.noMatchingNodes(),
       });
       assert.ok(!rec.seen.some(settled), 'never reported as installed');
       assert.equal(await client().find(RuntimeClasses, 'kata'), undefined, 'no RuntimeClass for zero nodes');
@@ -105,10 +105,7 @@ describe('KataConfig under hand edits by an administrator', () => {
       });
       await client().delete(KataConfigs, 'remote');
       await waitFor(() => rec.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', { timeoutMs: 60_000, message: 'blocked' });
-      assert.equal(
-        rec.seen.at(-1)?.inProgress?.message,
-        'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
-      );
+      assert.equal(rec.seen.at(-1)?.inProgress?.message, messages.blocked(['kata']));
       await client().delete(Pods, 'uses-kata', { namespace: 'default' });
       await waitFor(() => rec.deleted.length > 0, { timeoutMs: 120_000, message: 'KataConfig gone once the pod is' });
     });

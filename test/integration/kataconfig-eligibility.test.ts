@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { KataConfigs } from '../../src/api/kataconfig.ts';
+import { KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { NFD_KATA_LABEL } from '../../src/api/names.ts';
 import { VIRTUALIZATION_CAPABLE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { Nodes } from '../../src/kube/resources.ts';
@@ -25,7 +25,7 @@ describe('checkNodeEligibility with Node Feature Discovery', () => {
 
       // Virtualization gets disabled on worker-1 (say, in its firmware): NFD withdraws the label, nothing is eligible.
       await dev.client.patch(Nodes, 'worker-1', { metadata: { annotations: { [VIRTUALIZATION_CAPABLE_ANNOTATION]: 'false' } } });
-      await waitFor(() => rec.seen.at(-1)?.inProgress?.message === 'no Nodes with required labels found. Is NFD running?', {
+      await waitFor(() => rec.seen.at(-1)?.inProgress?.message === messages.noEligibleNodes(), {
         timeoutMs: 120_000,
         message: 'the NFD hint',
       });

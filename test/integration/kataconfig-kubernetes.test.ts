@@ -167,7 +167,7 @@ describe('KataConfig on plain Kubernetes (kata-deploy)', () => {
     await client().patch(Nodes, 'worker-0', { metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: 'containerd did not restart' } } });
     await client().patch(KataConfigs, KC, { spec: { logLevel: 'debug' } });
     await waitFor(() => inProgress()?.reason === 'Failed', { timeoutMs: 90_000, message: 'Failed' });
-    assert.equal(inProgress()?.message, 'Node worker-0 Degraded: containerd did not restart');
+    assert.equal(inProgress()?.message, messages.failed('worker-0', 'containerd did not restart'));
     await waitFor(() => kataNode('worker-0')?.assigned?.id === good, { timeoutMs: 60_000, message: 'worker-0 rolled back' });
     const w0 = kataNode('worker-0');
     assert.equal(w0?.phase, 'FailedToInstall');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, KATA_POOL } from '../../src/api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
@@ -35,7 +35,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     const seen = running.recorder.seen;
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
-        eq(s.inProgress, { status: 'True', reason: 'Installing', message: 'Performing initial installation of kata on cluster' }) &&
+        eq(s.inProgress, { status: 'True', reason: 'Installing', message: messages.installing('kata') }) &&
         eq(s.kataNodes, { nodeCount: 0, readyNodeCount: 0 }),
       (s) => eq(s.kataNodes, { nodeCount: 2, readyNodeCount: 0, waitingToInstall: ['worker-0', 'worker-1'] }),
       (s) =>
@@ -138,7 +138,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     );
     const joined = running.recorder.seen.slice(mark);
     assert.ok(
-      joined.some((s) => eq(s.inProgress, { status: 'True', reason: 'Updating', message: 'Adding and/or removing kata-enabled nodes' })),
+      joined.some((s) => eq(s.inProgress, { status: 'True', reason: 'Updating', message: messages.updating() })),
       JSON.stringify(joined),
     );
     assert.ok(joined.some((s) => eq(s.kataNodes?.waitingToInstall, ['worker-2']) || eq(s.kataNodes?.installing, ['worker-2'])));
@@ -210,7 +210,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     assert.deepEqual(failed?.inProgress, {
       status: 'True',
       reason: 'Failed',
-      message: 'Node worker-1 Degraded: failed to pull the extension image',
+      message: messages.failed('worker-1', 'failed to pull the extension image'),
     });
     assert.deepEqual(failed?.kataNodes?.failedToInstall, ['worker-1']);
     await waitForEvents(
@@ -242,7 +242,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     assert.deepEqual(running.recorder.seen.at(-1)?.inProgress, {
       status: 'False',
       reason: 'BlockedByExistingKataPods',
-      message: 'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
+      message: messages.blocked(['kata']),
     });
     assert.equal((await get()).metadata.labels?.x, undefined);
     for (const n of ['worker-0', 'worker-1'])
@@ -257,7 +257,7 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     const seen = running.recorder.seen.slice(mark);
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
-        eq(s.inProgress, { status: 'True', reason: 'Uninstalling', message: 'Removing kata from cluster' }) &&
+        eq(s.inProgress, { status: 'True', reason: 'Uninstalling', message: messages.uninstalling('kata') }) &&
         eq(s.kataNodes, { nodeCount: 0, readyNodeCount: 0, waitingToUninstall: ['worker-0', 'worker-1'] }),
       (s) => s.kataNodes?.nodeCount === 0 && onePair(s.kataNodes.uninstalling, s.kataNodes.waitingToUninstall),
       (s) => s.kataNodes?.nodeCount === 0 && s.kataNodes.uninstalling?.length === 1 && !s.kataNodes.waitingToUninstall,
@@ -304,9 +304,9 @@ describe('KataConfig lifecycle on a simulated two-worker OpenShift cluster', () 
     for (const r of reasons) if (r === expected[i]) i++;
     assert.equal(i, expected.length, `phase events in order; got ${reasons.join(', ')}`);
     const installing = events.find((e) => e.reason === 'Installing');
-    assert.equal(installing?.note, 'Performing initial installation of kata on cluster');
+    assert.equal(installing?.note, messages.installing('kata'));
     assert.equal(installing?.type, 'Normal');
     assert.equal(events.find((e) => e.reason === 'BlockedByExistingKataPods')?.type, 'Warning');
-    assert.equal(events.find((e) => e.reason === 'Uninstalling')?.note, 'Removing kata from cluster');
+    assert.equal(events.find((e) => e.reason === 'Uninstalling')?.note, messages.uninstalling('kata'));
   });
 });

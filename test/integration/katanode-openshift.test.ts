@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type KataConfig, KataConfigs, type KataNodes as KataNodeLists } from '../../src/api/kataconfig.ts';
+import { type KataConfig, KataConfigs, type KataNodes as KataNodeLists, messages } from '../../src/api/kataconfig.ts';
 import { type KataNode, type KataNodePhase, KataNodes } from '../../src/api/katanode.ts';
 import { MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_REASON, MCO_STATE } from '../../src/api/names.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
@@ -180,7 +180,7 @@ describe('KataNode records agree with the Machine Config Operator at every step'
     assert.notEqual(failed?.assigned?.id, failed?.active?.id, 'assigned is the new configuration');
     assert.deepEqual(failed?.lastKnownGood, before?.lastKnownGood, 'a failed configuration never becomes known good');
     const message = recorder.current?.status?.conditions?.find((c) => c.type === 'InProgress')?.message;
-    assert.equal(message, 'Node worker-1 Degraded: failed to pull the extension image');
+    assert.equal(message, messages.failed('worker-1', 'failed to pull the extension image'));
 
     await client().patch(Nodes, 'worker-1', { metadata: { annotations: { [FAIL_NEXT_UPDATE_ANNOTATION]: null } } });
     await waitFor(() => settled() && recorder.current?.status?.kataNodes?.readyNodeCount === 2, {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   EXTENSION_MACHINE_CONFIG,
@@ -157,7 +157,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
     });
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
-        eq(s.inProgress, { status: 'True', reason: 'Installing', message: 'Performing initial installation of kata-remote on cluster' }) &&
+        eq(s.inProgress, { status: 'True', reason: 'Installing', message: messages.installing('kata-remote') }) &&
         eq(s.kataNodes, { nodeCount: 0, readyNodeCount: 0 }),
       (s) => eq(s.kataNodes, { nodeCount: 2, readyNodeCount: 0, waitingToInstall: ['worker-0', 'worker-1'] }),
       (s) => s.kataNodes?.readyNodeCount === 0 && onePair(s.kataNodes.installing, s.kataNodes.waitingToInstall),
@@ -419,7 +419,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
     assert.deepEqual(running.recorder.seen.at(-1)?.inProgress, {
       status: 'False',
       reason: 'BlockedByExistingKataPods',
-      message: 'Existing pods using "kata-remote" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
+      message: messages.blocked(['kata-remote']),
     });
     // Nothing of peer pods goes while blocked.
     assert.ok(await c().find(DaemonSets, CAA_DAEMONSET, NS));
@@ -442,7 +442,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
 
     const documented: ((s: StatusView) => boolean)[] = [
       (s) =>
-        eq(s.inProgress, { status: 'True', reason: 'Uninstalling', message: 'Removing kata-remote from cluster' }) &&
+        eq(s.inProgress, { status: 'True', reason: 'Uninstalling', message: messages.uninstalling('kata-remote') }) &&
         eq(s.kataNodes, { nodeCount: 0, readyNodeCount: 0, waitingToUninstall: ['worker-0', 'worker-1'] }),
       (s) => s.kataNodes?.nodeCount === 0 && onePair(s.kataNodes.uninstalling, s.kataNodes.waitingToUninstall),
       (s) => s.kataNodes?.nodeCount === 0 && s.kataNodes.uninstalling?.length === 1 && !s.kataNodes.waitingToUninstall,
@@ -504,7 +504,7 @@ describe('the documented peer pods procedure on AWS, with kubectl', () => {
     const mark = running.recorder.seen.length;
     const deleted = await ok(['delete', 'kataconfig', KC, '--timeout=300s']);
     assert.match(deleted.stdout, /"example-kataconfig" deleted/);
-    assert.ok(running.recorder.seen.slice(mark).some((s) => s.inProgress?.message === 'Removing kata-remote from cluster'));
+    assert.ok(running.recorder.seen.slice(mark).some((s) => s.inProgress?.message === messages.uninstalling('kata-remote')));
     assert.ok(running.recorder.seen.slice(mark).every((s) => s.inProgress?.reason !== 'BlockedByExistingKataPods'));
     assert.equal(await amiId(), '');
     assert.equal(cluster.dev.cloud.images.size, 0, 'no pod VM image left in the cloud');

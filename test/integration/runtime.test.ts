@@ -4,7 +4,7 @@ import { connect, createServer, type Socket } from 'node:net';
 import { before, describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { kataConfigCRD } from '../../src/api/crds.ts';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
+import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import type { ControlPlane } from '../../src/devcluster/controlplane.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { KubeClient } from '../../src/kube/client.ts';
@@ -413,8 +413,8 @@ describe('controller runtime against a real kube-apiserver', () => {
     test('records events about an object (events.k8s.io/v1), folding repeats into a series', async () => {
       const m = new Manager({ client, log: testLogger(), metrics: new RuntimeMetrics(undefined, { processMetrics: false }) });
       const kc = await client.create(KataConfigs, { metadata: { name: 'events-test' }, spec: {} } as KataConfig);
-      await m.events.record(kc, 'Normal', 'Installing', 'Install', 'Performing initial installation of kata on cluster');
-      await m.events.record(kc, 'Normal', 'Installing', 'Install', 'Performing initial installation of kata on cluster');
+      await m.events.record(kc, 'Normal', 'Installing', 'Install', messages.installing('kata'));
+      await m.events.record(kc, 'Normal', 'Installing', 'Install', messages.installing('kata'));
       const events = (await client.list(Events, { namespace: 'default' })).items.filter((e) => e.regarding?.name === 'events-test');
       assert.equal(events.length, 1);
       assert.equal(events[0]?.reason, 'Installing');

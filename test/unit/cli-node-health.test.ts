@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KataConfig } from '../../src/api/kataconfig.ts';
+import { type KataConfig, messages } from '../../src/api/kataconfig.ts';
 import { nodeProblem, renderStatus, summarize } from '../../src/api/summary.ts';
 
 const ready = (status: string, reason = '', message = '') => ({
@@ -23,9 +23,7 @@ test('a node whose kubelet stopped reporting is unreachable, and osc status says
     spec: {},
     status: {
       kataNodes: { nodeCount: 2, readyNodeCount: 1, installed: ['worker-0'], installing: ['worker-1'] },
-      conditions: [
-        { type: 'InProgress', status: 'True', reason: 'Installing', message: 'Performing initial installation of kata on cluster' },
-      ],
+      conditions: [{ type: 'InProgress', status: 'True', reason: 'Installing', message: messages.installing('kata') }],
     },
   } as KataConfig;
   const s = summarize(kc, [unknown, { metadata: { name: 'worker-0' }, ...ready('True') }]);

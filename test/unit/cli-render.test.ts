@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { KataConfig } from '../../src/api/kataconfig.ts';
+import { type KataConfig, messages } from '../../src/api/kataconfig.ts';
 import { oneLine, progressBar, renderNone, renderStatus, summarize } from '../../src/api/summary.ts';
 
 const kc = (status: KataConfig['status'], extra: Partial<KataConfig> = {}): KataConfig => ({
@@ -27,7 +27,7 @@ describe('osc status rendering', () => {
   test('an install half way: phase, message, bar, per-node table, no runtime class yet', () => {
     const s = summarize(
       kc({
-        conditions: cond('True', 'Installing', 'Performing initial installation of kata on cluster'),
+        conditions: cond('True', 'Installing', messages.installing('kata')),
         kataNodes: { nodeCount: 2, readyNodeCount: 1, installed: ['worker-1'], installing: ['worker-0'] },
       }),
     );
@@ -40,7 +40,7 @@ describe('osc status rendering', () => {
     assert.equal(
       renderStatus(s),
       [
-        'KataConfig example-kataconfig: Installing — Performing initial installation of kata on cluster',
+        `KataConfig example-kataconfig: Installing — ${messages.installing('kata')}`,
         '[#####-----] 1/2 nodes',
         'NODE       STATE',
         'worker-0   installing',
@@ -82,11 +82,7 @@ describe('osc status rendering', () => {
     const s = summarize(
       kc(
         {
-          conditions: cond(
-            'False',
-            'BlockedByExistingKataPods',
-            'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
-          ),
+          conditions: cond('False', 'BlockedByExistingKataPods', messages.blocked(['kata'])),
           kataNodes: { nodeCount: 2, readyNodeCount: 2, installed: ['worker-0', 'worker-1'] },
           runtimeClasses: ['kata'],
         },
@@ -101,7 +97,7 @@ describe('osc status rendering', () => {
     const s = summarize(
       kc(
         {
-          conditions: cond('True', 'Uninstalling', 'Removing kata from cluster'),
+          conditions: cond('True', 'Uninstalling', messages.uninstalling('kata')),
           kataNodes: { nodeCount: 0, readyNodeCount: 0, uninstalling: ['worker-1'] },
         },
         { metadata: { name: 'example-kataconfig', deletionTimestamp: '2026-01-01T00:00:00Z' } },
@@ -115,7 +111,7 @@ describe('osc status rendering', () => {
     const s = summarize(
       kc(
         {
-          conditions: cond('True', 'Failed', 'Node worker-0 Degraded: disk full'),
+          conditions: cond('True', 'Failed', messages.failed('worker-0', 'disk full')),
           kataNodes: { nodeCount: 1, readyNodeCount: 0, failedToInstall: ['worker-0'] },
         },
         { spec: { enablePeerPods: true } },

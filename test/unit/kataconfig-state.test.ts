@@ -261,22 +261,19 @@ describe('conditions', () => {
     assert.deepEqual(installCondition(moving, sel, 'kata', true), {
       status: 'True',
       reason: 'Installing',
-      message: 'Performing initial installation of kata on cluster',
+      message: messages.installing('kata'),
     });
-    assert.deepEqual(
-      installCondition(moving, sel, 'kata-remote', true).message,
-      'Performing initial installation of kata-remote on cluster',
-    );
+    assert.deepEqual(installCondition(moving, sel, 'kata-remote', true).message, messages.installing('kata-remote'));
     assert.deepEqual(installCondition(moving, sel, 'kata', false), {
       status: 'True',
       reason: 'Updating',
-      message: 'Adding and/or removing kata-enabled nodes',
+      message: messages.updating(),
     });
     assert.equal(installCondition(settled, sel, 'kata', true), done);
     assert.deepEqual(uninstallCondition(moving, 'kata-remote'), {
       status: 'True',
       reason: 'Uninstalling',
-      message: 'Removing kata-remote from cluster',
+      message: messages.uninstalling('kata-remote'),
     });
   });
 
@@ -285,12 +282,12 @@ describe('conditions', () => {
     assert.deepEqual(installCondition(failed, sel, 'kata', true), {
       status: 'True',
       reason: 'Failed',
-      message: 'Node worker-1 Degraded: disk full',
+      message: messages.failed('worker-1', 'disk full'),
     });
     assert.deepEqual(uninstallCondition(failed, 'kata'), {
       status: 'True',
       reason: 'Failed',
-      message: 'Node worker-1 Degraded: disk full',
+      message: messages.failed('worker-1', 'disk full'),
     });
   });
 
@@ -299,7 +296,7 @@ describe('conditions', () => {
     assert.deepEqual(installCondition(none, { nodes: [], noEligibleNodes: true }, 'kata', true), {
       status: 'True',
       reason: 'Installing',
-      message: 'no Nodes with required labels found. Is NFD running?',
+      message: messages.noEligibleNodes(),
     });
   });
 
@@ -322,6 +319,7 @@ describe('conditions', () => {
     ];
     const offered = new Set(['kata', 'kata-remote']);
     assert.deepEqual(runtimeClassesInUse(pods, offered), ['kata']);
+    // The text itself, as docs/kataconfig.md gives it (a test of messages cannot take its expectation from it).
     assert.equal(
       messages.blocked(runtimeClassesInUse(pods, offered)),
       'Existing pods using "kata" RuntimeClass found. Please delete the pods manually for KataConfig deletion to proceed',
@@ -342,7 +340,7 @@ describe('conditions', () => {
     assert.deepEqual(installCondition(none, sel, 'kata', true), {
       status: 'True',
       reason: 'Installing',
-      message: 'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
+      message: messages.noMatchingNodes(),
     });
     assert.equal(installCondition(none, sel, 'kata', false).reason, 'Updating', 'a live KataConfig patched that way');
     const leaving: Classification = {
@@ -350,7 +348,7 @@ describe('conditions', () => {
       failures: [],
       settled: false,
     };
-    assert.equal(installCondition(leaving, sel, 'kata', false).message, 'Adding and/or removing kata-enabled nodes', 'while nodes leave');
+    assert.equal(installCondition(leaving, sel, 'kata', false).message, messages.updating(), 'while nodes leave');
     assert.equal(selectNodes(workers, { kataConfigPoolSelector: { matchLabels: { zone: 'a' } } }, false).noMatchingNodes, undefined);
   });
 });
