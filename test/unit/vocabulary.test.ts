@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { eventNotes } from '../../src/api/events.ts';
 import { KATA_NODE_LISTS, kataNodesSchema, messages } from '../../src/api/kataconfig.ts';
 import { KATA_NODE_PHASES } from '../../src/api/katanode.ts';
 
@@ -37,6 +38,11 @@ describe('one vocabulary: src/api and the documentation agree', () => {
     for (const message of [messages.noEligibleNodes(), messages.noMatchingNodes(), messages.duplicate(), messages.ignored('<name>')])
       assert.ok(kataconfig.includes(`\`${message}\``), message);
     assert.ok(doc('docs/troubleshooting.md').includes(messages.duplicate()));
+  });
+
+  test("the events' own notes are documented as recorded", () => {
+    for (const note of [eventNotes.installed('<rt>', '<n>'), eventNotes.uninstalled('<rt>')])
+      assert.ok(kataconfig.includes(`\`${note}\``), note);
   });
 
   test("the kataNodes lists: the API's order is the schema's and the documented status's, one per KataNode phase", () => {

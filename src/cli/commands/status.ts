@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import { eventNotes } from '../../api/events.ts';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../../api/summary.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
@@ -91,7 +92,7 @@ async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfi
       delete: (kc) => {
         if (done) return;
         if (flags.output === 'text') {
-          emit(`KataConfig ${kc.metadata.name}: deleted — ${summarize(kc).runtimeClass} was removed from the cluster\n`);
+          emit(`KataConfig ${kc.metadata.name}: deleted — ${eventNotes.uninstalled(summarize(kc).runtimeClass)}\n`);
         } else {
           emit(format([{ ...summarize(kc), phase: 'Deleted' }], flags.output, true));
         }

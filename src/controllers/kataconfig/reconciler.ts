@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
@@ -101,12 +102,12 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
     return {
       type: 'Normal' as const,
       reason: 'Installed',
-      note: `${rt} is installed on ${readyNodes} node(s); RuntimeClass "${rt}" is available`,
+      note: eventNotes.installed(rt, readyNodes),
     };
   }
   if (prev && prev.reason === next.reason && next.reason !== 'Failed') return undefined;
   const type = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' ? ('Warning' as const) : ('Normal' as const);
-  return { type, reason: next.reason || 'Progressing', note: next.message || `KataConfig ${kc.metadata.name}` };
+  return { type, reason: next.reason || 'Progressing', note: next.message || eventNotes.progressing(kc.metadata.name) };
 }
 
 /**
@@ -316,7 +317,7 @@ export class KataConfigReconciler {
     if (plan.pending === 0 && nodesBack && platform.uninstallComplete(input) && state.reason !== 'Failed') {
       await this.cleanUp(kc, input, signal);
       this.ctx.kataMetrics?.reset();
-      await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', `${rt} was removed from the cluster`);
+      await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', eventNotes.uninstalled(rt));
       log.info('uninstalled');
       return undefined;
     }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
@@ -400,13 +401,7 @@ export class PeerPodsReconciler {
     if (remote.length > 0) {
       log.info({ pods: remote.slice(0, 20), count: remote.length }, 'peer pods removal waits for pods using kata-remote');
       if (mode === 'disable') {
-        await this.ctx.events.record(
-          kc,
-          'Warning',
-          'PeerPodsRemovalBlocked',
-          'Disable',
-          `Existing pods using "${KATA_REMOTE_RUNTIME_CLASS}" RuntimeClass found. Please delete the pods manually for peer pods to be disabled`,
-        );
+        await this.ctx.events.record(kc, 'Warning', 'PeerPodsRemovalBlocked', 'Disable', eventNotes.peerPodsRemovalBlocked());
       }
       return { requeueAfterMs: this.ctx.options.blockedRecheckMs };
     }
@@ -455,7 +450,7 @@ export class PeerPodsReconciler {
       'Normal',
       'PeerPodsRemoved',
       mode === 'delete' ? 'Uninstall' : 'Disable',
-      `Removed the peer pods components (${CAA_DAEMONSET}, ${PEER_POD_CONFIG}, ${PEER_POD_VM_RESOURCE} on the nodes)`,
+      eventNotes.peerPodsRemoved(),
     );
     log.info({ mode }, 'peer pods components removed');
     return undefined;
