@@ -152,6 +152,14 @@ export const KataConfigs: ResourceType<KataConfig> = {
 
 export const IN_PROGRESS = 'InProgress';
 
+/** The KataConfig's condition types the peer pods controller owns (docs/peerpods.md). */
+export const CONFIG_VALID = 'PeerPodsConfigValid';
+export const IMAGE_JOB_RUNNING = 'PodVMImageJobRunning';
+export const IMAGE_JOB_COMPLETED = 'PodVMImageJobCompleted';
+export const IMAGE_JOB_FAILED = 'PodVMImageJobFailed';
+export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
+export const IMAGE_CONDITIONS = [IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
+
 export type InProgressReason = 'Installing' | 'Updating' | 'Uninstalling' | 'Failed' | 'BlockedByExistingKataPods' | 'Ignored' | '';
 
 /** The InProgress condition's text (docs/kataconfig.md, "The InProgress condition"). `rt` is kata or kata-remote. */

@@ -1,7 +1,8 @@
+import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { type ConsoleInfo, type KubeObj, useGet, useTick, useWatch } from './api.ts';
 
-const NS = 'openshift-sandboxed-containers-operator';
-const LEASE = 'osc-operator-leader';
+const NS = OPERATOR_NAMESPACE;
+const LEASE = LEADER_ELECTION_LEASE;
 const DEPLOYMENT = 'osc-controller-manager';
 
 /**

@@ -1,17 +1,19 @@
+import { IMAGE_CONDITIONS, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { type KataConfigObj, type KubeObj, useWatch } from './api.ts';
 import type { Condition } from './model.ts';
 
-const NS = 'openshift-sandboxed-containers-operator';
-const PEERPODS_CONDITIONS = ['PeerPodsConfigValid', 'PodVMImageJobRunning', 'PodVMImageJobCompleted', 'PodVMImageJobFailed'];
+const NS = OPERATOR_NAMESPACE;
 
 /** What the PodVMImageJob* conditions say, in one word. */
 function imageJobState(conditions: Condition[]): string {
   const is = (t: string) => conditions.find((c) => c.type === t)?.status === 'True';
-  if (is('PodVMImageJobRunning')) return 'running';
-  if (is('PodVMImageJobFailed')) return 'failed';
-  if (is('PodVMImageJobCompleted')) return 'completed';
+  if (is(IMAGE_JOB_RUNNING)) return 'running';
+  if (is(IMAGE_JOB_FAILED)) return 'failed';
+  if (is(IMAGE_JOB_COMPLETED)) return 'completed';
   // Once PODVM_AMI_ID holds an image (built earlier, or given by the administrator) no job is needed.
-  if (conditions.some((c) => c.type.startsWith('PodVMImageJob') && c.reason === 'ImageProvided')) return 'image provided';
+  if (conditions.some((c) => (IMAGE_CONDITIONS as readonly string[]).includes(c.type) && c.reason === 'ImageProvided'))
+    return 'image provided';
   return 'not started';
 }
 
@@ -26,7 +28,9 @@ export function PeerPodsPage({ kcs }: { kcs: KataConfigObj[] }) {
   );
   const jobs = useWatch<KubeObj>(`/apis/batch/v1/namespaces/${NS}/jobs`);
   const imageJobs = jobs.items.filter((j) => j.metadata.name.startsWith('osc-podvm-image-'));
-  const conditions: Condition[] = (kc?.status?.conditions ?? []).filter((c: Condition) => PEERPODS_CONDITIONS.includes(c.type));
+  const conditions: Condition[] = (kc?.status?.conditions ?? []).filter((c: Condition) =>
+    (PEERPODS_CONDITIONS as readonly string[]).includes(c.type),
+  );
   const pc = ppc.items[0];
   if (!kc) return <p class="muted">No KataConfig enables peer pods.</p>;
   return (
@@ -78,7 +82,7 @@ export function PeerPodsPage({ kcs }: { kcs: KataConfigObj[] }) {
           {imageJobState(conditions)}
         </dd>
         <dt>osc reports</dt>
-        <dd>{conditions.find((c) => c.type === 'PodVMImageJobRunning')?.message ?? '—'}</dd>
+        <dd>{conditions.find((c) => c.type === IMAGE_JOB_RUNNING)?.message ?? '—'}</dd>
       </dl>
       <table class="list">
         <tbody>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KataConfigStatus } from '../../api/kataconfig.ts';
+import { CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   PEER_POD_CONFIG,
@@ -62,14 +63,6 @@ export const IMAGE_JOB_COMPONENT = 'podvm-image';
 /** The label selector that finds osc's image jobs. */
 export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 export const CAA_APP_LABEL = 'app';
-
-/** Condition types the peer pods controller owns on the KataConfig. */
-export const CONFIG_VALID = 'PeerPodsConfigValid';
-export const IMAGE_JOB_RUNNING = 'PodVMImageJobRunning';
-export const IMAGE_JOB_COMPLETED = 'PodVMImageJobCompleted';
-export const IMAGE_JOB_FAILED = 'PodVMImageJobFailed';
-export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
-export const IMAGE_CONDITIONS = [IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
 
 export interface PeerPodsImages {
   /** The cloud-api-adaptor (CAA) image the DaemonSet runs. */

@@ -1,6 +1,17 @@
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
-import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner } from '../../api/kataconfig.ts';
+import {
+  activeKataConfig,
+  CONFIG_VALID,
+  IMAGE_CONDITIONS,
+  IMAGE_JOB_COMPLETED,
+  IMAGE_JOB_FAILED,
+  IMAGE_JOB_RUNNING,
+  type KataConfig,
+  KataConfigs,
+  kataConfigOwner,
+  PEERPODS_CONDITIONS,
+} from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -37,7 +48,6 @@ import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged, writeStatusIfChanged } from '../../runtime/status.ts';
 import {
   CONFIG_HASH_ANNOTATION,
-  CONFIG_VALID,
   configCondition,
   configHash,
   DEFAULT_IMAGES,
@@ -48,11 +58,7 @@ import {
   desiredImageJob,
   desiredPeerPodConfig,
   hasAnyCondition,
-  IMAGE_CONDITIONS,
   IMAGE_ID_ANNOTATION,
-  IMAGE_JOB_COMPLETED,
-  IMAGE_JOB_FAILED,
-  IMAGE_JOB_RUNNING,
   type ImageJobKind,
   type ImageObservation,
   imageConditions,
@@ -66,7 +72,6 @@ import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   ownConditions,
-  PEERPODS_CONDITIONS,
   PEERPODS_FINALIZER,
   type PeerPodsImages,
   peerPodsStatusShare,
