@@ -227,6 +227,11 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         .choices(['openshift', 'kubernetes'])
         .default('openshift'),
     )
+    .option(
+      '--service-monitor',
+      'include the ServiceMonitor (monitoring.coreos.com/v1, the Prometheus Operator); the default on openshift, where that API is always served',
+    )
+    .option('--no-service-monitor', 'leave the ServiceMonitor out (the default on kubernetes)')
     .addHelpText(
       'after',
       examples([
