@@ -243,6 +243,11 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .addOption(
       new Option('--distribution <name>', `the cluster: ${platformChoices()}; sets the RBAC`).choices(platformNames()).default('openshift'),
     )
+    .option(
+      '--service-monitor',
+      'include the ServiceMonitor (monitoring.coreos.com/v1, the Prometheus Operator); the default on openshift, where that API is always served',
+    )
+    .option('--no-service-monitor', 'leave the ServiceMonitor out (the default on kubernetes)')
     .addHelpText(
       'after',
       examples([

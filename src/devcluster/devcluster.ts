@@ -22,6 +22,7 @@ import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
+import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
@@ -178,7 +179,13 @@ export class DevCluster {
     });
     let dc: DevCluster | undefined;
     try {
-      await controlPlane.installCRDs([...(plain ? [] : openshiftCRDs()), ...oscCRDs(), ...(opts.extraCRDs ?? [])]);
+      // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
+      // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
+      await controlPlane.installCRDs([
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs()]),
+        ...oscCRDs(),
+        ...(opts.extraCRDs ?? []),
+      ]);
       dc = new DevCluster(controlPlane, opts);
       await dc.seed();
       dc.log.info(

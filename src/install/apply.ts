@@ -42,6 +42,11 @@ const KINDS: ResourceType[] = [
 /** Kinds applied only where their API is served (an add-on's CRD), else reported as skipped. */
 const OPTIONAL: ResourceType[] = [ServiceMonitors];
 
+/** Whether a manifest's kind is one of the optional APIs (served only where an add-on runs). */
+export function isOptionalAPI(obj: KubeObject): boolean {
+  return OPTIONAL.includes(resourceOf(obj));
+}
+
 async function served(client: KubeClient, rt: ResourceType): Promise<boolean> {
   try {
     const res = await client.request<{ resources?: { name: string }[] }>('GET', `/apis/${rt.group}/${rt.version}`);

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
-import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
+import { applyAll, deleteAll, displayName, INSTALL_FIELD_MANAGER, isOptionalAPI, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
 import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
@@ -30,12 +30,28 @@ export interface InstallFlags extends ClusterFlags {
   image?: string;
   logLevel: string;
   distribution?: PlatformName;
+  /** Include objects of APIs a cluster may lack (the ServiceMonitor); unset: yes on OpenShift, no elsewhere. */
+  serviceMonitor?: boolean;
 }
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
   if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
-  const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution });
+  const all = await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution });
+  // Every OpenShift serves the Prometheus Operator's API; a plain Kubernetes cluster does only where someone
+  // installed it, and `kubectl apply` of a ServiceMonitor there fails the whole apply. So the kubernetes
+  // manifests carry such objects only when asked for, and say what they left out.
+  const withOptional = flags.serviceMonitor ?? (flags.distribution ?? 'openshift') === 'openshift';
+  const files = withOptional
+    ? all
+    : all.map((f) => ({ ...f, objects: f.objects.filter((o) => !isOptionalAPI(o)) })).filter((f) => f.objects.length);
+  const leftOut = withOptional ? [] : all.flatMap((f) => f.objects.filter(isOptionalAPI));
+  for (const o of leftOut) {
+    write(
+      io.stderr,
+      `${displayName(o)} left out: ${o.apiVersion} is served only where the Prometheus Operator runs (add --service-monitor to include it)`,
+    );
+  }
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
