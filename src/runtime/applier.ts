@@ -120,6 +120,16 @@ export function showsApplied<T extends KubeObject>(cached: KubeObject | undefine
   return covers(cached.metadata, meta) && covers(cached, body);
 }
 
+/**
+ * Whether the cache already shows a write done: an applied object as applied, a deleted one gone or going.
+ * A patch of someone else's object is not known to be done (its plan compares the keys it patches).
+ */
+export function cacheShows(w: Write, cached: KubeObject | undefined): boolean {
+  if (w.op === 'apply') return showsApplied(cached, w.resource, w.object);
+  if (w.op === 'delete') return !cached || !!cached.metadata.deletionTimestamp;
+  return false;
+}
+
 export class Applier {
   readonly fieldManager: string;
   private readonly client: KubeClient;
@@ -165,7 +175,7 @@ export class Applier {
     if (this.record(key, cached)?.write === what) return this.count(w, 'awaited');
     switch (w.op) {
       case 'apply': {
-        if (showsApplied(cached, w.resource, w.object)) return this.count(w, 'unchanged');
+        if (cacheShows(w, cached)) return this.count(w, 'unchanged');
         const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object), {
           namespace,
           type: 'apply',
@@ -194,7 +204,7 @@ export class Applier {
         }
       }
       case 'delete': {
-        if (!cached || cached.metadata.deletionTimestamp) return this.count(w, 'unchanged');
+        if (!cached || cacheShows(w, cached)) return this.count(w, 'unchanged');
         const uid = w.uid ?? cached.metadata.uid;
         const deleted = await this.client.delete(w.resource, name, {
           namespace,
