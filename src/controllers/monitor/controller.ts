@@ -99,9 +99,10 @@ export function setupMonitorController(
   ] as [ResourceType, Informer<KubeObject>][]);
   const cachedCore: CacheLookup = (rt, name) => caches.get(rt)?.get(`${ns}/${name}`);
 
-  // Whether the Prometheus Operator's API is served, as last discovered. Discovery is asked only when the
-  // caches show the monitor's own objects not as planned (a KataConfig change, an edit or a deletion of
-  // one of them): a rollout's many KataConfig and node changes cost no request while the monitor stands.
+  // Whether the Prometheus Operator's API is served, as discovered by the last pass that made all its
+  // writes. Discovery is asked only when the caches show the monitor's own objects not as planned (a
+  // KataConfig change, an edit or a deletion of one of them), or the last pass failed: a rollout's many
+  // KataConfig and node changes cost no request while the monitor stands.
   let monitoringAPI: boolean | undefined;
 
   async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -117,14 +118,16 @@ export function setupMonitorController(
       const core = planMonitor(desired(monitoringAPI), ns, CORE_PARTS);
       if (core.every((w) => cacheShows(w, cachedCore(w.resource, nameOf(w), ns)))) return undefined;
     }
-    monitoringAPI = await servesMonitoringAPI(client, signal);
-    const parts = monitoringAPI ? [...CORE_PARTS, ...PROMETHEUS_PARTS] : CORE_PARTS;
+    monitoringAPI = undefined;
+    const served = await servesMonitoringAPI(client, signal);
+    const parts = served ? [...CORE_PARTS, ...PROMETHEUS_PARTS] : CORE_PARTS;
     // The Prometheus Operator's kinds have no cache (they may not exist): read when the monitor is reconciled.
     const live = new Map<string, KubeObject | undefined>();
-    if (monitoringAPI) for (const p of PROMETHEUS_PARTS) live.set(p.name, await client.find(p.resource, p.name, ns, signal));
+    if (served) for (const p of PROMETHEUS_PARTS) live.set(p.name, await client.find(p.resource, p.name, ns, signal));
     const lookup: CacheLookup = (rt, name) => (caches.has(rt) ? cachedCore(rt, name, ns) : live.get(name));
-    const writes = planMonitor(desired(monitoringAPI), ns, parts);
+    const writes = planMonitor(desired(served), ns, parts);
     const outcomes = await applier.run(writes, lookup, signal);
+    monitoringAPI = served;
     for (const [i, w] of writes.entries()) {
       if (outcomes[i] !== 'written') continue;
       const existed = !!lookup(w.resource, nameOf(w), ns);
