@@ -165,6 +165,17 @@ describe('peer pods plan', () => {
     assert.deepEqual(writes(again), ['apply DaemonSet/osc-caa-ds']);
   });
 
+  test('a node without allocatable advertises in capacity only, and is not patched again once it does', () => {
+    const bare: Node = { metadata: { name: 'worker-1', labels: { ...KATA } }, status: { capacity: { cpu: '4' } } };
+    const cm = configMap({ ...validData, PODVM_AMI_ID: 'ami-0123456789abcdef0' });
+    const first = planPeerPods(observed({ peerPodConfig: peerPodConfig(), daemonSet, configMap: cm, nodes: [bare] }), NOW);
+    const w = first.writes.find((x) => x.resource.kind === 'Node');
+    assert.deepEqual(w?.op === 'patch' && w.patch, { status: { capacity: { [VM]: '4' } } });
+    const shown: Node = { ...bare, status: { capacity: { cpu: '4', [VM]: '4' } } };
+    const again = planPeerPods(observed({ peerPodConfig: peerPodConfig(), daemonSet, configMap: cm, nodes: [shown] }), NOW);
+    assert.ok(!again.writes.some((x) => x.resource.kind === 'Node'));
+  });
+
   test('PEERPODS_LIMIT_PER_NODE changed: the PeerPodConfig limit is merge-patched, not applied (the administrator may patch it)', () => {
     const plan = planPeerPods(
       observed({
