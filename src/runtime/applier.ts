@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { apiVersionOf, type KubeClient, type PatchType, type ResourceType } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { Informer } from './informer.ts';
 import type { RuntimeMetrics } from './metrics.ts';
 import { applyStatusIfChanged, type StatusShare, type WithStatus } from './status.ts';
 
@@ -17,8 +18,9 @@ import { applyStatusIfChanged, type StatusShare, type WithStatus } from './statu
  * - deletes, with a UID precondition so that an object made again under the same name is not the one deleted;
  * - makes no write when the cache already shows it: an applied object whose digest annotation and every
  *   named field match, a delete of what is gone or going;
- * - remembers each write until the cache shows it (the cached object is no longer the one it replaced), so
- *   that a pass planned from a cache one event behind does not make the same write again.
+ * - remembers each write to a watched kind until its cache has an event for the object (or no longer shows
+ *   the version the write replaced), so that a pass planned from a cache one event behind does not make the
+ *   same write again. A kind the controller does not cache has nothing to lag behind: nothing is remembered.
  *
  * It catches nothing: a 409 (someone else's newer version, a precondition) or a transient error ends the
  * pass and the controller's work queue retries the key (src/runtime/controller.ts: a few quick retries for
@@ -138,6 +140,8 @@ export class Applier {
   private readonly now: () => number;
   /** Writes the cache has not shown yet: the cached version they replaced, and what was written. */
   private readonly inFlight = new Map<string, { replaced: string; write: string; at: number }>();
+  /** The kinds whose cache events the applier sees (watch()). */
+  private readonly watched = new Set<ResourceType>();
 
   constructor(opts: ApplierOptions) {
     this.client = opts.client;
@@ -145,6 +149,17 @@ export class Applier {
     this.metrics = opts.metrics;
     this.ttlMs = opts.expectationTtlMs ?? 30_000;
     this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * The cache the controller reads `resource` from: any event it has for an object ends the wait for a write
+   * to that object. (Comparing versions alone would not do: a cache that showed an object made and then
+   * deleted again shows its absence as before the create.)
+   */
+  watch<T extends KubeObject>(resource: ResourceType<T>, informer: Pick<Informer<T>, 'addEventHandler'>): void {
+    this.watched.add(resource);
+    const seen = (o: KubeObject) => this.inFlight.delete(targetKey(resource, o.metadata.name ?? '', o.metadata.namespace));
+    informer.addEventHandler({ add: seen, update: (_old, o) => seen(o), delete: seen });
   }
 
   /**
@@ -183,7 +198,7 @@ export class Applier {
           fieldManager: this.fieldManager,
           signal,
         });
-        this.remember(key, cached, written, what);
+        this.remember(w, key, cached, written, what);
         return this.count(w, 'written');
       }
       case 'patch': {
@@ -195,7 +210,7 @@ export class Applier {
             fieldManager: this.fieldManager,
             signal,
           });
-          this.remember(key, cached, written, what);
+          this.remember(w, key, cached, written, what);
           return this.count(w, 'written');
         } catch (e) {
           // The object went away since the cache showed it: there is nothing left to patch.
@@ -212,7 +227,7 @@ export class Applier {
           ...(uid ? { preconditions: { uid } } : {}),
           signal,
         });
-        this.remember(key, cached, undefined, what);
+        this.remember(w, key, cached, undefined, what);
         return this.count(w, deleted ? 'written' : 'gone');
       }
     }
@@ -241,7 +256,8 @@ export class Applier {
     return r;
   }
 
-  private remember(key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+  private remember(w: Write, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+    if (!this.watched.has(w.resource)) return;
     // A write the server found already made changes no version: no event will come, none is awaited.
     if (written && cached && written.metadata.resourceVersion === cached.metadata.resourceVersion) return;
     this.inFlight.set(key, { replaced: cacheState(cached), write: what, at: this.now() });

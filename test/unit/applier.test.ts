@@ -8,7 +8,15 @@ import { describe, test } from 'node:test';
 import type { KubeClient, ResourceType } from '../../src/kube/client.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { APPLIED_DIGEST_ANNOTATION, Applier, appliedForm, showsApplied, type Write } from '../../src/runtime/applier.ts';
+import {
+  APPLIED_DIGEST_ANNOTATION,
+  Applier,
+  type ApplierOptions,
+  appliedForm,
+  showsApplied,
+  type Write,
+} from '../../src/runtime/applier.ts';
+import type { EventHandler } from '../../src/runtime/informer.ts';
 
 const Things: ResourceType = { group: 'example.com', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
 
@@ -42,6 +50,17 @@ function recordingClient() {
     },
   } as unknown as KubeClient;
   return { client, calls, failNext: (e: Error) => (fail = e) };
+}
+
+/** An applier whose cache of Things the test feeds with events, as an informer would. */
+function watchingApplier(opts: ApplierOptions) {
+  const handlers: EventHandler<KubeObject>[] = [];
+  const applier = new Applier(opts);
+  applier.watch(Things, { addEventHandler: (h: EventHandler<KubeObject>) => handlers.push(h) });
+  const event = (kind: 'add' | 'delete', o: KubeObject) => {
+    for (const h of handlers) h[kind]?.(o);
+  };
+  return { applier, event };
 }
 
 const desired = (data: Record<string, string>): KubeObject & { data: Record<string, string> } => ({
@@ -90,7 +109,7 @@ describe('runtime applier', () => {
 
   test('a write the cache has not shown yet is not made again; a new version in the cache ends the wait', async () => {
     const { client, calls } = recordingClient();
-    const applier = new Applier({ client, fieldManager: 'osc-example' });
+    const { applier } = watchingApplier({ client, fieldManager: 'osc-example' });
     const w: Write = { op: 'apply', resource: Things, object: desired({ a: '1' }) };
     assert.equal(await applier.write(w, undefined), 'written');
     assert.ok(applier.awaits(Things, 'one', 'ns', undefined), 'the cache still shows no object');
@@ -109,7 +128,7 @@ describe('runtime applier', () => {
   test('an awaited write is made again once its record expires', async () => {
     const { client, calls } = recordingClient();
     let t = 0;
-    const applier = new Applier({ client, fieldManager: 'm', expectationTtlMs: 1000, now: () => t });
+    const { applier } = watchingApplier({ client, fieldManager: 'm', expectationTtlMs: 1000, now: () => t });
     const w: Write = { op: 'patch', resource: Things, name: 'one', namespace: 'ns', patch: { metadata: { annotations: { k: 'v' } } } };
     const cached = stored(desired({}), '7');
     await applier.write(w, cached);
@@ -122,7 +141,7 @@ describe('runtime applier', () => {
 
   test('deletes only the object the cache showed (UID precondition), once, and nothing that is gone or going', async () => {
     const { client, calls } = recordingClient();
-    const applier = new Applier({ client, fieldManager: 'm' });
+    const { applier } = watchingApplier({ client, fieldManager: 'm' });
     const w: Write = { op: 'delete', resource: Things, name: 'one', namespace: 'ns' };
     assert.equal(await applier.write(w, undefined), 'unchanged');
     assert.equal(await applier.write(w, { metadata: { name: 'one', deletionTimestamp: 'then' } }), 'unchanged');
@@ -131,6 +150,29 @@ describe('runtime applier', () => {
     assert.deepEqual(calls[0]?.opts?.preconditions, { uid: 'u1' });
     assert.equal(await applier.write(w, cached), 'awaited', 'the cache still shows it: not deleted twice');
     assert.equal(calls.length, 1);
+  });
+
+  test('an object made, shown, then deleted by someone else is made again: the cache event ended the wait', async () => {
+    const { client, calls } = recordingClient();
+    const { applier, event } = watchingApplier({ client, fieldManager: 'm' });
+    const w: Write = { op: 'apply', resource: Things, object: desired({ a: '1' }) };
+    assert.equal(await applier.write(w, undefined), 'written');
+    const made = stored(desired({ a: '1' }), '8');
+    event('add', made);
+    event('delete', made);
+    // The cache shows no object, as before the create; the events in between say it is not our create's lag.
+    assert.equal(await applier.write(w, undefined), 'written');
+    assert.equal(calls.length, 2);
+  });
+
+  test('a kind the controller does not cache: nothing remembered, every pass writes what it plans', async () => {
+    const { client, calls } = recordingClient();
+    const applier = new Applier({ client, fieldManager: 'm' });
+    const w: Write = { op: 'apply', resource: Things, object: desired({ a: '1' }) };
+    await applier.write(w, undefined);
+    assert.equal(await applier.write(w, undefined), 'written');
+    assert.equal(calls.length, 2);
+    assert.equal(applier.pending, 0);
   });
 
   test('a patch of an object gone meanwhile is no error; a conflict or a server error is thrown to the work queue', async () => {

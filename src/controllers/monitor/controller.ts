@@ -97,6 +97,7 @@ export function setupMonitorController(
     [DaemonSets, daemonSets],
     [Services, services],
   ] as [ResourceType, Informer<KubeObject>][]);
+  for (const [rt, informer] of caches) applier.watch(rt, informer);
   const cachedCore: CacheLookup = (rt, name) => caches.get(rt)?.get(`${ns}/${name}`);
 
   // Whether the Prometheus Operator's API is served, as discovered by the last pass that made all its
@@ -126,13 +127,13 @@ export function setupMonitorController(
     if (served) for (const p of PROMETHEUS_PARTS) live.set(p.name, await client.find(p.resource, p.name, ns, signal));
     const lookup: CacheLookup = (rt, name) => (caches.has(rt) ? cachedCore(rt, name, ns) : live.get(name));
     const writes = planMonitor(desired(served), ns, parts);
+    const existed = writes.map((w) => !!lookup(w.resource, nameOf(w), ns));
     const outcomes = await applier.run(writes, lookup, signal);
     monitoringAPI = served;
     for (const [i, w] of writes.entries()) {
       if (outcomes[i] !== 'written') continue;
-      const existed = !!lookup(w.resource, nameOf(w), ns);
       const msg =
-        w.op === 'delete' ? 'kata monitor object removed' : existed ? 'kata monitor object corrected' : 'kata monitor object created';
+        w.op === 'delete' ? 'kata monitor object removed' : existed[i] ? 'kata monitor object corrected' : 'kata monitor object created';
       log.info({ kind: w.resource.kind, name: nameOf(w) }, msg);
     }
     return undefined;

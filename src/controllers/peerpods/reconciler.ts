@@ -12,6 +12,7 @@ import {
   type Job,
   Jobs,
   type Node,
+  Nodes,
   type Pod,
   type Secret,
 } from '../../kube/resources.ts';
@@ -90,6 +91,11 @@ export class PeerPodsReconciler {
   constructor(ctx: PeerPodsContext) {
     this.ctx = ctx;
     this.applier = new Applier({ client: ctx.client, fieldManager: PEERPODS_FIELD_MANAGER, metrics: ctx.metrics });
+    this.applier.watch(ConfigMaps, ctx.configMaps);
+    this.applier.watch(PeerPodConfigs, ctx.peerPodConfigs);
+    this.applier.watch(DaemonSets, ctx.daemonSets);
+    this.applier.watch(Jobs, ctx.jobs);
+    this.applier.watch(Nodes, ctx.nodes);
   }
 
   private get ns(): string {
