@@ -105,10 +105,11 @@ export function planImageCreation(
     if (phase === 'complete') {
       const built = o.configMap?.data?.PODVM_AMI_ID ?? '';
       if (built) {
+        const remove = deleteJob(o, 'creation', job);
         return step({
           observation: { state: 'completed', kind: 'creation', amiId: built },
-          writes: [...recordImage(o, built), deleteJob(o, 'creation', job)],
-          notes: [{ level: 'info', msg: 'pod VM image created', fields: { amiId: built } }],
+          writes: [...recordImage(o, built), remove],
+          notes: [{ level: 'info', msg: 'pod VM image created', fields: { amiId: built }, after: remove }],
         });
       }
       const left = fillGraceLeft(job, now);
@@ -116,9 +117,10 @@ export function planImageCreation(
     }
     // Failed (or completed without an image): reported; retried only for a changed configuration.
     if (job.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== hash) {
+      const remove = deleteJob(o, 'creation', job);
       return step({
-        writes: [deleteJob(o, 'creation', job)],
-        notes: [{ level: 'info', msg: 'peer pods configuration changed since the pod VM image job failed: trying again' }],
+        writes: [remove],
+        notes: [{ level: 'info', msg: 'peer pods configuration changed since the pod VM image job failed: trying again', after: remove }],
       });
     }
     // The administrator supplied an image instead.
@@ -144,10 +146,11 @@ export function planImageCreation(
     configHash: hash,
     owner,
   });
+  const start: Write = { op: 'apply', resource: Jobs, object: creation };
   return step({
     observation: { state: 'running', kind: 'creation' },
-    writes: [{ op: 'apply', resource: Jobs, object: creation }],
-    notes: [{ level: 'info', msg: 'PODVM_AMI_ID is empty: started the pod VM image creation job' }],
+    writes: [start],
+    notes: [{ level: 'info', msg: 'PODVM_AMI_ID is empty: started the pod VM image creation job', after: start }],
   });
 }
 
@@ -170,8 +173,9 @@ export function completeDeletion(o: PeerPodsObserved, job: Job): Pick<ImageStep,
       },
     });
   }
-  writes.push(deleteJob(o, 'deletion', job));
-  return { writes, notes: [{ level: 'info', msg: 'pod VM image deleted', fields: { amiId: deleted } }] };
+  const remove = deleteJob(o, 'deletion', job);
+  writes.push(remove);
+  return { writes, notes: [{ level: 'info', msg: 'pod VM image deleted', fields: { amiId: deleted }, after: remove }] };
 }
 
 /**
@@ -205,18 +209,9 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
       });
     }
     if (deletionRetryDue(job, cm, o.secret)) {
-      return step({
-        wait: true,
-        failed,
-        writes: [deleteJob(o, 'deletion', job)],
-        notes: [
-          {
-            level: 'info',
-            msg: 'peer pods configuration changed since the image deletion failed: retrying it',
-            fields: { amiId: deleting },
-          },
-        ],
-      });
+      const remove = deleteJob(o, 'deletion', job);
+      const msg = 'peer pods configuration changed since the image deletion failed: retrying it';
+      return step({ wait: true, failed, writes: [remove], notes: [{ level: 'info', msg, fields: { amiId: deleting }, after: remove }] });
     }
     return step({
       wait: true,
@@ -257,10 +252,11 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     amiId,
     inputs: deletionInputs(cm, o.secret),
   });
+  const start: Write = { op: 'apply', resource: Jobs, object: deletion };
   return step({
     wait: true,
     observation: { state: 'running', kind: 'deletion', amiId },
-    writes: [{ op: 'apply', resource: Jobs, object: deletion }],
-    notes: [{ level: 'info', msg: 'started the pod VM image deletion job', fields: { amiId } }],
+    writes: [start],
+    notes: [{ level: 'info', msg: 'started the pod VM image deletion job', fields: { amiId }, after: start }],
   });
 }

@@ -8,6 +8,8 @@ export interface PlanNote {
   level: 'info' | 'warn';
   msg: string;
   fields?: Record<string, unknown>;
+  /** Logged only when this write of the plan is made (not when the cache showed it, or it was awaited). */
+  after?: Write;
 }
 
 /** An event on the KataConfig, recorded once the writes are made. */

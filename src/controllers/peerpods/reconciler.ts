@@ -148,9 +148,12 @@ export class PeerPodsReconciler {
   private async apply(key: string, plan: PeerPodsPlan, log: Logger, signal: AbortSignal): Promise<void> {
     const { ctx } = this;
     let kc = ctx.kataConfigs.get(key);
-    for (const note of plan.notes) log[note.level](note.fields ?? {}, note.msg);
     if (kc && plan.addFinalizer) kc = await addFinalizer(ctx.client, KataConfigs, kc, PEERPODS_FINALIZER);
-    await this.applier.run(plan.writes, this.lookup, signal);
+    const outcomes = await this.applier.run(plan.writes, this.lookup, signal);
+    for (const note of plan.notes) {
+      if (note.after && outcomes[plan.writes.indexOf(note.after)] !== 'written') continue;
+      log[note.level](note.fields ?? {}, note.msg);
+    }
     if (plan.peerPodConfigStatus) {
       const ppc = this.cached(ctx.peerPodConfigs, PEER_POD_CONFIG);
       try {
