@@ -106,24 +106,41 @@ export class PeerPodsReconciler {
     return informer.get(`${this.ns}/${name}`);
   }
 
-  /** What the caches show, for the plan. */
+  /**
+   * What the caches show, for the plan. The nodes, where the kata nodes are and the kata-remote pods are
+   * read only when the plan asks: most passes (peer pods off, and a KataConfig status write on every node's
+   * progress) need none of them.
+   */
   observe(key: string): PeerPodsObserved {
     const { ctx } = this;
-    const nodes = ctx.nodes.list();
     const configMap = this.cached(ctx.configMaps, PEER_PODS_CM);
+    let nodes: Node[] | undefined;
+    let placement: PeerPodsObserved['placement'] | undefined;
+    let remotePods: string[] | undefined;
+    const allNodes = () => (nodes ??= ctx.nodes.list());
     return {
       key,
       kataConfigs: ctx.kataConfigs.list(),
       supportsPeerPods: ctx.platform.supportsPeerPods,
-      placement: { nodeSelector: ctx.platform.kataNodeSelector(nodes), tolerations: ctx.platform.kataNodeTolerations(nodes) },
-      nodes,
+      get placement() {
+        placement ??= {
+          nodeSelector: ctx.platform.kataNodeSelector(allNodes()),
+          tolerations: ctx.platform.kataNodeTolerations(allNodes()),
+        };
+        return placement;
+      },
+      get nodes() {
+        return allNodes();
+      },
       configMap,
       secret: this.cached(ctx.secrets, PEER_PODS_SECRET),
       peerPodConfig: this.cached(ctx.peerPodConfigs, PEER_POD_CONFIG),
       daemonSet: this.cached(ctx.daemonSets, CAA_DAEMONSET),
       creationJob: this.cached(ctx.jobs, imageJobName('creation')),
       deletionJob: this.cached(ctx.jobs, imageJobName('deletion')),
-      remotePods: this.remotePods(),
+      get remotePods() {
+        return (remotePods ??= remotePodsOf(ctx.pods));
+      },
       configMapAwaited: this.applier.awaits(ConfigMaps, PEER_PODS_CM, this.ns, configMap),
       options: ctx.options,
     };
@@ -211,11 +228,10 @@ export class PeerPodsReconciler {
     return written;
   }
 
-  private remotePods(): string[] {
-    return this.ctx.pods.byIndex(REMOTE_PODS_INDEX, KATA_REMOTE_RUNTIME_CLASS).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
-  }
-
   private observePods(): void {
     this.ctx.peerPodsMetrics?.pods.set(this.ctx.pods.byIndex(REMOTE_PODS_INDEX, KATA_REMOTE_RUNTIME_CLASS).length);
   }
 }
+
+const remotePodsOf = (pods: Informer<Pod>): string[] =>
+  pods.byIndex(REMOTE_PODS_INDEX, KATA_REMOTE_RUNTIME_CLASS).map((p) => `${p.metadata.namespace}/${p.metadata.name}`);
