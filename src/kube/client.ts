@@ -276,6 +276,8 @@ export class KubeClient {
       namespace?: string;
       propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
       gracePeriodSeconds?: number;
+      /** Delete only this very object (a 409 if the name now belongs to another, or it changed). */
+      preconditions?: { uid?: string; resourceVersion?: string };
       signal?: AbortSignal;
     } = {},
   ): Promise<boolean> {
@@ -286,6 +288,7 @@ export class KubeClient {
           apiVersion: 'v1',
           propagationPolicy: opts.propagationPolicy ?? 'Background',
           gracePeriodSeconds: opts.gracePeriodSeconds,
+          preconditions: opts.preconditions,
         },
         signal: opts.signal,
       });

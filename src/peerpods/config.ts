@@ -9,241 +9,39 @@
  * CLOUD_PROVIDER, AWS_REGION, AWS_SUBNET_ID, AWS_VPC_ID, AWS_SG_IDS; in the Secret AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY. Everything else has a default (see PEER_PODS_DEFAULTS).
  */
-import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../api/names.ts';
+import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import type { ConfigMap, Secret } from '../kube/resources.ts';
+import {
+  AGENT_PORT,
+  MAX_ROOT_VOLUME_SIZE,
+  MAX_TAGS,
+  MIN_ROOT_VOLUME_SIZE,
+  OTHER_CLOUD_PROVIDERS,
+  OTHER_CM_KEYS,
+  PEER_PODS_CM_KEYS,
+  PEER_PODS_DEFAULTS,
+  type PeerPodsValidation,
+  type Problem,
+  SUPPORTED_CLOUD_PROVIDERS,
+} from './config-schema.ts';
+import { validateSecret } from './config-secret.ts';
+import {
+  awsId,
+  commaList,
+  goBool,
+  HOW_TO_FIND,
+  INSTANCE_TYPE_RE,
+  isPlaceholder,
+  parseGoDuration,
+  positiveInt,
+  q,
+  REGION_LOOKUP,
+  REGION_RE,
+} from './config-values.ts';
 import { closestName } from './policy.ts';
 
-export interface Problem {
-  /** The ConfigMap or Secret key at fault, or the object's name when the object itself is missing. */
-  key: string;
-  message: string;
-}
-
-export interface PeerPodsConfig {
-  cloudProvider: 'aws';
-  /** VXLAN_PORT */
-  vxlanPort: number;
-  /** PROXY_TIMEOUT as written (a Go duration), and in milliseconds. */
-  proxyTimeout: string;
-  proxyTimeoutMs: number;
-  /** PODVM_INSTANCE_TYPE: the default instance type. */
-  instanceType: string;
-  /** PODVM_INSTANCE_TYPES as listed ([] when unset). */
-  instanceTypes: string[];
-  /** The types a pod may get: PODVM_INSTANCE_TYPES plus PODVM_INSTANCE_TYPE (see instancetypes.ts). */
-  allowedInstanceTypes: string[];
-  /** PODVM_AMI_ID; '' means the operator must build the pod VM image. */
-  amiId: string;
-  region: string;
-  subnetId: string;
-  vpcId: string;
-  securityGroupIds: string[];
-  /** TAGS, in order. */
-  tags: Record<string, string>;
-  /** PEERPODS_LIMIT_PER_NODE */
-  limitPerNode: number;
-  /** ROOT_VOLUME_SIZE, GB */
-  rootVolumeSizeGB: number;
-  /** DISABLECVM */
-  disableCVM: boolean;
-  /** The Secret keys present (never their values), e.g. to check AWS_SESSION_TOKEN is there. */
-  secretKeys: string[];
-  /** The ConfigMap data as given, e.g. for the cloud-api-adaptor's environment. */
-  data: Record<string, string>;
-}
-
-export interface PeerPodsValidation {
-  /** Present only when there is no problem. */
-  config?: PeerPodsConfig;
-  problems: Problem[];
-  /** Not errors, but worth showing (e.g. a key that looks misspelt). */
-  warnings: Problem[];
-}
-
-/** Defaults for the optional keys. */
-export const PEER_PODS_DEFAULTS = Object.freeze({
-  /** The docs' value, and the port the documented security group procedure opens. */
-  VXLAN_PORT: 9000,
-  PROXY_TIMEOUT: '5m',
-  /** The docs' example default type. */
-  PODVM_INSTANCE_TYPE: 't3.medium',
-  PEERPODS_LIMIT_PER_NODE: 10,
-  ROOT_VOLUME_SIZE: 6,
-  /** Plain sandboxed containers run in ordinary (non-confidential) VMs, as in the docs' example. */
-  DISABLECVM: true,
-});
-
-export const MIN_ROOT_VOLUME_SIZE = 6;
-/** The largest EBS gp3 volume, GiB. */
-export const MAX_ROOT_VOLUME_SIZE = 16384;
-/** The port the Kata agent listens on in the pod VM; the VXLAN tunnel must not take it. */
-export const AGENT_PORT = 15150;
-/** AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`. */
-export const MAX_TAGS = 49;
-
-export const SUPPORTED_CLOUD_PROVIDERS = ['aws'] as const;
-/** Providers the product documents that this operator does not drive yet. */
-export const OTHER_CLOUD_PROVIDERS = ['azure', 'gcp', 'libvirt'] as const;
-
-/** The documented ConfigMap keys (docs/peerpods.md). */
-export const PEER_PODS_CM_KEYS = [
-  'CLOUD_PROVIDER',
-  'VXLAN_PORT',
-  'PROXY_TIMEOUT',
-  'PODVM_INSTANCE_TYPE',
-  'PODVM_INSTANCE_TYPES',
-  'PODVM_AMI_ID',
-  'AWS_REGION',
-  'AWS_SUBNET_ID',
-  'AWS_VPC_ID',
-  'AWS_SG_IDS',
-  'TAGS',
-  'PEERPODS_LIMIT_PER_NODE',
-  'ROOT_VOLUME_SIZE',
-  'DISABLECVM',
-] as const;
-
-/** Other keys the cloud-api-adaptor reads; accepted without comment. */
-export const OTHER_CM_KEYS = [
-  'USE_PUBLIC_IP',
-  'USE_PODVM_LAUNCHTEMPLATE',
-  'PODVM_LAUNCHTEMPLATE_NAME',
-  'SSH_KP_NAME',
-  'DISABLE_CLOUD_CONFIG',
-  'ENABLE_CLOUD_PROVIDER_EXTERNAL_PLUGIN',
-  'CLOUD_CONFIG_VERIFY',
-] as const;
-
-export const REQUIRED_SECRET_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
-export const OPTIONAL_SECRET_KEYS = ['AWS_SESSION_TOKEN'] as const;
-
-const MAX_SHOWN = 64;
-
-/** A value quoted for a message, escaped (newlines show as \n) and shortened. */
-function q(value: string): string {
-  const shown = value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}...` : value;
-  return JSON.stringify(shown);
-}
-
-const REGION_LOOKUP = "oc get infrastructure/cluster -o jsonpath='{.status.platformStatus.aws.region}'";
-const INSTANCE_LOOKUP = 'aws ec2 describe-instances --instance-ids <worker instance id>';
-
-/** How to find each required value, as the documented procedure does it. */
-const HOW_TO_FIND: Record<string, string> = {
-  AWS_REGION: `the cluster's region (${REGION_LOOKUP})`,
-  AWS_SUBNET_ID: `a worker's subnet (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].SubnetId')`,
-  AWS_VPC_ID: `a worker's VPC (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].VpcId')`,
-  AWS_SG_IDS: `a worker's security groups, comma separated (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].SecurityGroups[*].GroupId')`,
-};
-
-/** `^(\+|-)?(\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)` repeated: Go's time.ParseDuration. */
-export function parseGoDuration(text: string): number | undefined {
-  if (text === '0') return 0;
-  const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const m = /^([+-]?)((?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text);
-  if (!m) return undefined;
-  let total = 0;
-  for (const part of (m[2] as string).matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
-    total += Number(part[1]) * (unitMs[part[2] as string] as number);
-  }
-  return m[1] === '-' ? -total : total;
-}
-
-const INSTANCE_TYPE_RE = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
-const REGION_RE = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-const awsId = (prefix: string) => new RegExp(`^${prefix}-([0-9a-f]{8}|[0-9a-f]{17})$`);
-
-/** Parses a comma list (no spaces, no empty items), reporting what is wrong. */
-function commaList(key: string, value: string, what: string, example: string, problems: Problem[]): string[] | undefined {
-  if (/\s/.test(value)) {
-    problems.push({ key, message: `${key} is ${q(value)}: the list must not contain spaces; write it as ${example}` });
-    return undefined;
-  }
-  const items = value.split(',');
-  if (items.some((i) => i === '')) {
-    problems.push({
-      key,
-      message: `${key} is ${q(value)}: it has an empty item (a leading, trailing or doubled comma); write it as ${example}`,
-    });
-    return undefined;
-  }
-  const dup = items.find((i, n) => items.indexOf(i) !== n);
-  if (dup !== undefined) {
-    problems.push({ key, message: `${key} is ${q(value)}: ${what} ${q(dup)} is listed twice; list each once` });
-    return undefined;
-  }
-  return items;
-}
-
-function positiveInt(value: string): number | undefined {
-  if (!/^\d+$/.test(value)) return undefined;
-  const n = Number(value);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
-/** Go's strconv.ParseBool, which the cloud-api-adaptor uses. */
-function goBool(value: string): boolean | undefined {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
-  return undefined;
-}
-
-/** A value copied from the docs without replacing the placeholder, like "<aws_region>". */
-function isPlaceholder(value: string): boolean {
-  return /^<[^>]*>$/.test(value);
-}
-
-function decodeSecretValue(secret: Secret, key: string): { value?: string; invalid?: boolean } {
-  const s = secret.stringData?.[key];
-  if (s !== undefined) return { value: s };
-  const d = secret.data?.[key];
-  if (d === undefined) return {};
-  const compact = d.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) return { invalid: true };
-  return { value: Buffer.from(compact, 'base64').toString('utf8') };
-}
-
-function validateSecret(secret: Secret | undefined, problems: Problem[]): string[] {
-  if (!secret) {
-    problems.push({
-      key: PEER_PODS_SECRET,
-      message:
-        `Secret ${PEER_PODS_SECRET} not found in namespace ${OPERATOR_NAMESPACE}: peer pods on aws need AWS_ACCESS_KEY_ID and ` +
-        `AWS_SECRET_ACCESS_KEY; create it with oc create secret generic ${PEER_PODS_SECRET} -n ${OPERATOR_NAMESPACE} ` +
-        '--from-literal AWS_ACCESS_KEY_ID=<id> --from-literal AWS_SECRET_ACCESS_KEY=<key>',
-    });
-    return [];
-  }
-  const keys = [...new Set([...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})])].sort();
-  for (const key of [...REQUIRED_SECRET_KEYS, ...OPTIONAL_SECRET_KEYS]) {
-    const required = (REQUIRED_SECRET_KEYS as readonly string[]).includes(key);
-    const { value, invalid } = decodeSecretValue(secret, key);
-    const where = `in Secret ${PEER_PODS_SECRET}`;
-    if (invalid) {
-      problems.push({
-        key,
-        message: `${key} ${where} is not valid base64 (values under data must be base64-encoded); recreate the Secret with oc create secret generic --from-literal, or put the value under stringData`,
-      });
-    } else if (value === undefined || value === '') {
-      if (required) {
-        problems.push({
-          key,
-          message: `${key} is ${value === undefined ? 'missing' : 'empty'} ${where}: it is required for aws; set it to the AWS ${key === 'AWS_ACCESS_KEY_ID' ? 'access key ID' : 'secret access key'} the pod VMs are created with`,
-        });
-      }
-    } else if (isPlaceholder(value.trim())) {
-      problems.push({ key, message: `${key} ${where} still holds a placeholder like <id>; store the real value` });
-    } else if (/[\r\n]$/.test(value)) {
-      problems.push({
-        key,
-        message: `${key} ${where} ends with a line break (was it encoded with echo instead of echo -n?); store the value without it`,
-      });
-    } else if (value !== value.trim()) {
-      problems.push({ key, message: `${key} ${where} has leading or trailing spaces; store the value without them` });
-    }
-  }
-  return keys;
-}
+export * from './config-schema.ts';
+export { parseGoDuration } from './config-values.ts';
 
 /**
  * Validates `peer-pods-cm` and `peer-pods-secret`. `config` is returned, with defaults applied, only when
@@ -573,16 +371,4 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
     problems,
     warnings,
   };
-}
-
-/**
- * One line for a condition message ('' when there is no problem):
- * `Invalid peer pods configuration: ROOT_VOLUME_SIZE is "4": the minimum is 6 (GB); set it to 6 or more.`
- * or, for several, `Invalid peer pods configuration (2 problems): <first>. <second>.`
- */
-export function formatProblems(problems: readonly Problem[]): string {
-  if (problems.length === 0) return '';
-  const head =
-    problems.length === 1 ? 'Invalid peer pods configuration: ' : `Invalid peer pods configuration (${problems.length} problems): `;
-  return head + problems.map((p) => p.message.replace(/\s*[\r\n]+\s*/g, ' ').replace(/\.$/, '')).join('. ') + '.';
 }

@@ -16,6 +16,7 @@ export class RuntimeMetrics {
   readonly leader: Gauge<'name'>;
   readonly restRequests: Counter<'verb' | 'resource' | 'code'>;
   readonly statusWrites: Counter<'resource' | 'result'>;
+  readonly applierWrites: Counter<'resource' | 'op' | 'result'>;
 
   constructor(registry = new Registry(), opts: { processMetrics?: boolean } = {}) {
     this.registry = registry;
@@ -66,6 +67,12 @@ export class RuntimeMetrics {
       name: 'osc_status_writes_total',
       help: 'Status updates, by resource and result (written, skipped when unchanged, conflict).',
       labelNames: ['resource', 'result'],
+      registers: r,
+    });
+    this.applierWrites = new Counter({
+      name: 'osc_apply_writes_total',
+      help: 'Writes planned by the controllers, by resource, operation (apply, patch, delete) and outcome (written, unchanged: the cache showed it, awaited: made earlier and not yet shown, gone).',
+      labelNames: ['resource', 'op', 'result'],
       registers: r,
     });
   }

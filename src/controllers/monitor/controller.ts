@@ -10,10 +10,8 @@ import {
   KATA_NODE_ROLE_LABEL,
   KATA_REMOTE_RUNTIME_CLASS,
   MONITOR_DAEMONSET,
-  MONITOR_RULES,
   MONITOR_SERVICE,
   MONITOR_SERVICE_ACCOUNT,
-  MONITOR_SERVICE_MONITOR,
   OPERATOR_NAMESPACE,
 } from '../../api/names.ts';
 import type { KubeClient, ResourceType } from '../../kube/client.ts';
@@ -21,19 +19,21 @@ import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
+import { Applier, type CacheLookup, cacheShows, type Write } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
-import { desiredMonitor, type MonitorObjects, monitorImageFromEnv, PrometheusRules, ServiceMonitors, upToDate } from './desired.ts';
+import { desiredMonitor, monitorImageFromEnv, PrometheusRules, ServiceMonitors } from './desired.ts';
 import { registerKataGauges } from './metrics.ts';
+import { CORE_PARTS, PROMETHEUS_PARTS, planMonitor } from './plan.ts';
+
+const nameOf = (w: Write): string => (w.op === 'apply' ? (w.object.metadata.name ?? '') : w.name);
 
 export const MONITOR_CONTROLLER = 'monitor';
-/** How often the monitor is re-checked with nothing changed (the Prometheus Operator's API, its objects). */
-const RECHECK_MS = 5 * 60_000;
-
-type Part = [ResourceType, string, () => Promise<KubeObject | undefined>, KubeObject | undefined];
+/** The field manager of the monitor's objects. */
+export const MONITOR_FIELD_MANAGER = 'osc-monitor';
 
 /** What of a KataConfig the monitor depends on (its status changes on every node's progress). */
 const relevant = (k: KataConfig) => [k.metadata.uid, k.metadata.deletionTimestamp, k.spec?.logLevel, k.status?.runtimeClasses];
@@ -90,60 +90,52 @@ export function setupMonitorController(
   }));
 
   const client = mgr.client;
-  const cached = <T extends KubeObject>(inf: Informer<T>, name: string) => inf.list().find((o) => o.metadata.name === name);
+  const applier = new Applier({ client, fieldManager: MONITOR_FIELD_MANAGER, metrics: mgr.metrics });
+  const caches = new Map<ResourceType, Informer<KubeObject>>([
+    [ServiceAccounts, serviceAccounts],
+    [DaemonSets, daemonSets],
+    [Services, services],
+  ] as [ResourceType, Informer<KubeObject>][]);
+  for (const [rt, informer] of caches) applier.watch(rt, informer);
+  const cachedCore: CacheLookup = (rt, name) => caches.get(rt)?.get(`${ns}/${name}`);
 
-  // Whether the Prometheus Operator's API is served, as last discovered. Discovery is asked only when
-  // something is to be done or the periodic re-check is due: a rollout's many KataConfig and node changes
-  // cost no request while the monitor is as it should be.
-  let monitoringAPI: { served: boolean; at: number } | undefined;
+  // Whether the Prometheus Operator's API is served, as discovered by the last pass that made all its
+  // writes. Discovery is asked only when the caches show the monitor's own objects not as planned (a
+  // KataConfig change, an edit or a deletion of one of them), or the last pass failed: a rollout's many
+  // KataConfig and node changes cost no request while the monitor stands.
+  let monitoringAPI: boolean | undefined;
 
   async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const input = {
-      namespace: ns,
-      image: opts.image,
-      kataConfig: activeKataConfig(kataConfigs.list()),
-      kataNodeSelector: platform.kataNodeSelector(nodes.list()),
-    };
-    const core = (d: MonitorObjects | undefined): Part[] => [
-      [ServiceAccounts, MONITOR_SERVICE_ACCOUNT, async () => cached(serviceAccounts, MONITOR_SERVICE_ACCOUNT), d?.serviceAccount],
-      [DaemonSets, MONITOR_DAEMONSET, async () => cached(daemonSets, MONITOR_DAEMONSET), d?.daemonSet],
-      [Services, MONITOR_SERVICE, async () => cached(services, MONITOR_SERVICE), d?.service],
-    ];
-    const settled = async (parts: Part[]) => {
-      for (const [, , current, want] of parts) {
-        const existing = await current();
-        if (want ? !upToDate(existing, want) : existing && !existing.metadata.deletionTimestamp) return false;
-      }
-      return true;
-    };
-    const due = !monitoringAPI || Date.now() - monitoringAPI.at >= RECHECK_MS;
-    if (!due && monitoringAPI && (await settled(core(desiredMonitor({ ...input, prometheusOperator: monitoringAPI.served }))))) {
-      return input.kataConfig ? { requeueAfterMs: RECHECK_MS } : undefined;
+    const desired = (prometheusOperator: boolean) =>
+      desiredMonitor({
+        namespace: ns,
+        image: opts.image,
+        kataConfig: activeKataConfig(kataConfigs.list()),
+        kataNodeSelector: platform.kataNodeSelector(nodes.list()),
+        prometheusOperator,
+      });
+    if (monitoringAPI !== undefined) {
+      const core = planMonitor(desired(monitoringAPI), ns, CORE_PARTS);
+      if (core.every((w) => cacheShows(w, cachedCore(w.resource, nameOf(w), ns)))) return undefined;
     }
-    monitoringAPI = { served: await servesMonitoringAPI(client, signal), at: Date.now() };
-    const desired = desiredMonitor({ ...input, prometheusOperator: monitoringAPI.served });
-    const live = async (rt: ResourceType, name: string) => client.find(rt, name, ns, signal);
-    const parts = core(desired);
-    if (monitoringAPI.served) {
-      // Not cached (no informer on a kind that may not exist): read when the monitor is reconciled.
-      parts.push(
-        [ServiceMonitors, MONITOR_SERVICE_MONITOR, () => live(ServiceMonitors, MONITOR_SERVICE_MONITOR), desired?.serviceMonitor],
-        [PrometheusRules, MONITOR_RULES, () => live(PrometheusRules, MONITOR_RULES), desired?.prometheusRule],
-      );
+    monitoringAPI = undefined;
+    const served = await servesMonitoringAPI(client, signal);
+    const parts = served ? [...CORE_PARTS, ...PROMETHEUS_PARTS] : CORE_PARTS;
+    // The Prometheus Operator's kinds have no cache (they may not exist): read when the monitor is reconciled.
+    const live = new Map<string, KubeObject | undefined>();
+    if (served) for (const p of PROMETHEUS_PARTS) live.set(p.name, await client.find(p.resource, p.name, ns, signal));
+    const lookup: CacheLookup = (rt, name) => (caches.has(rt) ? cachedCore(rt, name, ns) : live.get(name));
+    const writes = planMonitor(desired(served), ns, parts);
+    const existed = writes.map((w) => !!lookup(w.resource, nameOf(w), ns));
+    const outcomes = await applier.run(writes, lookup, signal);
+    monitoringAPI = served;
+    for (const [i, w] of writes.entries()) {
+      if (outcomes[i] !== 'written') continue;
+      const msg =
+        w.op === 'delete' ? 'kata monitor object removed' : existed[i] ? 'kata monitor object corrected' : 'kata monitor object created';
+      log.info({ kind: w.resource.kind, name: nameOf(w) }, msg);
     }
-    for (const [rt, name, current, want] of parts) {
-      const existing = await current();
-      if (want) {
-        if (upToDate(existing, want)) continue;
-        log.info({ kind: rt.kind, name }, existing ? 'kata monitor object corrected' : 'kata monitor object created');
-        await client.apply(rt, want, { signal });
-      } else if (existing && !existing.metadata.deletionTimestamp) {
-        log.info({ kind: rt.kind, name }, 'kata monitor object removed');
-        await client.delete(rt, name, { namespace: ns, propagationPolicy: 'Background', signal });
-      }
-    }
-    // Re-checked now and then: the Prometheus Operator may come (or go), its objects be edited.
-    return input.kataConfig ? { requeueAfterMs: RECHECK_MS } : undefined;
+    return undefined;
   }
 
   const key = () => [KEY];

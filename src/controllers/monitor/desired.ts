@@ -17,6 +17,7 @@ import {
 import type { ResourceType } from '../../kube/client.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import { covers } from '../../runtime/applier.ts';
 
 export const MONITOR_PORT = 8090;
 /** The pods' label, which the Service and the ServiceMonitor select on. */
@@ -161,21 +162,6 @@ export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined 
     } as KubeObject;
   }
   return objects;
-}
-
-/**
- * Whether `have` holds every field of `want` with the same value (the API server adds defaults, which are
- * not ours to compare); arrays must match element by element.
- */
-export function covers(have: unknown, want: unknown): boolean {
-  if (Array.isArray(want)) {
-    return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(have[i], w));
-  }
-  if (want && typeof want === 'object') {
-    if (!have || typeof have !== 'object' || Array.isArray(have)) return false;
-    return Object.entries(want).every(([k, w]) => covers((have as Record<string, unknown>)[k], w));
-  }
-  return have === want;
 }
 
 /**

@@ -1,0 +1,40 @@
+import type { KataConfig } from '../../api/kataconfig.ts';
+import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
+import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
+import type { KataNodePlacement, PeerPodsImages } from './desired.ts';
+
+/** What the peer pods controller knows when it plans a pass: its caches, read once (observe.ts), and its options. */
+export interface PeerPodsObserved {
+  /** The key reconciled: a KataConfig's name ('' when there is none at all). */
+  key: string;
+  kataConfigs: readonly KataConfig[];
+  /** Whether the platform runs peer pods at all. */
+  supportsPeerPods: boolean;
+  /** Where peer pods run: the platform's kata nodes. */
+  placement: KataNodePlacement;
+  nodes: readonly Node[];
+  configMap?: ConfigMap;
+  secret?: Secret;
+  peerPodConfig?: PeerPodConfig;
+  daemonSet?: DaemonSet;
+  creationJob?: Job;
+  deletionJob?: Job;
+  /** Pods (namespace/name) that use kata-remote. */
+  remotePods: readonly string[];
+  /**
+   * peer-pods-cm as cached predates a write of ours to it that the cache has not shown yet: nothing that
+   * depends on its PODVM_AMI_ID is decided from it (a deletion job for an image already deleted, say).
+   */
+  configMapAwaited: boolean;
+  options: PeerPodsPlanOptions;
+}
+
+export interface PeerPodsPlanOptions {
+  /** Where peer-pods-cm, peer-pods-secret, the PeerPodConfig, the DaemonSet and the jobs live. */
+  namespace: string;
+  images: PeerPodsImages;
+  /** Retries of a pod VM image job before it is Failed (and reported, not retried). */
+  imageJobBackoffLimit: number;
+  /** How often a removal waiting for kata-remote pods to go looks again (pod deletions also wake it). */
+  blockedRecheckMs: number;
+}

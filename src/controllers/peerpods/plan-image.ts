@@ -1,0 +1,261 @@
+/**
+ * The pod VM image's part of a peer pods plan: when the creation job runs, when its image is recorded as
+ * osc's, when the deletion job runs and what a finished or failed job leaves behind. Pure: from the cached
+ * jobs and peer-pods-cm (PeerPodsObserved) and `now` to writes and an observation for the conditions.
+ */
+import type { KataConfig } from '../../api/kataconfig.ts';
+import { IMAGE_CONDITIONS, IMAGE_JOB_COMPLETED } from '../../api/kataconfig.ts';
+import { PEER_PODS_CM } from '../../api/names.ts';
+import { ConfigMaps, type Job, Jobs } from '../../kube/resources.ts';
+import type { OwnerReference } from '../../kube/types.ts';
+import type { Write } from '../../runtime/applier.ts';
+import { findCondition } from '../../runtime/conditions.ts';
+import {
+  CONFIG_HASH_ANNOTATION,
+  configHash,
+  DELETES_IMAGE_ANNOTATION,
+  deletionInputs,
+  deletionRetryDue,
+  desiredImageJob,
+  hasAnyCondition,
+  IMAGE_ID_ANNOTATION,
+  type ImageJobKind,
+  type ImageObservation,
+  imageJobName,
+  jobFailureDetail,
+  jobPhase,
+  KEEP_IMAGE_ANNOTATION,
+} from './desired.ts';
+import type { PeerPodsObserved } from './observed.ts';
+import type { PlanNote } from './plan-types.ts';
+
+/**
+ * How long after an image job completed its PODVM_AMI_ID may still be on its way to the ConfigMap cache (the
+ * job writes it before it completes, but the two caches are fed by separate watches). Past it, a completed
+ * job without an image is reported.
+ */
+export const IMAGE_FILL_GRACE_MS = 5_000;
+
+/** What the image's part of a pass decides. */
+export interface ImageStep {
+  observation?: ImageObservation;
+  writes: Write[];
+  notes: PlanNote[];
+  failed?: { kind: ImageJobKind; uid: string };
+  /** The removal waits for the image (a job running, failed or just finished). */
+  wait: boolean;
+  requeueAfterMs?: number;
+}
+
+const step = (over: Partial<ImageStep> = {}): ImageStep => ({ writes: [], notes: [], wait: false, ...over });
+
+export const deleteJob = (o: PeerPodsObserved, kind: ImageJobKind, job: Job): Write => ({
+  op: 'delete',
+  resource: Jobs,
+  name: imageJobName(kind),
+  namespace: o.options.namespace,
+  ...(job.metadata.uid ? { uid: job.metadata.uid } : {}),
+  propagationPolicy: 'Background',
+});
+
+/** Records the image as osc's (an annotation on peer-pods-cm): only that image is deleted on uninstall. */
+export function recordImage(o: PeerPodsObserved, amiId: string): Write[] {
+  const cm = o.configMap;
+  if (!cm || cm.metadata.annotations?.[IMAGE_ID_ANNOTATION] === amiId) return [];
+  return [
+    {
+      op: 'patch',
+      resource: ConfigMaps,
+      name: PEER_PODS_CM,
+      namespace: o.options.namespace,
+      patch: { metadata: { annotations: { [IMAGE_ID_ANNOTATION]: amiId } } },
+    },
+  ];
+}
+
+/** How long a completed job's image may still take to reach the cache (0: no longer awaited). */
+export function fillGraceLeft(job: Job, now: Date): number {
+  const completed = Date.parse(job.status?.completionTime ?? '');
+  if (Number.isNaN(completed)) return 0;
+  return Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime());
+}
+
+const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid ?? '' });
+
+/**
+ * The pod VM image while peer pods are on: while PODVM_AMI_ID is empty, Job osc-podvm-image-creation builds
+ * it and fills it in. A finished job is read once: success records the image as osc's and removes the job;
+ * a failure keeps the job (its logs) and is not retried until the configuration changes or the job is
+ * deleted.
+ */
+export function planImageCreation(
+  o: PeerPodsObserved,
+  kc: KataConfig,
+  amiId: string,
+  hash: string,
+  owner: OwnerReference,
+  now: Date,
+): ImageStep {
+  const job = o.creationJob;
+  if (job?.metadata.deletionTimestamp) return step();
+  if (job) {
+    const phase = jobPhase(job);
+    if (phase === 'active') return step({ observation: { state: 'running', kind: 'creation' } });
+    if (phase === 'complete') {
+      const built = o.configMap?.data?.PODVM_AMI_ID ?? '';
+      if (built) {
+        const remove = deleteJob(o, 'creation', job);
+        return step({
+          observation: { state: 'completed', kind: 'creation', amiId: built },
+          writes: [...recordImage(o, built), remove],
+          notes: [{ level: 'info', msg: 'pod VM image created', fields: { amiId: built }, after: remove }],
+        });
+      }
+      const left = fillGraceLeft(job, now);
+      if (left > 0) return step({ requeueAfterMs: left });
+    }
+    // Failed (or completed without an image): reported; retried only for a changed configuration.
+    if (job.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== hash) {
+      const remove = deleteJob(o, 'creation', job);
+      return step({
+        writes: [remove],
+        notes: [{ level: 'info', msg: 'peer pods configuration changed since the pod VM image job failed: trying again', after: remove }],
+      });
+    }
+    // The administrator supplied an image instead.
+    if (amiId) return step({ observation: { state: 'provided', amiId }, writes: [deleteJob(o, 'creation', job)] });
+    const detail = phase === 'complete' ? `it completed without setting PODVM_AMI_ID in ${PEER_PODS_CM}` : jobFailureDetail(job);
+    return step({
+      observation: { state: 'failed', kind: 'creation', detail, namespace: o.options.namespace },
+      failed: failure('creation', job),
+    });
+  }
+  if (amiId) {
+    const conds = kc.status?.conditions;
+    if (findCondition(conds, IMAGE_JOB_COMPLETED)?.status === 'True') return step();
+    return step(hasAnyCondition(conds, IMAGE_CONDITIONS) ? { observation: { state: 'provided', amiId } } : {});
+  }
+  // No job and no image: build one, unless the cache is a write of ours behind.
+  if (o.configMapAwaited) return step();
+  const creation = desiredImageJob({
+    kind: 'creation',
+    namespace: o.options.namespace,
+    image: o.options.images.podvmBuilder,
+    backoffLimit: o.options.imageJobBackoffLimit,
+    configHash: hash,
+    owner,
+  });
+  const start: Write = { op: 'apply', resource: Jobs, object: creation };
+  return step({
+    observation: { state: 'running', kind: 'creation' },
+    writes: [start],
+    notes: [{ level: 'info', msg: 'PODVM_AMI_ID is empty: started the pod VM image creation job', after: start }],
+  });
+}
+
+/** A finished deletion job: PODVM_AMI_ID ends empty (the job clears it; if it did not, we do), then the job goes. */
+export function completeDeletion(o: PeerPodsObserved, job: Job): Pick<ImageStep, 'writes' | 'notes'> {
+  const deleted = job.metadata.annotations?.[DELETES_IMAGE_ANNOTATION] ?? '';
+  const cm = o.configMap;
+  const clear = deleted !== '' && cm?.data?.PODVM_AMI_ID === deleted;
+  const writes: Write[] = [];
+  if (cm && (clear || cm.metadata.annotations?.[IMAGE_ID_ANNOTATION] === deleted)) {
+    writes.push({
+      op: 'patch',
+      resource: ConfigMaps,
+      name: PEER_PODS_CM,
+      namespace: o.options.namespace,
+      // Pinned to the version the plan read: the job may have written the ConfigMap since (a 409 retries).
+      patch: {
+        metadata: { annotations: { [IMAGE_ID_ANNOTATION]: null }, resourceVersion: cm.metadata.resourceVersion },
+        ...(clear ? { data: { PODVM_AMI_ID: '' } } : {}),
+      },
+    });
+  }
+  const remove = deleteJob(o, 'deletion', job);
+  writes.push(remove);
+  return { writes, notes: [{ level: 'info', msg: 'pod VM image deleted', fields: { amiId: deleted }, after: remove }] };
+}
+
+/**
+ * While peer pods are removed: deletes the pod VM image osc built (PODVM_AMI_ID equals the image recorded on
+ * peer-pods-cm) with Job osc-podvm-image-deletion, then empties PODVM_AMI_ID. A failed deletion holds the
+ * removal (the image would leak otherwise), is reported in the conditions and an event, and is retried once
+ * peer-pods-cm or peer-pods-secret changes or the job is deleted; the KEEP_IMAGE_ANNOTATION lets the removal
+ * go on without deleting the image.
+ */
+export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: OwnerReference): ImageStep {
+  const cm = o.configMap;
+  const amiId = cm?.data?.PODVM_AMI_ID ?? '';
+  const oursToDelete = amiId !== '' && cm?.metadata.annotations?.[IMAGE_ID_ANNOTATION] === amiId;
+  const job = o.deletionJob;
+  if (job?.metadata.deletionTimestamp) return step({ wait: true });
+  const deleting = job?.metadata.annotations?.[DELETES_IMAGE_ANNOTATION] ?? '';
+
+  if (job && jobPhase(job) === 'complete') {
+    return step({ ...completeDeletion(o, job), observation: { state: 'completed', kind: 'deletion', amiId: deleting } });
+  }
+  const keep = kc.metadata.annotations?.[KEEP_IMAGE_ANNOTATION] === 'true';
+  if (job && jobPhase(job) === 'failed') {
+    const failed = failure('deletion', job);
+    if (keep) {
+      return step({
+        observation: { state: 'kept', amiId: deleting },
+        failed,
+        notes: [
+          { level: 'info', msg: 'pod VM image deletion failed; the image is kept as the KataConfig asks', fields: { amiId: deleting } },
+        ],
+      });
+    }
+    if (deletionRetryDue(job, cm, o.secret)) {
+      const remove = deleteJob(o, 'deletion', job);
+      const msg = 'peer pods configuration changed since the image deletion failed: retrying it';
+      return step({ wait: true, failed, writes: [remove], notes: [{ level: 'info', msg, fields: { amiId: deleting }, after: remove }] });
+    }
+    return step({
+      wait: true,
+      failed,
+      observation: {
+        state: 'failed',
+        kind: 'deletion',
+        detail: jobFailureDetail(job),
+        namespace: o.options.namespace,
+        kataConfig: kc.metadata.name,
+      },
+      notes: [
+        {
+          level: 'warn',
+          msg: 'pod VM image deletion failed; the removal waits until it succeeds or the image is kept',
+          fields: { amiId: deleting },
+        },
+      ],
+    });
+  }
+  if (job) return step({ wait: true, observation: { state: 'running', kind: 'deletion', amiId: deleting } });
+  if (!oursToDelete) return step();
+  if (keep) {
+    return step({
+      observation: { state: 'kept', amiId },
+      notes: [{ level: 'info', msg: 'keeping the pod VM image as the KataConfig asks', fields: { amiId } }],
+    });
+  }
+  // Our own clearing of PODVM_AMI_ID may not be in the cache yet: nothing is deleted twice.
+  if (o.configMapAwaited) return step({ wait: true });
+  const deletion = desiredImageJob({
+    kind: 'deletion',
+    namespace: o.options.namespace,
+    image: o.options.images.podvmBuilder,
+    backoffLimit: o.options.imageJobBackoffLimit,
+    configHash: configHash(cm, o.secret),
+    owner,
+    amiId,
+    inputs: deletionInputs(cm, o.secret),
+  });
+  const start: Write = { op: 'apply', resource: Jobs, object: deletion };
+  return step({
+    wait: true,
+    observation: { state: 'running', kind: 'deletion', amiId },
+    writes: [start],
+    notes: [{ level: 'info', msg: 'started the pod VM image deletion job', fields: { amiId }, after: start }],
+  });
+}

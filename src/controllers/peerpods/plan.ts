@@ -1,0 +1,135 @@
+/**
+ * The peer pods controller's plan (docs/peerpods.md): from what its caches show (PeerPodsObserved) and `now`
+ * to every write of the pass (PeerPodsPlan). Pure; the reconciler observes, plans, then hands the writes to
+ * its applier. Installing checks peer-pods-cm and peer-pods-secret, creates the PeerPodConfig, advertises
+ * kata.peerpods.io/vm on the kata nodes, runs the cloud-api-adaptor DaemonSet and the pod VM image jobs, and
+ * reports in this controller's own conditions; the removal (plan-removal.ts) undoes all of it.
+ */
+import { activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { PEER_POD_CONFIG } from '../../api/names.ts';
+import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
+import { DaemonSets } from '../../kube/resources.ts';
+import { validatePeerPodsConfig } from '../../peerpods/config.ts';
+import type { Write } from '../../runtime/applier.ts';
+import { setCondition } from '../../runtime/conditions.ts';
+import { hasFinalizer } from '../../runtime/finalizers.ts';
+import {
+  configCondition,
+  configHash,
+  DELETES_IMAGE_ANNOTATION,
+  desiredDaemonSet,
+  desiredPeerPodConfig,
+  imageConditions,
+  isKataNode,
+  jobPhase,
+  LIMIT_FROM_CM_ANNOTATION,
+  ownConditions,
+  PEERPODS_FINALIZER,
+} from './desired.ts';
+import type { PeerPodsObserved } from './observed.ts';
+import { completeDeletion, deleteJob, planImageCreation } from './plan-image.ts';
+import { nodeCapacityWrites } from './plan-nodes.ts';
+import { planLeftovers, planRemoval } from './plan-removal.ts';
+import { emptyPlan, type PeerPodsPlan } from './plan-types.ts';
+
+export function planPeerPods(o: PeerPodsObserved, now: Date): PeerPodsPlan {
+  const kc = o.kataConfigs.find((k) => k.metadata.name === o.key);
+  if (!kc) return o.kataConfigs.length === 0 ? planLeftovers(o) : emptyPlan();
+  const oldest = activeKataConfig(o.kataConfigs);
+  if (oldest && oldest.metadata.name !== o.key) return emptyPlan();
+  if (kc.metadata.deletionTimestamp) return planRemoval(o, kc, 'delete', now);
+  // A platform without peer pods gets none of their parts (the KataConfig controller says why).
+  if (!kc.spec?.enablePeerPods || !o.supportsPeerPods) return planRemoval(o, kc, 'disable', now);
+  return planInstall(o, kc, now);
+}
+
+function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPlan {
+  const plan = emptyPlan();
+  const ns = o.options.namespace;
+  plan.addFinalizer = !hasFinalizer(kc, PEERPODS_FINALIZER);
+  const { configMap: cm, secret } = o;
+  const validation = validatePeerPodsConfig(cm, secret);
+  let conditions = setCondition(ownConditions(kc.status?.conditions), configCondition(validation), now);
+  const owner = kataConfigOwner(kc, false);
+
+  // A deletion job from an earlier removal (peer pods turned off and on again): let it finish first; a
+  // failed one (kept for its logs) is history now.
+  let deleting = false;
+  const oldDeletion = o.deletionJob;
+  if (oldDeletion && !oldDeletion.metadata.deletionTimestamp) {
+    const phase = jobPhase(oldDeletion);
+    if (phase === 'active') {
+      deleting = true;
+      const amiId = oldDeletion.metadata.annotations?.[DELETES_IMAGE_ANNOTATION];
+      for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }))
+        conditions = setCondition(conditions, c, now);
+    } else if (phase === 'complete') {
+      const done = completeDeletion(o, oldDeletion);
+      plan.writes.push(...done.writes);
+      plan.notes.push(...done.notes);
+    } else plan.writes.push(deleteJob(o, 'deletion', oldDeletion));
+  }
+
+  if (validation.config && cm) {
+    const hash = configHash(cm, secret);
+    plan.writes.push(...peerPodConfigWrites(o, validation.config.limitPerNode, owner));
+    // The adaptor starts only with a valid configuration; a later invalid edit does not restart it.
+    const ds = desiredDaemonSet({ namespace: ns, image: o.options.images.caa, configHash: hash, placement: o.placement, owner });
+    plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds });
+    if (!deleting) {
+      const image = planImageCreation(o, kc, validation.config.amiId, hash, owner, now);
+      plan.writes.push(...image.writes);
+      plan.notes.push(...image.notes);
+      if (image.failed) plan.failedJobs.push(image.failed);
+      if (image.requeueAfterMs !== undefined) plan.requeueAfterMs = image.requeueAfterMs;
+      if (image.observation) for (const c of imageConditions(image.observation)) conditions = setCondition(conditions, c, now);
+    }
+  } else {
+    plan.notes.push({
+      level: 'info',
+      msg: 'peer pods configuration invalid; waiting for it to be fixed',
+      fields: { problems: validation.problems.map((p) => p.key) },
+    });
+  }
+  // The PeerPodConfig's limit; should an administrator remove it, PEERPODS_LIMIT_PER_NODE still holds.
+  const ppc = o.peerPodConfig;
+  const limit = ppc ? (parseLimit(ppc.spec.limit) ?? validation.config?.limitPerNode) : undefined;
+  const capacity = nodeCapacityWrites(o, limit);
+  plan.writes.push(...capacity.writes);
+  if (ppc && !ppc.metadata.deletionTimestamp) {
+    const kataNodes = o.nodes.filter((n) => isKataNode(n, o.placement.nodeSelector)).map((n) => n.metadata.name ?? '');
+    const advertised = capacity.advertised;
+    const setupCompleted = kataNodes.length > 0 && kataNodes.every((n) => advertised.includes(n)) && !!o.daemonSet;
+    plan.peerPodConfigStatus = { setupCompleted, ...(advertised.length ? { nodes: advertised } : {}) };
+  }
+  plan.gauges = {
+    configValid: !!validation.config,
+    configProblems: validation.problems.length,
+    vmLimit: limit ?? 0,
+    nodes: capacity.advertised.length,
+  };
+  plan.observeJobs = true;
+  plan.conditions = conditions;
+  return plan;
+}
+
+/**
+ * The PeerPodConfig: made whole when missing; afterwards only its limit follows PEERPODS_LIMIT_PER_NODE, when
+ * that changes: spec.limit belongs to the administrator (the documented oc patch) in between, so it is
+ * merge-patched, never applied (an apply would take it back).
+ */
+function peerPodConfigWrites(o: PeerPodsObserved, limit: number, owner: ReturnType<typeof kataConfigOwner>): Write[] {
+  const ns = o.options.namespace;
+  const existing = o.peerPodConfig;
+  if (!existing) return [{ op: 'apply', resource: PeerPodConfigs, object: desiredPeerPodConfig(ns, limit, o.placement, owner) }];
+  if (existing.metadata.annotations?.[LIMIT_FROM_CM_ANNOTATION] === String(limit)) return [];
+  return [
+    {
+      op: 'patch',
+      resource: PeerPodConfigs,
+      name: PEER_POD_CONFIG,
+      namespace: ns,
+      patch: { metadata: { annotations: { [LIMIT_FROM_CM_ANNOTATION]: String(limit) } }, spec: { limit: String(limit) } },
+    },
+  ];
+}
