@@ -7,6 +7,7 @@ import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
+import { LeadershipLostError } from '../../runtime/manager.ts';
 import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
@@ -132,17 +133,35 @@ export async function runDevEnvironment(
 
     let metricsUrl = '';
     if (opts.withOperator) {
-      operator = await createOperator({
-        kubeConfig: dev.controlPlane.kubeConfig,
-        log,
-        leaderElection: true,
-        metricsAddress: flags.metricsBindAddress,
-        healthAddress: '',
-        // Outside the cluster: the API server reaches the webhooks by URL on loopback.
-        webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
-      });
+      const kubeConfig = dev.controlPlane.kubeConfig;
+      const make = (metricsCert?: Operator['metricsCert']) =>
+        createOperator({
+          kubeConfig,
+          log,
+          leaderElection: true,
+          metricsAddress: flags.metricsBindAddress,
+          metricsCert,
+          healthAddress: '',
+          // Outside the cluster: the API server reaches the webhooks by URL on loopback.
+          webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
+        });
+      operator = await make();
+      // A replica that lost its lease stops (as controller-runtime's do): in a pod its Deployment restarts
+      // it; here this process does, with the same metrics certificate, so the dev Prometheus keeps scraping.
+      const runUntilStopped = async (first: Operator) => {
+        for (let current = first; ; ) {
+          try {
+            return await current.run(operatorAbort.signal);
+          } catch (e) {
+            if (!(e instanceof LeadershipLostError) || operatorAbort.signal.aborted) throw e;
+            write(io.stderr, `warning: ${e.message}; restarting the operator, as its Deployment would`);
+            current = await make(current.metricsCert);
+            operator = current;
+          }
+        }
+      };
       const op = operator;
-      operatorRun = op.run(operatorAbort.signal).catch((e) => {
+      operatorRun = runUntilStopped(op).catch((e) => {
         write(io.stderr, `error: the operator stopped: ${errorMessage(e)}`);
         code = 1;
         ac.abort();
@@ -163,8 +182,10 @@ export async function runDevEnvironment(
           metricsCA: op.metricsCA,
           operator: {
             where: `in this osc start process (pid ${process.pid})`,
-            identity: op.manager.identity,
-            ready: () => op.manager.isReady,
+            get identity() {
+              return (operator ?? op).manager.identity;
+            },
+            ready: () => (operator ?? op).manager.isReady,
             metricsUrl,
           },
           log,
