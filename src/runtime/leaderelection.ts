@@ -123,7 +123,8 @@ export class LeaderElector {
       if (signal.aborted) break;
       if (left() <= 0) return 'lost';
       const attemptAt = this.clocks.monotonic();
-      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(left())))]))) lastRenewal = attemptAt;
+      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(left())))])))
+        lastRenewal = attemptAt;
       else if (left() <= 0) return 'lost';
     }
     return 'stopped';

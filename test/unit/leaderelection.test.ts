@@ -142,7 +142,7 @@ describe('a leader that cannot renew gives up by its renew deadline, and answers
         signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       });
     const client = {
-      get: (rt: unknown, name: string, ns: string, signal?: AbortSignal) => (state.cut ? hang(signal) : server.client.get()),
+      get: (_rt: unknown, _name: string, _ns: string, signal?: AbortSignal) => (state.cut ? hang(signal) : server.client.get()),
       create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
         state.cut ? hang(opts?.signal) : server.client.create(rt, lease),
       update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
