@@ -30,7 +30,27 @@ export const NAMES = {
   metricsReader: METRICS_READER_ROLE,
   serviceMonitor: 'osc-metrics-monitor',
   container: 'manager',
+  disruptionBudget: 'osc-controller-manager',
+  priorityClass: 'osc-operator-critical',
 } as const;
+
+/**
+ * Replicas by default. The webhooks fail closed (a KataConfig create or a kata-remote pod is refused while
+ * nothing answers), and a kata install drains worker nodes, which may evict the operator itself: with two
+ * replicas spread over two nodes and a disruption budget, one pod always answers (docs/security.md).
+ */
+export const DEFAULT_REPLICAS = 2;
+
+/**
+ * The priority class of the operator pods, by platform. OpenShift lets the openshift-* namespaces use
+ * system-cluster-critical, as its own operators do, so that a full node evicts others first. Plain
+ * Kubernetes may reserve the system-* classes for kube-system (a ResourceQuota scoped to them, as GKE
+ * sets), so osc brings a class of its own there, at the highest value a non-system class may have.
+ */
+export const OPERATOR_PRIORITY_CLASS: Record<Distribution, string> = {
+  openshift: 'system-cluster-critical',
+  kubernetes: NAMES.priorityClass,
+};
 
 /** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
 export const EVENTS_NAMESPACE = 'default';
@@ -58,7 +78,10 @@ export interface ManifestOptions {
   logLevel?: string;
   /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
   monitorImage?: string;
+  /** Operator replicas (default 2: one leads, the other keeps the fail-closed webhooks answering). */
   replicas?: number;
+  /** The operator pods' priority class; default by distribution (OPERATOR_PRIORITY_CLASS). */
+  priorityClassName?: string;
   /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
   distribution?: Distribution;
 }
@@ -93,12 +116,13 @@ export function operatorArgs(logLevel = 'info'): string[] {
 }
 
 function deployment(opts: ManifestOptions): KubeObject {
+  const replicas = opts.replicas ?? DEFAULT_REPLICAS;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: NAMES.deployment, namespace: ns, labels: labels('operator') },
     spec: {
-      replicas: opts.replicas ?? 1,
+      replicas,
       selector: { matchLabels: podLabels },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
@@ -108,6 +132,19 @@ function deployment(opts: ManifestOptions): KubeObject {
         },
         spec: {
           serviceAccountName: NAMES.serviceAccount,
+          priorityClassName: opts.priorityClassName ?? OPERATOR_PRIORITY_CLASS[opts.distribution ?? 'openshift'],
+          // Replicas on different nodes where the cluster allows, so that draining one node leaves one
+          // running; preferred, not required, so that a one-node cluster still runs them all.
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: { labelSelector: { matchLabels: { ...podLabels } }, topologyKey: 'kubernetes.io/hostname' },
+                },
+              ],
+            },
+          },
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           terminationGracePeriodSeconds: 30,
@@ -259,9 +296,13 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
     },
     {
       file: '30-operator.yaml',
-      title: 'The operator Deployment and its Services',
+      title: 'The operator Deployment, its disruption budget and its Services',
       objects: [
+        ...((opts.distribution ?? 'openshift') === 'kubernetes' && !opts.priorityClassName ? [priorityClass()] : []),
         deployment(opts),
+        // A drain (kubectl drain, the Machine Config Operator) evicts one replica at a time and waits for
+        // its replacement to be ready. With a single replica the budget would block every drain of its node.
+        ...((opts.replicas ?? DEFAULT_REPLICAS) > 1 ? [disruptionBudget()] : []),
         {
           apiVersion: 'v1',
           kind: 'Service',
@@ -302,6 +343,28 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       objects: [serviceMonitor()],
     },
   ];
+}
+
+function disruptionBudget(): KubeObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: NAMES.disruptionBudget, namespace: ns, labels: labels('operator') },
+    spec: { minAvailable: 1, selector: { matchLabels: { ...podLabels } } },
+  } as KubeObject;
+}
+
+function priorityClass(): KubeObject {
+  return {
+    apiVersion: 'scheduling.k8s.io/v1',
+    kind: 'PriorityClass',
+    metadata: { name: NAMES.priorityClass, labels: labels('operator') },
+    value: 1_000_000_000,
+    globalDefault: false,
+    preemptionPolicy: 'PreemptLowerPriority',
+    description:
+      'The OpenShift sandboxed containers operator (osc): its admission webhooks fail closed, so it runs before ordinary workloads.',
+  } as KubeObject;
 }
 
 /** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */

@@ -1,11 +1,11 @@
 /**
  * The Helm chart for plain Kubernetes (charts/osc), generated from the manifests `osc install` applies
  * (src/install/manifests.ts): one template per config/ file, where only the values `osc install` takes as
- * flags (--image, --log-level), the kata monitor image and the replica count become chart values. With default values the chart
- * renders exactly the objects of `osc install --dry-run`.
+ * flags (--image, --log-level), the kata monitor image, the replica count and the priority class become
+ * chart values. With default values the chart renders exactly the objects of `osc install --dry-run`.
  */
 import { stringify } from 'yaml';
-import { type ManifestFile, toYaml } from '../install/manifests.ts';
+import { DEFAULT_REPLICAS, type ManifestFile, OPERATOR_PRIORITY_CLASS, toYaml } from '../install/manifests.ts';
 
 export const CHART_NAME = 'osc';
 
@@ -15,7 +15,14 @@ const SENTINELS = {
   logLevel: { value: 'osc-chart-value-loglevel', template: '{{ .Values.logLevel }}' },
   monitorImage: { value: 'osc-chart-value-monitor-image', template: '{{ .Values.monitorImage | quote }}' },
   replicas: { value: 907_313_171, template: '{{ .Values.replicas }}' },
+  priorityClassName: { value: 'osc-chart-value-priority-class', template: '{{ .Values.priorityClassName | quote }}' },
 } as const;
+
+/**
+ * Objects rendered only when a condition on the values holds, as `osc install` makes them only then: a
+ * disruption budget of minAvailable 1 over a single replica would block every drain of its node.
+ */
+const CONDITIONAL_KINDS: Record<string, string> = { PodDisruptionBudget: 'gt (int .Values.replicas) 1' };
 
 /** What manifestFiles() is called with to make the templates. */
 export const TEMPLATE_OPTIONS = {
@@ -23,6 +30,7 @@ export const TEMPLATE_OPTIONS = {
   logLevel: SENTINELS.logLevel.value,
   monitorImage: SENTINELS.monitorImage.value,
   replicas: SENTINELS.replicas.value,
+  priorityClassName: SENTINELS.priorityClassName.value,
 };
 
 export interface ChartFile {
@@ -48,7 +56,13 @@ const OPTIONAL_APIS: Record<string, string> = { ServiceMonitor: 'monitoring.core
 
 /** Replaces every sentinel; refuses a template in which one is left or one never appeared. */
 export function templateOf(file: ManifestFile): string {
-  let text = toYaml(file.objects);
+  let text = file.objects
+    .map((o) => {
+      const yaml = toYaml([o]);
+      const condition = CONDITIONAL_KINDS[o.kind ?? ''];
+      return condition ? `{{- if ${condition} }}\n${yaml}{{- end }}\n` : yaml;
+    })
+    .join('---\n');
   for (const [name, s] of Object.entries(SENTINELS)) {
     const needle = String(s.value);
     text = text.split(needle).join(s.template);
@@ -87,20 +101,25 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
     stringify({ logLevel: 'info' }).trimEnd(),
     '# The kata monitor image, run on the kata nodes once kata is installed.',
     stringify({ monitorImage: opts.defaultMonitorImage }, { lineWidth: 0 }).trimEnd(),
-    '# Operator replicas (one leads; the others wait on the leader election lease).',
-    stringify({ replicas: 1 }).trimEnd(),
+    '# Operator replicas (one leads; the others wait on the leader election lease and keep the fail-closed',
+    '# webhooks answering while a node is drained). With more than one, a PodDisruptionBudget keeps one running.',
+    stringify({ replicas: DEFAULT_REPLICAS }).trimEnd(),
+    "# The operator pods' priority class. system-cluster-critical is allowed in any namespace on OpenShift and",
+    '# by default on Kubernetes; where it is reserved for kube-system (a ResourceQuota scoped to it), name another.',
+    stringify({ priorityClassName: OPERATOR_PRIORITY_CLASS.openshift }).trimEnd(),
     '',
   ].join('\n');
   const schema = {
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',
     additionalProperties: false,
-    required: ['image', 'logLevel', 'monitorImage', 'replicas'],
+    required: ['image', 'logLevel', 'monitorImage', 'replicas', 'priorityClassName'],
     properties: {
       image: { type: 'string', minLength: 1, description: 'The operator image' },
       monitorImage: { type: 'string', minLength: 1, description: 'The kata monitor image' },
       logLevel: { type: 'string', enum: [...opts.logLevels], description: "The operator's log level" },
       replicas: { type: 'integer', minimum: 1, description: 'Operator replicas' },
+      priorityClassName: { type: 'string', minLength: 1, description: "The operator pods' priority class" },
     },
   };
   return [
