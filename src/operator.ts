@@ -14,7 +14,7 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
-import { Manager, parseAddress } from './runtime/manager.ts';
+import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
 import { type MetricsCert, metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
@@ -231,6 +231,26 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }
   return operator;
+}
+
+/**
+ * Runs an operator until `signal` aborts; when it stops because it lost its lease, asks `restart` for a
+ * new one and runs that: what a Deployment does for a pod whose container exited, for an operator run in
+ * a process that must outlive it (`osc start`). Any other failure is the caller's.
+ */
+export async function runRestartingOnLostLease(
+  first: Operator,
+  signal: AbortSignal,
+  restart: (previous: Operator, lost: LeadershipLostError) => Promise<Operator>,
+): Promise<void> {
+  for (let current = first; ; ) {
+    try {
+      return await current.run(signal);
+    } catch (e) {
+      if (!(e instanceof LeadershipLostError) || signal.aborted) throw e;
+      current = await restart(current, e);
+    }
+  }
 }
 
 async function secureMetrics(client: KubeClient, namespace: string, certDir: string | undefined, reuse: MetricsCert | undefined) {

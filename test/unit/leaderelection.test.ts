@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { Lease } from '../../src/kube/resources.ts';
+import { type Operator, runRestartingOnLostLease } from '../../src/operator.ts';
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
+import { LeadershipLostError } from '../../src/runtime/manager.ts';
 import { waitFor } from '../support/wait.ts';
 
 /** One Lease kept as an API server would: a resourceVersion that every write moves, 409 for a stale one. */
@@ -187,4 +189,41 @@ describe('a leader that cannot renew gives up by its renew deadline, and answers
       assert.ok(heldFor < timings.leaseDurationMs, `led ${Math.round(heldFor)} ms after the last renewal was sent`);
     });
   }
+});
+
+describe('an operator that lost its lease is restarted, not left to campaign again', () => {
+  const fakeOperator = (run: Operator['run']) => ({ run }) as Operator;
+
+  test('osc start runs a new operator in its place, and stops when told', async () => {
+    const stop = new AbortController();
+    const runs: string[] = [];
+    const first = fakeOperator(async () => {
+      runs.push('first');
+      throw new LeadershipLostError('ns', 'lease');
+    });
+    const second = fakeOperator(async (signal) => {
+      runs.push('second');
+      stop.abort();
+      assert.equal(signal.aborted, true);
+    });
+    const restarted: Operator[] = [];
+    await runRestartingOnLostLease(first, stop.signal, async (previous, lost) => {
+      assert.equal(previous, first);
+      assert.match(lost.message, /leader election lost: the lease ns\/lease could not be renewed/);
+      restarted.push(second);
+      return second;
+    });
+    assert.deepEqual(runs, ['first', 'second']);
+    assert.equal(restarted.length, 1);
+  });
+
+  test('any other failure is not restarted', async () => {
+    const failed = fakeOperator(async () => {
+      throw new Error('no API server');
+    });
+    await assert.rejects(
+      runRestartingOnLostLease(failed, new AbortController().signal, async () => assert.fail('restarted')),
+      /no API server/,
+    );
+  });
 });

@@ -4,10 +4,9 @@ import { dirname, relative, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { errorMessage } from '../../kube/errors.ts';
-import { createOperator, type Operator } from '../../operator.ts';
+import { createOperator, type Operator, runRestartingOnLostLease } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { LeadershipLostError } from '../../runtime/manager.ts';
 import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { oneLine, summarize } from '../render.ts';
 
@@ -148,18 +147,12 @@ export async function runDevEnvironment(
       operator = await make();
       // A replica that lost its lease stops (as controller-runtime's do): in a pod its Deployment restarts
       // it; here this process does, with the same metrics certificate, so the dev Prometheus keeps scraping.
-      const runUntilStopped = async (first: Operator) => {
-        for (let current = first; ; ) {
-          try {
-            return await current.run(operatorAbort.signal);
-          } catch (e) {
-            if (!(e instanceof LeadershipLostError) || operatorAbort.signal.aborted) throw e;
-            write(io.stderr, `warning: ${e.message}; restarting the operator, as its Deployment would`);
-            current = await make(current.metricsCert);
-            operator = current;
-          }
-        }
-      };
+      const runUntilStopped = (first: Operator) =>
+        runRestartingOnLostLease(first, operatorAbort.signal, async (previous, lost) => {
+          write(io.stderr, `warning: ${lost.message}; restarting the operator, as its Deployment would`);
+          operator = await make(previous.metricsCert);
+          return operator;
+        });
       const op = operator;
       operatorRun = runUntilStopped(op).catch((e) => {
         write(io.stderr, `error: the operator stopped: ${errorMessage(e)}`);
