@@ -13,7 +13,18 @@ import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
+import {
+  DEFAULT_REPLICAS,
+  DISRUPTION_BUDGET,
+  disruptionBudget,
+  OPERATOR_PRIORITY_CLASS,
+  OWN_PRIORITY_CLASS,
+  ownPriorityClass,
+  spreadOverNodes,
+} from './availability.ts';
 import { clusterRules, type Distribution, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+
+export { DEFAULT_REPLICAS, OPERATOR_PRIORITY_CLASS };
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -30,27 +41,9 @@ export const NAMES = {
   metricsReader: METRICS_READER_ROLE,
   serviceMonitor: 'osc-metrics-monitor',
   container: 'manager',
-  disruptionBudget: 'osc-controller-manager',
-  priorityClass: 'osc-operator-critical',
+  disruptionBudget: DISRUPTION_BUDGET,
+  priorityClass: OWN_PRIORITY_CLASS,
 } as const;
-
-/**
- * Replicas by default. The webhooks fail closed (a KataConfig create or a kata-remote pod is refused while
- * nothing answers), and a kata install drains worker nodes, which may evict the operator itself: with two
- * replicas spread over two nodes and a disruption budget, one pod always answers (docs/security.md).
- */
-export const DEFAULT_REPLICAS = 2;
-
-/**
- * The priority class of the operator pods, by platform. OpenShift lets the openshift-* namespaces use
- * system-cluster-critical, as its own operators do, so that a full node evicts others first. Plain
- * Kubernetes may reserve the system-* classes for kube-system (a ResourceQuota scoped to them, as GKE
- * sets), so osc brings a class of its own there, at the highest value a non-system class may have.
- */
-export const OPERATOR_PRIORITY_CLASS: Record<Distribution, string> = {
-  openshift: 'system-cluster-critical',
-  kubernetes: NAMES.priorityClass,
-};
 
 /** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
 export const EVENTS_NAMESPACE = 'default';
@@ -133,18 +126,7 @@ function deployment(opts: ManifestOptions): KubeObject {
         spec: {
           serviceAccountName: NAMES.serviceAccount,
           priorityClassName: opts.priorityClassName ?? OPERATOR_PRIORITY_CLASS[opts.distribution ?? 'openshift'],
-          // Replicas on different nodes where the cluster allows, so that draining one node leaves one
-          // running; preferred, not required, so that a one-node cluster still runs them all.
-          affinity: {
-            podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  podAffinityTerm: { labelSelector: { matchLabels: { ...podLabels } }, topologyKey: 'kubernetes.io/hostname' },
-                },
-              ],
-            },
-          },
+          affinity: spreadOverNodes(podLabels),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           terminationGracePeriodSeconds: 30,
@@ -298,11 +280,9 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       file: '30-operator.yaml',
       title: 'The operator Deployment, its disruption budget and its Services',
       objects: [
-        ...((opts.distribution ?? 'openshift') === 'kubernetes' && !opts.priorityClassName ? [priorityClass()] : []),
+        ...((opts.distribution ?? 'openshift') === 'kubernetes' && !opts.priorityClassName ? [ownPriorityClass(labels('operator'))] : []),
         deployment(opts),
-        // A drain (kubectl drain, the Machine Config Operator) evicts one replica at a time and waits for
-        // its replacement to be ready. With a single replica the budget would block every drain of its node.
-        ...((opts.replicas ?? DEFAULT_REPLICAS) > 1 ? [disruptionBudget()] : []),
+        ...((opts.replicas ?? DEFAULT_REPLICAS) > 1 ? [disruptionBudget(ns, podLabels, labels('operator'))] : []),
         {
           apiVersion: 'v1',
           kind: 'Service',
@@ -343,28 +323,6 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       objects: [serviceMonitor()],
     },
   ];
-}
-
-function disruptionBudget(): KubeObject {
-  return {
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    metadata: { name: NAMES.disruptionBudget, namespace: ns, labels: labels('operator') },
-    spec: { minAvailable: 1, selector: { matchLabels: { ...podLabels } } },
-  } as KubeObject;
-}
-
-function priorityClass(): KubeObject {
-  return {
-    apiVersion: 'scheduling.k8s.io/v1',
-    kind: 'PriorityClass',
-    metadata: { name: NAMES.priorityClass, labels: labels('operator') },
-    value: 1_000_000_000,
-    globalDefault: false,
-    preemptionPolicy: 'PreemptLowerPriority',
-    description:
-      'The OpenShift sandboxed containers operator (osc): its admission webhooks fail closed, so it runs before ordinary workloads.',
-  } as KubeObject;
 }
 
 /** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */
