@@ -14,10 +14,10 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
-import { Manager, parseAddress } from './runtime/manager.ts';
+import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
-import { metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
+import { type MetricsCert, metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
 import { WebhookCertificates } from './webhooks/certificates.ts';
 import { type CertSourceFlag, chooseCertSource, discoverCertServices } from './webhooks/certsource.ts';
 import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
@@ -44,6 +44,11 @@ export interface OperatorOptions {
   metricsSecure?: boolean;
   /** A directory with the metrics server's tls.crt and tls.key (re-read when they change); else osc makes one. */
   metricsCertDir?: string;
+  /**
+   * The certificate a previous run of this operator served metrics with (`Operator.metricsCert`), for a
+   * restart in the same process: scrapers that trust its CA keep working.
+   */
+  metricsCert?: MetricsCert;
   /** host:port for /healthz and /readyz; default 0.0.0.0:8081. */
   healthAddress?: string;
   /**
@@ -96,7 +101,12 @@ export interface Operator {
   webhookServer?: WebhookServer;
   /** The CA of the metrics server's certificate when osc made it (for a scraper to verify it). */
   metricsCA?: string;
-  /** Runs until signal aborts, then shuts down in order. */
+  /** The metrics server's certificate, to hand to a restart in the same process. */
+  metricsCert?: MetricsCert;
+  /**
+   * Runs until signal aborts, then shuts down in order. Rejects with LeadershipLostError (after the same
+   * shutdown) when this replica lost its lease: its caller ends the process, or makes a new operator.
+   */
   run(signal: AbortSignal): Promise<void>;
 }
 
@@ -105,7 +115,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const namespace = opts.namespace ?? OPERATOR_NAMESPACE;
   const client = new KubeClient(opts.kubeConfig, { fieldManager: OPERATOR_FIELD_MANAGER });
   const metricsAddress = opts.metricsAddress === undefined ? '0.0.0.0:8443' : opts.metricsAddress || undefined;
-  const secure = metricsAddress && opts.metricsSecure !== false ? await secureMetrics(client, namespace, opts.metricsCertDir) : undefined;
+  const secure =
+    metricsAddress && opts.metricsSecure !== false
+      ? await secureMetrics(client, namespace, opts.metricsCertDir, opts.metricsCert)
+      : undefined;
   if (metricsAddress && !secure && !isLoopback(parseAddress(metricsAddress).host))
     throw new Error(
       `plain-HTTP metrics may only listen on a loopback address, not ${metricsAddress}: bind it to 127.0.0.1, or drop --no-metrics-secure`,
@@ -146,11 +159,19 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     manager,
     platform,
     metricsCA: secure?.cert.caPem,
+    metricsCert: secure?.cert,
     run: async (signal) => {
-      const certsWatched = operator.webhookCerts?.watch(signal);
+      // Its own signal, so that a manager that stopped by itself (leadership lost) stops the watch too.
+      const stopped = new AbortController();
+      const stop = () => stopped.abort();
+      signal.addEventListener('abort', stop, { once: true });
+      if (signal.aborted) stop();
+      const certsWatched = operator.webhookCerts?.watch(stopped.signal);
       try {
         await manager.start(signal);
       } finally {
+        signal.removeEventListener('abort', stop);
+        stop();
         await certsWatched;
         stopWatching?.();
         await webhooks?.close();
@@ -212,9 +233,29 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   return operator;
 }
 
-async function secureMetrics(client: KubeClient, namespace: string, certDir: string | undefined) {
+/**
+ * Runs an operator until `signal` aborts; when it stops because it lost its lease, asks `restart` for a
+ * new one and runs that: what a Deployment does for a pod whose container exited, for an operator run in
+ * a process that must outlive it (`osc start`). Any other failure is the caller's.
+ */
+export async function runRestartingOnLostLease(
+  first: Operator,
+  signal: AbortSignal,
+  restart: (previous: Operator, lost: LeadershipLostError) => Promise<Operator>,
+): Promise<void> {
+  for (let current = first; ; ) {
+    try {
+      return await current.run(signal);
+    } catch (e) {
+      if (!(e instanceof LeadershipLostError) || signal.aborted) throw e;
+      current = await restart(current, e);
+    }
+  }
+}
+
+async function secureMetrics(client: KubeClient, namespace: string, certDir: string | undefined, reuse: MetricsCert | undefined) {
   const svc = `${METRICS_SERVICE}.${namespace}.svc`;
-  const cert = await metricsServingCert({ certDir, dnsNames: [svc, `${svc}.cluster.local`] });
+  const cert = reuse ?? (await metricsServingCert({ certDir, dnsNames: [svc, `${svc}.cluster.local`] }));
   return { cert, auth: new DelegatingAuth(apiServerReviews(client)) };
 }
 

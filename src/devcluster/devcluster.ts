@@ -67,6 +67,12 @@ export interface DevClusterOptions {
   extraCRDs?: CustomResourceDefinition[];
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
+  /**
+   * A jq query that is `true` for pods whose process the caller plays itself (e.g. a test running the
+   * operator's replicas as processes): kwok starts them Running but not Ready and removes a deleted one only
+   * once its phase is Succeeded or Failed; the caller reports readiness and exit, as a kubelet would.
+   */
+  callerPlayedPods?: string;
   /** The Infrastructure's platform type; default 'None' (bare metal without a platform integration). */
   platform?: 'None' | 'BareMetal' | 'AWS';
   /** The region reported for platform AWS; default us-east-2. */
@@ -174,8 +180,13 @@ export class DevCluster {
       nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
       nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
       kwok: plain
-        ? { hostSimulatedPods: installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES) }
-        : { simulatedJobs: CLOUD_JOBS },
+        ? {
+            hostSimulatedPods: eitherQuery(
+              installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
+              opts.callerPlayedPods,
+            ),
+          }
+        : { simulatedJobs: CLOUD_JOBS, ...(opts.callerPlayedPods ? { hostSimulatedPods: opts.callerPlayedPods } : {}) },
     });
     let dc: DevCluster | undefined;
     try {
@@ -412,4 +423,9 @@ export class DevCluster {
     this.abort.abort();
     await this.controlPlane.stop();
   }
+}
+
+/** Two jq queries for pods some process plays: true when either is. */
+function eitherQuery(a: string, b: string | undefined): string {
+  return b ? `((${a}) or (${b}))` : a;
 }

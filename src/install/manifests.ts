@@ -13,7 +13,18 @@ import type { KubeObject } from '../kube/types.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
+import {
+  DEFAULT_REPLICAS,
+  DISRUPTION_BUDGET,
+  disruptionBudget,
+  OWN_PRIORITY_CLASS,
+  operatorPriorityClass,
+  ownPriorityClass,
+  spreadOverNodes,
+} from './availability.ts';
 import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+
+export { DEFAULT_REPLICAS, operatorPriorityClass };
 
 export const NAMES = {
   serviceAccount: 'osc-controller-manager',
@@ -30,6 +41,8 @@ export const NAMES = {
   metricsReader: METRICS_READER_ROLE,
   serviceMonitor: 'osc-metrics-monitor',
   container: 'manager',
+  disruptionBudget: DISRUPTION_BUDGET,
+  priorityClass: OWN_PRIORITY_CLASS,
 } as const;
 
 /** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
@@ -58,7 +71,12 @@ export interface ManifestOptions {
   logLevel?: string;
   /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
   monitorImage?: string;
+  /** Operator replicas (default 2: one leads, the other keeps the fail-closed webhooks answering). */
   replicas?: number;
+  /** The operator pods' priority class; default by distribution (operatorPriorityClass). */
+  priorityClassName?: string;
+  /** Include osc's own PriorityClass (default: when the pods use it); the Helm chart decides by its values. */
+  ownPriorityClass?: boolean;
   /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
   distribution?: PlatformName;
 }
@@ -93,12 +111,13 @@ export function operatorArgs(logLevel = 'info'): string[] {
 }
 
 function deployment(opts: ManifestOptions): KubeObject {
+  const replicas = opts.replicas ?? DEFAULT_REPLICAS;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
     metadata: { name: NAMES.deployment, namespace: ns, labels: labels('operator') },
     spec: {
-      replicas: opts.replicas ?? 1,
+      replicas,
       selector: { matchLabels: podLabels },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
@@ -108,6 +127,8 @@ function deployment(opts: ManifestOptions): KubeObject {
         },
         spec: {
           serviceAccountName: NAMES.serviceAccount,
+          priorityClassName: opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift'),
+          affinity: spreadOverNodes(podLabels),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
           terminationGracePeriodSeconds: 30,
@@ -259,9 +280,14 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
     },
     {
       file: '30-operator.yaml',
-      title: 'The operator Deployment and its Services',
+      title: 'The operator Deployment, its disruption budget and its Services',
       objects: [
+        ...((opts.ownPriorityClass ??
+        (opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift')) === OWN_PRIORITY_CLASS)
+          ? [ownPriorityClass(labels('operator'))]
+          : []),
         deployment(opts),
+        ...((opts.replicas ?? DEFAULT_REPLICAS) > 1 ? [disruptionBudget(ns, podLabels, labels('operator'))] : []),
         {
           apiVersion: 'v1',
           kind: 'Service',

@@ -132,6 +132,9 @@ export const CustomResourceDefinitions = rt<CustomResourceDefinition>(
 export const DaemonSets = rt<DaemonSet>('apps', 'v1', 'daemonsets', 'DaemonSet', true);
 export const Deployments = rt<KubeObject & { spec?: Record<string, unknown> }>('apps', 'v1', 'deployments', 'Deployment', true);
 export const Jobs = rt<Job>('batch', 'v1', 'jobs', 'Job', true);
+/** The operator's own disruption budget and (on plain Kubernetes) priority class, applied by osc install. */
+export const PodDisruptionBudgets = rt<KubeObject>('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true);
+export const PriorityClasses = rt<KubeObject>('scheduling.k8s.io', 'v1', 'priorityclasses', 'PriorityClass', false);
 /** The Prometheus Operator's scrape target (served only where it is installed). */
 /** cert-manager (where it runs): the webhook certificate's issuers and certificates. */
 export const CertManagerIssuers = rt<KubeObject>('cert-manager.io', 'v1', 'issuers', 'Issuer', true);

@@ -1,5 +1,6 @@
 /** Every packaging file (bundle/ and charts/osc/), from the manifests of `osc install` with default options. */
 import { DEFAULT_MONITOR_IMAGE } from '../api/names.ts';
+import { operatorPriorityClass } from '../install/availability.ts';
 import { defaultImage, manifestFiles, manifests, packageVersion } from '../install/manifests.ts';
 import { platformDescriptors } from '../platform/index.ts';
 import type { PlatformName } from '../platform/platform.ts';
@@ -34,6 +35,7 @@ export async function packagingFiles(): Promise<PackagingFile[]> {
     defaultImage: defaultImage(),
     defaultMonitorImage: DEFAULT_MONITOR_IMAGE,
     logLevels: OPERATOR_LOG_LEVELS,
+    defaultPriorityClass: operatorPriorityClass(packagedPlatform('helm')),
   });
   return [
     ...bundleFiles(bundle).map((f) => ({ path: `bundle/${f.path}`, text: f.text })),

@@ -10,7 +10,10 @@ export interface LeaderElectionConfig {
   identity: string;
   /** How long a lease is valid without renewal; non-leaders wait this long before taking over. */
   leaseDurationMs: number;
-  /** A leader that could not renew for this long gives up leadership. */
+  /**
+   * A leader that could not renew for this long gives up leadership. Shorter than the lease duration, so
+   * that it has stopped before a standby may judge the lease expired.
+   */
   renewDeadlineMs: number;
   /** Between attempts to acquire or renew. */
   retryPeriodMs: number;
@@ -18,26 +21,51 @@ export interface LeaderElectionConfig {
 
 export const defaultLeaderElection = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
+/**
+ * The two clocks leader election reads. Every duration (renew deadline, expiry of an observed lease) is
+ * measured on the monotonic one, which no NTP step or manual `date` change moves; the wall clock only
+ * stamps the Lease's acquireTime and renewTime, which are for humans and other tools to read.
+ */
+export interface ElectionClocks {
+  /** Milliseconds from an arbitrary origin, never going back. */
+  monotonic(): number;
+  /** Milliseconds since the epoch. */
+  wall(): number;
+}
+
+export const systemClocks: ElectionClocks = { monotonic: () => performance.now(), wall: () => Date.now() };
+
+/** What `run` answers: the outer signal stopped it, or the lease could not be renewed in time. */
+export type ElectionOutcome = 'stopped' | 'lost';
+
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
 /**
  * Lease-based leader election, as client-go does it. Whether another holder's lease expired is judged by
- * when *we* last saw its record change, never by comparing our clock with the holder's timestamps.
+ * when *we* last saw its record change, on our monotonic clock, never by comparing a clock with the
+ * holder's timestamps.
  */
 export class LeaderElector {
+  /** The holder's record as last read, and when (monotonic) it was first seen that way. */
   private observed: { record: string; at: number } | undefined;
   private leading = false;
-  /** The Lease as our last write left it, and when: a leader renews it in one request while it is valid. */
+  /** The Lease as our last write left it, and when (monotonic): a leader renews it in one request while it is valid. */
   private held: { lease: Lease; at: number } | undefined;
 
   private readonly client: KubeClient;
   private readonly config: LeaderElectionConfig;
   private readonly log: Logger | undefined;
+  private readonly clocks: ElectionClocks;
 
-  constructor(client: KubeClient, config: LeaderElectionConfig, log?: Logger) {
+  constructor(client: KubeClient, config: LeaderElectionConfig, log?: Logger, clocks: ElectionClocks = systemClocks) {
+    if (config.renewDeadlineMs >= config.leaseDurationMs)
+      throw new Error(
+        `leader election: the renew deadline (${config.renewDeadlineMs} ms) must be shorter than the lease duration (${config.leaseDurationMs} ms), or a leader could still be working when a standby takes over`,
+      );
     this.client = client;
     this.config = config;
     this.log = log;
+    this.clocks = clocks;
   }
 
   get isLeader(): boolean {
@@ -46,12 +74,19 @@ export class LeaderElector {
 
   /**
    * Campaigns until leadership is won, runs `lead(signal)` while it holds the lease, and answers when
-   * leadership ends: the outer signal aborted (the lease is then released for a fast hand-over) or
-   * renewal failed past the deadline (the lead signal aborts at once; the lease is left to expire).
+   * leadership ends: the outer signal aborted (the lead work is awaited, then the lease released for a
+   * fast hand-over), or the lease was not renewed within the renew deadline ('lost': the lead signal
+   * aborts at that moment and the answer comes at once, without waiting for the lead work, whose requests
+   * may hang on a dead connection; the caller must stop every writer, as controller-runtime exits).
    */
-  async run(signal: AbortSignal, lead: (leadSignal: AbortSignal) => Promise<void>): Promise<'stopped' | 'lost'> {
+  async run(signal: AbortSignal, lead: (leadSignal: AbortSignal) => Promise<void>): Promise<ElectionOutcome> {
+    let renewedAt = 0;
     while (!signal.aborted) {
-      if (await this.tryAcquireOrRenew()) break;
+      const attemptAt = this.clocks.monotonic();
+      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(this.config.renewDeadlineMs)]))) {
+        renewedAt = attemptAt;
+        break;
+      }
       await sleep(this.config.retryPeriodMs, signal);
     }
     if (signal.aborted) return 'stopped';
@@ -59,39 +94,55 @@ export class LeaderElector {
     this.log?.info({ lease: `${this.config.namespace}/${this.config.name}`, identity: this.config.identity }, 'became leader');
     const leadController = new AbortController();
     const leadDone = lead(leadController.signal).catch((e) => this.log?.error({ err: errorMessage(e) }, 'leader work failed'));
-    let outcome: 'stopped' | 'lost' = 'stopped';
-    let lastRenew = Date.now();
-    while (!signal.aborted) {
-      await sleep(this.config.retryPeriodMs, signal);
-      if (signal.aborted) break;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew >= this.config.renewDeadlineMs) {
-        outcome = 'lost';
-        break;
-      }
-    }
+    const outcome = await this.renewWhileLeading(signal, renewedAt);
     this.leading = false;
     leadController.abort(new Error(outcome === 'lost' ? 'leadership lost' : 'stopping'));
+    if (outcome === 'lost') {
+      this.log?.error(
+        { lease: `${this.config.namespace}/${this.config.name}`, renewDeadlineMs: this.config.renewDeadlineMs },
+        'leader election lost: the lease could not be renewed within the renew deadline',
+      );
+      return outcome;
+    }
     await leadDone;
-    if (outcome === 'lost') this.log?.warn('could not renew the lease in time; stopped leading');
-    else await this.release();
+    await this.release();
     return outcome;
   }
 
-  /** One attempt; answers whether we hold the lease afterwards. */
-  async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * Renews every retry period. As in client-go, all attempts after a renewal share one deadline: the
+   * renewal's start (it may have landed any time after that) plus the renew deadline. A request still
+   * hanging then is aborted and leadership is lost, so that this replica has stopped before any standby,
+   * which waits a full lease duration from when it saw that renewal, can take over.
+   */
+  private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
+    let lastRenewal = renewedAt;
+    while (!signal.aborted) {
+      const left = () => lastRenewal + this.config.renewDeadlineMs - this.clocks.monotonic();
+      await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
+      if (signal.aborted) break;
+      if (left() <= 0) return 'lost';
+      const attemptAt = this.clocks.monotonic();
+      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(left())))])))
+        lastRenewal = attemptAt;
+      else if (left() <= 0) return 'lost';
+    }
+    return 'stopped';
+  }
+
+  /** One attempt; answers whether we hold the lease afterwards. Its requests end when `signal` aborts. */
+  async tryAcquireOrRenew(signal: AbortSignal = AbortSignal.timeout(this.config.renewDeadlineMs)): Promise<boolean> {
     const { namespace, name, identity, leaseDurationMs } = this.config;
-    const now = Date.now();
+    const now = this.clocks.monotonic();
+    const wallNow = this.clocks.wall();
     const spec = (prev?: Lease['spec']): Lease['spec'] => ({
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      acquireTime: prev?.holderIdentity === identity && prev.acquireTime ? prev.acquireTime : microTime(now),
-      renewTime: microTime(now),
+      acquireTime: prev?.holderIdentity === identity && prev.acquireTime ? prev.acquireTime : microTime(wallNow),
+      renewTime: microTime(wallNow),
       leaseTransitions: (prev?.leaseTransitions ?? 0) + (prev?.holderIdentity && prev.holderIdentity !== identity ? 1 : 0),
     });
-    const write = (lease: Lease) =>
-      this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal: AbortSignal.timeout(this.config.renewDeadlineMs) });
+    const write = (lease: Lease) => this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
     // As client-go does: a leader whose lease is still valid renews the Lease it last wrote, without reading
     // it first (half the requests while idle). Its resourceVersion makes the write fail if anyone else wrote
     // since, and the full check below runs then.
@@ -102,17 +153,18 @@ export class LeaderElector {
         this.held = { lease: await write(held.lease), at: now };
         return true;
       } catch (e) {
+        if (signal.aborted) return false;
         if (!isConflict(e)) this.log?.debug({ err: errorMessage(e) }, 'lease renewal from the last write failed; reading it');
       }
     }
     try {
       let lease: Lease;
       try {
-        lease = await this.client.get(Leases, name, namespace, AbortSignal.timeout(this.config.renewDeadlineMs));
+        lease = await this.client.get(Leases, name, namespace, signal);
       } catch (e) {
         if (!isNotFound(e)) throw e;
-        const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() });
-        this.observed = { record: identity, at: Date.now() };
+        const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() }, { signal });
+        this.observed = { record: identity, at: this.clocks.monotonic() };
         this.held = { lease: created, at: now };
         return true;
       }
@@ -133,12 +185,14 @@ export class LeaderElector {
   /** Gives the lease up so that a standby takes over at once instead of after leaseDuration. */
   private async release(): Promise<void> {
     try {
-      const lease = await this.client.get(Leases, this.config.name, this.config.namespace);
+      const signal = AbortSignal.timeout(this.config.renewDeadlineMs);
+      const lease = await this.client.get(Leases, this.config.name, this.config.namespace, signal);
       if (lease.spec?.holderIdentity !== this.config.identity) return;
-      await this.client.update(Leases, {
-        ...lease,
-        spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: microTime(Date.now()) },
-      });
+      await this.client.update(
+        Leases,
+        { ...lease, spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: microTime(this.clocks.wall()) } },
+        { signal },
+      );
       this.log?.info('released the lease');
     } catch (e) {
       this.log?.warn({ err: errorMessage(e) }, 'could not release the lease');

@@ -8,7 +8,13 @@ import type { KubeObject } from '../kube/types.ts';
 import { Controller, type ControllerSpec } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, type InformerOptions } from './informer.ts';
-import { defaultLeaderElection, type LeaderElectionConfig, LeaderElector } from './leaderelection.ts';
+import {
+  defaultLeaderElection,
+  type ElectionClocks,
+  type ElectionOutcome,
+  type LeaderElectionConfig,
+  LeaderElector,
+} from './leaderelection.ts';
 import { RuntimeMetrics } from './metrics.ts';
 import type { DelegatingAuth } from './metricsauth.ts';
 
@@ -30,6 +36,16 @@ export interface ManagerOptions {
   /** Identity for leases and events; defaults to hostname + random suffix. */
   identity?: string;
   informerDefaults?: InformerOptions;
+  /** The clocks leader election measures with (tests step them). */
+  clocks?: ElectionClocks;
+}
+
+/** This replica lost its lease: it has stopped, and must be restarted (as a standby) rather than carry on. */
+export class LeadershipLostError extends Error {
+  constructor(namespace: string, name: string) {
+    super(`leader election lost: the lease ${namespace}/${name} could not be renewed within the renew deadline; restart to stand again`);
+    this.name = 'LeadershipLostError';
+  }
 }
 
 type Runnable = (signal: AbortSignal) => Promise<void>;
@@ -116,7 +132,11 @@ export class Manager {
 
   /**
    * Runs until signal aborts. Caches start at once on every replica, so that a standby that wins the
-   * lease can reconcile without waiting for a fresh list.
+   * lease can reconcile without waiting for a fresh list. Rejects with LeadershipLostError when this
+   * replica could not renew its lease in time: by then its controllers and leader runnables have been told
+   * to stop and its caches and servers are shut, and the process should exit (non-zero) so that the
+   * Deployment restarts it as a standby, as controller-runtime does. It never campaigns again itself: a
+   * replica cut off from the API server may hold stale caches and half-done work.
    */
   async start(signal: AbortSignal): Promise<void> {
     await this.serve();
@@ -125,8 +145,10 @@ export class Manager {
       await this.closeServers();
       return;
     }
-    const informerRuns = [...this.informers.values()].map((i) => i.run(signal));
-    const synced = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    const lost = new AbortController();
+    const running = AbortSignal.any([signal, lost.signal]);
+    const informerRuns = [...this.informers.values()].map((i) => i.run(running));
+    const synced = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(running)));
     if (signal.aborted || !synced.every(Boolean)) {
       await Promise.allSettled(informerRuns);
       await this.closeServers();
@@ -144,17 +166,19 @@ export class Manager {
       }
     };
 
+    let outcome: ElectionOutcome = 'stopped';
     if (this.opts.leaderElection) {
       const le = this.opts.leaderElection;
       this.elector = new LeaderElector(
         this.client,
         { ...defaultLeaderElection, identity: this.identity, ...le },
         this.log.child({ component: 'leader-election' }),
+        this.opts.clocks,
       );
-      // A replica that loses the lease stops its controllers and stands for election again.
-      while (!signal.aborted) {
-        const outcome = await this.elector.run(signal, lead);
-        if (outcome === 'stopped') break;
+      outcome = await this.elector.run(signal, lead);
+      if (outcome === 'lost') {
+        this.metrics.leader.set({ name: le.name }, 0);
+        lost.abort(new LeadershipLostError(le.namespace, le.name));
       }
     } else {
       await lead(signal);
@@ -162,6 +186,7 @@ export class Manager {
     await Promise.allSettled(informerRuns);
     await this.closeServers();
     this.ready = false;
+    if (outcome === 'lost') throw lost.signal.reason;
     this.log.info('manager stopped');
   }
 

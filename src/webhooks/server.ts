@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { errorMessage } from '../kube/errors.ts';
 import { parseAddress } from '../runtime/manager.ts';
@@ -10,6 +11,15 @@ export type AdmissionHandler = (req: AdmissionRequest<any>) => Decision | Promis
 const MAX_BODY = 8 * 1024 * 1024;
 
 /**
+ * How a stopping server lets go of the API server's keep-alive connections. Closing an idle connection
+ * races with a request the API server may be writing on it at that moment, which then fails (EOF) and,
+ * the webhooks failing closed, is refused: the API server does not retry a POST. So a stopping server
+ * first answers every request with `Connection: close` (the client then reconnects, through the Service,
+ * to a replica that is not stopping) and closes what is left only once no request came for a while.
+ */
+export const SHUTDOWN = { quietMs: 1_000, maxMs: 5_000 };
+
+/**
  * Serves AdmissionReviews over TLS. A handler that throws is answered with a denial naming the error (the
  * webhook configuration's failurePolicy decides what the API server makes of an unreachable webhook).
  */
@@ -17,6 +27,9 @@ export class WebhookServer {
   private server: Server | undefined;
   private readonly handlers = new Map<string, AdmissionHandler>();
   private readonly log: Logger;
+  private readonly connections = new Set<Socket>();
+  private stopping = false;
+  private lastRequestAt = 0;
 
   constructor(log: Logger) {
     this.log = log;
@@ -37,6 +50,8 @@ export class WebhookServer {
   async listen(address: string, tls: { certPem: string; keyPem: string }): Promise<number> {
     const { host, port } = parseAddress(address);
     const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+      this.lastRequestAt = performance.now();
+      if (this.stopping) res.setHeader('connection', 'close');
       const handler = this.handlers.get((req.url ?? '').split('?')[0] ?? '');
       if (req.method !== 'POST' || !handler) {
         res.writeHead(req.method === 'GET' && req.url === '/healthz' ? 200 : 404).end();
@@ -78,6 +93,10 @@ export class WebhookServer {
         this.answered++;
       });
     });
+    server.on('connection', (socket: Socket) => {
+      this.connections.add(socket);
+      socket.once('close', () => this.connections.delete(socket));
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve());
@@ -98,11 +117,23 @@ export class WebhookServer {
     this.server.setSecureContext({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' });
   }
 
+  /** Stops serving: lets the clients' connections go as SHUTDOWN says, then closes what is left. */
   async close(): Promise<void> {
     const s = this.server;
     this.server = undefined;
     if (!s) return;
-    await new Promise<void>((r) => s.close(() => r()));
-    s.closeAllConnections();
+    this.stopping = true;
+    const started = performance.now();
+    this.lastRequestAt = started;
+    while (
+      this.connections.size > 0 &&
+      performance.now() - started < SHUTDOWN.maxMs &&
+      performance.now() - this.lastRequestAt < SHUTDOWN.quietMs
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    await new Promise<void>((r) => {
+      s.close(() => r());
+      s.closeAllConnections();
+    });
   }
 }

@@ -237,7 +237,9 @@ describe('KataConfig under hand edits by an administrator', () => {
 
 describe('webhook registration with two operator replicas', () => {
   const cluster = useDevCluster({ workers: 1 });
-  const leaseTimings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200 };
+  // A leader that misses its renew deadline stops for good (as in production), so the deadline leaves room
+  // for a loaded machine; hand-overs here are releases, which a standby sees at its next retry.
+  const leaseTimings = { leaseDurationMs: 9000, renewDeadlineMs: 6000, retryPeriodMs: 200 };
 
   test('only the leader registers: a standby that starts later and dies does not leave the API server calling it', async () => {
     const dev = cluster.dev;

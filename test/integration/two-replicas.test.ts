@@ -65,6 +65,7 @@ describe('two replicas with leader election, through kills and an API server res
   const kubeconfigs = new Map<Replica, string>();
   const kills: { replica: Replica; at: number }[] = [];
   after(() => {
+    finished = true;
     for (const p of procs.values()) p.kill();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -88,15 +89,27 @@ describe('two replicas with leader election, through kills and an API server res
       'https://127.0.0.1:{port}',
     ]);
     procs.set(r, p);
+    // As a Deployment's kubelet does: a replica that exits by itself (a leader that lost its lease while the
+    // API server restarted, or `osc run` refusing to start without one) is started again a second later.
+    void p.exited.then(() => {
+      if (stopping.has(p) || finished) return;
+      setTimeout(() => {
+        if (procs.get(r) === p && !finished) start(r);
+      }, 1000);
+    });
     return p;
   };
+  const stopping = new Set<OscProcess>();
+  let finished = false;
   const isAlive = (r: Replica) => procs.get(r)?.child.exitCode === null && procs.get(r)?.child.signalCode === null;
   // The replica whose running process says it became leader (a leader that loses its lease stops).
   const leader = (): Replica | undefined => REPLICAS.find((r) => isAlive(r) && procs.get(r)?.stdout.includes('"became leader"'));
   const killLeader = async () => {
     const l = await waitFor(() => leader(), { timeoutMs: 60_000, message: 'a leader' });
     kills.push({ replica: l, at: Date.now() });
-    procs.get(l)?.kill('SIGKILL');
+    const p = procs.get(l);
+    if (p) stopping.add(p);
+    p?.kill('SIGKILL');
     await procs.get(l)?.exited;
     return l;
   };
@@ -173,6 +186,7 @@ describe('two replicas with leader election, through kills and an API server res
       timeoutMs: 240_000,
       message: 'the KataConfig gone',
     });
+    finished = true;
     for (const p of procs.values()) p.kill('SIGTERM');
     await Promise.all([...procs.values()].map((p) => p.exited));
   });

@@ -222,7 +222,9 @@ describe('osc’s own webhook certificate, rotated under load', () => {
   test('with two replicas, the standby serves each certificate the leader rotates in', async () => {
     await op?.stop();
     op = undefined;
-    const leaseTimings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 200 };
+    // A leader that misses its renew deadline stops for good (as in production), so the deadline leaves room
+    // for a loaded machine; hand-overs here are releases, which a standby sees at its next retry.
+    const leaseTimings = { leaseDurationMs: 9000, renewDeadlineMs: 6000, retryPeriodMs: 200 };
     const a = await startOperator(cluster.dev, { leaderElection: true, leaseTimings, identity: 'cert-a', webhook });
     let b: RunningOperator | undefined;
     try {

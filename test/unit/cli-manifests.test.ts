@@ -71,6 +71,7 @@ describe('osc install manifests', () => {
         'ClusterRole',
         'ClusterRoleBinding',
         'Deployment',
+        'PodDisruptionBudget',
         'Service',
         'Service',
         'ValidatingWebhookConfiguration',

@@ -3,7 +3,10 @@ import { describe, test } from 'node:test';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { Lease } from '../../src/kube/resources.ts';
+import { type Operator, runRestartingOnLostLease } from '../../src/operator.ts';
 import { LeaderElector } from '../../src/runtime/leaderelection.ts';
+import { LeadershipLostError } from '../../src/runtime/manager.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** One Lease kept as an API server would: a resourceVersion that every write moves, 409 for a stale one. */
 function leaseServer() {
@@ -62,5 +65,165 @@ describe('leader election', () => {
     assert.equal(server.holder(), 'other');
     assert.equal(await elector.tryAcquireOrRenew(), false);
     assert.deepEqual(server.calls.splice(0), ['GET'], 'no longer holding it, it reads before any write');
+  });
+});
+
+/**
+ * Simulated time: `mono` is what a monotonic clock reads; the wall clock is mono plus a step the test
+ * changes (NTP or an admin setting the date). Date.now follows the wall clock while a test runs, so that
+ * code reading it directly sees the steps too.
+ */
+function steppedClocks() {
+  const t = { mono: 1_000, step: 0 };
+  const realNow = Date.now;
+  const wall = () => 1_800_000_000_000 + t.mono + t.step;
+  Date.now = wall;
+  return { t, clocks: { monotonic: () => t.mono, wall }, restore: () => (Date.now = realNow) };
+}
+
+const MINUTES = 60_000;
+
+describe('leader election measures durations on the monotonic clock, whatever the wall clock does', () => {
+  test('a standby does not take a valid lease early when the wall clock jumps forward', async (t) => {
+    const time = steppedClocks();
+    t.after(time.restore);
+    const server = leaseServer();
+    const other = new LeaderElector(server.client as unknown as KubeClient, { ...config, identity: 'other' }, undefined, time.clocks);
+    assert.equal(await other.tryAcquireOrRenew(), true);
+    const standby = new LeaderElector(server.client as unknown as KubeClient, config, undefined, time.clocks);
+    assert.equal(await standby.tryAcquireOrRenew(), false, 'the lease is held');
+    time.t.mono += 1_000;
+    time.t.step += 5 * MINUTES;
+    assert.equal(await standby.tryAcquireOrRenew(), false, 'one second after it saw the renewal, the lease is still valid');
+    assert.equal(server.holder(), 'other');
+  });
+
+  test('a standby still takes an expired lease when the wall clock jumps back', async (t) => {
+    const time = steppedClocks();
+    t.after(time.restore);
+    const server = leaseServer();
+    const other = new LeaderElector(server.client as unknown as KubeClient, { ...config, identity: 'other' }, undefined, time.clocks);
+    assert.equal(await other.tryAcquireOrRenew(), true);
+    const standby = new LeaderElector(server.client as unknown as KubeClient, config, undefined, time.clocks);
+    assert.equal(await standby.tryAcquireOrRenew(), false, 'the lease is held');
+    time.t.step -= 5 * MINUTES;
+    time.t.mono += config.leaseDurationMs - 1;
+    assert.equal(await standby.tryAcquireOrRenew(), false, 'not yet a lease duration since it saw the renewal');
+    time.t.mono += 1;
+    assert.equal(await standby.tryAcquireOrRenew(), true, 'a lease duration after it saw the last renewal, it is expired');
+    assert.equal(server.holder(), 'me');
+  });
+
+  test('the Lease carries wall-clock times for other readers', async (t) => {
+    const time = steppedClocks();
+    t.after(time.restore);
+    const server = leaseServer();
+    let written: Lease | undefined;
+    const update = server.client.update;
+    server.client.update = async (rt, lease) => (written = await update(rt, lease));
+    const elector = new LeaderElector(server.client as unknown as KubeClient, config, undefined, time.clocks);
+    assert.equal(await elector.tryAcquireOrRenew(), true);
+    time.t.step -= 5 * MINUTES;
+    (elector as unknown as { leading: boolean }).leading = true;
+    assert.equal(await elector.tryAcquireOrRenew(), true);
+    assert.equal(written?.spec?.renewTime, new Date(time.clocks.wall()).toISOString().replace('Z', '000Z'));
+  });
+});
+
+describe('a leader that cannot renew gives up by its renew deadline, and answers at once', () => {
+  // Real timers, short durations: the renew deadline must hold against a request that never answers.
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+
+  /** The lease server, but once `cut` every request hangs until its signal aborts (a partition). */
+  function partitionableServer() {
+    const server = leaseServer();
+    const state = { cut: false };
+    const hang = (signal?: AbortSignal) =>
+      new Promise<never>((_, reject) => {
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    const client = {
+      get: (_rt: unknown, _name: string, _ns: string, signal?: AbortSignal) => (state.cut ? hang(signal) : server.client.get()),
+      create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        state.cut ? hang(opts?.signal) : server.client.create(rt, lease),
+      update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        state.cut ? hang(opts?.signal) : server.client.update(rt, lease),
+    };
+    return { server, client, state };
+  }
+
+  for (const step of [0, 5 * MINUTES, -5 * MINUTES]) {
+    test(`requests hang from a moment on (wall clock stepped by ${step / MINUTES} minutes): leadership is lost within the renew deadline`, async (t) => {
+      const realNow = Date.now;
+      t.after(() => (Date.now = realNow));
+      const { client, state } = partitionableServer();
+      let lastRenewal = 0;
+      let lostAt = 0;
+      const update = client.update;
+      client.update = async (rt, lease, opts) => {
+        const sentAt = performance.now();
+        const answer = await update(rt, lease, opts);
+        lastRenewal = sentAt;
+        return answer;
+      };
+      const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
+      const stop = new AbortController();
+      t.after(() => stop.abort());
+      const outcome = elector.run(stop.signal, async (leadSignal) => {
+        await new Promise<void>((resolve) => leadSignal.addEventListener('abort', () => resolve(), { once: true }));
+        lostAt = performance.now();
+        // Lead work that does not stop promptly (a write hanging on a dead connection) must not delay the answer.
+        await new Promise(() => {});
+      });
+      await waitFor(() => elector.isLeader && lastRenewal > 0, { timeoutMs: 10_000, message: 'leading, renewed once' });
+      state.cut = true;
+      const wallNow = Date.now();
+      Date.now = () => wallNow + step;
+      const answered = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('no answer'), 20_000))]);
+      assert.equal(answered, 'lost');
+      assert.equal(elector.isLeader, false);
+      // Its last renewal may have reached the server just as it was sent: a standby may take over a lease
+      // duration after that, so leadership must end before. (The margin is a loaded machine's late timer.)
+      const heldFor = lostAt - lastRenewal;
+      assert.ok(heldFor < timings.leaseDurationMs, `led ${Math.round(heldFor)} ms after the last renewal was sent`);
+    });
+  }
+});
+
+describe('an operator that lost its lease is restarted, not left to campaign again', () => {
+  const fakeOperator = (run: Operator['run']) => ({ run }) as Operator;
+
+  test('osc start runs a new operator in its place, and stops when told', async () => {
+    const stop = new AbortController();
+    const runs: string[] = [];
+    const first = fakeOperator(async () => {
+      runs.push('first');
+      throw new LeadershipLostError('ns', 'lease');
+    });
+    const second = fakeOperator(async (signal) => {
+      runs.push('second');
+      stop.abort();
+      assert.equal(signal.aborted, true);
+    });
+    const restarted: Operator[] = [];
+    await runRestartingOnLostLease(first, stop.signal, async (previous, lost) => {
+      assert.equal(previous, first);
+      assert.match(lost.message, /leader election lost: the lease ns\/lease could not be renewed/);
+      restarted.push(second);
+      return second;
+    });
+    assert.deepEqual(runs, ['first', 'second']);
+    assert.equal(restarted.length, 1);
+  });
+
+  test('any other failure is not restarted', async () => {
+    const failed = fakeOperator(async () => {
+      throw new Error('no API server');
+    });
+    await assert.rejects(
+      runRestartingOnLostLease(failed, new AbortController().signal, async () => assert.fail('restarted')),
+      /no API server/,
+    );
   });
 });

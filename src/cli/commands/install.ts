@@ -150,6 +150,8 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
           })),
           { apiVersion: 'v1', kind: 'Secret', metadata: { name: CERT_MANAGER.caSecret, namespace: OPERATOR_NAMESPACE } },
           { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: LEADER_ELECTION_LEASE, namespace: OPERATOR_NAMESPACE } },
+          // Installed with --distribution kubernetes only; elsewhere it answers 404, which counts as gone.
+          { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: NAMES.priorityClass } },
         );
       }
     }

@@ -6,7 +6,7 @@ import { oneLine, summarize } from '../../api/summary.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { DISTRIBUTIONS, isSimulated } from '../../devcluster/nodes.ts';
 import { errorMessage } from '../../kube/errors.ts';
-import { createOperator, type Operator } from '../../operator.ts';
+import { createOperator, type Operator, runRestartingOnLostLease } from '../../operator.ts';
 import type { PlatformName } from '../../platform/platform.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
@@ -153,17 +153,29 @@ export async function runDevEnvironment(
 
     let metricsUrl = '';
     if (opts.withOperator) {
-      operator = await createOperator({
-        kubeConfig: dev.controlPlane.kubeConfig,
-        log,
-        leaderElection: true,
-        metricsAddress: flags.metricsBindAddress,
-        healthAddress: '',
-        // Outside the cluster: the API server reaches the webhooks by URL on loopback.
-        webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
-      });
+      const kubeConfig = dev.controlPlane.kubeConfig;
+      const make = (metricsCert?: Operator['metricsCert']) =>
+        createOperator({
+          kubeConfig,
+          log,
+          leaderElection: true,
+          metricsAddress: flags.metricsBindAddress,
+          metricsCert,
+          healthAddress: '',
+          // Outside the cluster: the API server reaches the webhooks by URL on loopback.
+          webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
+        });
+      operator = await make();
+      // A replica that lost its lease stops (as controller-runtime's do): in a pod its Deployment restarts
+      // it; here this process does, with the same metrics certificate, so the dev Prometheus keeps scraping.
+      const runUntilStopped = (first: Operator) =>
+        runRestartingOnLostLease(first, operatorAbort.signal, async (previous, lost) => {
+          write(io.stderr, `warning: ${lost.message}; restarting the operator, as its Deployment would`);
+          operator = await make(previous.metricsCert);
+          return operator;
+        });
       const op = operator;
-      operatorRun = op.run(operatorAbort.signal).catch((e) => {
+      operatorRun = runUntilStopped(op).catch((e) => {
         write(io.stderr, `error: the operator stopped: ${errorMessage(e)}`);
         code = 1;
         ac.abort();
@@ -184,8 +196,10 @@ export async function runDevEnvironment(
           metricsCA: op.metricsCA,
           operator: {
             where: `in this osc start process (pid ${process.pid})`,
-            identity: op.manager.identity,
-            ready: () => op.manager.isReady,
+            get identity() {
+              return (operator ?? op).manager.identity;
+            },
+            ready: () => (operator ?? op).manager.isReady,
             metricsUrl,
           },
           log,
