@@ -1,14 +1,20 @@
-import { type KubeObj, useTick, type WatchState } from './api.ts';
+import { type KubeObj, useLink, useTick, type WatchState } from './api.ts';
 import { age, conditionOf } from './model.ts';
 
 /** The KataConfig tab: the columns of `kubectl get kataconfig`, and Create KataConfig. */
 export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
   const now = useTick(5000);
+  const { connected } = useLink();
   return (
     <section>
       <div class="titlebar">
         <h1>KataConfigs</h1>
-        <a class="button primary" href="#/kataconfigs/~new" data-test="create-kataconfig">
+        <a
+          class={`button primary${connected ? '' : ' disabled'}`}
+          href={connected ? '#/kataconfigs/~new' : undefined}
+          aria-disabled={!connected}
+          data-test="create-kataconfig"
+        >
           Create KataConfig
         </a>
       </div>

@@ -1,0 +1,3 @@
+export function WorkloadsPage() {
+  return <section />;
+}
