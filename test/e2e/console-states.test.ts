@@ -91,7 +91,11 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await alert.waitFor({ timeout: 15_000 });
     assert.match((await alert.textContent()) ?? '', /console server does not answer/);
     assert.equal(await page.locator('[data-test=create-kataconfig]').getAttribute('aria-disabled'), 'true');
-    assert.equal(await page.locator('main').evaluate((m) => (m as HTMLElement).inert), true, 'nothing on the page can be used');
+    assert.equal(
+      await page.locator('main').evaluate((m) => (m as unknown as { inert: boolean }).inert),
+      true,
+      'nothing on the page can be used',
+    );
     await shot('disconnected');
 
     // While it was gone a KataConfig was created: back, the page shows it without a reload.
@@ -100,7 +104,7 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await alert.waitFor({ state: 'detached', timeout: LONG });
     await page.locator('[data-test=kataconfig-list] >> text=example-kataconfig').waitFor({ timeout: LONG });
     assert.equal(await page.locator('[data-test=create-kataconfig]').getAttribute('aria-disabled'), 'false');
-    assert.equal(await page.locator('main').evaluate((m) => (m as HTMLElement).inert), false);
+    assert.equal(await page.locator('main').evaluate((m) => (m as unknown as { inert: boolean }).inert), false);
   });
 
   test('the API server gone behind a running console: disconnected too, with the reason', async () => {
@@ -113,5 +117,120 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     assert.match((await alert.textContent()) ?? '', /did not answer/);
     await kube.start(kubePort);
     await alert.waitFor({ state: 'detached', timeout: LONG });
+  });
+
+  test('an uninstall of 12 workers: "N of 12 nodes uninstalled", finished nodes keep a tile, waiting to uninstall has its own colour', async () => {
+    const all = workers(12);
+    kube.set(NODES, ...all.map(node));
+    kube.set(
+      KATACONFIGS,
+      kataConfig(
+        {},
+        {
+          conditions: [inProgress('False', '', '')],
+          kataNodes: { nodeCount: 12, readyNodeCount: 12, installed: all },
+          runtimeClasses: ['kata'],
+        },
+      ),
+    );
+    await open('#/kataconfigs/example-kataconfig');
+    await page.locator('[data-test=summary][data-phase=Installed]').waitFor({ timeout: LONG });
+    // Deleted: every node waits to uninstall, then they go one by one and leave the status.
+    const uninstalling = (left: string[], current: string[]) =>
+      kataConfig(
+        {},
+        {
+          conditions: [inProgress('True', 'Uninstalling', 'Removing kata from cluster')],
+          kataNodes: {
+            nodeCount: 0,
+            readyNodeCount: 0,
+            uninstalling: current,
+            waitingToUninstall: left.filter((n) => !current.includes(n)),
+          },
+          runtimeClasses: ['kata'],
+        },
+        true,
+      );
+    kube.set(KATACONFIGS, uninstalling(all, []));
+    await page.locator('[data-test=count]').filter({ hasText: '0 of 12 nodes uninstalled' }).waitFor({ timeout: LONG });
+    kube.set(KATACONFIGS, uninstalling(all.slice(3), ['worker-3']));
+    const count = page.locator('[data-test=count]');
+    await count.filter({ hasText: '3 of 12 nodes uninstalled' }).waitFor({ timeout: LONG });
+    assert.equal(await page.locator('[data-test=summary]').getAttribute('data-phase'), 'Uninstalling');
+    const states = await page
+      .locator('[data-test=tiles] .tile')
+      .evaluateAll((ts) => ts.map((t) => `${t.getAttribute('data-node')}:${t.getAttribute('data-state')}`));
+    assert.deepEqual(states, [
+      ...['worker-0', 'worker-1', 'worker-2'].map((n) => `${n}:uninstalled`),
+      'worker-3:uninstalling',
+      ...all.slice(4).map((n) => `${n}:waiting-uninstall`),
+    ]);
+    const colour = (state: string) =>
+      page
+        .locator(`[data-test=tiles] .tile[data-state=${state}]`)
+        .first()
+        .evaluate((t) => {
+          type Styles = { getComputedStyle(e: unknown): { backgroundImage: string; backgroundColor: string } };
+          const cs = (globalThis as unknown as Styles).getComputedStyle(t);
+          return `${cs.backgroundImage} ${cs.backgroundColor}`;
+        });
+    assert.notEqual(await colour('waiting-uninstall'), await colour('uninstalled'));
+    const legend = await page
+      .locator('[data-test=tile-legend] [data-state]')
+      .evaluateAll((ls) => ls.map((l) => l.getAttribute('data-state')));
+    assert.ok(legend.includes('waiting-uninstall') && !legend.includes('waiting'), legend.join(', '));
+    const progress = page.getByRole('progressbar', { name: '3 of 12 nodes uninstalled' });
+    assert.equal(await progress.getAttribute('value'), '3');
+    await shot('uninstalling-12');
+  });
+
+  test('checkNodeEligibility with no eligible node is a warning with what to do, not a calm "Installing"', async () => {
+    kube.set(NODES, ...workers(3).map(node));
+    kube.set(
+      KATACONFIGS,
+      kataConfig(
+        { checkNodeEligibility: true },
+        {
+          conditions: [inProgress('True', 'Installing', 'no Nodes with required labels found. Is NFD running?')],
+          kataNodes: { nodeCount: 0, readyNodeCount: 0 },
+        },
+      ),
+    );
+    await open('#/kataconfigs/example-kataconfig');
+    const deadEnd = page.locator('[data-test=dead-end]');
+    await deadEnd.waitFor({ timeout: LONG });
+    const text = (await deadEnd.textContent()) ?? '';
+    assert.match(text, /Is NFD running\?/);
+    assert.match(text, /feature\.node\.kubernetes\.io\/runtime\.kata=true/);
+    assert.match(text, /set checkNodeEligibility to false/);
+    assert.notEqual(await page.locator('[data-test=summary]').getAttribute('data-phase'), 'Installing');
+    assert.match((await page.locator('[data-test=summary] .phase').getAttribute('class')) ?? '', /tone-warning/);
+    assert.equal(await page.locator('text=No nodes listed yet').count(), 0, 'no promise that nodes are coming');
+    await shot('dead-end-nfd');
+  });
+
+  test('a selector that matches no node is a warning too, and the selector reads as an expression', async () => {
+    kube.set(NODES, ...workers(3).map(node));
+    kube.set(
+      KATACONFIGS,
+      kataConfig(
+        { kataConfigPoolSelector: { matchExpressions: [{ key: 'custom-kata', operator: 'In', values: ['true'] }] } },
+        {
+          conditions: [
+            inProgress(
+              'True',
+              'Installing',
+              'no worker Nodes match kataConfigPoolSelector: label the nodes that should run kata, or change the selector',
+            ),
+          ],
+          kataNodes: { nodeCount: 0, readyNodeCount: 0 },
+        },
+      ),
+    );
+    await open('#/kataconfigs/example-kataconfig');
+    const deadEnd = page.locator('[data-test=dead-end]');
+    await deadEnd.waitFor({ timeout: LONG });
+    assert.match((await deadEnd.textContent()) ?? '', /change the selector/);
+    assert.equal(await page.locator('[data-test=pool-selector-text]').textContent(), 'custom-kata in (true)');
   });
 });

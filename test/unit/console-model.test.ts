@@ -82,7 +82,15 @@ describe('console: node tiles and metrics', () => {
         ['worker-10', 'installed'],
       ],
     );
-    assert.deepEqual(tileCounts(tiles), { waiting: 1, installing: 1, installed: 1, failed: 1, uninstalling: 0 });
+    assert.deepEqual(tileCounts(tiles), {
+      waiting: 1,
+      installing: 1,
+      installed: 1,
+      failed: 1,
+      'waiting-uninstall': 0,
+      uninstalling: 0,
+      uninstalled: 0,
+    });
     assert.deepEqual(tilesOf(undefined), []);
   });
 

@@ -1,6 +1,6 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
-import { age, type Condition, conditionOf, KATACONFIG_API } from './model.ts';
+import { age, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
 import { NodeTiles } from './nodes.tsx';
 import { toYaml } from './yaml.ts';
 
@@ -14,6 +14,9 @@ const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
 export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   const kcs = useWatch<KubeObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
   const kc = kcs.items[0];
+  // The nodes seen left to uninstall: the status drops a node once it is done, the page keeps its tile.
+  const uninstallSeen = useRef(new Set<string>()).current;
+  if (kc) rememberUninstall(uninstallSeen, kc.status?.kataNodes);
   const [seen, setSeen] = useState(false);
   if (kc && !seen) setSeen(true);
   const base = `#/kataconfigs/${encodeURIComponent(name)}`;
@@ -52,7 +55,7 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
           ) : tab === 'events' ? (
             <EventsTab name={name} />
           ) : (
-            <DetailsTab kc={kc} />
+            <DetailsTab kc={kc} uninstallSeen={uninstallSeen} />
           )}
         </>
       )}
@@ -60,27 +63,34 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   );
 }
 
-function Summary({ kc }: { kc: KubeObj }) {
-  const c = conditionOf(kc, 'InProgress');
-  const nodes = kc.status?.kataNodes ?? {};
-  let phase = 'Pending';
-  if (c?.status === 'True') phase = c.reason || 'In progress';
-  else if (c?.reason === 'BlockedByExistingKataPods') phase = 'Blocked by existing kata pods';
-  else if (c?.status === 'False' && c.reason === 'Failed') phase = 'Failed';
-  else if (c?.status === 'False') phase = kc.metadata.deletionTimestamp ? 'Uninstalling' : 'Installed';
+/**
+ * The phase, the count (nodes ready while installing, nodes uninstalled while uninstalling) as words and
+ * a progress bar, and the operator's message; a dead end is a warning with what to do. A live region:
+ * assistive technology announces each change.
+ */
+function Summary({ kc, uninstallSeen }: { kc: KubeObj; uninstallSeen: ReadonlySet<string> }) {
+  const h = headlineOf(kc, uninstallSeen);
+  const count = `${h.done} of ${h.total} nodes ${h.unit}`;
   return (
-    <div class="summary" data-test="summary" data-phase={phase}>
-      <span class={`phase ${phase.replace(/\s+/g, '-').toLowerCase()}`}>{phase}</span>
-      <span>
-        {nodes.readyNodeCount ?? 0} of {nodes.nodeCount ?? 0} nodes ready
-      </span>
-      {kc.metadata.deletionTimestamp && <span class="deleting">deletion requested</span>}
-      {c?.message && <span class="message">{c.message}</span>}
+    <div class={`summary tone-${h.tone}`} data-test="summary" data-phase={h.phase} role="status" aria-live="polite">
+      <span class={`phase ${h.phase.replace(/\s+/g, '-').toLowerCase()} tone-${h.tone}`}>{h.phase}</span>
+      {!h.deadEnd && (h.total > 0 || h.unit === 'ready') ? (
+        <span class="count" data-test="count">
+          <progress max={h.total || 1} value={h.done} aria-label={count} /> {count}
+        </span>
+      ) : null}
+      {kc.metadata.deletionTimestamp && h.unit === 'ready' && <span class="deleting">deletion requested</span>}
+      {h.message && !h.deadEnd && <span class="message">{h.message}</span>}
+      {h.deadEnd && (
+        <div class="dead-end" data-test="dead-end">
+          <strong>{h.deadEnd.title}.</strong> The operator says: “{h.message}”. {h.deadEnd.todo}
+        </div>
+      )}
     </div>
   );
 }
 
-function DetailsTab({ kc }: { kc: KubeObj }) {
+function DetailsTab({ kc, uninstallSeen }: { kc: KubeObj; uninstallSeen: ReadonlySet<string> }) {
   const nodesWatch = useWatch<KubeObj>('/api/v1/nodes');
   const nodes = useMemo(() => new Map(nodesWatch.items.map((n) => [n.metadata.name, n])), [nodesWatch.items]);
   const conditions: Condition[] = kc.status?.conditions ?? [];
@@ -88,10 +98,15 @@ function DetailsTab({ kc }: { kc: KubeObj }) {
   const blocked = conditionOf(kc, 'InProgress')?.reason === 'BlockedByExistingKataPods';
   return (
     <div class="details">
-      <Summary kc={kc} />
+      <Summary kc={kc} uninstallSeen={uninstallSeen} />
       {blocked && <BlockingPods />}
       <h2>Nodes</h2>
-      <NodeTiles kataNodes={kc.status?.kataNodes} nodes={nodes} />
+      <NodeTiles
+        kataNodes={kc.status?.kataNodes}
+        nodes={nodes}
+        uninstalled={kc.metadata.deletionTimestamp ? uninstallSeen : undefined}
+        deadEnd={!!headlineOf(kc, uninstallSeen).deadEnd}
+      />
       <h2>Conditions</h2>
       <table class="list" data-test="conditions">
         <thead>
@@ -124,7 +139,9 @@ function DetailsTab({ kc }: { kc: KubeObj }) {
         <dt>logLevel</dt>
         <dd>{kc.spec?.logLevel ?? 'info'}</dd>
         <dt>kataConfigPoolSelector</dt>
-        <dd>{kc.spec?.kataConfigPoolSelector ? JSON.stringify(kc.spec.kataConfigPoolSelector) : 'all worker nodes'}</dd>
+        <dd data-test="pool-selector-text">
+          {kc.spec?.kataConfigPoolSelector ? selectorText(kc.spec.kataConfigPoolSelector) : 'all worker nodes'}
+        </dd>
       </dl>
       <RuntimeClasses names={kc.status?.runtimeClasses ?? []} />
     </div>

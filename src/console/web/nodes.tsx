@@ -1,15 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { KubeObj } from './api.ts';
-import { type Tile, type TileState, tileCounts, tilesOf } from './model.ts';
+import { INSTALL_LEGEND, type Tile, tileCounts, tilesOf, UNINSTALL_LEGEND } from './model.ts';
 
 const MCO = 'machineconfiguration.openshift.io/';
-const LEGEND: [TileState, string][] = [
-  ['waiting', 'waiting'],
-  ['installing', 'installing'],
-  ['installed', 'installed'],
-  ['failed', 'failed'],
-  ['uninstalling', 'uninstalling'],
-];
 
 /** What the Machine Config Operator says about a node, for its tooltip and details. */
 function mcoOf(node: KubeObj | undefined) {
@@ -28,8 +21,17 @@ const readyOf = (node: KubeObj | undefined) => node?.status?.conditions?.find((c
  * The nodes of a rollout as coloured tiles, a few pixels each so that 1,000 fit on one screen; hovering
  * names the node and its state, a click shows what the MCO reports for it.
  */
-export function NodeTiles({ kataNodes, nodes }: { kataNodes: Record<string, unknown> | undefined; nodes: Map<string, KubeObj> }) {
-  const tiles = tilesOf(kataNodes);
+export function NodeTiles(props: {
+  kataNodes: Record<string, unknown> | undefined;
+  nodes: Map<string, KubeObj>;
+  /** While uninstalling: every node seen left to uninstall, so that finished ones keep their tile. */
+  uninstalled?: ReadonlySet<string>;
+  /** The rollout is stuck without nodes: say so instead of "not listed yet". */
+  deadEnd?: boolean;
+}) {
+  const { kataNodes, nodes, uninstalled } = props;
+  const tiles = tilesOf(kataNodes, uninstalled);
+  const legend = uninstalled ? UNINSTALL_LEGEND : INSTALL_LEGEND;
   const counts = tileCounts(tiles);
   const [picked, setPicked] = useState<string | undefined>();
   const pickedTile = tiles.find((t) => t.node === picked);
@@ -41,14 +43,14 @@ export function NodeTiles({ kataNodes, nodes }: { kataNodes: Record<string, unkn
   return (
     <div class="tiles-box">
       <div class="legend" data-test="tile-legend">
-        {LEGEND.map(([s, label]) => (
+        {legend.map(([s, label]) => (
           <span key={s} class="legend-item" data-state={s} data-count={counts[s]}>
             <i class={`tile ${s}`} /> {label} {counts[s]}
           </span>
         ))}
         <span class="muted">{tiles.length} nodes</span>
       </div>
-      {tiles.length === 0 && <p class="muted">No nodes listed yet.</p>}
+      {tiles.length === 0 && <p class="muted">{props.deadEnd ? 'No node is selected for kata (see above).' : 'No nodes listed yet.'}</p>}
       <div class={`tiles${big ? ' big' : ''}`} data-test="tiles">
         {tiles.map((t) => (
           <button
