@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { type RunningConsole, startConsole } from '../../src/console/server.ts';
 import { artifactsDir, launchBrowser, SKIP_BROWSER } from '../support/browser.ts';
@@ -75,6 +75,12 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await page?.close();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     for (const r of [KATACONFIGS, NODES, PODS]) kube.clear(r);
+  });
+
+  afterEach(async (t) => {
+    // A failed step leaves a picture of the page it failed on.
+    if (!(t as unknown as { passed?: boolean }).passed)
+      await shot(`failed-${t.name.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => undefined);
   });
 
   after(async () => {
@@ -232,5 +238,86 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await deadEnd.waitFor({ timeout: LONG });
     assert.match((await deadEnd.textContent()) ?? '', /change the selector/);
     assert.equal(await page.locator('[data-test=pool-selector-text]').textContent(), 'custom-kata in (true)');
+  });
+
+  test('the form flags Bad_Name, a bad selector key and In without values at once, in the API server words, and sends nothing', async () => {
+    await open('#/kataconfigs/~new');
+    await page.fill('#f-name', 'Bad_Name');
+    const levels = await page.locator('#f-logLevel option').evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+    assert.deepEqual(levels, ['fatal', 'panic', 'error', 'warn', 'info', 'debug', 'trace'], 'logLevel is a choice of the allowed values');
+    await page.click('summary:text-is("kataConfigPoolSelector")');
+    await page.click('summary:text-is("matchExpressions")');
+    await page.click('button:text-is("Add matchExpressions")');
+    await page.fill('[id="f-matchExpressions.0.key"]', 'bad key!');
+    const writes = kube.writes.length;
+    await page.click('button[type=submit]');
+    await page.getByRole('alert').filter({ hasText: 'fields need a fix' }).waitFor({ timeout: LONG });
+    const at = async (field: string) => (await page.locator(`[data-field-error="${field}"]`).textContent()) ?? '';
+    assert.match(await at('name'), /metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    assert.match(await at('matchExpressions.0.key'), /matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/);
+    assert.match(await at('matchExpressions.0'), /values must be a non-empty list when operator is In or NotIn/);
+    assert.equal(kube.writes.length, writes, 'nothing was sent');
+    assert.equal(await page.evaluate('document.activeElement.id'), 'f-name', 'the first field to fix has the focus');
+    assert.equal(await page.getAttribute('#f-name', 'aria-invalid'), 'true');
+    await shot('form-all-at-once');
+
+    // Fixed, the errors go as one types; what only the API server knows still lands at its field.
+    await page.fill('#f-name', 'example-kataconfig');
+    await page.fill('[id="f-matchExpressions.0.key"]', 'custom-kata');
+    await page.click('[data-expr="0"] summary:text-is("values")');
+    await page.click('button:text-is("Add value")');
+    await page.fill('[id="f-matchExpressions.0.values.0"]', 'true');
+    assert.equal(await page.locator('[data-test=selector-text]').textContent(), 'Selects worker nodes where: custom-kata in (true)');
+    assert.equal(await page.locator('[data-field-error]').count(), 0);
+    kube.answers.set(`POST ${KATACONFIGS}`, {
+      code: 422,
+      body: {
+        kind: 'Status',
+        code: 422,
+        message: 'KataConfig "example-kataconfig" is invalid',
+        details: { causes: [{ field: 'spec.logLevel', message: 'Unsupported value: "info": the cluster says no' }] },
+      },
+    });
+    await page.click('button[type=submit]');
+    await page.locator('[data-field-error=logLevel]').filter({ hasText: 'the cluster says no' }).waitFor({ timeout: LONG });
+    kube.answers.clear();
+  });
+
+  test('the delete dialog says the delete will be blocked and lists the kata pods before the administrator confirms', async () => {
+    kube.set(NODES, ...workers(2).map(node));
+    kube.set(
+      KATACONFIGS,
+      kataConfig(
+        {},
+        {
+          conditions: [inProgress('False', '', '')],
+          kataNodes: { nodeCount: 2, readyNodeCount: 2, installed: workers(2) },
+          runtimeClasses: ['kata'],
+        },
+      ),
+    );
+    const pod = (name: string, runtimeClassName?: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: { ...(runtimeClassName ? { runtimeClassName } : {}), nodeName: 'worker-0', containers: [{ name: 'c', image: 'x' }] },
+      status: { phase: 'Running' },
+    });
+    kube.set(PODS, pod('hello-openshift', 'kata'), pod('plain'));
+    await open('#/kataconfigs/example-kataconfig');
+    await page.click('[data-test=delete]');
+    const dialog = page.getByRole('dialog', { name: 'Delete KataConfig example-kataconfig?' });
+    await dialog.waitFor({ timeout: LONG });
+    const warning = dialog.locator('[data-test=delete-will-block]');
+    await warning.waitFor({ timeout: LONG });
+    assert.match((await warning.textContent()) ?? '', /The delete will be blocked: 1 pod uses kata/);
+    assert.deepEqual(await warning.locator('[data-pod]').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-pod'))), [
+      'default/hello-openshift',
+    ]);
+    assert.equal(kube.writes.filter((w) => w.method === 'DELETE').length, 0, 'nothing deleted before the confirmation');
+    await shot('delete-will-block');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached', timeout: LONG });
+    assert.equal(kube.writes.filter((w) => w.method === 'DELETE').length, 0, 'Escape cancels');
   });
 });

@@ -1,6 +1,6 @@
-import { useMemo, useRef, useState } from 'preact/hooks';
-import { type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
-import { age, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { type KubeObj, kube, statusMessage, useLink, useTick, useWatch } from './api.ts';
+import { age, blockingPods, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
 import { NodeTiles } from './nodes.tsx';
 import { toYaml } from './yaml.ts';
 
@@ -99,7 +99,7 @@ function DetailsTab({ kc, uninstallSeen }: { kc: KubeObj; uninstallSeen: Readonl
   return (
     <div class="details">
       <Summary kc={kc} uninstallSeen={uninstallSeen} />
-      {blocked && <BlockingPods />}
+      {blocked && <BlockingPods kc={kc} />}
       <h2>Nodes</h2>
       <NodeTiles
         kataNodes={kc.status?.kataNodes}
@@ -194,9 +194,9 @@ function RuntimeClasses({ names }: { names: string[] }) {
 }
 
 /** The pods that keep the uninstall waiting: every pod that asks for a kata runtime class. */
-function BlockingPods() {
+function BlockingPods({ kc }: { kc: KubeObj }) {
   const pods = useWatch<KubeObj>('/api/v1/pods');
-  const blocking = pods.items.filter((p) => KATA_RUNTIME_CLASSES.has(p.spec?.runtimeClassName));
+  const blocking = blockingPods(pods.items, kc);
   return (
     <div class="blocked" data-test="blocking-pods">
       <h2>Pods blocking the uninstall</h2>
@@ -213,34 +213,102 @@ function BlockingPods() {
   );
 }
 
+/**
+ * Delete KataConfig, confirmed in a modal dialog that says beforehand what will happen: kata leaves every
+ * node, or, while pods use kata, that the delete will be blocked until they are gone, and which they are.
+ */
 function DeleteButton({ kc }: { kc: KubeObj }) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
+  const { connected } = useLink();
+  const opener = useRef<HTMLButtonElement>(null);
   if (kc.metadata.deletionTimestamp) return <span class="muted">Deleting…</span>;
+  const close = () => {
+    setConfirming(false);
+    // Back where the keyboard was: the dialog opened from this button.
+    requestAnimationFrame(() => opener.current?.focus());
+  };
   const del = async () => {
     const r = await kube('DELETE', `${KATACONFIG_API}/${encodeURIComponent(kc.metadata.name)}`);
-    setConfirming(false);
+    close();
     setError(r.ok ? '' : statusMessage(r.body, r.status));
   };
   return (
     <div class="delete">
-      {error && <span class="error">{error}</span>}
-      {confirming ? (
-        <span class="confirm" data-test="confirm-delete">
-          Delete KataConfig {kc.metadata.name}? Kata leaves every node (each reboots).{' '}
-          <button type="button" class="danger" onClick={del}>
-            Delete
-          </button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
+      {error && (
+        <span class="error" role="alert">
+          {error}
         </span>
-      ) : (
-        <button type="button" class="danger" onClick={() => setConfirming(true)} data-test="delete">
-          Delete KataConfig
-        </button>
       )}
+      <button
+        type="button"
+        class="danger"
+        ref={opener}
+        onClick={() => setConfirming(true)}
+        disabled={!connected}
+        aria-haspopup="dialog"
+        data-test="delete"
+      >
+        Delete KataConfig
+      </button>
+      {confirming && <DeleteDialog kc={kc} onDelete={del} onCancel={close} />}
     </div>
+  );
+}
+
+function DeleteDialog({ kc, onDelete, onCancel }: { kc: KubeObj; onDelete: () => void; onCancel: () => void }) {
+  const pods = useWatch<KubeObj>('/api/v1/pods');
+  const blocking = blockingPods(pods.items, kc);
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    // Modal: focus moves in and stays in, Escape cancels (the browser's own dialog behaviour).
+    if (d && !d.open) d.showModal();
+  }, []);
+  const name = kc.metadata.name;
+  return (
+    <dialog
+      ref={ref}
+      class="confirm"
+      data-test="confirm-delete"
+      aria-labelledby="delete-title"
+      aria-describedby="delete-what"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
+      <h2 id="delete-title">Delete KataConfig {name}?</h2>
+      <div id="delete-what">
+        {!pods.synced && !pods.error && <p class="muted">Looking for pods that use kata…</p>}
+        {pods.error && <p class="error">Could not list the pods that use kata: {pods.error}</p>}
+        {pods.synced && blocking.length === 0 && !pods.error && <p>Kata leaves every node (each reboots), and its RuntimeClass goes.</p>}
+        {blocking.length > 0 && (
+          <div class="blocked" data-test="delete-will-block">
+            <p>
+              <strong>The delete will be blocked: {blocking.length === 1 ? '1 pod uses' : `${blocking.length} pods use`} kata.</strong> The
+              KataConfig is marked for deletion at once, but kata stays on the nodes until these pods are deleted:
+            </p>
+            <ul>
+              {blocking.slice(0, 50).map((p) => (
+                <li key={`${p.metadata.namespace}/${p.metadata.name}`} data-pod={`${p.metadata.namespace}/${p.metadata.name}`}>
+                  {p.metadata.namespace}/{p.metadata.name} <span class="muted">(runtimeClassName {p.spec?.runtimeClassName})</span>
+                </li>
+              ))}
+            </ul>
+            {blocking.length > 50 && <p class="muted">and {blocking.length - 50} more</p>}
+          </div>
+        )}
+      </div>
+      <div class="actions">
+        <button type="button" class="danger" onClick={onDelete}>
+          {blocking.length > 0 ? 'Delete anyway' : 'Delete'}
+        </button>
+        <button type="button" onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+      </div>
+    </dialog>
   );
 }
 

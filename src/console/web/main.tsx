@@ -28,6 +28,8 @@ function useRoute(): string[] {
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const on = () => setRoute(read());
+    // The hash may have changed between the first render and this subscription.
+    on();
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);

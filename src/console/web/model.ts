@@ -3,6 +3,7 @@
  * the object it creates, where the API server's refusal belongs in the form, and the node tiles.
  */
 
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
 import { type DeadEnd, deadEndOf, LEFT_TO_UNINSTALL_LISTS, leftToUninstall, uninstallProgress } from '../../api/progress.ts';
 
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
@@ -120,6 +121,21 @@ export function placeErrors(s: Status): { fields: Record<string, string[]>; gene
   if (causes.length === 0 || (Object.keys(fields).length === 0 && general.length === 0)) general.push(s.message ?? `refused (${s.code})`);
   else if (Object.keys(fields).length === 0) general.unshift(s.message ?? '');
   return { fields, general: general.filter(Boolean) };
+}
+
+/** The form's own findings (validate.ts), placed like the API server's. */
+export function placeProblems(problems: readonly { field: string; text: string }[]): {
+  fields: Record<string, string[]>;
+  general: string[];
+} {
+  const fields: Record<string, string[]> = {};
+  const general: string[] = [];
+  for (const p of problems) {
+    const field = formFieldOf(p.field);
+    if (field) (fields[field] ??= []).push(p.text);
+    else general.push(p.text);
+  }
+  return { fields, general };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -276,6 +292,30 @@ export function selectorText(sel: { matchLabels?: Record<string, string>; matchE
     else parts.push(`!${e.key}`);
   }
   return parts.join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Pods that use kata.
+
+interface PodLike {
+  metadata: { name: string; namespace?: string };
+  spec?: { runtimeClassName?: string; nodeName?: string };
+}
+
+/**
+ * The runtime classes whose pods keep a KataConfig's uninstall waiting: those it made (status.runtimeClasses)
+ * and the one its spec asks for, as the operator's deletion guard counts them.
+ */
+export function guardedRuntimeClasses(kc: KubeLike): Set<string> {
+  return new Set<string>([...(kc.status?.runtimeClasses ?? []), kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS]);
+}
+
+/** The pods that would block the delete of `kc`, by namespace/name. */
+export function blockingPods<P extends PodLike>(pods: readonly P[], kc: KubeLike): P[] {
+  const classes = guardedRuntimeClasses(kc);
+  return pods
+    .filter((p) => p.spec?.runtimeClassName && classes.has(p.spec.runtimeClassName))
+    .sort((a, b) => byNode(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
 }
 
 // ---------------------------------------------------------------------------------------------------------
