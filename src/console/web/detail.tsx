@@ -260,10 +260,13 @@ function DeleteDialog({ kc, onDelete, onCancel }: { kc: KubeObj; onDelete: () =>
   const pods = useWatch<KubeObj>('/api/v1/pods');
   const blocking = blockingPods(pods.items, kc);
   const ref = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     const d = ref.current;
-    // Modal: focus moves in and stays in, Escape cancels (the browser's own dialog behaviour).
+    // Modal: focus moves in and stays in, Escape cancels (the browser's own dialog behaviour). The
+    // focus starts on Cancel: Enter on a dialog that just opened must not delete.
     if (d && !d.open) d.showModal();
+    cancel.current?.focus();
   }, []);
   const name = kc.metadata.name;
   return (
@@ -304,7 +307,7 @@ function DeleteDialog({ kc, onDelete, onCancel }: { kc: KubeObj; onDelete: () =>
         <button type="button" class="danger" onClick={onDelete}>
           {blocking.length > 0 ? 'Delete anyway' : 'Delete'}
         </button>
-        <button type="button" onClick={onCancel} autoFocus>
+        <button type="button" onClick={onCancel} ref={cancel}>
           Cancel
         </button>
       </div>

@@ -98,7 +98,8 @@ export function checkSchema(value: Json, schema: OpenAPISchema, path: string, ou
   if (Array.isArray(value)) {
     if (schema.maxItems !== undefined && value.length > schema.maxItems)
       add(path, `Too many: ${value.length}: must have at most ${schema.maxItems} items`);
-    if (schema.items) value.forEach((v, i) => checkSchema(v, schema.items as OpenAPISchema, `${path}[${i}]`, out));
+    const items = schema.items;
+    if (items) for (const [i, v] of value.entries()) checkSchema(v, items, `${path}[${i}]`, out);
   } else if (t === 'object') {
     const obj = value as Record<string, unknown>;
     for (const r of schema.required ?? []) if (obj[r] === undefined) add(`${path}.${r}`, 'Required value');
