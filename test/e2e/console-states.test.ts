@@ -17,8 +17,15 @@ import { waitFor } from '../support/wait.ts';
 const KATACONFIGS = '/apis/kataconfiguration.openshift.io/v1/kataconfigs';
 const NODES = '/api/v1/nodes';
 const PODS = '/api/v1/pods';
+const DEPLOYMENTS = '/apis/apps/v1/deployments';
+const RUNTIMECLASSES = '/apis/node.k8s.io/v1/runtimeclasses';
 const LONG = 60_000;
 const TOKEN = 'console-states-test-token';
+
+/** What the page's focused element is, as a test reads it in the browser. */
+type Doc = { document: { activeElement: { matches(s: string): boolean; textContent: string | null } | null } };
+const focusedMatches = (sel: string) => (globalThis as unknown as Doc).document.activeElement?.matches(sel) ?? false;
+const focusedText = () => (globalThis as unknown as Doc).document.activeElement?.textContent;
 
 const workers = (n: number) => Array.from({ length: n }, (_, i) => `worker-${i}`);
 const node = (name: string) => ({
@@ -74,7 +81,8 @@ describe('web console: states, accessibility and scale in a real browser', { ski
   beforeEach(async () => {
     await page?.close();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    for (const r of [KATACONFIGS, NODES, PODS]) kube.clear(r);
+    for (const r of [KATACONFIGS, NODES, PODS, DEPLOYMENTS, RUNTIMECLASSES]) kube.clear(r);
+    kube.writes.length = 0;
   });
 
   afterEach(async (t) => {
@@ -257,7 +265,7 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     assert.match(await at('matchExpressions.0.key'), /matchExpressions\[0\]\.key: Invalid value: "object": key must be a valid label key/);
     assert.match(await at('matchExpressions.0'), /values must be a non-empty list when operator is In or NotIn/);
     assert.equal(kube.writes.length, writes, 'nothing was sent');
-    assert.equal(await page.evaluate('document.activeElement.id'), 'f-name', 'the first field to fix has the focus');
+    assert.equal(await page.evaluate(focusedMatches, '#f-name'), true, 'the first field to fix has the focus');
     assert.equal(await page.getAttribute('#f-name', 'aria-invalid'), 'true');
     await shot('form-all-at-once');
 
@@ -319,5 +327,182 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached', timeout: LONG });
     assert.equal(kube.writes.filter((w) => w.method === 'DELETE').length, 0, 'Escape cancels');
+  });
+
+  const installed = (names: string[]) =>
+    kataConfig(
+      {},
+      {
+        conditions: [inProgress('False', '', '')],
+        kataNodes: { nodeCount: names.length, readyNodeCount: names.length, installed: names },
+        runtimeClasses: ['kata'],
+      },
+    );
+
+  test('Workloads: create the sample kata Pod from YAML, see it Running on a kata node, delete it; a Deployment too', async () => {
+    kube.set(NODES, ...workers(2).map(node));
+    kube.set(KATACONFIGS, installed(workers(2)));
+    kube.set(RUNTIMECLASSES, { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'kata' }, handler: 'kata' });
+    await open('#/workloads');
+    await page.getByRole('button', { name: 'Pod with kata' }).click();
+    assert.match(await page.inputValue('#w-yaml'), /runtimeClassName: kata/);
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Pod default/hello-openshift created' }).waitFor({ timeout: LONG });
+    const post = kube.writes.find((w) => w.method === 'POST');
+    assert.equal(post?.path, '/api/v1/namespaces/default/pods');
+    assert.equal((post?.body as { spec: { runtimeClassName: string } }).spec.runtimeClassName, 'kata');
+    const row = page.locator('[data-runtime-class=kata] [data-pod="default/hello-openshift"]');
+    await row.waitFor({ timeout: LONG });
+    // The scheduler and kubelet of a real cluster: bound to a kata node, Running.
+    const created = kube.get(PODS, 'hello-openshift', 'default');
+    kube.set(PODS, {
+      ...created,
+      metadata: { ...created?.metadata, name: 'hello-openshift' },
+      spec: { ...created?.spec, nodeName: 'worker-1' },
+      status: { phase: 'Running' },
+    });
+    await page
+      .locator(
+        '[data-runtime-class=kata] [data-pod="default/hello-openshift"][data-phase=Running][data-node=worker-1] [data-test=kata-node]',
+      )
+      .waitFor({ timeout: LONG });
+    await shot('workloads');
+    await row.getByRole('button', { name: 'Delete Pod default/hello-openshift' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete Pod default/hello-openshift?' });
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached', timeout: LONG });
+    assert.ok(kube.writes.some((w) => w.method === 'DELETE' && w.path === '/api/v1/namespaces/default/pods/hello-openshift'));
+
+    await page.getByRole('button', { name: 'Deployment with kata' }).click();
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.locator('[data-test=kata-deployments] [data-deployment="default/hello-openshift"]').waitFor({ timeout: LONG });
+    assert.ok(kube.writes.some((w) => w.method === 'POST' && w.path === '/apis/apps/v1/namespaces/default/deployments'));
+  });
+
+  test('the accessibility tree: page navigation, KataConfig tabs, the live summary, the node group and the dialog are named', async () => {
+    kube.set(NODES, ...workers(3).map(node));
+    kube.set(KATACONFIGS, installed(workers(3)));
+    await open('#/kataconfigs/example-kataconfig');
+    await page.locator('[data-test=summary][data-phase=Installed]').waitFor({ timeout: LONG });
+    const nav = await page.getByRole('navigation', { name: 'Console pages' }).ariaSnapshot();
+    assert.match(nav, /link "KataConfig"/);
+    assert.match(nav, /link "Workloads"/);
+    const tabs = await page.getByRole('tablist', { name: 'KataConfig example-kataconfig' }).ariaSnapshot();
+    assert.match(tabs, /tab "Details" \[selected\]/);
+    assert.match(tabs, /tab "YAML"/);
+    await page.getByRole('tabpanel', { name: 'Details' }).waitFor();
+    assert.match(await page.getByRole('status').first().ariaSnapshot(), /Installed/);
+    assert.match(await page.getByRole('progressbar', { name: '3 of 3 nodes ready' }).ariaSnapshot(), /progressbar/);
+    const group = page.getByRole('group', { name: /^3 nodes/ });
+    assert.equal(await group.getByRole('button').count(), 3);
+    await page.getByRole('button', { name: 'Delete KataConfig' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete KataConfig example-kataconfig?' });
+    await dialog.waitFor();
+    assert.match(await dialog.ariaSnapshot(), /Kata leaves every node/);
+    console.log(`# accessibility tree of the KataConfig page:\n${await page.locator('body').ariaSnapshot()}`);
+  });
+
+  test('keyboard only: create a KataConfig, watch it, delete it', async () => {
+    kube.set(NODES, ...workers(3).map(node));
+    await open('#/kataconfigs');
+    await page.locator('text=No KataConfigs found').waitFor({ timeout: LONG });
+    const focusOn = async (css: string) => {
+      for (let i = 0; i < 60; i++) {
+        if (await page.evaluate(focusedMatches, css)) return;
+        await page.keyboard.press('Tab');
+      }
+      throw new Error(`Tab never reached ${css}`);
+    };
+    await focusOn('[data-test=create-kataconfig]');
+    await page.keyboard.press('Enter');
+    await page.locator('#f-name').waitFor({ timeout: LONG });
+    await focusOn('#f-name');
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type('keyboard-kataconfig');
+    await focusOn('#f-logLevel');
+    await page.keyboard.press('ArrowDown'); // info → debug
+    await focusOn('button[type=submit]');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/kataconfigs\/keyboard-kataconfig$/, { timeout: LONG });
+    const post = kube.writes.find((w) => w.method === 'POST');
+    assert.equal((post?.body as { spec: { logLevel: string } }).spec.logLevel, 'debug');
+
+    // Watch: the operator's progress arrives; the tiles are reachable with Tab and the arrow keys.
+    const current = kube.get(KATACONFIGS, 'keyboard-kataconfig');
+    kube.set(KATACONFIGS, {
+      ...current,
+      metadata: { ...current?.metadata, name: 'keyboard-kataconfig' },
+      status: {
+        conditions: [inProgress('True', 'Installing', 'Performing initial installation of kata on cluster')],
+        kataNodes: { nodeCount: 3, readyNodeCount: 1, installed: ['worker-0'], installing: ['worker-1'], waitingToInstall: ['worker-2'] },
+      },
+    });
+    await page.locator('[data-test=count]').filter({ hasText: '1 of 3 nodes ready' }).waitFor({ timeout: LONG });
+    await focusOn('[data-node=worker-0]');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('Enter');
+    await page.locator('[data-test=node-details]').filter({ hasText: 'worker-1' }).waitFor({ timeout: LONG });
+
+    await focusOn('[data-test=delete]');
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor({ timeout: LONG });
+    assert.equal(await page.evaluate(focusedText), 'Cancel', 'the dialog opens on Cancel');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await waitFor(() => kube.writes.some((w) => w.method === 'DELETE' && w.path === `${KATACONFIGS}/keyboard-kataconfig`), {
+      timeoutMs: LONG,
+      message: 'the DELETE sent',
+    });
+    await page.getByRole('dialog').waitFor({ state: 'detached', timeout: LONG });
+    await page.locator('[data-test=gone]').waitFor({ timeout: LONG });
+  });
+
+  test('1,000 nodes: frame times while the status changes ten times a second', async () => {
+    const all = workers(1000);
+    kube.set(NODES, ...all.map(node));
+    const status = (done: number) => ({
+      conditions: [inProgress('True', 'Installing', 'Performing initial installation of kata on cluster')],
+      kataNodes: {
+        nodeCount: 1000,
+        readyNodeCount: done,
+        installed: all.slice(0, done),
+        installing: all.slice(done, done + 50),
+        waitingToInstall: all.slice(done + 50),
+      },
+    });
+    kube.set(KATACONFIGS, kataConfig({}, status(0)));
+    await open('#/kataconfigs/example-kataconfig');
+    await page.locator('[data-test=tiles] .tile').nth(999).waitFor({ timeout: LONG });
+    await page.evaluate(() => {
+      const w = globalThis as unknown as { frames: number[]; stop: boolean; requestAnimationFrame(f: (t: number) => void): void };
+      w.frames = [];
+      w.stop = false;
+      let last = 0;
+      const tick = (t: number) => {
+        if (last) w.frames.push(t - last);
+        last = t;
+        if (!w.stop) w.requestAnimationFrame(tick);
+      };
+      w.requestAnimationFrame(tick);
+    });
+    // Five seconds of a rollout at ten status updates a second, each moving 20 nodes.
+    for (let step = 1; step <= 50; step++) {
+      kube.set(KATACONFIGS, kataConfig({}, status(step * 20)));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await page.locator('[data-test=count]').filter({ hasText: '1000 of 1000 nodes ready' }).waitFor({ timeout: LONG });
+    const frames = (await page.evaluate(() => {
+      const w = globalThis as unknown as { frames: number[]; stop: boolean };
+      w.stop = true;
+      return w.frames;
+    })) as number[];
+    const sorted = [...frames].sort((a, b) => a - b);
+    const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+    console.log(
+      `# 1,000 nodes, 50 status updates: ${frames.length} frames; frame time p50 ${pct(50).toFixed(1)} ms, p95 ${pct(95).toFixed(1)} ms, p99 ${pct(99).toFixed(1)} ms, max ${pct(100).toFixed(1)} ms`,
+    );
+    await shot('1000-nodes');
+    assert.ok(frames.length > 50, 'the page kept drawing');
+    assert.ok(pct(95) < 250, `p95 frame time ${pct(95)} ms: the page janks at 1,000 nodes`);
   });
 });

@@ -20,11 +20,22 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   const [seen, setSeen] = useState(false);
   if (kc && !seen) setSeen(true);
   const base = `#/kataconfigs/${encodeURIComponent(name)}`;
+  // Tabs that are links (the hash is the page, so a tab survives a reload), with the tab roles that
+  // assistive technology reads: which tab is selected, and which panel it shows.
   const tabLink = (id: string, label: string) => (
-    <a href={`${base}/${id}`} class={tab === id ? 'active' : ''} data-tab={id}>
+    <a
+      href={`${base}/${id}`}
+      class={tab === id ? 'active' : ''}
+      data-tab={id}
+      role="tab"
+      id={`tab-${id}`}
+      aria-selected={tab === id}
+      aria-controls="tab-panel"
+    >
       {label}
     </a>
   );
+  const shownTab = ['yaml', 'events'].includes(tab) ? tab : 'details';
   return (
     <section>
       <div class="titlebar">
@@ -43,20 +54,22 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
       )}
       {kc && (
         <>
-          <nav class="tabs">
+          <div class="tabs" role="tablist" aria-label={`KataConfig ${name}`}>
             {tabLink('details', 'Details')}
             {tabLink('yaml', 'YAML')}
             {tabLink('events', 'Events')}
-          </nav>
-          {tab === 'yaml' ? (
-            <pre class="yaml" data-test="yaml">
-              {toYaml(kc, KIND)}
-            </pre>
-          ) : tab === 'events' ? (
-            <EventsTab name={name} />
-          ) : (
-            <DetailsTab kc={kc} uninstallSeen={uninstallSeen} />
-          )}
+          </div>
+          <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${shownTab}`}>
+            {tab === 'yaml' ? (
+              <pre class="yaml" data-test="yaml">
+                {toYaml(kc, KIND)}
+              </pre>
+            ) : tab === 'events' ? (
+              <EventsTab name={name} />
+            ) : (
+              <DetailsTab kc={kc} uninstallSeen={uninstallSeen} />
+            )}
+          </div>
         </>
       )}
     </section>

@@ -70,7 +70,7 @@ function App() {
   else if (page === 'kataconfigs' && arg) body = <KataConfigDetail name={arg} tab={route[2] ?? 'details'} />;
   else if (page === 'peerpods') body = <PeerPodsPage kcs={kcs.items} />;
   else if (page === 'metrics') body = <MetricsPage />;
-  else if (page === 'workloads') body = <WorkloadsPage />;
+  else if (page === 'workloads') body = <WorkloadsPage kcs={kcs.items} />;
   return (
     <div class="shell">
       <header>
