@@ -350,7 +350,7 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await page.getByRole('status').filter({ hasText: 'Pod default/hello-openshift created' }).waitFor({ timeout: LONG });
     const post = kube.writes.find((w) => w.method === 'POST');
     assert.equal(post?.path, '/api/v1/namespaces/default/pods');
-    assert.equal((post?.body as { spec: { runtimeClassName: string } }).spec.runtimeClassName, 'kata');
+    assert.equal((post?.body as { spec?: { runtimeClassName?: string } } | undefined)?.spec?.runtimeClassName, 'kata');
     const row = page.locator('[data-runtime-class=kata] [data-pod="default/hello-openshift"]');
     await row.waitFor({ timeout: LONG });
     // The scheduler and kubelet of a real cluster: bound to a kata node, Running.
@@ -425,7 +425,7 @@ describe('web console: states, accessibility and scale in a real browser', { ski
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/kataconfigs\/keyboard-kataconfig$/, { timeout: LONG });
     const post = kube.writes.find((w) => w.method === 'POST');
-    assert.equal((post?.body as { spec: { logLevel: string } }).spec.logLevel, 'debug');
+    assert.equal((post?.body as { spec?: { logLevel?: string } } | undefined)?.spec?.logLevel, 'debug');
 
     // Watch: the operator's progress arrives; the tiles are reachable with Tab and the arrow keys.
     const current = kube.get(KATACONFIGS, 'keyboard-kataconfig');
