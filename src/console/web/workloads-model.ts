@@ -10,7 +10,7 @@ export const KATA_RUNTIME_CLASS_NAMES = [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME
 
 export type WorkloadKind = 'Pod' | 'Deployment';
 
-/** The documentation's example container (seed 001 §2.2.3): hello-openshift, unprivileged. */
+/** The example container of the documented web console procedure for a sandboxed workload: hello-openshift, unprivileged. */
 const helloContainer = () => ({
   name: 'hello-openshift',
   image: 'quay.io/openshift/origin-hello-openshift',
