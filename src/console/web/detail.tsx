@@ -1,3 +1,4 @@
+import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { type KubeObj, kube, statusMessage, useLink, useTick, useWatch } from './api.ts';
 import { age, blockingPods, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
@@ -9,9 +10,10 @@ const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
 
 /**
  * One KataConfig, live: every change arrives through a watch, so the status, the tiles and the YAML move
- * on their own (no Reload).
+ * on their own (no Reload). Memoised: the shell's own KataConfig watch re-renders the shell, not this
+ * page, which renders once per change from its own watch.
  */
-export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
+export const KataConfigDetail = memo(function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   const kcs = useWatch<KubeObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
   const kc = kcs.items[0];
   // The nodes seen left to uninstall: the status drops a node once it is done, the page keeps its tile.
@@ -74,7 +76,7 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
       )}
     </section>
   );
-}
+});
 
 /**
  * The phase, the count (nodes ready while installing, nodes uninstalled while uninstalling) as words and

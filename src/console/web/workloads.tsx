@@ -21,7 +21,9 @@ type Deployment = KubeObj & { status?: { readyReplicas?: number; replicas?: numb
 export function WorkloadsPage({ kcs }: { kcs: KubeObj[] }) {
   const rcs = useWatch<KubeObj>('/apis/node.k8s.io/v1/runtimeclasses');
   const pods = useWatch<KubeObj>('/api/v1/pods');
-  const deployments = useWatch<Deployment>('/apis/apps/v1/deployments');
+  const [namespace, setNamespace] = useState('default');
+  // The namespace's Deployments: the console passes on namespaced Deployment requests only.
+  const deployments = useWatch<Deployment>(namespace ? `/apis/apps/v1/namespaces/${encodeURIComponent(namespace)}/deployments` : null);
   const existing = KATA_RUNTIME_CLASS_NAMES.filter((n) => rcs.items.some((rc) => rc.metadata.name === n));
   const used = KATA_RUNTIME_CLASS_NAMES.filter((n) => pods.items.some((p) => p.spec?.runtimeClassName === n));
   const shown = KATA_RUNTIME_CLASS_NAMES.filter((n) => existing.includes(n) || used.includes(n));
@@ -37,14 +39,14 @@ export function WorkloadsPage({ kcs }: { kcs: KubeObj[] }) {
         Kata is a secondary runtime: a workload runs in a sandboxed container when its pod asks for a kata RuntimeClass with{' '}
         <code>runtimeClassName</code>.
       </p>
-      <CreateWorkload runtimeClasses={existing} />
+      <CreateWorkload runtimeClasses={existing} namespace={namespace} setNamespace={setNamespace} />
       <h2>Pods by runtime class</h2>
       {pods.error && <p class="error">{pods.error}</p>}
       {shown.length === 0 && pods.synced && <p class="muted">No kata RuntimeClass yet, and no pod asks for one.</p>}
       {shown.map((rc) => (
         <PodTable key={rc} runtimeClass={rc} pods={byClass.get(rc) ?? []} kataNodes={kataNodes} exists={existing.includes(rc)} />
       ))}
-      <h2>Deployments using kata</h2>
+      <h2>Deployments using kata in {namespace || '…'}</h2>
       {deployments.error && <p class="error">{deployments.error}</p>}
       {deployments.synced && kataDeployments.length === 0 && !deployments.error && <p class="muted">None.</p>}
       {kataDeployments.length > 0 && (
@@ -82,10 +84,10 @@ export function WorkloadsPage({ kcs }: { kcs: KubeObj[] }) {
   );
 }
 
-function CreateWorkload({ runtimeClasses }: { runtimeClasses: string[] }) {
+function CreateWorkload(props: { runtimeClasses: string[]; namespace: string; setNamespace: (ns: string) => void }) {
+  const { runtimeClasses, namespace, setNamespace } = props;
   const offered = runtimeClasses.length ? runtimeClasses : ['kata'];
   const [text, setText] = useState(() => sampleWorkload('Pod', offered[0] ?? 'kata'));
-  const [namespace, setNamespace] = useState('default');
   const [result, setResult] = useState<{ ok: boolean; text: string } | undefined>();
   const [busy, setBusy] = useState(false);
   const { connected } = useLink();
@@ -138,7 +140,7 @@ function CreateWorkload({ runtimeClasses }: { runtimeClasses: string[] }) {
           aria-describedby="w-namespace-help"
         />
         <div class="help" id="w-namespace-help">
-          Used when the YAML names none.
+          Used when the YAML names none, and for the list of Deployments below.
         </div>
       </div>
       <div class="field">
