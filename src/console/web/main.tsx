@@ -67,7 +67,8 @@ function App() {
   let body = <KataConfigList kcs={kcs} />;
   if (page === 'operator') body = <OperatorPage info={info} />;
   else if (page === 'kataconfigs' && arg === '~new') body = <CreateKataConfig />;
-  else if (page === 'kataconfigs' && arg) body = <KataConfigDetail name={arg} tab={route[2] ?? 'details'} />;
+  // Keyed by name: what one KataConfig's page remembers (the nodes seen uninstalling) is not another's.
+  else if (page === 'kataconfigs' && arg) body = <KataConfigDetail key={arg} name={arg} tab={route[2] ?? 'details'} />;
   else if (page === 'peerpods') body = <PeerPodsPage kcs={kcs.items} />;
   else if (page === 'metrics') body = <MetricsPage />;
   else if (page === 'workloads') body = <WorkloadsPage kcs={kcs.items} />;
