@@ -254,4 +254,26 @@ describe('web console: states in a real browser', { skip: SKIP_BROWSER && 'OSC_S
     await dialog.waitFor({ state: 'detached', timeout: LONG });
     assert.equal(h.kube.writes.filter((w) => w.method === 'DELETE').length, 0, 'Escape cancels');
   });
+
+  test("one KataConfig's remembered uninstall is not another's", async () => {
+    const deleting = (name: string, waiting: string[]) => {
+      const kc = kataConfig(
+        {},
+        {
+          conditions: [inProgress('True', 'Uninstalling', 'Removing kata from cluster')],
+          kataNodes: { nodeCount: 0, readyNodeCount: 0, waitingToUninstall: waiting },
+        },
+        true,
+      );
+      return { ...kc, metadata: { ...kc.metadata, name } };
+    };
+    h.kube.set(KATACONFIGS, deleting('first', workers(3)), deleting('second', ['worker-9']));
+    await h.open('#/kataconfigs/first');
+    await h.page.locator('[data-test=count]').filter({ hasText: '0 of 3 nodes uninstalled' }).waitFor({ timeout: LONG });
+    await h.page.evaluate(() => {
+      (globalThis as unknown as { location: { hash: string } }).location.hash = '#/kataconfigs/second';
+    });
+    await h.page.locator('[data-test=count]').filter({ hasText: '0 of 1 nodes uninstalled' }).waitFor({ timeout: LONG });
+    assert.equal(await h.page.locator('[data-test=tiles] .tile').count(), 1);
+  });
 });
