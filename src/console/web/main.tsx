@@ -45,8 +45,9 @@ function Disconnected({ link }: { link: Link }) {
   const since = new Date(link.since).toLocaleTimeString();
   return (
     <div class="disconnected" role="alert" data-test="disconnected">
-      <strong>Disconnected since {since}</strong>: {link.reason}. What you see is how things were then, not now; actions are disabled until
-      the connection is back (the console keeps trying).
+      <strong>Disconnected since {since}</strong>: {link.reason}
+      {/[.?!]$/.test(link.reason) ? '' : '.'} What you see is how things were then, not now; actions are disabled until the connection is
+      back (the console keeps trying).
     </div>
   );
 }
