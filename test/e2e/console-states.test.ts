@@ -147,6 +147,9 @@ describe('web console: states in a real browser', { skip: SKIP_BROWSER && 'OSC_S
     assert.match((await h.page.locator('[data-test=summary] .phase').getAttribute('class')) ?? '', /tone-warning/);
     assert.equal(await h.page.locator('text=No nodes listed yet').count(), 0, 'no promise that nodes are coming');
     await h.shot('dead-end-nfd');
+    // The list says it too.
+    await h.page.click('[data-nav=kataconfigs]');
+    await h.page.locator('[data-test=kataconfig-list] [data-test=action-needed]').waitFor({ timeout: LONG });
   });
 
   test('a selector that matches no node is a warning too, and the selector reads as an expression', async () => {

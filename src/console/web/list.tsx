@@ -1,5 +1,7 @@
 import { type KubeObj, useLink, useTick, type WatchState } from './api.ts';
-import { age, conditionOf } from './model.ts';
+import { age, conditionOf, headlineOf } from './model.ts';
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The KataConfig tab: the columns of `kubectl get kataconfig`, and Create KataConfig. */
 export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
@@ -42,6 +44,11 @@ export function KataConfigList({ kcs }: { kcs: WatchState<KubeObj> }) {
               <tr key={kc.metadata.name}>
                 <td>
                   <a href={`#/kataconfigs/${encodeURIComponent(kc.metadata.name)}`}>{kc.metadata.name}</a>
+                  {headlineOf(kc, NONE).deadEnd && (
+                    <span class="badge warn" data-test="action-needed">
+                      action needed
+                    </span>
+                  )}
                 </td>
                 <td>{conditionOf(kc, 'InProgress')?.status ?? ''}</td>
                 <td>{kc.status?.kataNodes?.readyNodeCount ?? ''}</td>
