@@ -4,6 +4,7 @@
  */
 import { IN_PROGRESS, KATA_NODE_LISTS, type KataConfig } from './kataconfig.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from './names.ts';
+import { type DeadEnd, deadEndOf, uninstalledText, uninstallProgress } from './progress.ts';
 
 /** worker-2 before worker-10; one collator, not one per comparison. */
 const nodeOrder = new Intl.Collator(undefined, { numeric: true }).compare;
@@ -52,6 +53,8 @@ export interface StatusSummary {
   nodes: NodeState[];
   runtimeClasses: string[];
   lastTransitionTime?: string;
+  /** Set when the rollout will not progress without the administrator (see deadEndOf). */
+  deadEnd?: DeadEnd;
 }
 
 export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[] = []): StatusSummary {
@@ -72,6 +75,15 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
   const reason = cond?.reason ?? '';
   const settled = cond?.status === 'False' && reason === '' && !kc.metadata.deletionTimestamp;
   const phase = !cond ? 'Pending' : reason || (cond.status === 'False' ? 'Installed' : 'InProgress');
+  const deadEnd = deadEndOf({
+    inProgress: cond?.status,
+    reason,
+    deletionRequested: !!kc.metadata.deletionTimestamp,
+    nodeCount: kn?.nodeCount ?? 0,
+    checkNodeEligibility: kc.spec?.checkNodeEligibility,
+    enablePeerPods: kc.spec?.enablePeerPods,
+    hasPoolSelector: !!kc.spec?.kataConfigPoolSelector,
+  });
   return {
     name: kc.metadata.name ?? '',
     phase,
@@ -86,6 +98,7 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
     nodes,
     runtimeClasses: kc.status?.runtimeClasses ?? [],
     ...(cond?.lastTransitionTime ? { lastTransitionTime: cond.lastTransitionTime } : {}),
+    ...(deadEnd ? { deadEnd } : {}),
   };
 }
 
@@ -104,7 +117,8 @@ export function oneLine(s: StatusSummary): string {
   const parts = [`KataConfig ${s.name}: ${s.phase}${s.deletionRequested && !isUninstallPhase(s.phase) ? ' (deletion requested)' : ''}`];
   if (!isUninstallPhase(s.phase) && s.phase !== 'Pending') parts.push(`${s.readyNodeCount}/${s.nodeCount} nodes ready`);
   if (byState.size) parts.push([...byState].map(([state, ns]) => `${state}: ${ns.join(', ')}`).join('; '));
-  if (s.phase === 'Failed' || s.phase === 'BlockedByExistingKataPods') parts.push(s.message);
+  // A dead end reads like progress ("Updating — 0/0 nodes ready") without the reason.
+  if (s.phase === 'Failed' || s.phase === 'BlockedByExistingKataPods' || s.deadEnd) parts.push(s.message);
   return parts.join(' — ');
 }
 
@@ -131,11 +145,12 @@ export function renderStatus(s: StatusSummary, opts: { uninstallTotal?: number }
   lines.push(`KataConfig ${s.name}: ${s.phase}${what ? ` — ${what}` : ''}${deletion}`);
   if (isUninstallPhase(s.phase)) {
     const left = s.nodes.filter((n) => LEFT_TO_UNINSTALL.has(n.state)).length;
-    const total = Math.max(opts.uninstallTotal ?? 0, left);
-    if (total > 0) lines.push(`${progressBar(total - left, total)} ${total - left}/${total} nodes uninstalled`);
+    const p = uninstallProgress(left, opts.uninstallTotal ?? 0);
+    if (p.total > 0) lines.push(`${progressBar(p.done, p.total)} ${uninstalledText(p)}`);
   } else if (s.phase !== 'Pending') {
     lines.push(`${progressBar(s.readyNodeCount, s.nodeCount)} ${s.readyNodeCount}/${s.nodeCount} nodes`);
   }
+  if (s.deadEnd) lines.push(`What to do: ${s.deadEnd.todo}`);
   if (s.nodes.length) {
     const width = Math.max(4, ...s.nodes.map((n) => n.node.length)) + 3;
     lines.push(`${'NODE'.padEnd(width)}STATE`);

@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { kataConfigSpecSchema } from '../api/kataconfig.ts';
 
 const webDir = join(dirname(fileURLToPath(import.meta.url)), 'web');
 
@@ -32,6 +33,8 @@ export async function buildBundle(): Promise<Bundle> {
     outdir: 'out',
     legalComments: 'none',
     logLevel: 'silent',
+    // The Create form checks what the CRD checks, from the CRD's own schema (src/console/web/validate.ts).
+    define: { OSC_KATACONFIG_SPEC_SCHEMA: JSON.stringify(kataConfigSpecSchema.openapi) },
   });
   const file = (ext: string) => Buffer.from(result.outputFiles.find((f) => f.path.endsWith(ext))?.contents ?? new Uint8Array());
   return { js: file('.js'), css: file('.css') };

@@ -1,8 +1,10 @@
 /**
  * The web console in a real browser, on `osc start` (what `npm start` runs): the documented web console
  * procedure end to end (Create KataConfig through the form with a matchExpression, the rollout followed
- * live to installed, the YAML tab's InProgress False, a delete blocked by a kata pod and why, the uninstall
- * to the end), a refusal shown at its field, the metrics page plotting a kata metric, and the token guard.
+ * live to installed, the YAML tab's InProgress False, a kata workload deployed from the Workloads page and
+ * running on a kata node, a delete that the dialog says will be blocked and why, the pod deleted from the
+ * console, the uninstall to the end), a mistake shown at its field, the metrics page plotting a kata
+ * metric, and the token guard.
  * Screenshots of each step go to test-artifacts/console/.
  */
 import assert from 'node:assert/strict';
@@ -16,7 +18,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Browser, Page } from 'playwright-core';
 import { parse } from 'yaml';
 import { KubeClient } from '../../src/kube/client.ts';
-import { Nodes, Pods } from '../../src/kube/resources.ts';
+import { Nodes } from '../../src/kube/resources.ts';
 import { artifactsDir, launchBrowser, type OscStart, SKIP_BROWSER, startOsc } from '../support/browser.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -137,24 +139,24 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     await shot('operator');
   });
 
-  test('a refused create shows the API server message at its field and keeps the form', async () => {
+  test('a mistake is flagged at its field in the API server words before anything is sent, and the form is kept', async () => {
     await page.click('[data-nav=kataconfigs]');
     await page.click('[data-test=create-kataconfig]');
     assert.equal(await page.inputValue('#f-name'), 'example-kataconfig', 'the documented default name');
     await page.fill('#f-labels', 'team=platform');
-    await page.fill('#f-logLevel', 'loud');
+    await page.fill('#f-name', 'Bad_Name');
     await page.click('button[type=submit]');
-    const err = page.locator('[data-field-error=logLevel]');
+    const err = page.locator('[data-field-error=name]');
     await err.waitFor({ timeout: LONG });
-    assert.match((await err.textContent()) ?? '', /spec\.logLevel: Unsupported value: "loud"/);
-    assert.equal(await page.inputValue('#f-logLevel'), 'loud');
+    assert.match((await err.textContent()) ?? '', /metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/);
+    assert.equal(await page.inputValue('#f-name'), 'Bad_Name');
     assert.equal(await page.inputValue('#f-labels'), 'team=platform');
-    assert.equal(await page.inputValue('#f-name'), 'example-kataconfig');
     await shot('refused-at-field');
+    await page.fill('#f-name', 'example-kataconfig');
   });
 
   test('Create KataConfig with a matchExpression, watch the tiles go to installed, read InProgress False in the YAML tab', async () => {
-    await page.fill('#f-logLevel', 'info');
+    await page.selectOption('#f-logLevel', 'info');
     await page.click('summary:text-is("kataConfigPoolSelector")');
     await page.click('summary:text-is("matchExpressions")');
     await page.click('button:text-is("Add matchExpressions")');
@@ -204,15 +206,28 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     assert.equal(await page.evaluate('window.oscMarker'), 42, 'the page was never reloaded');
   });
 
-  test('delete while a kata pod runs: the console shows why it is blocked and the pod; delete the pod; the uninstall finishes', async () => {
-    await client.create(Pods, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'hello-openshift', namespace: 'default', labels: { app: 'hello-openshift' } },
-      spec: { runtimeClassName: 'kata', containers: [{ name: 'hello-openshift', image: 'quay.io/openshift/origin-hello-openshift' }] },
-    } as never);
-    await page.click('[data-tab=details]');
+  test('Workloads (the documented procedure, deploying a workload from the web console): deploy the documented Pod with runtimeClassName kata from the console; it runs on a kata node', async () => {
+    await page.click('[data-nav=workloads]');
+    await page.getByRole('button', { name: 'Pod with kata' }).click();
+    assert.match(await page.inputValue('#w-yaml'), /runtimeClassName: kata/);
+    await page.getByRole('button', { name: 'Create', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Pod default/hello-openshift created' }).waitFor({ timeout: LONG });
+    const row = page.locator('[data-runtime-class=kata] [data-pod="default/hello-openshift"][data-phase=Running]');
+    await row.waitFor({ timeout: LONG });
+    const node = (await row.getAttribute('data-node')) ?? '';
+    assert.ok(SELECTED.includes(node), `scheduled on ${node}, a node with kata`);
+    await row.locator('[data-test=kata-node]').waitFor({ timeout: LONG });
+    await shot('workload-running');
+  });
+
+  test('delete while a kata pod runs: the dialog says it will be blocked and names the pod; deleting the pod from Workloads lets the uninstall finish', async () => {
+    await page.click('[data-nav=kataconfigs]');
+    await page.click('[data-test=kataconfig-list] a:text-is("example-kataconfig")');
     await page.click('[data-test=delete]');
+    const dialog = page.locator('[data-test=confirm-delete]');
+    await dialog.locator('[data-test=delete-will-block] [data-pod="default/hello-openshift"]').waitFor({ timeout: LONG });
+    assert.match((await dialog.textContent()) ?? '', /The delete will be blocked: 1 pod uses kata/);
+    await shot('delete-will-block');
     await page.click('[data-test=confirm-delete] button.danger');
     const summary = page.locator('[data-test=summary]');
     await summary.filter({ hasText: 'Existing pods using "kata" RuntimeClass found' }).waitFor({ timeout: LONG });
@@ -223,8 +238,22 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     await page.locator('[data-test=blocking-pods] [data-pod="default/hello-openshift"]').waitFor({ timeout: LONG });
     await shot('delete-blocked');
 
-    await client.delete(Pods, 'hello-openshift', { namespace: 'default', gracePeriodSeconds: 0 });
+    // The administrator deletes the pod from the Workloads page in a second tab, and watches the uninstall here.
+    const second = await browser.newContext();
+    const workloads = await second.newPage();
+    await workloads.goto(consoleUrl);
+    await workloads.goto(`${new URL(consoleUrl).origin}/#/workloads`);
+    const row = workloads.locator('[data-runtime-class=kata] [data-pod="default/hello-openshift"]');
+    await row.getByRole('button', { name: 'Delete Pod default/hello-openshift' }).click();
+    await workloads.getByRole('dialog', { name: 'Delete Pod default/hello-openshift?' }).getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached', timeout: LONG });
+    await second.close();
+
     await page.locator('[data-test=tiles] .tile[data-state=uninstalling]').first().waitFor({ timeout: LONG });
+    await page
+      .locator('[data-test=count]')
+      .filter({ hasText: `of ${SELECTED.length} nodes uninstalled` })
+      .waitFor({ timeout: LONG });
     await shot('uninstalling');
     await page.locator('[data-test=gone]').filter({ hasText: 'uninstall finished' }).waitFor({ timeout: LONG });
     await shot('uninstalled');

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { kataConfigSpecSchema } from '../../src/api/kataconfig.ts';
 import {
   formFieldOf,
   initialForm,
@@ -7,9 +8,11 @@ import {
   matchMetricNames,
   parseLabels,
   placeErrors,
+  placeProblems,
   tileCounts,
   tilesOf,
 } from '../../src/console/web/model.ts';
+import { checkKataConfig, ruleCheck, rulesOf } from '../../src/console/web/validate.ts';
 
 describe('console: the Create KataConfig form', () => {
   test('defaults are the documented ones and create the plain KataConfig', () => {
@@ -82,7 +85,15 @@ describe('console: node tiles and metrics', () => {
         ['worker-10', 'installed'],
       ],
     );
-    assert.deepEqual(tileCounts(tiles), { waiting: 1, installing: 1, installed: 1, failed: 1, uninstalling: 0 });
+    assert.deepEqual(tileCounts(tiles), {
+      waiting: 1,
+      installing: 1,
+      installed: 1,
+      failed: 1,
+      'waiting-uninstall': 0,
+      uninstalling: 0,
+      uninstalled: 0,
+    });
     assert.deepEqual(tilesOf(undefined), []);
   });
 
@@ -91,5 +102,25 @@ describe('console: node tiles and metrics', () => {
     assert.deepEqual(matchMetricNames(names, 'kata'), ['osc_kata_nodes', 'osc_kataconfig_in_progress', 'KATA_X']);
     assert.deepEqual(matchMetricNames(names, 'kata progress'), ['osc_kataconfig_in_progress']);
     assert.deepEqual(matchMetricNames(names, ''), []);
+  });
+});
+
+describe('console: the form checks the CRD schema itself', () => {
+  test('every CEL rule of the KataConfig spec is one the form can evaluate', () => {
+    const rules = rulesOf(kataConfigSpecSchema.openapi);
+    assert.ok(rules.length >= 4, rules.join('\n'));
+    for (const r of rules) assert.ok(ruleCheck(r), `the form cannot evaluate ${r}: teach src/console/web/validate.ts`);
+  });
+
+  test('Bad_Name, logLevel verbose, key "bad key!" with In and no values: all four at once, at their fields', () => {
+    const kc = kataConfigFromForm({
+      ...initialForm(),
+      name: 'Bad_Name',
+      logLevel: 'verbose',
+      matchExpressions: [{ key: 'bad key!', operator: 'In', values: [] }],
+    });
+    const placed = placeProblems(checkKataConfig(kc as Parameters<typeof checkKataConfig>[0], kataConfigSpecSchema.openapi));
+    assert.deepEqual(Object.keys(placed.fields).sort(), ['logLevel', 'matchExpressions.0', 'matchExpressions.0.key', 'name']);
+    assert.deepEqual(placed.general, []);
   });
 });

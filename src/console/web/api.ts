@@ -63,6 +63,95 @@ export interface WatchState<T> {
 const keyOf = (o: KubeObj) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 /**
+ * Whether the page is connected: to its own server (a heartbeat, and every request that fails to reach
+ * it) and, through it, to the API server (the lists and watches). While either is gone, what the page
+ * shows is only what was last known, and the shell says so and disables the actions.
+ */
+export interface Link {
+  connected: boolean;
+  /** What is gone, in words; empty when connected. */
+  reason: string;
+  /** When the link changed last (ms since the epoch). */
+  since: number;
+  /** Bumped on every reconnect, so that pages re-read what they read once. */
+  epoch: number;
+}
+
+const up = { console: true, api: true };
+const why = { console: '', api: '' };
+let link: Link = { connected: true, reason: '', since: Date.now(), epoch: 0 };
+const linkListeners = new Set<(l: Link) => void>();
+
+/** Records what a request found out about the console server or the API server behind it. */
+export function reportLink(part: 'console' | 'api', ok: boolean, reason = ''): void {
+  if (up[part] === ok && (ok || why[part] === reason)) return;
+  up[part] = ok;
+  why[part] = ok ? '' : reason;
+  const connected = up.console && up.api;
+  if (connected === link.connected && link.reason === (why.console || why.api)) return;
+  link = { connected, reason: why.console || why.api, since: Date.now(), epoch: link.epoch + (connected ? 1 : 0) };
+  for (const f of linkListeners) f(link);
+}
+
+export function useLink(): Link {
+  const [state, setState] = useState(link);
+  useEffect(() => {
+    linkListeners.add(setState);
+    setState(link);
+    return () => {
+      linkListeners.delete(setState);
+    };
+  }, []);
+  return state;
+}
+
+export const CONSOLE_GONE = 'the console server does not answer: is "osc console" (or "npm start") still running?';
+/** A console restarted since the page opened has a new token, which this page's cookie is not. */
+export const CONSOLE_NEW_TOKEN = 'the console was restarted with a new token: open the URL it printed';
+
+/** An API request the console could not pass on: the API server is unreachable, not refusing. */
+const unreachable = (code: number) => code === 502 || code === 503 || code === 504;
+
+/** Resolves after `ms`, or at once when the link comes back (a reconnect re-lists without waiting out a backoff). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      linkListeners.delete(onLink);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const onLink = (l: Link) => {
+      if (l.connected) done();
+    };
+    const t = setTimeout(done, ms);
+    linkListeners.add(onLink);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** Asks the console server every few seconds whether it is still there (faster while it is not). */
+export function useHeartbeat(): void {
+  const l = useLink();
+  useEffect(() => {
+    let live = true;
+    const beat = async () => {
+      try {
+        const r = await fetch('/console/info', { credentials: 'same-origin', cache: 'no-store' });
+        if (live) reportLink('console', r.ok, r.status === 401 ? CONSOLE_NEW_TOKEN : `the console server answered ${r.status}`);
+      } catch {
+        if (live) reportLink('console', false, CONSOLE_GONE);
+      }
+    };
+    const t = setInterval(beat, l.connected ? 5000 : 1500);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, [l.connected]);
+}
+
+/**
  * A live list: list, then watch from its resourceVersion, applying each event; when the watch ends or
  * fails, list again. The server passes the watch through; nothing is cached between pages.
  */
@@ -88,8 +177,17 @@ export function useWatch<T extends KubeObj>(path: string | null, query = ''): Wa
       let failures = 0;
       while (!ac.signal.aborted) {
         try {
-          const res = await fetch(`/k8s${path}?${q}`, { signal: ac.signal, credentials: 'same-origin' });
+          let res: Response;
+          try {
+            res = await fetch(`/k8s${path}?${q}`, { signal: ac.signal, credentials: 'same-origin' });
+          } catch (e) {
+            if (!ac.signal.aborted) reportLink('console', false, CONSOLE_GONE);
+            throw e;
+          }
           const list = await res.json();
+          reportLink('console', res.status !== 401, CONSOLE_NEW_TOKEN);
+          if (unreachable(res.status)) reportLink('api', false, statusMessage(list, res.status));
+          else reportLink('api', true);
           if (!res.ok) {
             setState({ items: [], synced: true, error: statusMessage(list, res.status), code: res.status });
             throw new Error('list failed');
@@ -124,7 +222,7 @@ export function useWatch<T extends KubeObj>(path: string | null, query = ''): Wa
         } catch {
           if (ac.signal.aborted) return;
           failures++;
-          await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** failures)));
+          await pause(Math.min(5000, 250 * 2 ** failures), ac.signal);
         }
       }
     })();
@@ -135,6 +233,7 @@ export function useWatch<T extends KubeObj>(path: string | null, query = ''): Wa
 
 /** A one-off GET. */
 export function useGet<T>(path: string | null): { data: T | undefined; error: string; code: number } {
+  const { epoch } = useLink();
   const [state, setState] = useState<{ data: T | undefined; error: string; code: number }>({ data: undefined, error: '', code: 0 });
   useEffect(() => {
     if (!path) return;
@@ -153,7 +252,7 @@ export function useGet<T>(path: string | null): { data: T | undefined; error: st
     return () => {
       live = false;
     };
-  }, [path]);
+  }, [path, epoch]);
   return state;
 }
 

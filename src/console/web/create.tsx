@@ -1,7 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { stringify } from 'yaml';
-import { go, kube, statusMessage } from './api.ts';
+import type { OpenAPISchema } from '../../api/schema.ts';
+import { go, kube, statusMessage, useLink } from './api.ts';
 import {
   initialForm,
   KATACONFIG_API,
@@ -11,17 +12,23 @@ import {
   OPERATORS,
   type Operator,
   placeErrors,
+  placeProblems,
   type Status,
+  selectorText,
 } from './model.ts';
+import { checkKataConfig } from './validate.ts';
 
-const LOG_LEVEL_HINTS = ['info', 'debug', 'warn', 'error', 'fatal', 'panic', 'trace'];
+/** The KataConfig CRD's spec schema, put into the bundle when the console builds it (src/console/bundle.ts). */
+declare const OSC_KATACONFIG_SPEC_SCHEMA: OpenAPISchema;
+const SPEC_SCHEMA = OSC_KATACONFIG_SPEC_SCHEMA;
+const LOG_LEVELS = (SPEC_SCHEMA.properties?.logLevel?.enum ?? []) as string[];
 
 /** Messages the API server gave for one field, shown under it. */
 function FieldError({ errors, id }: { errors: Record<string, string[]>; id: string }) {
   const msgs = errors[id];
   if (!msgs?.length) return null;
   return (
-    <div class="field-error" data-field-error={id}>
+    <div class="field-error" data-field-error={id} id={`e-${id}`}>
       {msgs.map((m) => (
         <div key={m}>{m}</div>
       ))}
@@ -34,28 +41,52 @@ function Field(props: { label: string; id: string; help?: string; errors: Record
     <div class={`field${props.errors[props.id] ? ' invalid' : ''}`}>
       <label for={`f-${props.id}`}>{props.label}</label>
       {props.children}
-      {props.help && <div class="help">{props.help}</div>}
+      {props.help && (
+        <div class="help" id={`h-${props.id}`}>
+          {props.help}
+        </div>
+      )}
       <FieldError errors={props.errors} id={props.id} />
     </div>
   );
 }
 
+/** The accessibility attributes of an input with an id: invalid or not, described by its help and errors. */
+const described = (id: string, errors: Record<string, string[]>, help = false) => ({
+  'aria-invalid': errors[id] ? ('true' as const) : undefined,
+  'aria-describedby': [help ? `h-${id}` : '', errors[id] ? `e-${id}` : ''].filter(Boolean).join(' ') || undefined,
+});
+
 /**
  * Create KataConfig: the fields and defaults of the documented form, the YAML it will create beside it.
- * Nothing is validated here: the API server decides, and a refusal shows at the field it names with the
- * form left as it was.
+ * The form checks what it can itself (validate.ts), every field at once, in the API server's words, and
+ * sends nothing while a check fails; what only the API server knows (a KataConfig that already exists,
+ * an admission webhook) shows at the field it names, with the form left as it was.
  */
 export function CreateKataConfig() {
   const [form, setForm] = useState<KataConfigForm>(initialForm);
-  const [errors, setErrors] = useState<{ fields: Record<string, string[]>; general: string[] }>({ fields: {}, general: [] });
+  const [serverErrors, setErrors] = useState<{ fields: Record<string, string[]>; general: string[] }>({ fields: {}, general: [] });
+  // Checks show once a submit was tried, then follow every edit.
+  const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
+  const { connected } = useLink();
   const set = (patch: Partial<KataConfigForm>) => setForm((f) => ({ ...f, ...patch }));
   const setExpr = (i: number, patch: Partial<MatchExpression>) =>
     setForm((f) => ({ ...f, matchExpressions: f.matchExpressions.map((e, j) => (j === i ? { ...e, ...patch } : e)) }));
   const object = kataConfigFromForm(form);
+  const problems = checkKataConfig(object as Parameters<typeof checkKataConfig>[0], SPEC_SCHEMA);
+  const errors = tried && problems.length > 0 ? placeProblems(problems) : serverErrors;
 
   const create = async (ev: Event) => {
     ev.preventDefault();
+    setTried(true);
+    if (problems.length > 0) {
+      setErrors({ fields: {}, general: [] });
+      // The first field to fix gets the focus, so that a keyboard user lands on it.
+      const first = Object.keys(placeProblems(problems).fields)[0];
+      requestAnimationFrame(() => document.getElementById(`f-${first}`)?.focus());
+      return;
+    }
     setBusy(true);
     try {
       const r = await kube('POST', KATACONFIG_API, object);
@@ -80,15 +111,26 @@ export function CreateKataConfig() {
       </div>
       <div class="create">
         <form onSubmit={create} data-test="create-form">
+          {tried && problems.length > 0 && (
+            <div class="error" role="alert" data-test="form-problems">
+              {problems.length === 1 ? '1 field needs a fix' : `${problems.length} fields need a fix`} before the KataConfig can be created.
+            </div>
+          )}
           {errors.general.length > 0 && (
-            <div class="error" data-test="form-error">
+            <div class="error" role="alert" data-test="form-error">
               {errors.general.map((m) => (
                 <div key={m}>{m}</div>
               ))}
             </div>
           )}
           <Field label="Name" id="name" errors={fe}>
-            <input id="f-name" name="name" value={form.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+            <input
+              id="f-name"
+              name="name"
+              value={form.name}
+              onInput={(e) => set({ name: e.currentTarget.value })}
+              {...described('name', fe)}
+            />
           </Field>
           <Field label="Labels" id="labels" help="key=value pairs, separated by commas or spaces" errors={fe}>
             <input
@@ -97,6 +139,7 @@ export function CreateKataConfig() {
               placeholder="app=frontend"
               value={form.labels}
               onInput={(e) => set({ labels: e.currentTarget.value })}
+              {...described('labels', fe, true)}
             />
           </Field>
           <Field
@@ -131,13 +174,19 @@ export function CreateKataConfig() {
                 <div class="expr" key={i} data-expr={i}>
                   <FieldError errors={fe} id={`matchExpressions.${i}`} />
                   <Field label="key" id={`matchExpressions.${i}.key`} errors={fe}>
-                    <input id={`f-matchExpressions.${i}.key`} value={e.key} onInput={(ev) => setExpr(i, { key: ev.currentTarget.value })} />
+                    <input
+                      id={`f-matchExpressions.${i}.key`}
+                      value={e.key}
+                      onInput={(ev) => setExpr(i, { key: ev.currentTarget.value })}
+                      {...described(`matchExpressions.${i}.key`, fe)}
+                    />
                   </Field>
                   <Field label="operator" id={`matchExpressions.${i}.operator`} errors={fe}>
                     <select
                       id={`f-matchExpressions.${i}.operator`}
                       value={e.operator}
                       onChange={(ev) => setExpr(i, { operator: ev.currentTarget.value as Operator })}
+                      {...described(`matchExpressions.${i}.operator`, fe)}
                     >
                       {OPERATORS.map((o) => (
                         <option key={o} value={o}>
@@ -156,6 +205,7 @@ export function CreateKataConfig() {
                             id={`f-matchExpressions.${i}.values.${j}`}
                             value={v}
                             onInput={(ev) => setExpr(i, { values: e.values.map((x, k) => (k === j ? ev.currentTarget.value : x)) })}
+                            {...described(`matchExpressions.${i}.values.${j}`, fe)}
                           />
                           <button type="button" class="link" onClick={() => setExpr(i, { values: e.values.filter((_, k) => k !== j) })}>
                             Remove value
@@ -184,23 +234,29 @@ export function CreateKataConfig() {
                 Add matchExpressions
               </button>
             </details>
+            <div class="selector-text" data-test="selector-text">
+              {form.matchExpressions.length === 0
+                ? 'Selects: all worker nodes'
+                : `Selects worker nodes where: ${selectorText({ matchExpressions: form.matchExpressions })}`}
+            </div>
           </details>
           <Field label="logLevel" id="logLevel" help="CRI-O log level on the nodes running kata" errors={fe}>
-            <input
+            <select
               id="f-logLevel"
               name="logLevel"
-              list="log-levels"
               value={form.logLevel}
-              onInput={(e) => set({ logLevel: e.currentTarget.value })}
-            />
-            <datalist id="log-levels">
-              {LOG_LEVEL_HINTS.map((l) => (
-                <option key={l} value={l} />
+              onChange={(e) => set({ logLevel: e.currentTarget.value })}
+              {...described('logLevel', fe, true)}
+            >
+              {LOG_LEVELS.map((l) => (
+                <option key={l} value={l}>
+                  {l}
+                </option>
               ))}
-            </datalist>
+            </select>
           </Field>
           <div class="actions">
-            <button type="submit" class="primary" disabled={busy}>
+            <button type="submit" class="primary" disabled={busy || !connected}>
               Create
             </button>
             <a class="button" href="#/kataconfigs">

@@ -1,7 +1,8 @@
-import { useMemo, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { IN_PROGRESS } from '../../api/kataconfig.ts';
-import { type KataConfigObj, type KubeObj, kube, statusMessage, useTick, useWatch } from './api.ts';
-import { age, type Condition, conditionOf, KATACONFIG_API } from './model.ts';
+import { type KataConfigObj, type KubeObj, kube, statusMessage, useLink, useTick, useWatch } from './api.ts';
+import { age, blockingPods, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
 import { NodeTiles } from './nodes.tsx';
 import { toYaml } from './yaml.ts';
 
@@ -10,19 +11,34 @@ const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
 
 /**
  * One KataConfig, live: every change arrives through a watch, so the status, the tiles and the YAML move
- * on their own (no Reload).
+ * on their own (no Reload). Memoised: the shell's own KataConfig watch re-renders the shell, not this
+ * page, which renders once per change from its own watch.
  */
-export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
+export const KataConfigDetail = memo(function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
   const kcs = useWatch<KataConfigObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
   const kc = kcs.items[0];
+  // The nodes seen left to uninstall: the status drops a node once it is done, the page keeps its tile.
+  const uninstallSeen = useRef(new Set<string>()).current;
+  if (kc) rememberUninstall(uninstallSeen, kc.status?.kataNodes);
   const [seen, setSeen] = useState(false);
   if (kc && !seen) setSeen(true);
   const base = `#/kataconfigs/${encodeURIComponent(name)}`;
+  // Tabs that are links (the hash is the page, so a tab survives a reload), with the tab roles that
+  // assistive technology reads: which tab is selected, and which panel it shows.
   const tabLink = (id: string, label: string) => (
-    <a href={`${base}/${id}`} class={tab === id ? 'active' : ''} data-tab={id}>
+    <a
+      href={`${base}/${id}`}
+      class={tab === id ? 'active' : ''}
+      data-tab={id}
+      role="tab"
+      id={`tab-${id}`}
+      aria-selected={tab === id}
+      aria-controls="tab-panel"
+    >
       {label}
     </a>
   );
+  const shownTab = ['yaml', 'events'].includes(tab) ? tab : 'details';
   return (
     <section>
       <div class="titlebar">
@@ -41,47 +57,56 @@ export function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
       )}
       {kc && (
         <>
-          <nav class="tabs">
+          <div class="tabs" role="tablist" aria-label={`KataConfig ${name}`}>
             {tabLink('details', 'Details')}
             {tabLink('yaml', 'YAML')}
             {tabLink('events', 'Events')}
-          </nav>
-          {tab === 'yaml' ? (
-            <pre class="yaml" data-test="yaml">
-              {toYaml(kc, KIND)}
-            </pre>
-          ) : tab === 'events' ? (
-            <EventsTab name={name} />
-          ) : (
-            <DetailsTab kc={kc} />
-          )}
+          </div>
+          <div role="tabpanel" id="tab-panel" aria-labelledby={`tab-${shownTab}`}>
+            {tab === 'yaml' ? (
+              <pre class="yaml" data-test="yaml">
+                {toYaml(kc, KIND)}
+              </pre>
+            ) : tab === 'events' ? (
+              <EventsTab name={name} />
+            ) : (
+              <DetailsTab kc={kc} uninstallSeen={uninstallSeen} />
+            )}
+          </div>
         </>
       )}
     </section>
   );
-}
+});
 
-function Summary({ kc }: { kc: KataConfigObj }) {
-  const c = conditionOf(kc, IN_PROGRESS);
-  const nodes = kc.status?.kataNodes;
-  let phase = 'Pending';
-  if (c?.status === 'True') phase = c.reason || 'In progress';
-  else if (c?.reason === 'BlockedByExistingKataPods') phase = 'Blocked by existing kata pods';
-  else if (c?.status === 'False' && c.reason === 'Failed') phase = 'Failed';
-  else if (c?.status === 'False') phase = kc.metadata.deletionTimestamp ? 'Uninstalling' : 'Installed';
+/**
+ * The phase, the count (nodes ready while installing, nodes uninstalled while uninstalling) as words and
+ * a progress bar, and the operator's message; a dead end is a warning with what to do. A live region:
+ * assistive technology announces each change.
+ */
+function Summary({ kc, uninstallSeen }: { kc: KataConfigObj; uninstallSeen: ReadonlySet<string> }) {
+  const h = headlineOf(kc, uninstallSeen);
+  const count = `${h.done} of ${h.total} nodes ${h.unit}`;
   return (
-    <div class="summary" data-test="summary" data-phase={phase}>
-      <span class={`phase ${phase.replace(/\s+/g, '-').toLowerCase()}`}>{phase}</span>
-      <span>
-        {nodes?.readyNodeCount ?? 0} of {nodes?.nodeCount ?? 0} nodes ready
-      </span>
-      {kc.metadata.deletionTimestamp && <span class="deleting">deletion requested</span>}
-      {c?.message && <span class="message">{c.message}</span>}
+    <div class={`summary tone-${h.tone}`} data-test="summary" data-phase={h.phase} role="status" aria-live="polite">
+      <span class={`phase ${h.phase.replace(/\s+/g, '-').toLowerCase()} tone-${h.tone}`}>{h.phase}</span>
+      {!h.deadEnd && (h.total > 0 || h.unit === 'ready') ? (
+        <span class="count" data-test="count">
+          <progress max={h.total || 1} value={h.done} aria-label={count} /> {count}
+        </span>
+      ) : null}
+      {kc.metadata.deletionTimestamp && h.unit === 'ready' && <span class="deleting">deletion requested</span>}
+      {h.message && !h.deadEnd && <span class="message">{h.message}</span>}
+      {h.deadEnd && (
+        <div class="dead-end" data-test="dead-end">
+          <strong>{h.deadEnd.title}.</strong> The operator says: “{h.message}”. {h.deadEnd.todo}
+        </div>
+      )}
     </div>
   );
 }
 
-function DetailsTab({ kc }: { kc: KataConfigObj }) {
+function DetailsTab({ kc, uninstallSeen }: { kc: KataConfigObj; uninstallSeen: ReadonlySet<string> }) {
   const nodesWatch = useWatch<KubeObj>('/api/v1/nodes');
   const nodes = useMemo(() => new Map(nodesWatch.items.map((n) => [n.metadata.name, n])), [nodesWatch.items]);
   const conditions: Condition[] = kc.status?.conditions ?? [];
@@ -89,10 +114,15 @@ function DetailsTab({ kc }: { kc: KataConfigObj }) {
   const blocked = conditionOf(kc, IN_PROGRESS)?.reason === 'BlockedByExistingKataPods';
   return (
     <div class="details">
-      <Summary kc={kc} />
-      {blocked && <BlockingPods />}
+      <Summary kc={kc} uninstallSeen={uninstallSeen} />
+      {blocked && <BlockingPods kc={kc} />}
       <h2>Nodes</h2>
-      <NodeTiles kataNodes={kc.status?.kataNodes} nodes={nodes} />
+      <NodeTiles
+        kataNodes={kc.status?.kataNodes}
+        nodes={nodes}
+        uninstalled={kc.metadata.deletionTimestamp ? uninstallSeen : undefined}
+        deadEnd={!!headlineOf(kc, uninstallSeen).deadEnd}
+      />
       <h2>Conditions</h2>
       <table class="list" data-test="conditions">
         <thead>
@@ -125,7 +155,9 @@ function DetailsTab({ kc }: { kc: KataConfigObj }) {
         <dt>logLevel</dt>
         <dd>{kc.spec?.logLevel ?? 'info'}</dd>
         <dt>kataConfigPoolSelector</dt>
-        <dd>{kc.spec?.kataConfigPoolSelector ? JSON.stringify(kc.spec.kataConfigPoolSelector) : 'all worker nodes'}</dd>
+        <dd data-test="pool-selector-text">
+          {kc.spec?.kataConfigPoolSelector ? selectorText(kc.spec.kataConfigPoolSelector) : 'all worker nodes'}
+        </dd>
       </dl>
       <RuntimeClasses names={kc.status?.runtimeClasses ?? []} />
     </div>
@@ -178,9 +210,9 @@ function RuntimeClasses({ names }: { names: string[] }) {
 }
 
 /** The pods that keep the uninstall waiting: every pod that asks for a kata runtime class. */
-function BlockingPods() {
+function BlockingPods({ kc }: { kc: KubeObj }) {
   const pods = useWatch<KubeObj>('/api/v1/pods');
-  const blocking = pods.items.filter((p) => KATA_RUNTIME_CLASSES.has(p.spec?.runtimeClassName));
+  const blocking = blockingPods(pods.items, kc);
   return (
     <div class="blocked" data-test="blocking-pods">
       <h2>Pods blocking the uninstall</h2>
@@ -197,34 +229,105 @@ function BlockingPods() {
   );
 }
 
-function DeleteButton({ kc }: { kc: KataConfigObj }) {
+/**
+ * Delete KataConfig, confirmed in a modal dialog that says beforehand what will happen: kata leaves every
+ * node, or, while pods use kata, that the delete will be blocked until they are gone, and which they are.
+ */
+function DeleteButton({ kc }: { kc: KubeObj }) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState('');
+  const { connected } = useLink();
+  const opener = useRef<HTMLButtonElement>(null);
   if (kc.metadata.deletionTimestamp) return <span class="muted">Deleting…</span>;
+  const close = () => {
+    setConfirming(false);
+    // Back where the keyboard was: the dialog opened from this button.
+    requestAnimationFrame(() => opener.current?.focus());
+  };
   const del = async () => {
     const r = await kube('DELETE', `${KATACONFIG_API}/${encodeURIComponent(kc.metadata.name)}`);
-    setConfirming(false);
+    close();
     setError(r.ok ? '' : statusMessage(r.body, r.status));
   };
   return (
     <div class="delete">
-      {error && <span class="error">{error}</span>}
-      {confirming ? (
-        <span class="confirm" data-test="confirm-delete">
-          Delete KataConfig {kc.metadata.name}? Kata leaves every node (each reboots).{' '}
-          <button type="button" class="danger" onClick={del}>
-            Delete
-          </button>{' '}
-          <button type="button" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
+      {error && (
+        <span class="error" role="alert">
+          {error}
         </span>
-      ) : (
-        <button type="button" class="danger" onClick={() => setConfirming(true)} data-test="delete">
-          Delete KataConfig
-        </button>
       )}
+      <button
+        type="button"
+        class="danger"
+        ref={opener}
+        onClick={() => setConfirming(true)}
+        disabled={!connected}
+        aria-haspopup="dialog"
+        data-test="delete"
+      >
+        Delete KataConfig
+      </button>
+      {confirming && <DeleteDialog kc={kc} onDelete={del} onCancel={close} />}
     </div>
+  );
+}
+
+function DeleteDialog({ kc, onDelete, onCancel }: { kc: KubeObj; onDelete: () => void; onCancel: () => void }) {
+  const pods = useWatch<KubeObj>('/api/v1/pods');
+  const blocking = blockingPods(pods.items, kc);
+  const ref = useRef<HTMLDialogElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    // Modal: focus moves in and stays in, Escape cancels (the browser's own dialog behaviour). The
+    // focus starts on Cancel: Enter on a dialog that just opened must not delete.
+    if (d && !d.open) d.showModal();
+    cancel.current?.focus();
+  }, []);
+  const name = kc.metadata.name;
+  return (
+    <dialog
+      ref={ref}
+      class="confirm"
+      data-test="confirm-delete"
+      aria-labelledby="delete-title"
+      aria-describedby="delete-what"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
+      <h2 id="delete-title">Delete KataConfig {name}?</h2>
+      <div id="delete-what">
+        {!pods.synced && !pods.error && <p class="muted">Looking for pods that use kata…</p>}
+        {pods.error && <p class="error">Could not list the pods that use kata: {pods.error}</p>}
+        {pods.synced && blocking.length === 0 && !pods.error && <p>Kata leaves every node (each reboots), and its RuntimeClass goes.</p>}
+        {blocking.length > 0 && (
+          <div class="blocked" data-test="delete-will-block">
+            <p>
+              <strong>The delete will be blocked: {blocking.length === 1 ? '1 pod uses' : `${blocking.length} pods use`} kata.</strong> The
+              KataConfig is marked for deletion at once, but kata stays on the nodes until these pods are deleted:
+            </p>
+            <ul>
+              {blocking.slice(0, 50).map((p) => (
+                <li key={`${p.metadata.namespace}/${p.metadata.name}`} data-pod={`${p.metadata.namespace}/${p.metadata.name}`}>
+                  {p.metadata.namespace}/{p.metadata.name} <span class="muted">(runtimeClassName {p.spec?.runtimeClassName})</span>
+                </li>
+              ))}
+            </ul>
+            {blocking.length > 50 && <p class="muted">and {blocking.length - 50} more</p>}
+          </div>
+        )}
+      </div>
+      <div class="actions">
+        <button type="button" class="danger" onClick={onDelete}>
+          {blocking.length > 0 ? 'Delete anyway' : 'Delete'}
+        </button>
+        <button type="button" onClick={onCancel} ref={cancel}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
   );
 }
 

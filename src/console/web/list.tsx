@@ -1,15 +1,23 @@
 import { IN_PROGRESS } from '../../api/kataconfig.ts';
-import { type KataConfigObj, useTick, type WatchState } from './api.ts';
-import { age, conditionOf } from './model.ts';
+import { type KataConfigObj, useLink, useTick, type WatchState } from './api.ts';
+import { age, conditionOf, headlineOf } from './model.ts';
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The KataConfig tab: the columns of `kubectl get kataconfig`, and Create KataConfig. */
 export function KataConfigList({ kcs }: { kcs: WatchState<KataConfigObj> }) {
   const now = useTick(5000);
+  const { connected } = useLink();
   return (
     <section>
       <div class="titlebar">
         <h1>KataConfigs</h1>
-        <a class="button primary" href="#/kataconfigs/~new" data-test="create-kataconfig">
+        <a
+          class={`button primary${connected ? '' : ' disabled'}`}
+          href={connected ? '#/kataconfigs/~new' : undefined}
+          aria-disabled={!connected}
+          data-test="create-kataconfig"
+        >
           Create KataConfig
         </a>
       </div>
@@ -37,6 +45,11 @@ export function KataConfigList({ kcs }: { kcs: WatchState<KataConfigObj> }) {
               <tr key={kc.metadata.name}>
                 <td>
                   <a href={`#/kataconfigs/${encodeURIComponent(kc.metadata.name)}`}>{kc.metadata.name}</a>
+                  {headlineOf(kc, NONE).deadEnd && (
+                    <span class="badge warn" data-test="action-needed">
+                      action needed
+                    </span>
+                  )}
                 </td>
                 <td>{conditionOf(kc, IN_PROGRESS)?.status ?? ''}</td>
                 <td>{kc.status?.kataNodes?.readyNodeCount ?? ''}</td>

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './style.css';
-import { type ConsoleInfo, type KataConfigObj, useGet, useWatch } from './api.ts';
+import { type ConsoleInfo, type KataConfigObj, type Link, useGet, useHeartbeat, useLink, useWatch } from './api.ts';
 import { CreateKataConfig } from './create.tsx';
 import { KataConfigDetail } from './detail.tsx';
 import { KataConfigList } from './list.tsx';
@@ -9,6 +9,7 @@ import { MetricsPage } from './metrics.tsx';
 import { KATACONFIG_API } from './model.ts';
 import { OperatorPage } from './operator.tsx';
 import { PeerPodsPage } from './peerpods.tsx';
+import { WorkloadsPage } from './workloads.tsx';
 
 /** The hash is the page: #/kataconfigs/NAME survives a reload and works with the back button. */
 function useRoute(): string[] {
@@ -16,36 +17,59 @@ function useRoute(): string[] {
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const on = () => setRoute(read());
+    // The hash may have changed between the first render and this subscription.
+    on();
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
   return route;
 }
 
+/**
+ * Says that the page lost its server or the API server, from when, and that what it shows is the last
+ * known state: the page below is greyed and inert (no action can be started) until the link is back and
+ * every list has been read again.
+ */
+function Disconnected({ link }: { link: Link }) {
+  const since = new Date(link.since).toLocaleTimeString();
+  return (
+    <div class="disconnected" role="alert" data-test="disconnected">
+      <strong>Disconnected since {since}</strong>: {link.reason}
+      {/[.?!]$/.test(link.reason) ? '' : '.'} What you see is how things were then, not now; actions are disabled until the connection is
+      back (the console keeps trying).
+    </div>
+  );
+}
+
 function App() {
+  useHeartbeat();
+  const link = useLink();
   const route = useRoute();
   const info = useGet<ConsoleInfo>('/console/info').data;
   const kcs = useWatch<KataConfigObj>(KATACONFIG_API);
   const peerPods = kcs.items.some((k) => k.spec?.enablePeerPods);
   const [page, arg] = route;
   const tab = (id: string, label: string) => (
-    <a href={`#/${id}`} class={page === id ? 'active' : ''} data-nav={id}>
+    <a href={`#/${id}`} class={page === id ? 'active' : ''} aria-current={page === id ? 'page' : undefined} data-nav={id}>
       {label}
     </a>
   );
   let body = <KataConfigList kcs={kcs} />;
   if (page === 'operator') body = <OperatorPage info={info} />;
   else if (page === 'kataconfigs' && arg === '~new') body = <CreateKataConfig />;
-  else if (page === 'kataconfigs' && arg) body = <KataConfigDetail name={arg} tab={route[2] ?? 'details'} />;
+  // Keyed by name: what one KataConfig's page remembers (the nodes seen uninstalling) is not another's.
+  else if (page === 'kataconfigs' && arg) body = <KataConfigDetail key={arg} name={arg} tab={route[2] ?? 'details'} />;
   else if (page === 'peerpods') body = <PeerPodsPage kcs={kcs.items} />;
   else if (page === 'metrics') body = <MetricsPage />;
+  else if (page === 'workloads') body = <WorkloadsPage kcs={kcs.items} />;
   return (
     <div class="shell">
       <header>
         <span class="brand">OpenShift sandboxed containers</span>
-        <nav>
+        <nav aria-label="Console pages">
           {tab('operator', 'Operator')}
           {tab('kataconfigs', 'KataConfig')}
+          {tab('workloads', 'Workloads')}
           {peerPods && tab('peerpods', 'Peer pods')}
           {tab('metrics', 'Metrics')}
         </nav>
@@ -53,7 +77,10 @@ function App() {
           {info ? `${info.context} · ${info.user}` : ''}
         </span>
       </header>
-      <main>{body}</main>
+      {!link.connected && <Disconnected link={link} />}
+      <main class={link.connected ? '' : 'stale'} inert={!link.connected} aria-busy={!link.connected}>
+        {body}
+      </main>
     </div>
   );
 }

@@ -4,6 +4,8 @@
  */
 
 import { KATA_NODE_LISTS, KataConfigs, type KataNodeListName } from '../../api/kataconfig.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
+import { type DeadEnd, deadEndOf, LEFT_TO_UNINSTALL_LISTS, leftToUninstall, uninstallProgress } from '../../api/progress.ts';
 
 export type Operator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 export const OPERATORS: Operator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
@@ -123,10 +125,25 @@ export function placeErrors(s: Status): { fields: Record<string, string[]>; gene
   return { fields, general: general.filter(Boolean) };
 }
 
+/** The form's own findings (validate.ts), placed like the API server's. */
+export function placeProblems(problems: readonly { field: string; text: string }[]): {
+  fields: Record<string, string[]>;
+  general: string[];
+} {
+  const fields: Record<string, string[]> = {};
+  const general: string[] = [];
+  for (const p of problems) {
+    const field = formFieldOf(p.field);
+    if (field) (fields[field] ??= []).push(p.text);
+    else general.push(p.text);
+  }
+  return { fields, general };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Node tiles.
 
-export type TileState = 'waiting' | 'installing' | 'installed' | 'failed' | 'uninstalling';
+export type TileState = 'waiting' | 'installing' | 'installed' | 'failed' | 'waiting-uninstall' | 'uninstalling' | 'uninstalled';
 
 /** The tile colour each kataNodes list stands for. */
 const TILE_OF: Record<KataNodeListName, TileState> = {
@@ -135,9 +152,23 @@ const TILE_OF: Record<KataNodeListName, TileState> = {
   waitingToInstall: 'waiting',
   failedToInstall: 'failed',
   uninstalling: 'uninstalling',
-  waitingToUninstall: 'waiting',
+  waitingToUninstall: 'waiting-uninstall',
   failedToUninstall: 'failed',
 };
+
+/** The legend's entries while installing and while uninstalling. */
+export const INSTALL_LEGEND: [TileState, string][] = [
+  ['waiting', 'waiting to install'],
+  ['installing', 'installing'],
+  ['installed', 'installed'],
+  ['failed', 'failed'],
+];
+export const UNINSTALL_LEGEND: [TileState, string][] = [
+  ['waiting-uninstall', 'waiting to uninstall'],
+  ['uninstalling', 'uninstalling'],
+  ['uninstalled', 'uninstalled'],
+  ['failed', 'failed'],
+];
 
 export interface Tile {
   node: string;
@@ -148,21 +179,148 @@ export interface Tile {
 
 const byNode = new Intl.Collator(undefined, { numeric: true }).compare;
 
-/** One tile per node named in status.kataNodes, in node order (worker-2 before worker-10). */
-export function tilesOf(kataNodes: Record<string, unknown> | undefined): Tile[] {
+/**
+ * One tile per node named in status.kataNodes, in node order (worker-2 before worker-10). While
+ * uninstalling, the status names only the nodes still to go: `uninstalled` (the nodes seen left to
+ * uninstall before, see rememberUninstall) keeps a tile for each node that has finished.
+ */
+export function tilesOf(kataNodes: Record<string, unknown> | undefined, uninstalled: ReadonlySet<string> = new Set()): Tile[] {
   const tiles: Tile[] = [];
+  const listed = new Set<string>();
   // In the API's order of the lists, with the API's words for them.
   for (const { list, words } of KATA_NODE_LISTS) {
     const names = kataNodes?.[list];
-    if (Array.isArray(names)) for (const node of names) tiles.push({ node: String(node), list, state: TILE_OF[list], label: words });
+    if (!Array.isArray(names)) continue;
+    for (const node of names) {
+      tiles.push({ node: String(node), list, state: TILE_OF[list], label: words });
+      listed.add(String(node));
+    }
   }
+  for (const node of uninstalled) if (!listed.has(node)) tiles.push({ node, list: '', state: 'uninstalled', label: 'uninstalled' });
   return tiles.sort((a, b) => byNode(a.node, b.node));
 }
 
 export function tileCounts(tiles: Tile[]): Record<TileState, number> {
-  const c: Record<TileState, number> = { waiting: 0, installing: 0, installed: 0, failed: 0, uninstalling: 0 };
+  const c: Record<TileState, number> = {
+    waiting: 0,
+    installing: 0,
+    installed: 0,
+    failed: 0,
+    'waiting-uninstall': 0,
+    uninstalling: 0,
+    uninstalled: 0,
+  };
   for (const t of tiles) c[t.state]++;
   return c;
+}
+
+/** Adds to `seen` every node the status names as still to uninstall; answers `seen`. */
+export function rememberUninstall(seen: Set<string>, kataNodes: Record<string, unknown> | undefined): Set<string> {
+  for (const list of LEFT_TO_UNINSTALL_LISTS) {
+    const names = kataNodes?.[list];
+    if (Array.isArray(names)) for (const n of names) seen.add(String(n));
+  }
+  return seen;
+}
+
+/** How the header presents a KataConfig: a phase with its tone, a count, and a dead end when there is one. */
+export interface Headline {
+  phase: string;
+  tone: 'progress' | 'done' | 'warning' | 'danger' | 'pending';
+  /** `5 of 12 nodes ready`, `3 of 12 nodes uninstalled`. */
+  done: number;
+  total: number;
+  unit: 'ready' | 'uninstalled';
+  message: string;
+  deadEnd?: DeadEnd;
+}
+
+export function headlineOf(kc: KubeLike, seenUninstall: ReadonlySet<string>): Headline {
+  const c = conditionOf(kc, 'InProgress');
+  const kn = kc.status?.kataNodes ?? {};
+  const deleting = !!kc.metadata.deletionTimestamp;
+  const message = c?.message ?? '';
+  const uninstallPhase = deleting && (c?.reason === 'Uninstalling' || c?.reason === 'BlockedByExistingKataPods');
+  if (uninstallPhase) {
+    const p = uninstallProgress(leftToUninstall(kn), seenUninstall.size);
+    const blocked = c?.reason === 'BlockedByExistingKataPods';
+    return {
+      phase: blocked ? 'Blocked by existing kata pods' : 'Uninstalling',
+      tone: blocked ? 'danger' : 'progress',
+      done: p.done,
+      total: p.total,
+      unit: 'uninstalled',
+      message,
+    };
+  }
+  const base = { done: kn.readyNodeCount ?? 0, total: kn.nodeCount ?? 0, unit: 'ready' as const, message };
+  if (!c) return { ...base, phase: 'Pending', tone: 'pending' };
+  const deadEnd = deadEndOf({
+    inProgress: c.status,
+    reason: c.reason ?? '',
+    deletionRequested: deleting,
+    nodeCount: kn.nodeCount ?? 0,
+    checkNodeEligibility: kc.spec?.checkNodeEligibility,
+    enablePeerPods: kc.spec?.enablePeerPods,
+    hasPoolSelector: !!kc.spec?.kataConfigPoolSelector,
+  });
+  if (deadEnd) return { ...base, phase: 'Action needed', tone: 'warning', deadEnd };
+  if (c.status === 'True' && c.reason === 'Failed') return { ...base, phase: 'Failed', tone: 'danger' };
+  if (c.status === 'True') return { ...base, phase: c.reason || 'In progress', tone: 'progress' };
+  if (c.reason === 'Failed') return { ...base, phase: 'Failed', tone: 'danger' };
+  return { ...base, phase: 'Installed', tone: 'done' };
+}
+
+/** What headlineOf reads from a KataConfig. */
+export interface KubeLike {
+  metadata: { deletionTimestamp?: string };
+  // biome-ignore lint/suspicious/noExplicitAny: the KataConfig's spec and status as the API server sent them
+  spec?: any;
+  // biome-ignore lint/suspicious/noExplicitAny: see spec
+  status?: any;
+}
+
+/**
+ * A label selector as one reads it: `custom-kata in (true), gpu notin (a, b), !legacy`. The words are
+ * kubectl's selector syntax.
+ */
+export function selectorText(
+  sel: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: Operator; values?: string[] }[] } | undefined,
+): string {
+  if (!sel) return '';
+  const parts = Object.entries(sel.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+  for (const e of sel.matchExpressions ?? []) {
+    const values = `(${(e.values ?? []).join(', ')})`;
+    if (e.operator === 'In') parts.push(`${e.key} in ${values}`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin ${values}`);
+    else if (e.operator === 'Exists') parts.push(e.key);
+    else parts.push(`!${e.key}`);
+  }
+  return parts.join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Pods that use kata.
+
+interface PodLike {
+  metadata: { name: string; namespace?: string };
+  spec?: { runtimeClassName?: string; nodeName?: string };
+}
+
+/**
+ * The runtime classes whose pods keep a KataConfig's uninstall waiting: those it made (status.runtimeClasses)
+ * and the one its spec asks for, as the operator's deletion guard counts them.
+ */
+export function guardedRuntimeClasses(kc: KubeLike): Set<string> {
+  return new Set<string>([...(kc.status?.runtimeClasses ?? []), kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS]);
+}
+
+/** The pods that would block the delete of `kc`, by namespace/name. */
+export function blockingPods<P extends PodLike>(pods: readonly P[], kc: KubeLike): P[] {
+  const classes = guardedRuntimeClasses(kc);
+  return pods
+    .filter((p) => p.spec?.runtimeClassName && classes.has(p.spec.runtimeClassName))
+    .sort((a, b) => byNode(`${a.metadata.namespace}/${a.metadata.name}`, `${b.metadata.namespace}/${b.metadata.name}`));
 }
 
 // ---------------------------------------------------------------------------------------------------------
