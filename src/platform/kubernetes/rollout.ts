@@ -97,6 +97,15 @@ function removalReport(o: NodeObservation, since: number, input: RolloutInput): 
   return { kind: 'pending' };
 }
 
+/**
+ * Whether osc waits for kata-deploy to clean up a node it gave no configuration: one that should not have
+ * kata, or one that should and still runs an installer (its cleanup finishes before it is given one again).
+ * A selected node with no installer left waits for nothing: kata-deploy's cleanup runs only in a pod, and
+ * an installer that crashed (a failed install) exits without one, leaving kata-runtime on the node; the
+ * node is simply given its configuration in its turn.
+ */
+const awaitsCleanup = (o: NodeObservation, input: RolloutInput): boolean => !input.selected.has(o.name) || o.pods.length > 0;
+
 interface Working {
   assigned?: string;
   active?: string;
@@ -130,7 +139,12 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       since: mem.assigned === o.installLabel && mem.since ? Date.parse(mem.since) : nowMs,
       report: { kind: 'pending' },
     };
-    w.report = w.assigned !== undefined ? installReport(o, w.assigned, w.since, input) : removalReport(o, w.since, input);
+    w.report =
+      w.assigned !== undefined
+        ? installReport(o, w.assigned, w.since, input)
+        : awaitsCleanup(o, input)
+          ? removalReport(o, w.since, input)
+          : { kind: 'pending' };
     if (w.report.kind === 'done') w.active = w.assigned;
     if (w.report.kind === 'gone') delete w.active;
     if (w.report.kind === 'failed' && w.error === undefined) {
@@ -180,7 +194,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const inFlight = observations.filter((o) => {
     const w = work.get(o.name) as Working;
     if (stale(o, w)) return false;
-    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone';
+    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone' && awaitsCleanup(o, input);
   });
   let budget = Math.max(0, input.maxUnavailable - inFlight.length);
   const stopped = Object.keys(failures).length > 0;
@@ -211,7 +225,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const w = work.get(o.name) as Working;
     const selected = input.selected.has(o.name);
     const failed = w.error !== undefined;
-    if (w.report.kind === 'pending') {
+    if (w.report.kind === 'pending' && (w.assigned !== undefined || awaitsCleanup(o, input))) {
       const left = Math.max(0, w.since + input.deadlineMs - nowMs);
       nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
     }
