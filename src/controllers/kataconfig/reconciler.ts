@@ -37,8 +37,6 @@ import {
 
 /** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
 const WRITES_IN_FLIGHT = 16;
-/** KataNode writes per pass where they are made in the pass (see syncKataNodes): a few rounds in flight. */
-const KATANODE_WRITES_PER_PASS = 4 * WRITES_IN_FLIGHT;
 
 /**
  * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
@@ -203,7 +201,7 @@ export class KataConfigReconciler {
     const t0 = performance.now();
     const nodes = this.ctx.nodes.list();
     const selection = platform.select(nodes, kc.spec);
-    const input = this.platformInput(kc, nodes, new Set(selection.nodes));
+    const input = this.platformInput(kc, nodes, new Set(selection.nodes), new Date());
 
     // The status comes first: it is computed from the desired selection and the platform's view of the
     // nodes, not from our own writes below, and on a large cluster it must not wait for them.
@@ -238,7 +236,7 @@ export class KataConfigReconciler {
     const t2 = performance.now();
     const plan = platform.installPlan(input);
     const written = await this.applyPlan(plan, signal);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
+    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
 
     // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
     const ms = { compute: t1 - t0, status: t2 - t1, rest: performance.now() - t2 };
@@ -256,7 +254,6 @@ export class KataConfigReconciler {
     // More writes to make: another pass at once, with a status write in between. When this pass made or
     // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
     // them wake the controller; a slow poll covers a write the cache never shows.
-    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
@@ -275,8 +272,8 @@ export class KataConfigReconciler {
 
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
-      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
-      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
+      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes), new Date());
+      const nodeRecords = this.syncKataNodes(kc, platform.records(installInput), installInput.now, signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
       const installing = platform.installing(installInput);
       if (installing.length) {
@@ -300,11 +297,11 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
+        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
-    const input = this.platformInput(kc, nodes, new Set());
+    const input = this.platformInput(kc, nodes, new Set(), new Date());
     const plan = platform.uninstallPlan(input);
     const written = await this.applyPlan(plan, signal);
 
@@ -323,25 +320,18 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
-    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
   /**
    * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. Answers how soon a lastKnownGood is due, to look again then, and how many writes
-   * are left for the next pass. Where KataNodes only report (OpenShift), the writes go to the lane and
-   * what was planned is remembered for the next pass. Where the platform plans from them (kata-deploy's
-   * rollout), they are made here, a batch per pass, before the next plan reads them.
+   * without a record go. KataNodes only report: no plan reads them back, so their writes go to the lane,
+   * beside the worker, and what was planned is remembered until the cache shows it. Answers how soon a
+   * lastKnownGood is due, to look again then.
    */
-  private async syncKataNodes(
-    kc: KataConfig,
-    records: readonly NodeRecord[],
-    signal: AbortSignal,
-  ): Promise<{ promoteInMs?: number; pending: number }> {
-    const now = new Date();
+  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], now: Date, signal: AbortSignal): { promoteInMs?: number } {
     const known = this.kataNodes(now.getTime());
     const plan = planKataNodes(kc, records, known, now, this.ctx.options.soakMs);
     const knownByName = new Map(known.map((k) => [k.metadata.name ?? '', k]));
@@ -355,22 +345,12 @@ export class KataConfigReconciler {
       ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
       ...plan.create.map(({ node, status }): [string, KataNodeWrite] => [node.metadata.name ?? '', { op: 'create', node, status }]),
     ];
-    const promote = plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
-    if (!this.ctx.platform.plansFromKataNodes) {
-      for (const [name, w] of writes) {
-        if (w.op === 'delete') this.writtenKataNodes.forget(name);
-        else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
-        this.kataNodeLane.submit(name, w, signal);
-      }
-      return { ...promote, pending: 0 };
-    }
-    let budget = KATANODE_WRITES_PER_PASS;
-    const batch = writes.filter(([, w]) => (budget -= w.op === 'create' ? 2 : 1) >= 0);
-    await mapLimit(batch, WRITES_IN_FLIGHT, ([name, w]) => {
+    for (const [name, w] of writes) {
       if (w.op === 'delete') this.writtenKataNodes.forget(name);
-      return this.writeKataNode(name, w, signal);
-    });
-    return { ...promote, pending: writes.length - batch.length };
+      else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
+      this.kataNodeLane.submit(name, w, signal);
+    }
+    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
   }
 
   /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
@@ -414,13 +394,15 @@ export class KataConfigReconciler {
     return names;
   }
 
-  /** What the platform is given for one pass. */
-  private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
-    // A platform that plans from KataNodes reads what the API server holds (its writes are made in the
-    // pass); one whose KataNodes only report may read what was planned.
-    const kataNodes = this.ctx.platform.plansFromKataNodes ? this.ctx.kataNodes.list() : this.kataNodes(Date.now());
-    const previous = new Map(kataNodes.flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
+  /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
+  private platformInput(
+    kc: KataConfig | undefined,
+    nodes: readonly Node[],
+    selected: ReadonlySet<string>,
+    now: Date,
+  ): PlatformInput<unknown> {
+    const soakMs = this.ctx.options.soakMs;
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs };
   }
 
   /**
@@ -525,7 +507,7 @@ export class KataConfigReconciler {
   private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
-    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set());
+    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set(), new Date());
     const removed = (await this.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
     for (const rc of this.ctx.runtimeClasses.list()) {
       if (!owned(rc)) continue;
@@ -640,7 +622,10 @@ function nodeMetadataPatch(w: PlatformWrite): NodeMetadataPatch | undefined {
   const patch = w.patch as { metadata?: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } };
   const keys = Object.keys(patch ?? {});
   if (keys.length !== 1 || keys[0] !== 'metadata' || !patch.metadata) return undefined;
-  const { labels, annotations, ...rest } = patch.metadata;
+  const { labels: _, annotations: __, ...rest } = patch.metadata;
   if (Object.keys(rest).length) return undefined;
-  return { name: w.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), value: JSON.stringify(patch.metadata) };
+  // What a repeat must match, and what the node cache must show for the patch to count as seen.
+  const value = w.expect ?? JSON.stringify(patch.metadata);
+  const { labels, annotations } = (w.expect ? JSON.parse(w.expect) : patch.metadata) as Omit<NodeMetadataPatch, 'name' | 'value'>;
+  return { name: w.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), value };
 }
