@@ -219,7 +219,8 @@ describe('kubernetes rollout: uninstall', () => {
 
   test('a cleanup that does not finish within the deadline fails the node', () => {
     const memory = new Map<string, NodeMemory>([['a', { since: ago(700) }]]);
-    const plan = planRollout(input([obs('a', { kataRuntime: 'true' })], { selected: new Set(), memory }));
+    const cleaning = obs('a', { kataRuntime: 'true', pods: [pod('ds-a', T, { terminating: true })] });
+    const plan = planRollout(input([cleaning], { selected: new Set(), memory }));
     assert.equal(plan.nodes[0]?.phase, 'FailedToUninstall');
     assert.equal(plan.nodes[0]?.error, 'kata-deploy did not clean up within 600s');
   });
@@ -309,5 +310,39 @@ describe('kubernetes rollout: fail, clear and touch in every order', () => {
       ],
     );
     assert.equal(plan.template, A);
+  });
+});
+
+describe('kubernetes rollout: kata left on a node with no installer to clean it', () => {
+  // A failed install's crashed installer was deleted without its cleanup: kata-runtime stayed on a.
+  const left = obs('a', { kataRuntime: 'true' });
+
+  test('a node that should lose kata is given an installer again, so that taking it off cleans it', () => {
+    const memory = new Map<string, NodeMemory>([['a', { active: A, since: ago(3600) }]]);
+    const plan = planRollout(input([left, installed('b', T)], { selected: new Set(), memory, generation: 4 }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }], 'a first, in name order; no cleanup deadline ran for it');
+    assert.deepEqual(plan.remember, [{ node: 'a', memory: { since: NOW.toISOString(), active: A } }]);
+    assert.equal(plan.nodes[0]?.error, '');
+
+    // Its installer runs: once it reports, the label goes (and with it, kata-deploy cleans up); b waits.
+    const reinstalled = new Map<string, NodeMemory>([['a', { assigned: T, active: A, since: ago(5) }]]);
+    const installing = obs('a', { installLabel: T, kataRuntime: 'true', pods: [pod('ds-a', T)] });
+    assert.deepEqual(planRollout(input([installing, installed('b', T)], { selected: new Set(), memory: reinstalled })).labels, []);
+    const ready = planRollout(input([installed('a', T), installed('b', T)], { selected: new Set(), memory: reinstalled }));
+    assert.deepEqual(ready.labels, [{ node: 'a', value: null }]);
+  });
+
+  test('kata is not taken off a node before its installer runs there', () => {
+    const assigned = obs('a', { installLabel: T, kataRuntime: 'true' });
+    const memory = new Map<string, NodeMemory>([['a', { assigned: T, since: ago(5) }]]);
+    const plan = planRollout(input([assigned], { selected: new Set(), memory, maxUnavailable: 2 }));
+    assert.deepEqual(plan.labels, []);
+  });
+
+  test('a node kata has left forgets the memory osc kept on it', () => {
+    const memory = new Map<string, NodeMemory>([['a', { since: ago(30) }]]);
+    const plan = planRollout(input([obs('a')], { selected: new Set(), memory }));
+    assert.deepEqual(plan.remember, [{ node: 'a', memory: null }]);
+    assert.deepEqual(plan.nodes, []);
   });
 });

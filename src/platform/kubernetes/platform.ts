@@ -210,10 +210,14 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     );
   }
 
+  /**
+   * Nodes an installer is working on now: not those this plan would only start (a deletion does not make the
+   * install's writes, so waiting for them would wait for good).
+   */
   installing(input: PlatformInput<KubernetesObserved>): string[] {
-    return this.plan(input)
-      .nodes.filter((n) => n.phase === 'Installing' || n.phase === 'Uninstalling')
-      .map((n) => n.name);
+    const plan = this.plan(input);
+    const starting = new Set(plan.labels.map((l) => l.node));
+    return plan.nodes.filter((n) => (n.phase === 'Installing' || n.phase === 'Uninstalling') && !starting.has(n.name)).map((n) => n.name);
   }
 
   installPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {

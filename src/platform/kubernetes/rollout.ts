@@ -113,13 +113,13 @@ function removalReport(o: NodeObservation, since: number, input: RolloutInput): 
 }
 
 /**
- * Whether osc waits for kata-deploy to clean up a node it gave no configuration: one that should not have
- * kata, or one that should and still runs an installer (its cleanup finishes before it is given one again).
- * A selected node with no installer left waits for nothing: kata-deploy's cleanup runs only in a pod, and
- * an installer that crashed (a failed install) exits without one, leaving kata-runtime on the node; the
- * node is simply given its configuration in its turn.
+ * Kata left on a node osc gave no configuration, with no installer there to clean it up: kata-deploy's
+ * cleanup runs only in its pod, and an installer that crashed (a failed install) exits without one when its
+ * pod is deleted, leaving kata-runtime on the node. Nothing is in flight there and no cleanup deadline
+ * runs: a selected node is given its configuration in its turn; a node that should lose kata is given an
+ * installer again, so that taking it off runs kata-deploy's cleanup.
  */
-const awaitsCleanup = (o: NodeObservation, input: RolloutInput): boolean => !input.selected.has(o.name) || o.pods.length > 0;
+const orphaned = (o: NodeObservation): boolean => o.installLabel === undefined && o.pods.length === 0 && o.kataRuntime !== undefined;
 
 interface Working {
   assigned?: string;
@@ -179,9 +179,9 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     w.report =
       w.assigned !== undefined
         ? installReport(o, w.assigned, w.since, input)
-        : awaitsCleanup(o, input)
-          ? removalReport(o, w.since, input)
-          : { kind: 'pending' };
+        : orphaned(o)
+          ? { kind: 'pending' }
+          : removalReport(o, w.since, input);
     if (w.report.kind === 'done') {
       w.active = w.assigned;
       const soaked = soakedAt(o, w, input);
@@ -236,7 +236,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const inFlight = observations.filter((o) => {
     const w = work.get(o.name) as Working;
     if (stale(o, w)) return false;
-    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone' && awaitsCleanup(o, input);
+    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone' && !orphaned(o);
   });
   let budget = Math.max(0, input.maxUnavailable - inFlight.length);
   const stopped = Object.keys(failures).length > 0;
@@ -244,8 +244,11 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     for (const o of observations) {
       if (budget <= 0) break;
       const w = work.get(o.name) as Working;
-      const want = input.selected.has(o.name) ? input.target : undefined;
+      let want = input.selected.has(o.name) ? input.target : undefined;
+      if (want === undefined && w.assigned === undefined && orphaned(o)) want = input.target;
       if (w.assigned === want) continue;
+      // Kata leaves a node only once an installer runs there: that is what cleans it up.
+      if (want === undefined && o.pods.length === 0 && w.report.kind === 'pending') continue;
       // A node gets its configuration from the template: wait until the template carries the target.
       if (want !== undefined && !(templateReady && template === want)) continue;
       assign(o.name, w, want ?? null);
@@ -267,7 +270,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const w = work.get(o.name) as Working;
     const selected = input.selected.has(o.name);
     const failed = w.error !== undefined;
-    if (w.report.kind === 'pending' && (w.assigned !== undefined || awaitsCleanup(o, input))) {
+    if (w.report.kind === 'pending' && (w.assigned !== undefined || !orphaned(o))) {
       const left = Math.max(0, w.since + input.deadlineMs - nowMs);
       nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
     }
