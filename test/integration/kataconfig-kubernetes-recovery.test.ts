@@ -13,7 +13,7 @@ import { type KataNode, KataNodes } from '../../src/api/katanode.ts';
 import type { LogLevel } from '../../src/api/names.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { Nodes } from '../../src/kube/resources.ts';
-import { INSTALL_LABEL, KATA_RUNTIME_LABEL } from '../../src/platform/kubernetes/katadeploy.ts';
+import { INSTALL_LABEL, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from '../../src/platform/kubernetes/katadeploy.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -169,7 +169,10 @@ describe('KataConfig on plain Kubernetes: failures cleared in every order', () =
     await waitFor(() => recorder.deleted.length > 0, { timeoutMs: 180_000, message: 'KataConfig gone' });
     assert.notEqual(inProgress()?.message, messages.blocked(['kata']));
     await waitFor(async () => (await client().list(KataNodes)).items.length === 0, { message: 'no KataNode left' });
-    for (const n of (await client().list(Nodes)).items)
+    for (const n of (await client().list(Nodes)).items) {
       assert.equal(n.metadata.labels?.[INSTALL_LABEL], undefined, `${n.metadata.name}: osc's label gone`);
+      assert.equal(n.metadata.annotations?.[ROLLOUT_ANNOTATION], undefined, `${n.metadata.name}: the rollout's memory gone`);
+      assert.equal(n.metadata.labels?.[KATA_RUNTIME_LABEL], undefined, `${n.metadata.name}: kata-deploy cleaned it up`);
+    }
   });
 });

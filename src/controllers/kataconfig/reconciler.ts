@@ -5,13 +5,12 @@ import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
-import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
+import type { NodeRecord, Platform, PlatformInput } from '../../platform/platform.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { Expectations } from '../../runtime/expectations.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
@@ -19,6 +18,7 @@ import { applyStatusIfChanged } from '../../runtime/status.ts';
 import { WriteLane } from '../../runtime/writelane.ts';
 import { DEFAULT_SOAK_MS, kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
+import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
 import {
   classifyRecords,
   done,
@@ -34,9 +34,6 @@ import {
   runtimeClassFor,
   uninstallCondition,
 } from './state.ts';
-
-/** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
-const WRITES_IN_FLIGHT = 16;
 
 /**
  * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
@@ -121,15 +118,8 @@ export class KataConfigReconciler {
    * next KataConfig status must not wait behind them.
    */
   private readonly kataNodeLane: WriteLane<KataNodeWrite>;
-  /** A plan's detached node patches, made beside the worker too (see applyPlan). */
-  private readonly nodeLane: WriteLane<PlatformWrite>;
-  /** Node label writes the node cache does not show yet (see applyPlan). */
-  private readonly labelWrites = new Expectations<string>();
-  /**
-   * Objects a pass created that the caches do not show yet. The next pass would plan the same create,
-   * which the API server answers AlreadyExists: harmless, but a 409 for nothing.
-   */
-  private readonly creates = new Expectations<'create'>();
+  /** The platform's writes (platformwrites.ts). */
+  private readonly writer: PlatformWriter;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -139,16 +129,17 @@ export class KataConfigReconciler {
       merge: mergeKataNodeWrites,
       ...(ctx.log ? { log: ctx.log } : {}),
     });
-    this.nodeLane = new WriteLane<PlatformWrite>({
-      write: (_name, w, signal) => this.writeNodeMetadata(w, signal),
-      inFlight: WRITES_IN_FLIGHT,
-      ...(ctx.log ? { log: ctx.log } : {}),
-    });
+    this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
   }
 
   /** Answers once the writes handed to the lanes are made (for tests). */
   async idle(): Promise<void> {
-    await Promise.all([this.nodeLane.idle(), this.kataNodeLane.idle()]);
+    await Promise.all([this.writer.idle(), this.kataNodeLane.idle()]);
+  }
+
+  /** A node as its cache now shows it (see PlatformWriter.nodeSeen). */
+  nodeSeen(name: string): void {
+    this.writer.nodeSeen(name);
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -235,7 +226,7 @@ export class KataConfigReconciler {
 
     const t2 = performance.now();
     const plan = platform.installPlan(input);
-    const written = await this.applyPlan(plan, signal);
+    const written = await this.writer.applyPlan(plan, signal);
     const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
 
     // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
@@ -303,7 +294,7 @@ export class KataConfigReconciler {
 
     const input = this.platformInput(kc, nodes, new Set(), new Date());
     const plan = platform.uninstallPlan(input);
-    const written = await this.applyPlan(plan, signal);
+    const written = await this.writer.applyPlan(plan, signal);
 
     const records = platform.records(input);
     const classification = classifyRecords(records, 0, true);
@@ -406,98 +397,6 @@ export class KataConfigReconciler {
   }
 
   /**
-   * Makes a platform's writes: steps in order, the writes of one step a bounded number at a time; then
-   * hands the plan's detached node patches to the node lane, which makes them beside the worker: on a
-   * large cluster those are a thousand slow writes (a Node is a big object, watched by every component),
-   * and the next pass's status would wait behind them.
-   */
-  private async applyPlan(plan: PlatformPlan, signal: AbortSignal): Promise<string[]> {
-    const done: string[] = [];
-    const made = (w: PlatformWrite) => done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
-    const creates = new Set<string>();
-    for (const step of plan.steps)
-      await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
-        const created = w.op === 'create' ? createKey(w) : undefined;
-        if (created) {
-          creates.add(created);
-          if (this.creates.awaiting(created, 'create', false)) return;
-        }
-        const expected = nodeMetadataPatch(w);
-        if (expected && !this.nodePatchNeeded(expected)) return;
-        if (await this.applyWrite(w, signal)) made(w);
-        if (expected) this.labelWrites.expect(expected.name, expected.value);
-        if (created) this.creates.expect(created, 'create');
-      });
-    // A create no longer planned is one the caches show (or no longer wanted): an object deleted later is
-    // created again at once.
-    this.creates.retain(creates);
-    for (const w of plan.detached ?? []) {
-      const expected = nodeMetadataPatch(w);
-      if (!expected) throw new Error(`a detached write must be a node metadata patch: ${w.op} ${w.resource.kind}`);
-      if (!this.nodePatchNeeded(expected)) continue;
-      this.nodeLane.submit(expected.name, w, signal);
-      made(w);
-    }
-    return done;
-  }
-
-  /**
-   * Whether a planned node metadata patch still has to be made. The plan was computed from the node cache
-   * as the pass began, before its status write: the cache may show the patch by now (made by the pass
-   * before), or the patch may be on its way (in the lane, or made and not yet shown).
-   */
-  private nodePatchNeeded(expected: NodeMetadataPatch): boolean {
-    const upcoming = this.nodeLane.upcoming(expected.name);
-    if (upcoming) return nodeMetadataPatch(upcoming)?.value !== expected.value;
-    if (this.shownOnNode(expected)) {
-      this.labelWrites.forget(expected.name);
-      return false;
-    }
-    return !this.labelWrites.awaiting(expected.name, expected.value, false);
-  }
-
-  /** One node metadata patch, made by the node lane; remembered until the node cache shows it. */
-  private async writeNodeMetadata(w: PlatformWrite, signal: AbortSignal): Promise<void> {
-    await this.applyWrite(w, signal);
-    const expected = nodeMetadataPatch(w);
-    if (expected) this.labelWrites.expect(expected.name, expected.value);
-  }
-
-  /**
-   * A node as its cache now shows it: a write the cache shows is no longer awaited. Without this, a label
-   * an administrator removes after the cache showed osc's write would wait for the record to expire.
-   */
-  nodeSeen(name: string): void {
-    const value = this.labelWrites.recorded(name);
-    if (value === undefined) return;
-    const expected = { name, ...(JSON.parse(value) as Omit<NodeMetadataPatch, 'name' | 'value'>), value };
-    if (this.shownOnNode(expected)) this.labelWrites.forget(name);
-  }
-
-  /** Whether the node cache shows what a metadata patch writes. */
-  private shownOnNode(expected: NodeMetadataPatch): boolean {
-    const node = this.ctx.nodes.get(expected.name);
-    const shown = (have: Record<string, string> | undefined, want: Record<string, string | null> | undefined) =>
-      Object.entries(want ?? {}).every(([k, v]) => (v === null ? have?.[k] === undefined : have?.[k] === v));
-    return !!node && shown(node.metadata.labels, expected.labels) && shown(node.metadata.annotations, expected.annotations);
-  }
-
-  private async applyWrite(w: PlatformWrite, signal: AbortSignal): Promise<boolean> {
-    const { client } = this.ctx;
-    if (w.op === 'create') {
-      await this.create(w.resource, w.object, signal);
-      return true;
-    }
-    if (w.op === 'delete') return client.delete(w.resource, w.name, { ...(w.namespace ? { namespace: w.namespace } : {}), signal });
-    await client.patch(w.resource, w.name, w.patch, {
-      ...(w.namespace ? { namespace: w.namespace } : {}),
-      ...(w.type ? { type: w.type } : {}),
-      signal,
-    });
-    return true;
-  }
-
-  /**
    * With no KataConfig at all (its finalizer removed by hand), what it owned would be garbage: a garbage
    * collector would delete the MachineConfig and the RuntimeClasses, leaving nodes labelled and the pool
    * behind. osc does the whole uninstall instead, without a status to write: nodes leave the pool, our
@@ -508,7 +407,7 @@ export class KataConfigReconciler {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
     const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set(), new Date());
-    const removed = (await this.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
+    const removed = (await this.writer.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
     for (const rc of this.ctx.runtimeClasses.list()) {
       if (!owned(rc)) continue;
       await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
@@ -525,7 +424,7 @@ export class KataConfigReconciler {
     for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
-    await this.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
+    await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
     await this.deleteKataNodes(signal);
     await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
   }
@@ -574,7 +473,7 @@ export class KataConfigReconciler {
       ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
       scheduling: { nodeSelector: spec.nodeSelector },
     };
-    await this.create(RuntimeClasses, rc, signal);
+    await this.writer.create(RuntimeClasses, rc, signal);
   }
 
   /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
@@ -583,49 +482,10 @@ export class KataConfigReconciler {
     if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
       await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
-
-  private async create<T extends { metadata: { name?: string } }>(
-    rt: Parameters<KubeClient['create']>[0],
-    obj: T,
-    signal: AbortSignal,
-  ): Promise<void> {
-    try {
-      await this.ctx.client.create(rt, obj as never, { signal });
-    } catch (e) {
-      // The cache may lag behind our own earlier create.
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
 }
-
-const writeName = (w: PlatformWrite): string => (w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
-const createKey = (w: PlatformWrite & { op: 'create' }): string =>
-  `${w.resource.plural}/${w.object.metadata.namespace ?? ''}/${w.object.metadata.name ?? ''}`;
 
 /** The soonest of several "look again after" delays, if any. */
 function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
   const given = delays.filter((d): d is number => d !== undefined);
   return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
-}
-
-interface NodeMetadataPatch {
-  name: string;
-  labels?: Record<string, string | null>;
-  annotations?: Record<string, string | null>;
-  /** The patch as one value, for Expectations. */
-  value: string;
-}
-
-/** A platform's merge patch of a node's labels or annotations (and nothing else), or undefined. */
-function nodeMetadataPatch(w: PlatformWrite): NodeMetadataPatch | undefined {
-  if (w.op !== 'patch' || w.resource !== Nodes || (w.type && w.type !== 'merge')) return undefined;
-  const patch = w.patch as { metadata?: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } };
-  const keys = Object.keys(patch ?? {});
-  if (keys.length !== 1 || keys[0] !== 'metadata' || !patch.metadata) return undefined;
-  const { labels: _, annotations: __, ...rest } = patch.metadata;
-  if (Object.keys(rest).length) return undefined;
-  // What a repeat must match, and what the node cache must show for the patch to count as seen.
-  const value = w.expect ?? JSON.stringify(patch.metadata);
-  const { labels, annotations } = (w.expect ? JSON.parse(w.expect) : patch.metadata) as Omit<NodeMetadataPatch, 'name' | 'value'>;
-  return { name: w.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), value };
 }
