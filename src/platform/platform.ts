@@ -219,6 +219,36 @@ export interface Platform<O = unknown> {
 
   /** The tolerations a DaemonSet needs to run on every kata node (e.g. a master's taint on a compact cluster). */
   kataNodeTolerations(nodes: readonly Node[]): Toleration[];
+
+  /**
+   * One pass's answers from one assessment of the input, for a platform whose answers share a costly
+   * computation (kata-deploy's rollout plan); absent: each answer is computed on its own.
+   */
+  view?(input: PlatformInput<O>): PlatformView;
+}
+
+/** A platform's answers for one pass (one input): what the controller reads, each computed at most once. */
+export interface PlatformView {
+  records(): NodeRecord[];
+  rolloutComplete(): boolean;
+  installing(): string[];
+  installPlan(): PlatformPlan;
+  uninstallPlan(): PlatformPlan;
+  uninstallComplete(): boolean;
+}
+
+/** The platform's view of one pass: its own, or each answer asked of it in turn. */
+export function platformView<O>(platform: Platform<O>, input: PlatformInput<O>): PlatformView {
+  return (
+    platform.view?.(input) ?? {
+      records: () => platform.records(input),
+      rolloutComplete: () => platform.rolloutComplete(input),
+      installing: () => platform.installing(input),
+      installPlan: () => platform.installPlan(input),
+      uninstallPlan: () => platform.uninstallPlan(input),
+      uninstallComplete: () => platform.uninstallComplete(input),
+    }
+  );
 }
 
 export interface Toleration {

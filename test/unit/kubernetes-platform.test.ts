@@ -256,6 +256,27 @@ describe('the Kubernetes platform', () => {
     assert.equal(platform.rolloutComplete(i), false);
   });
 
+  test("one pass's view plans the rollout once and answers as the platform does", () => {
+    let plans = 0;
+    const counting = new (class extends KubernetesPlatform {
+      override plan(i: PlatformInput<KubernetesObserved>) {
+        plans++;
+        return super.plan(i);
+      }
+    })({ namespace: 'osc', image: IMAGE });
+    const i = input([node('w0'), node('w1')], { daemonSet: seen(desiredInstallerDaemonSet('osc', target)) });
+    const view = counting.view(i);
+    const answers = [view.records(), view.rolloutComplete(), view.installing(), view.installPlan(), view.uninstallComplete()];
+    assert.equal(plans, 1);
+    assert.deepEqual(answers, [
+      platform.records(i),
+      platform.rolloutComplete(i),
+      platform.installing(i),
+      platform.installPlan(i),
+      platform.uninstallComplete(i),
+    ]);
+  });
+
   test("the rollout's memory is read from the nodes alone: a failed node goes back to the last known good written on it", () => {
     const debug = configId(installerConfig(IMAGE, 'qemu', 'debug'));
     const ds = seen(desiredInstallerDaemonSet('osc', installerConfig(IMAGE, 'qemu', 'debug'), undefined, [target]));

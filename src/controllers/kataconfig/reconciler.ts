@@ -7,7 +7,7 @@ import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import type { NodeRecord, Platform, PlatformInput } from '../../platform/platform.ts';
+import { type NodeRecord, type Platform, type PlatformInput, platformView } from '../../platform/platform.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -196,8 +196,9 @@ export class KataConfigReconciler {
 
     // The status comes first: it is computed from the desired selection and the platform's view of the
     // nodes, not from our own writes below, and on a large cluster it must not wait for them.
-    const records = platform.records(input);
-    const classification = classifyRecords(records, input.selected.size, platform.rolloutComplete(input));
+    const view = platformView(platform, input);
+    const records = view.records();
+    const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     const state = installCondition(classification, selection, rt, initial);
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
@@ -225,7 +226,7 @@ export class KataConfigReconciler {
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
 
     const t2 = performance.now();
-    const plan = platform.installPlan(input);
+    const plan = view.installPlan();
     const written = await this.writer.applyPlan(plan, signal);
     const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
 
@@ -264,9 +265,10 @@ export class KataConfigReconciler {
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
       const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes), new Date());
-      const nodeRecords = this.syncKataNodes(kc, platform.records(installInput), installInput.now, signal);
+      const installView = platformView(platform, installInput);
+      const nodeRecords = this.syncKataNodes(kc, installView.records(), installInput.now, signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
-      const installing = platform.installing(installInput);
+      const installing = installView.installing();
       if (installing.length) {
         log.info({ installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
         return undefined;
@@ -293,15 +295,16 @@ export class KataConfigReconciler {
     }
 
     const input = this.platformInput(kc, nodes, new Set(), new Date());
-    const plan = platform.uninstallPlan(input);
+    const view = platformView(platform, input);
+    const plan = view.uninstallPlan();
     const written = await this.writer.applyPlan(plan, signal);
 
-    const records = platform.records(input);
+    const records = view.records();
     const classification = classifyRecords(records, 0, true);
     const state = uninstallCondition(classification, rt);
     const kataNodes = classification.kataNodes;
     const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
-    if (plan.pending === 0 && nodesBack && platform.uninstallComplete(input) && state.reason !== 'Failed') {
+    if (plan.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
       await this.cleanUp(kc, input, signal);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', `${rt} was removed from the cluster`);

@@ -22,6 +22,7 @@ import type {
   Platform,
   PlatformInput,
   PlatformPlan,
+  PlatformView,
   PlatformWatch,
   PlatformWrite,
   RuntimeClassSpec,
@@ -177,9 +178,26 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     });
   }
 
-  records(input: PlatformInput<KubernetesObserved>): NodeRecord[] {
+  /** One pass's answers from one rollout plan (the plan costs a walk over every node and pod). */
+  view(input: PlatformInput<KubernetesObserved>): PlatformView {
+    let plan: RolloutPlan | undefined;
+    const once = () => {
+      plan ??= this.plan(input);
+      return plan;
+    };
+    return {
+      records: () => this.records(input, once()),
+      rolloutComplete: () => this.rolloutComplete(input, once()),
+      installing: () => this.installing(input, once()),
+      installPlan: () => this.installPlan(input, once()),
+      uninstallPlan: () => this.uninstallPlan(input, once()),
+      uninstallComplete: () => this.uninstallComplete(input, once()),
+    };
+  }
+
+  records(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): NodeRecord[] {
     const describe = this.describer(input);
-    return this.plan(input).nodes.map((n) => ({
+    return plan.nodes.map((n) => ({
       node: n.name,
       phase: n.phase,
       ...(n.assigned !== undefined ? { assigned: describe(n.assigned) } : {}),
@@ -199,8 +217,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
   }
 
-  rolloutComplete(input: PlatformInput<KubernetesObserved>): boolean {
-    const plan = this.plan(input);
+  rolloutComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
     const ds = input.observed.daemonSet;
     return (
       !plan.stopped &&
@@ -214,23 +231,21 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
    * Nodes an installer is working on now: not those this plan would only start (a deletion does not make the
    * install's writes, so waiting for them would wait for good).
    */
-  installing(input: PlatformInput<KubernetesObserved>): string[] {
-    const plan = this.plan(input);
+  installing(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): string[] {
     const starting = new Set(plan.labels.map((l) => l.node));
     return plan.nodes.filter((n) => (n.phase === 'Installing' || n.phase === 'Uninstalling') && !starting.has(n.name)).map((n) => n.name);
   }
 
-  installPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    return this.writes(input, this.plan(input));
+  installPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
+    return this.writes(input, plan);
   }
 
   /** Only nodes leave: nothing is created (a pass that runs after the cleanup must not bring the installer back). */
-  uninstallPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    return this.writes(input, this.plan(input), false);
+  uninstallPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
+    return this.writes(input, plan, false);
   }
 
-  uninstallComplete(input: PlatformInput<KubernetesObserved>): boolean {
-    const plan = this.plan(input);
+  uninstallComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
     return plan.nodes.length === 0 && input.observed.pods.length === 0 && !input.nodes.some(carriesOurs);
   }
 
