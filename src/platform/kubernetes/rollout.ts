@@ -3,7 +3,8 @@ import type { NodeObservation, RolloutMemory } from './observe.ts';
 
 /**
  * The Kubernetes platform's rollout, pure (docs/kubernetes.md, "The rollout"): from each node's
- * observation and osc's memory of it, each node's record and the writes that move the rollout on. osc
+ * observation and osc's memory of it (kept on the node), each node's record and the writes that move the
+ * rollout on, the memory to write beside them included. osc
  * assigns a configuration to a node by labelling and annotating it; the installer DaemonSet (OnDelete)
  * then runs a pod there from its template. At most maxUnavailable nodes are in flight, taken in name
  * order; a node that fails is rolled back to its last known good configuration (or cleaned when it has
@@ -47,7 +48,7 @@ export interface StopMark {
 
 export interface RolloutInput {
   observations: readonly NodeObservation[];
-  /** osc's memory, by node name (missing: a node osc has no KataNode for yet). */
+  /** osc's memory, by node name (missing: a node osc has written none on). */
   memory: ReadonlyMap<string, NodeMemory>;
   /** Nodes that should have kata; empty while uninstalling. */
   selected: ReadonlySet<string>;
