@@ -277,6 +277,18 @@ describe('the Kubernetes platform', () => {
     ]);
   });
 
+  test('a node assigned by an osc that kept no memory on it: the deadline runs from its installer pod', () => {
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const made = (at: string) => {
+      const p = installerPod('p0', 'w0', T);
+      return { ...p, metadata: { ...p.metadata, creationTimestamp: at } };
+    };
+    const late = input([assignedNode('w0', T)], { daemonSet: ds, pods: [made('2026-11-22T20:49:59Z')] });
+    assert.equal(platform.records(late)[0]?.error, 'kata-deploy did not report the installation within 600s');
+    const early = input([assignedNode('w0', T)], { daemonSet: ds, pods: [made('2026-11-22T20:55:00Z')] });
+    assert.deepEqual([platform.records(early)[0]?.phase, platform.installPlan(early).recheckAfterMs], ['Installing', 300_000 + 1000]);
+  });
+
   test("the rollout's memory is read from the nodes alone: a failed node goes back to the last known good written on it", () => {
     const debug = configId(installerConfig(IMAGE, 'qemu', 'debug'));
     const ds = seen(desiredInstallerDaemonSet('osc', installerConfig(IMAGE, 'qemu', 'debug'), undefined, [target]));

@@ -14,6 +14,8 @@ export interface InstallerPodView {
   config?: string;
   terminating: boolean;
   ready: boolean;
+  /** When the pod was made (metadata.creationTimestamp). */
+  created?: string;
   /** Since when the pod is Ready (its condition's lastTransitionTime), while it is. */
   readySince?: string;
   /** Why the installer failed, as kata-deploy said it; absent while it has not failed. */
@@ -126,6 +128,7 @@ export function podView(p: Pod): InstallerPodView {
     config: p.metadata.annotations?.[CONFIG_ANNOTATION],
     terminating: !!p.metadata.deletionTimestamp,
     ready,
+    ...(p.metadata.creationTimestamp ? { created: p.metadata.creationTimestamp } : {}),
     ...(readySince ? { readySince } : {}),
     ...(failure ? { failure } : {}),
   };

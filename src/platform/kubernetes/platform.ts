@@ -158,8 +158,16 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const ds = input.observed.daemonSet;
     const observations = observeNodes(input.nodes, input.observed.pods);
     const memory = new Map<string, NodeMemory>();
-    for (const o of observations)
-      if (o.memory) memory.set(o.name, { ...o.memory, ...(o.installLabel !== undefined ? { assigned: o.installLabel } : {}) });
+    for (const o of observations) {
+      const assigned = o.installLabel !== undefined ? { assigned: o.installLabel } : {};
+      if (o.memory) memory.set(o.name, { ...o.memory, ...assigned });
+      else {
+        // Assigned by an osc that kept no memory on the node (before an upgrade): its installer's deadline
+        // runs from when its pod was made.
+        const since = o.pods.find((p) => !p.terminating && p.config === o.installLabel)?.created;
+        if (since && o.installLabel !== undefined) memory.set(o.name, { ...assigned, since });
+      }
+    }
     return planRollout({
       observations,
       memory,
