@@ -1,5 +1,5 @@
 import type { KataConfig, KataConfigSpec } from '../api/kataconfig.ts';
-import type { ConfigRef, KataNodePhase, KataNodeStatus } from '../api/katanode.ts';
+import type { ConfigRef, KataNodePhase } from '../api/katanode.ts';
 import type { PatchType, ResourceType } from '../kube/client.ts';
 import type { Node, PolicyRule } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -73,8 +73,8 @@ export interface Selection {
 
 /**
  * One node's kata state as the platform observes it: the model of Kubernetes' NodeConfigStatus. The
- * controller turns a record into the KataNode's status (adding lastKnownGood and lastTransitionTime,
- * which need memory of the past) and into the KataConfig's kataNodes lists (by `phase`).
+ * controller turns a record into the KataNode's status (adding lastTransitionTime, and lastKnownGood where
+ * the platform does not keep it) and into the KataConfig's kataNodes lists (by `phase`).
  */
 export interface NodeRecord {
   /** The node's name (and its KataNode's). */
@@ -86,6 +86,12 @@ export interface NodeRecord {
   /** The configuration the node runs now; absent when unknown. */
   active?: ConfigRef;
   /**
+   * The configuration the node ran without error for the soak period, where the platform keeps it itself
+   * (kata-deploy's rollout rolls a failed node back to it): null when it has none. Absent: the controller
+   * promotes `assigned` after the soak period.
+   */
+  lastKnownGood?: ConfigRef | null;
+  /**
    * Why assigned is not active, when that is a failure (phase FailedToInstall or FailedToUninstall): the
    * reason in `Node <name> Degraded: <reason>`. Empty when none.
    */
@@ -95,7 +101,19 @@ export interface NodeRecord {
 /** One write the controller makes for the platform; `create` tolerates AlreadyExists, `delete` a 404. */
 export type PlatformWrite =
   | { op: 'create'; resource: ResourceType; object: KubeObject }
-  | { op: 'patch'; resource: ResourceType; name: string; namespace?: string; patch: unknown; type?: PatchType }
+  | {
+      op: 'patch';
+      resource: ResourceType;
+      name: string;
+      namespace?: string;
+      patch: unknown;
+      type?: PatchType;
+      /**
+       * For a node metadata patch: the part of it that a repeat must match (JSON of `{labels, annotations}`),
+       * when the rest (e.g. a time) differs from pass to pass. Default: the whole patch.
+       */
+      expect?: string;
+    }
   | { op: 'delete'; resource: ResourceType; name: string; namespace?: string };
 
 /**
@@ -135,10 +153,13 @@ export interface PlatformInput<O> {
   /** Nodes that should have kata now: the selection while installing, empty once an uninstall has started. */
   selected: ReadonlySet<string>;
   /**
-   * The KataNode statuses as cached, by node name: memory of each node's past, e.g. the lastKnownGood
-   * configuration a failed node is rolled back to.
+   * The time of the pass: plans are pure, so a deadline or a soak period is measured against this. A
+   * platform that needs memory of a node's past keeps it on the objects it writes, never in KataNodes
+   * (they report) nor in the process (it restarts).
    */
-  previous: ReadonlyMap<string, KataNodeStatus>;
+  now: Date;
+  /** How long a node runs its assigned configuration without error before it is its last known good. */
+  soakMs: number;
 }
 
 /** The RuntimeClass a platform provides for one runtime class name (kata or kata-remote). */
@@ -172,13 +193,6 @@ export interface Platform<O = unknown> {
   readonly name: PlatformName;
   /** Whether peer pods (kata-remote) work on this platform; when not, the KataConfig says so. */
   readonly supportsPeerPods: boolean;
-  /**
-   * Whether the platform's plans read the KataNode statuses (`PlatformInput.previous`) as their memory
-   * (kata-deploy's rollout: last known good, install deadlines). The controller then writes KataNodes in
-   * its pass, before planning again, and gives the plans the statuses the API server holds. Otherwise
-   * KataNodes only report, and are written beside the controller's worker.
-   */
-  readonly plansFromKataNodes: boolean;
 
   /** Sets up the caches the platform reads. Called once, before the manager starts. */
   watch(source: InformerSource): PlatformWatch<O>;
@@ -245,6 +259,36 @@ export interface Platform<O = unknown> {
 
   /** The tolerations a DaemonSet needs to run on every kata node (e.g. a master's taint on a compact cluster). */
   kataNodeTolerations(nodes: readonly Node[]): Toleration[];
+
+  /**
+   * One pass's answers from one assessment of the input, for a platform whose answers share a costly
+   * computation (kata-deploy's rollout plan); absent: each answer is computed on its own.
+   */
+  view?(input: PlatformInput<O>): PlatformView;
+}
+
+/** A platform's answers for one pass (one input): what the controller reads, each computed at most once. */
+export interface PlatformView {
+  records(): NodeRecord[];
+  rolloutComplete(): boolean;
+  installing(): string[];
+  installPlan(): PlatformPlan;
+  uninstallPlan(): PlatformPlan;
+  uninstallComplete(): boolean;
+}
+
+/** The platform's view of one pass: its own, or each answer asked of it in turn. */
+export function platformView<O>(platform: Platform<O>, input: PlatformInput<O>): PlatformView {
+  return (
+    platform.view?.(input) ?? {
+      records: () => platform.records(input),
+      rolloutComplete: () => platform.rolloutComplete(input),
+      installing: () => platform.installing(input),
+      installPlan: () => platform.installPlan(input),
+      uninstallPlan: () => platform.uninstallPlan(input),
+      uninstallComplete: () => platform.uninstallComplete(input),
+    }
+  );
 }
 
 export interface Toleration {

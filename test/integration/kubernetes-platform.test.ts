@@ -101,7 +101,7 @@ function remember(records: NodeRecord[]): void {
 async function pass(uninstall = false): Promise<NodeRecord[]> {
   const { observed, nodes } = await observe();
   const selected = uninstall ? new Set<string>() : new Set(platform.select(nodes, kc.spec).nodes);
-  const input: PlatformInput<KubernetesObserved> = { observed, nodes, kataConfig: kc, selected, previous: memory };
+  const input: PlatformInput<KubernetesObserved> = { observed, nodes, kataConfig: kc, selected, now: new Date(), soakMs: 0 };
   const records = platform.records(input);
   remember(records);
   await execute(uninstall ? platform.uninstallPlan(input) : platform.installPlan(input));
@@ -235,6 +235,7 @@ async function inputNow(uninstall = false): Promise<PlatformInput<KubernetesObse
     nodes,
     kataConfig: kc,
     selected: uninstall ? new Set() : new Set(platform.select(nodes, kc.spec).nodes),
-    previous: memory,
+    now: new Date(),
+    soakMs: 0,
   };
 }

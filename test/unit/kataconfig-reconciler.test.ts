@@ -9,7 +9,7 @@ import type { KataNode } from '../../src/api/katanode.ts';
 import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import { defaultKataConfigOptions, KataConfigReconciler } from '../../src/controllers/kataconfig/reconciler.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import type { Node, Pod, RuntimeClass } from '../../src/kube/resources.ts';
+import { type Node, Nodes, type Pod, type RuntimeClass } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import type { OpenShiftObserved } from '../../src/platform/openshift/plan.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
@@ -83,13 +83,14 @@ function reconcilerOver(opts: {
   kataConfigs: Informer<KataConfig>;
   nodes: Informer<Node>;
   observed: OpenShiftObserved;
+  platform?: Platform<unknown>;
 }) {
   const reconciler = new KataConfigReconciler({
     client: opts.client,
     kataConfigs: opts.kataConfigs,
     nodes: opts.nodes,
     kataNodes: cache<KataNode>().informer,
-    platform: openShiftPlatform() as unknown as Platform<unknown>,
+    platform: opts.platform ?? (openShiftPlatform() as unknown as Platform<unknown>),
     observe: () => opts.observed,
     runtimeClasses: cache<RuntimeClass>().informer,
     pods: cache<Pod>().informer,
@@ -164,5 +165,41 @@ describe('KataConfig reconciler', () => {
     delete observed.machineConfig;
     await pass();
     assert.equal(created().length, 2, 'deleted after the caches showed it: created again');
+  });
+
+  test('a node patch planned again with a newer time, before the cache shows the first, is not made twice', async () => {
+    const { client, calls } = recordingClient();
+    let pass = 0;
+    const base = openShiftPlatform() as unknown as Platform<unknown>;
+    // A platform that writes memory beside an assignment (as the Kubernetes rollout does): the time differs per pass.
+    const assignment = { labels: { example: 'true' }, annotations: { 'example/config': 'a' } };
+    const platform: Platform<unknown> = {
+      ...base,
+      installPlan: () => ({
+        steps: [
+          [
+            {
+              op: 'patch',
+              resource: Nodes,
+              name: 'worker-0',
+              patch: { metadata: { ...assignment, annotations: { ...assignment.annotations, 'example/since': String(++pass) } } },
+              expect: JSON.stringify(assignment),
+            },
+          ],
+        ],
+        pending: 0,
+      }),
+    };
+    const run = reconcilerOver({
+      client,
+      kataConfigs: cache([installing]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      observed: { pools: [workerPool(1)] },
+      platform,
+    });
+    await run();
+    await run();
+    assert.equal(pass, 2, 'planned in both passes');
+    assert.equal(calls.filter((c) => c.verb === 'patch' && c.resource === 'nodes').length, 1, 'written once');
   });
 });

@@ -36,6 +36,21 @@ describe('KataNode status from a record', () => {
     assert.equal(described.lastTransitionTime, first.lastTransitionTime, 'a new description of the same configuration is no transition');
   });
 
+  test("a platform that keeps lastKnownGood itself has it reported as it is, the controller's soak aside", () => {
+    const first = kataNodeStatus(rec({ lastKnownGood: null }), undefined, T0, SOAK);
+    assert.equal(first.status.lastKnownGood, undefined);
+    assert.equal(first.promoteAt, undefined, 'the platform says when it changes');
+    const later = kataNodeStatus(rec({ lastKnownGood: null }), first.status, at(SOAK + 1), SOAK);
+    assert.equal(later.status.lastKnownGood, undefined, 'not promoted by the soak');
+    const kept = kataNodeStatus(
+      rec({ phase: 'FailedToInstall', assigned: B, error: 'boom', lastKnownGood: A }),
+      later.status,
+      at(SOAK + 2),
+      SOAK,
+    );
+    assert.deepEqual(kept.status.lastKnownGood, A);
+  });
+
   test('lastKnownGood becomes assigned after the soak without error, and not before', () => {
     const first = kataNodeStatus(rec(), undefined, T0, SOAK).status;
     assert.equal(kataNodeStatus(rec(), first, at(SOAK - 1000), SOAK).status.lastKnownGood, undefined);

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import type { KataNodeStatus } from '../../src/api/katanode.ts';
 import type { DaemonSet, Node, Pod } from '../../src/kube/resources.ts';
 import {
   CONFIG_ANNOTATION,
@@ -12,6 +11,7 @@ import {
   INSTALLER_NAME,
   installerConfig,
   KATA_RUNTIME_LABEL,
+  ROLLOUT_ANNOTATION,
   recordedSettings,
 } from '../../src/platform/kubernetes/katadeploy.ts';
 import { installerMessage, observeNodes, podFailure } from '../../src/platform/kubernetes/observe.ts';
@@ -55,7 +55,8 @@ function input(nodes: Node[], observed: Partial<KubernetesObserved>, over: Parti
     nodes,
     kataConfig: kc,
     selected: new Set(nodes.map((n) => n.metadata.name ?? '')),
-    previous: new Map<string, KataNodeStatus>(),
+    now: new Date('2026-11-22T21:00:00Z'),
+    soakMs: 600_000,
     ...over,
   };
 }
@@ -198,7 +199,14 @@ describe('the Kubernetes platform', () => {
           op: 'patch',
           resource: plan.steps[0]?.[0]?.resource,
           name: 'w0',
-          patch: { metadata: { labels: { [INSTALL_LABEL]: 'true' }, annotations: { [CONFIG_ANNOTATION]: T } } },
+          // The rollout's memory of the node goes with the assignment, on the node itself.
+          patch: {
+            metadata: {
+              labels: { [INSTALL_LABEL]: 'true' },
+              annotations: { [CONFIG_ANNOTATION]: T, [ROLLOUT_ANNOTATION]: JSON.stringify({ since: i.now.toISOString() }) },
+            },
+          },
+          expect: JSON.stringify({ labels: { [INSTALL_LABEL]: 'true' }, annotations: { [CONFIG_ANNOTATION]: T } }),
         },
       ],
     ]);
@@ -215,7 +223,9 @@ describe('the Kubernetes platform', () => {
       /kata-deploy quay\.io\/kata-containers\/kata-deploy:4\.1\.0, shim qemu, debug off/,
     );
     assert.equal(platform.rolloutComplete(i), true);
-    assert.deepEqual(platform.installing(i), ['w0']);
+    // Not installing until the label is written: a KataConfig deleted now must not wait for an install that
+    // its uninstall will never start (it waited for good).
+    assert.deepEqual(platform.installing(i), []);
   });
 
   test('a failure stops the rollout with the stop mark on the DaemonSet, and records the error', () => {
@@ -244,6 +254,100 @@ describe('the Kubernetes platform', () => {
       ],
     );
     assert.equal(platform.rolloutComplete(i), false);
+  });
+
+  test("one pass's view plans the rollout once and answers as the platform does", () => {
+    let plans = 0;
+    const counting = new (class extends KubernetesPlatform {
+      override plan(i: PlatformInput<KubernetesObserved>) {
+        plans++;
+        return super.plan(i);
+      }
+    })({ namespace: 'osc', image: IMAGE });
+    const i = input([node('w0'), node('w1')], { daemonSet: seen(desiredInstallerDaemonSet('osc', target)) });
+    const view = counting.view(i);
+    const answers = [view.records(), view.rolloutComplete(), view.installing(), view.installPlan(), view.uninstallComplete()];
+    assert.equal(plans, 1);
+    assert.deepEqual(answers, [
+      platform.records(i),
+      platform.rolloutComplete(i),
+      platform.installing(i),
+      platform.installPlan(i),
+      platform.uninstallComplete(i),
+    ]);
+  });
+
+  test('a node assigned by an osc that kept no memory on it: the deadline runs from its installer pod', () => {
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const made = (at: string) => {
+      const p = installerPod('p0', 'w0', T);
+      return { ...p, metadata: { ...p.metadata, creationTimestamp: at } };
+    };
+    const late = input([assignedNode('w0', T)], { daemonSet: ds, pods: [made('2026-11-22T20:49:59Z')] });
+    assert.equal(platform.records(late)[0]?.error, 'kata-deploy did not report the installation within 600s');
+    const early = input([assignedNode('w0', T)], { daemonSet: ds, pods: [made('2026-11-22T20:55:00Z')] });
+    assert.deepEqual([platform.records(early)[0]?.phase, platform.installPlan(early).recheckAfterMs], ['Installing', 300_000 + 1000]);
+  });
+
+  test("the rollout's memory is read from the nodes alone: a failed node goes back to the last known good written on it", () => {
+    const debug = configId(installerConfig(IMAGE, 'qemu', 'debug'));
+    const ds = seen(desiredInstallerDaemonSet('osc', installerConfig(IMAGE, 'qemu', 'debug'), undefined, [target]));
+    const crash = {
+      containerStatuses: [
+        {
+          ready: false,
+          state: { waiting: { reason: 'CrashLoopBackOff' } },
+          lastState: { terminated: { exitCode: 1, message: 'Error: disk full' } },
+        },
+      ],
+    };
+    const remembered = (n: Node, memory: object): Node => ({
+      ...n,
+      metadata: { ...n.metadata, annotations: { ...n.metadata.annotations, [ROLLOUT_ANNOTATION]: JSON.stringify(memory) } },
+    });
+    const w0 = remembered(assignedNode('w0', debug, { [KATA_RUNTIME_LABEL]: 'true' }), {
+      since: '2026-11-22T20:59:00Z',
+      active: T,
+      lastKnownGood: T,
+    });
+    // A new operator (no memory in the process, no KataNode read) makes the same plan.
+    const i = input([w0, assignedNode('w1', T, { [KATA_RUNTIME_LABEL]: 'true' })], {
+      daemonSet: ds,
+      pods: [installerPod('p0', 'w0', debug, crash), installerPod('p1', 'w1', T, { conditions: [{ type: 'Ready', status: 'True' }] })],
+    });
+    const back = platform
+      .installPlan(i)
+      .steps.flat()
+      .find((w) => w.op === 'patch' && w.resource.kind === 'Node');
+    assert.ok(back && back.op === 'patch' && back.name === 'w0');
+    const annotations = (back.patch as { metadata: { annotations: Record<string, string> } }).metadata.annotations;
+    assert.equal(annotations[CONFIG_ANNOTATION], T, 'back to the last known good written on the node');
+    assert.deepEqual(JSON.parse(annotations[ROLLOUT_ANNOTATION] ?? ''), { since: i.now.toISOString(), active: T, lastKnownGood: T });
+    const [r0] = platform.records(i);
+    assert.deepEqual([r0?.phase, r0?.error, r0?.lastKnownGood?.id, r0?.active?.id], ['FailedToInstall', 'disk full', T, T]);
+  });
+
+  test('a node kata has left loses the memory too; a node Ready for the soak period has a last known good', () => {
+    const gone = { metadata: { name: 'w0', annotations: { [ROLLOUT_ANNOTATION]: JSON.stringify({ since: '2026-11-22T20:00:00Z' }) } } };
+    const plan = platform.uninstallPlan(input([gone], {}, { selected: new Set() }));
+    assert.deepEqual(plan.steps.flat(), [
+      {
+        op: 'patch',
+        resource: plan.steps[0]?.[0]?.resource,
+        name: 'w0',
+        patch: { metadata: { annotations: { [ROLLOUT_ANNOTATION]: null } } },
+      },
+    ]);
+    assert.equal(platform.uninstallComplete(input([gone], {}, { selected: new Set() })), false, 'not complete while the memory stays');
+
+    const ready = (since: string) => ({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: since }] });
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const w0 = assignedNode('w0', T, { [KATA_RUNTIME_LABEL]: 'true' });
+    const soaking = input([w0], { daemonSet: ds, pods: [installerPod('p0', 'w0', T, ready('2026-11-22T20:55:00Z'))] });
+    assert.equal(platform.records(soaking)[0]?.lastKnownGood, null, 'Ready for 5 of the 10 minutes');
+    assert.equal(platform.installPlan(soaking).recheckAfterMs, 300_000 + 1000, 'looks again when the soak ends');
+    const soaked = input([w0], { daemonSet: ds, pods: [installerPod('p0', 'w0', T, ready('2026-11-22T20:50:00Z'))] });
+    assert.equal(platform.records(soaked)[0]?.lastKnownGood?.id, T);
   });
 
   test('uninstall: complete once no node is labelled and no installer pod is left; cleanup deletes every installer object', () => {

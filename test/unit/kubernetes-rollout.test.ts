@@ -219,8 +219,130 @@ describe('kubernetes rollout: uninstall', () => {
 
   test('a cleanup that does not finish within the deadline fails the node', () => {
     const memory = new Map<string, NodeMemory>([['a', { since: ago(700) }]]);
-    const plan = planRollout(input([obs('a', { kataRuntime: 'true' })], { selected: new Set(), memory }));
+    const cleaning = obs('a', { kataRuntime: 'true', pods: [pod('ds-a', T, { terminating: true })] });
+    const plan = planRollout(input([cleaning], { selected: new Set(), memory }));
     assert.equal(plan.nodes[0]?.phase, 'FailedToUninstall');
     assert.equal(plan.nodes[0]?.error, 'kata-deploy did not clean up within 600s');
+  });
+});
+
+describe('kubernetes rollout: fail, clear and touch in every order', () => {
+  // info (A) installed everywhere; debug (T) failed on a, which had no last known good: kata-deploy's failed
+  // install exited, so removing a's label deleted its pod without a cleanup and kata-runtime stayed.
+  const failedAndCleaned = obs('a', { kataRuntime: 'true' });
+  const stoppedOnA = (generation: number): StopMark => ({ generation, failures: { a: 'disk full' } });
+
+  test('the spec back to the configuration a failed node still runs: the node is given it again (issue 25)', () => {
+    const memory = new Map<string, NodeMemory>([['a', { active: A, since: ago(30) }]]);
+    const plan = planRollout(
+      input([failedAndCleaned, installed('b', A)], {
+        memory,
+        target: A,
+        generation: 3,
+        daemonSet: { config: A, observed: true, stopped: stoppedOnA(2) },
+      }),
+    );
+    assert.deepEqual(plan.labels, [{ node: 'a', value: A }], 'a is not waiting for a cleanup that will never come');
+    assert.equal(plan.stopped, undefined);
+    assert.equal(plan.nodes[0]?.phase, 'Installing');
+  });
+
+  test('touching the spec to a new configuration: the cleaned node takes it first', () => {
+    const memory = new Map<string, NodeMemory>([['a', { active: A, since: ago(30) }]]);
+    const plan = planRollout(
+      input([failedAndCleaned, installed('b', A)], {
+        memory,
+        generation: 3,
+        daemonSet: { config: T, observed: true, stopped: stoppedOnA(2) },
+      }),
+    );
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }]);
+  });
+
+  test('while the rollout stays stopped the failed node is not touched, and nothing else is', () => {
+    const memory = new Map<string, NodeMemory>([['a', { active: A, since: ago(30) }]]);
+    const plan = planRollout(
+      input([failedAndCleaned, installed('b', A)], {
+        memory,
+        generation: 2,
+        daemonSet: { config: T, observed: true, stopped: stoppedOnA(2) },
+      }),
+    );
+    assert.deepEqual(plan.labels, []);
+    assert.equal(plan.nodes[0]?.phase, 'FailedToInstall');
+    assert.equal(plan.nodes[0]?.error, 'disk full');
+  });
+
+  test('a selected node waiting its turn with kata-runtime left on it does not fail a cleanup deadline', () => {
+    const memory = new Map<string, NodeMemory>([['b', { active: A, since: ago(3600) }]]);
+    const installing = obs('a', { installLabel: T, kataRuntime: 'false', pods: [pod('ds-a', T)] });
+    const plan = planRollout(
+      input([installing, obs('b', { kataRuntime: 'true' })], { memory: new Map([...memory, ['a', { assigned: T, since: ago(5) }]]) }),
+    );
+    assert.deepEqual(plan.labels, [], 'a is in flight');
+    assert.deepEqual(
+      plan.nodes.map((n) => [n.name, n.phase, n.error]),
+      [
+        ['a', 'Installing', ''],
+        ['b', 'WaitingToInstall', ''],
+      ],
+    );
+    assert.equal(plan.nextDeadlineMs, 595_000, "only a's installer has a deadline");
+  });
+
+  test('a node rolled back to the configuration the spec returns to is done at once', () => {
+    // a failed on T and went back to A (its last known good); the spec returns to A.
+    const memory = new Map<string, NodeMemory>([['a', { assigned: A, active: A, lastKnownGood: A, since: ago(30) }]]);
+    const plan = planRollout(
+      input([installed('a', A), installed('b', A)], {
+        memory,
+        target: A,
+        generation: 3,
+        daemonSet: { config: T, observed: true, stopped: stoppedOnA(2) },
+      }),
+    );
+    assert.deepEqual(plan.labels, []);
+    assert.deepEqual(
+      plan.nodes.map((n) => [n.name, n.phase, n.error]),
+      [
+        ['a', 'Installed', ''],
+        ['b', 'Installed', ''],
+      ],
+    );
+    assert.equal(plan.template, A);
+  });
+});
+
+describe('kubernetes rollout: kata left on a node with no installer to clean it', () => {
+  // A failed install's crashed installer was deleted without its cleanup: kata-runtime stayed on a.
+  const left = obs('a', { kataRuntime: 'true' });
+
+  test('a node that should lose kata is given an installer again, so that taking it off cleans it', () => {
+    const memory = new Map<string, NodeMemory>([['a', { active: A, since: ago(3600) }]]);
+    const plan = planRollout(input([left, installed('b', T)], { selected: new Set(), memory, generation: 4 }));
+    assert.deepEqual(plan.labels, [{ node: 'a', value: T }], 'a first, in name order; no cleanup deadline ran for it');
+    assert.deepEqual(plan.remember, [{ node: 'a', memory: { since: NOW.toISOString(), active: A } }]);
+    assert.equal(plan.nodes[0]?.error, '');
+
+    // Its installer runs: once it reports, the label goes (and with it, kata-deploy cleans up); b waits.
+    const reinstalled = new Map<string, NodeMemory>([['a', { assigned: T, active: A, since: ago(5) }]]);
+    const installing = obs('a', { installLabel: T, kataRuntime: 'true', pods: [pod('ds-a', T)] });
+    assert.deepEqual(planRollout(input([installing, installed('b', T)], { selected: new Set(), memory: reinstalled })).labels, []);
+    const ready = planRollout(input([installed('a', T), installed('b', T)], { selected: new Set(), memory: reinstalled }));
+    assert.deepEqual(ready.labels, [{ node: 'a', value: null }]);
+  });
+
+  test('kata is not taken off a node before its installer runs there', () => {
+    const assigned = obs('a', { installLabel: T, kataRuntime: 'true' });
+    const memory = new Map<string, NodeMemory>([['a', { assigned: T, since: ago(5) }]]);
+    const plan = planRollout(input([assigned], { selected: new Set(), memory, maxUnavailable: 2 }));
+    assert.deepEqual(plan.labels, []);
+  });
+
+  test('a node kata has left forgets the memory osc kept on it', () => {
+    const memory = new Map<string, NodeMemory>([['a', { since: ago(30) }]]);
+    const plan = planRollout(input([obs('a')], { selected: new Set(), memory }));
+    assert.deepEqual(plan.remember, [{ node: 'a', memory: null }]);
+    assert.deepEqual(plan.nodes, []);
   });
 });

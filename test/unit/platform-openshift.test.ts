@@ -55,7 +55,8 @@ const input = (
   nodes,
   kataConfig: kc,
   selected: new Set(selected),
-  previous: new Map(),
+  now: new Date(),
+  soakMs: 600_000,
   ...over,
 });
 const describeWrite = (w: PlatformWrite) =>

@@ -89,6 +89,18 @@ export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefi
   const lastTransitionTime = changed || !prev?.lastTransitionTime ? rfc3339(now) : prev.lastTransitionTime;
   let lastKnownGood = prev?.lastKnownGood;
   let promoteAt: number | undefined;
+  // A platform that keeps the last known good itself (its rollback target) has it reported as it is.
+  if (record.lastKnownGood !== undefined) {
+    const status: KataNodeStatus = {
+      phase: record.phase,
+      ...(record.assigned ? { assigned: record.assigned } : {}),
+      ...(record.active ? { active: record.active } : {}),
+      ...(record.lastKnownGood ? { lastKnownGood: record.lastKnownGood } : {}),
+      error: record.error,
+      lastTransitionTime,
+    };
+    return { status };
+  }
   // Running what it was assigned, without error: after the soak period that is known good.
   const good =
     !!record.assigned &&

@@ -6,13 +6,12 @@ import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
-import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
+import { type NodeRecord, type Platform, type PlatformInput, platformView } from '../../platform/platform.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
-import { Expectations } from '../../runtime/expectations.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
@@ -20,6 +19,7 @@ import { applyStatusIfChanged } from '../../runtime/status.ts';
 import { WriteLane } from '../../runtime/writelane.ts';
 import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
+import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
 import {
   classifyRecords,
   done,
@@ -35,11 +35,6 @@ import {
   runtimeClassFor,
   uninstallCondition,
 } from './state.ts';
-
-/** Platform writes in flight at once within one step of a plan (e.g. node label patches). */
-const WRITES_IN_FLIGHT = 16;
-/** KataNode writes per pass where they are made in the pass (see syncKataNodes): a few rounds in flight. */
-const KATANODE_WRITES_PER_PASS = 4 * WRITES_IN_FLIGHT;
 
 /**
  * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
@@ -124,15 +119,8 @@ export class KataConfigReconciler {
    * next KataConfig status must not wait behind them.
    */
   private readonly kataNodeLane: WriteLane<KataNodeWrite>;
-  /** A plan's detached node patches, made beside the worker too (see applyPlan). */
-  private readonly nodeLane: WriteLane<PlatformWrite>;
-  /** Node label writes the node cache does not show yet (see applyPlan). */
-  private readonly labelWrites = new Expectations<string>();
-  /**
-   * Objects a pass created that the caches do not show yet. The next pass would plan the same create,
-   * which the API server answers AlreadyExists: harmless, but a 409 for nothing.
-   */
-  private readonly creates = new Expectations<'create'>();
+  /** The platform's writes (platformwrites.ts). */
+  private readonly writer: PlatformWriter;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -142,16 +130,17 @@ export class KataConfigReconciler {
       merge: mergeKataNodeWrites,
       ...(ctx.log ? { log: ctx.log } : {}),
     });
-    this.nodeLane = new WriteLane<PlatformWrite>({
-      write: (_name, w, signal) => this.writeNodeMetadata(w, signal),
-      inFlight: WRITES_IN_FLIGHT,
-      ...(ctx.log ? { log: ctx.log } : {}),
-    });
+    this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
   }
 
   /** Answers once the writes handed to the lanes are made (for tests). */
   async idle(): Promise<void> {
-    await Promise.all([this.nodeLane.idle(), this.kataNodeLane.idle()]);
+    await Promise.all([this.writer.idle(), this.kataNodeLane.idle()]);
+  }
+
+  /** A node as its cache now shows it (see PlatformWriter.nodeSeen). */
+  nodeSeen(name: string): void {
+    this.writer.nodeSeen(name);
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -204,12 +193,13 @@ export class KataConfigReconciler {
     const t0 = performance.now();
     const nodes = this.ctx.nodes.list();
     const selection = platform.select(nodes, kc.spec);
-    const input = this.platformInput(kc, nodes, new Set(selection.nodes));
+    const input = this.platformInput(kc, nodes, new Set(selection.nodes), new Date());
 
     // The status comes first: it is computed from the desired selection and the platform's view of the
     // nodes, not from our own writes below, and on a large cluster it must not wait for them.
-    const records = platform.records(input);
-    const classification = classifyRecords(records, input.selected.size, platform.rolloutComplete(input));
+    const view = platformView(platform, input);
+    const records = view.records();
+    const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     const state = installCondition(classification, selection, rt, initial);
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
@@ -237,9 +227,9 @@ export class KataConfigReconciler {
     this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
 
     const t2 = performance.now();
-    const plan = platform.installPlan(input);
-    const written = await this.applyPlan(plan, signal);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
+    const plan = view.installPlan();
+    const written = await this.writer.applyPlan(plan, signal);
+    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
 
     // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
     const ms = { compute: t1 - t0, status: t2 - t1, rest: performance.now() - t2 };
@@ -257,7 +247,6 @@ export class KataConfigReconciler {
     // More writes to make: another pass at once, with a status write in between. When this pass made or
     // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
     // them wake the controller; a slow poll covers a write the cache never shows.
-    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
@@ -276,10 +265,11 @@ export class KataConfigReconciler {
 
     if (!started) {
       // Until the check for pods passes, kata stays where it is: the records are still the install's.
-      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes));
-      const nodeRecords = await this.syncKataNodes(kc, platform.records(installInput), signal);
+      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes), new Date());
+      const installView = platformView(platform, installInput);
+      const nodeRecords = this.syncKataNodes(kc, installView.records(), installInput.now, signal);
       // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
-      const installing = platform.installing(installInput);
+      const installing = installView.installing();
       if (installing.length) {
         log.info({ installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
         return undefined;
@@ -301,20 +291,21 @@ export class KataConfigReconciler {
       }
       if (blocked) {
         await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return nodeRecords.pending > 0 ? { requeueAfterMs: 0 } : soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
+        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
       }
     }
 
-    const input = this.platformInput(kc, nodes, new Set());
-    const plan = platform.uninstallPlan(input);
-    const written = await this.applyPlan(plan, signal);
+    const input = this.platformInput(kc, nodes, new Set(), new Date());
+    const view = platformView(platform, input);
+    const plan = view.uninstallPlan();
+    const written = await this.writer.applyPlan(plan, signal);
 
-    const records = platform.records(input);
+    const records = view.records();
     const classification = classifyRecords(records, 0, true);
     const state = uninstallCondition(classification, rt);
     const kataNodes = classification.kataNodes;
     const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
-    if (plan.pending === 0 && nodesBack && platform.uninstallComplete(input) && state.reason !== 'Failed') {
+    if (plan.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
       await this.cleanUp(kc, input, signal);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', eventNotes.uninstalled(rt));
@@ -324,25 +315,18 @@ export class KataConfigReconciler {
     // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
     await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
     this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = await this.syncKataNodes(kc, records, signal);
-    if (nodeRecords.pending > 0) return { requeueAfterMs: 0 };
+    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
   }
 
   /**
    * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. Answers how soon a lastKnownGood is due, to look again then, and how many writes
-   * are left for the next pass. Where KataNodes only report (OpenShift), the writes go to the lane and
-   * what was planned is remembered for the next pass. Where the platform plans from them (kata-deploy's
-   * rollout), they are made here, a batch per pass, before the next plan reads them.
+   * without a record go. KataNodes only report: no plan reads them back, so their writes go to the lane,
+   * beside the worker, and what was planned is remembered until the cache shows it. Answers how soon a
+   * lastKnownGood is due, to look again then.
    */
-  private async syncKataNodes(
-    kc: KataConfig,
-    records: readonly NodeRecord[],
-    signal: AbortSignal,
-  ): Promise<{ promoteInMs?: number; pending: number }> {
-    const now = new Date();
+  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], now: Date, signal: AbortSignal): { promoteInMs?: number } {
     const known = this.kataNodes(now.getTime());
     const plan = planKataNodes(kc, records, known, now, this.ctx.options.soakMs);
     const knownByName = new Map(known.map((k) => [k.metadata.name ?? '', k]));
@@ -356,22 +340,12 @@ export class KataConfigReconciler {
       ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
       ...plan.create.map(({ node, status }): [string, KataNodeWrite] => [node.metadata.name ?? '', { op: 'create', node, status }]),
     ];
-    const promote = plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
-    if (!this.ctx.platform.plansFromKataNodes) {
-      for (const [name, w] of writes) {
-        if (w.op === 'delete') this.writtenKataNodes.forget(name);
-        else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
-        this.kataNodeLane.submit(name, w, signal);
-      }
-      return { ...promote, pending: 0 };
-    }
-    let budget = KATANODE_WRITES_PER_PASS;
-    const batch = writes.filter(([, w]) => (budget -= w.op === 'create' ? 2 : 1) >= 0);
-    await mapLimit(batch, WRITES_IN_FLIGHT, ([name, w]) => {
+    for (const [name, w] of writes) {
       if (w.op === 'delete') this.writtenKataNodes.forget(name);
-      return this.writeKataNode(name, w, signal);
-    });
-    return { ...promote, pending: writes.length - batch.length };
+      else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
+      this.kataNodeLane.submit(name, w, signal);
+    }
+    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
   }
 
   /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
@@ -415,105 +389,15 @@ export class KataConfigReconciler {
     return names;
   }
 
-  /** What the platform is given for one pass. */
-  private platformInput(kc: KataConfig | undefined, nodes: readonly Node[], selected: ReadonlySet<string>): PlatformInput<unknown> {
-    // A platform that plans from KataNodes reads what the API server holds (its writes are made in the
-    // pass); one whose KataNodes only report may read what was planned.
-    const kataNodes = this.ctx.platform.plansFromKataNodes ? this.ctx.kataNodes.list() : this.kataNodes(Date.now());
-    const previous = new Map(kataNodes.flatMap((k) => (k.status ? [[k.metadata.name ?? '', k.status] as const] : [])));
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, previous };
-  }
-
-  /**
-   * Makes a platform's writes: steps in order, the writes of one step a bounded number at a time; then
-   * hands the plan's detached node patches to the node lane, which makes them beside the worker: on a
-   * large cluster those are a thousand slow writes (a Node is a big object, watched by every component),
-   * and the next pass's status would wait behind them.
-   */
-  private async applyPlan(plan: PlatformPlan, signal: AbortSignal): Promise<string[]> {
-    const done: string[] = [];
-    const made = (w: PlatformWrite) => done.push(`${w.op} ${w.resource.kind.toLowerCase()}/${writeName(w)}`);
-    const creates = new Set<string>();
-    for (const step of plan.steps)
-      await mapLimit(step, WRITES_IN_FLIGHT, async (w) => {
-        const created = w.op === 'create' ? createKey(w) : undefined;
-        if (created) {
-          creates.add(created);
-          if (this.creates.awaiting(created, 'create', false)) return;
-        }
-        const expected = nodeMetadataPatch(w);
-        if (expected && !this.nodePatchNeeded(expected)) return;
-        if (await this.applyWrite(w, signal)) made(w);
-        if (expected) this.labelWrites.expect(expected.name, expected.value);
-        if (created) this.creates.expect(created, 'create');
-      });
-    // A create no longer planned is one the caches show (or no longer wanted): an object deleted later is
-    // created again at once.
-    this.creates.retain(creates);
-    for (const w of plan.detached ?? []) {
-      const expected = nodeMetadataPatch(w);
-      if (!expected) throw new Error(`a detached write must be a node metadata patch: ${w.op} ${w.resource.kind}`);
-      if (!this.nodePatchNeeded(expected)) continue;
-      this.nodeLane.submit(expected.name, w, signal);
-      made(w);
-    }
-    return done;
-  }
-
-  /**
-   * Whether a planned node metadata patch still has to be made. The plan was computed from the node cache
-   * as the pass began, before its status write: the cache may show the patch by now (made by the pass
-   * before), or the patch may be on its way (in the lane, or made and not yet shown).
-   */
-  private nodePatchNeeded(expected: NodeMetadataPatch): boolean {
-    const upcoming = this.nodeLane.upcoming(expected.name);
-    if (upcoming) return nodeMetadataPatch(upcoming)?.value !== expected.value;
-    if (this.shownOnNode(expected)) {
-      this.labelWrites.forget(expected.name);
-      return false;
-    }
-    return !this.labelWrites.awaiting(expected.name, expected.value, false);
-  }
-
-  /** One node metadata patch, made by the node lane; remembered until the node cache shows it. */
-  private async writeNodeMetadata(w: PlatformWrite, signal: AbortSignal): Promise<void> {
-    await this.applyWrite(w, signal);
-    const expected = nodeMetadataPatch(w);
-    if (expected) this.labelWrites.expect(expected.name, expected.value);
-  }
-
-  /**
-   * A node as its cache now shows it: a write the cache shows is no longer awaited. Without this, a label
-   * an administrator removes after the cache showed osc's write would wait for the record to expire.
-   */
-  nodeSeen(name: string): void {
-    const value = this.labelWrites.recorded(name);
-    if (value === undefined) return;
-    const expected = { name, ...(JSON.parse(value) as Omit<NodeMetadataPatch, 'name' | 'value'>), value };
-    if (this.shownOnNode(expected)) this.labelWrites.forget(name);
-  }
-
-  /** Whether the node cache shows what a metadata patch writes. */
-  private shownOnNode(expected: NodeMetadataPatch): boolean {
-    const node = this.ctx.nodes.get(expected.name);
-    const shown = (have: Record<string, string> | undefined, want: Record<string, string | null> | undefined) =>
-      Object.entries(want ?? {}).every(([k, v]) => (v === null ? have?.[k] === undefined : have?.[k] === v));
-    return !!node && shown(node.metadata.labels, expected.labels) && shown(node.metadata.annotations, expected.annotations);
-  }
-
-  private async applyWrite(w: PlatformWrite, signal: AbortSignal): Promise<boolean> {
-    const { client } = this.ctx;
-    if (w.op === 'create') {
-      await this.create(w.resource, w.object, signal);
-      return true;
-    }
-    if (w.op === 'delete') return client.delete(w.resource, w.name, { ...(w.namespace ? { namespace: w.namespace } : {}), signal });
-    await client.patch(w.resource, w.name, w.patch, {
-      ...(w.namespace ? { namespace: w.namespace } : {}),
-      ...(w.type ? { type: w.type } : {}),
-      signal,
-    });
-    return true;
+  /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
+  private platformInput(
+    kc: KataConfig | undefined,
+    nodes: readonly Node[],
+    selected: ReadonlySet<string>,
+    now: Date,
+  ): PlatformInput<unknown> {
+    const soakMs = this.ctx.options.soakMs;
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs };
   }
 
   /**
@@ -526,8 +410,8 @@ export class KataConfigReconciler {
   private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
-    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set());
-    const removed = (await this.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
+    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set(), new Date());
+    const removed = (await this.writer.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
     for (const rc of this.ctx.runtimeClasses.list()) {
       if (!owned(rc)) continue;
       await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
@@ -544,7 +428,7 @@ export class KataConfigReconciler {
     for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
-    await this.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
+    await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
     await this.deleteKataNodes(signal);
     await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
   }
@@ -593,7 +477,7 @@ export class KataConfigReconciler {
       ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
       scheduling: { nodeSelector: spec.nodeSelector },
     };
-    await this.create(RuntimeClasses, rc, signal);
+    await this.writer.create(RuntimeClasses, rc, signal);
   }
 
   /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
@@ -602,46 +486,10 @@ export class KataConfigReconciler {
     if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
       await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
-
-  private async create<T extends { metadata: { name?: string } }>(
-    rt: Parameters<KubeClient['create']>[0],
-    obj: T,
-    signal: AbortSignal,
-  ): Promise<void> {
-    try {
-      await this.ctx.client.create(rt, obj as never, { signal });
-    } catch (e) {
-      // The cache may lag behind our own earlier create.
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
 }
-
-const writeName = (w: PlatformWrite): string => (w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
-const createKey = (w: PlatformWrite & { op: 'create' }): string =>
-  `${w.resource.plural}/${w.object.metadata.namespace ?? ''}/${w.object.metadata.name ?? ''}`;
 
 /** The soonest of several "look again after" delays, if any. */
 function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
   const given = delays.filter((d): d is number => d !== undefined);
   return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
-}
-
-interface NodeMetadataPatch {
-  name: string;
-  labels?: Record<string, string | null>;
-  annotations?: Record<string, string | null>;
-  /** The patch as one value, for Expectations. */
-  value: string;
-}
-
-/** A platform's merge patch of a node's labels or annotations (and nothing else), or undefined. */
-function nodeMetadataPatch(w: PlatformWrite): NodeMetadataPatch | undefined {
-  if (w.op !== 'patch' || w.resource !== Nodes || (w.type && w.type !== 'merge')) return undefined;
-  const patch = w.patch as { metadata?: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> } };
-  const keys = Object.keys(patch ?? {});
-  if (keys.length !== 1 || keys[0] !== 'metadata' || !patch.metadata) return undefined;
-  const { labels, annotations, ...rest } = patch.metadata;
-  if (Object.keys(rest).length) return undefined;
-  return { name: w.name, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), value: JSON.stringify(patch.metadata) };
 }

@@ -31,6 +31,12 @@ export const INSTALL_LABEL = 'kataconfiguration.openshift.io/kata-deploy';
  */
 export const CONFIG_ANNOTATION = 'kataconfiguration.openshift.io/kata-deploy-config';
 /**
+ * On each node osc gave a configuration or took kata off, written with the label and CONFIG_ANNOTATION:
+ * the rollout's memory of the node (JSON of RolloutMemory): since when it is in flight, what it ran then
+ * and its last known good configuration. The rollout reads it back from the node, and nothing else.
+ */
+export const ROLLOUT_ANNOTATION = 'kataconfiguration.openshift.io/kata-deploy-rollout';
+/**
  * On the DaemonSet: its configuration's settings, then those of the few before it (JSON list), so that a
  * node can be rolled back to a configuration the template no longer carries.
  */

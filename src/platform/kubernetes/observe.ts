@@ -1,5 +1,5 @@
 import type { Node, Pod } from '../../kube/resources.ts';
-import { CONFIG_ANNOTATION, INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL } from './katadeploy.ts';
+import { CONFIG_ANNOTATION, INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from './katadeploy.ts';
 
 /**
  * What osc reads back from kata-deploy on one node (docs/kubernetes.md, "What osc reads"): the
@@ -14,6 +14,10 @@ export interface InstallerPodView {
   config?: string;
   terminating: boolean;
   ready: boolean;
+  /** When the pod was made (metadata.creationTimestamp). */
+  created?: string;
+  /** Since when the pod is Ready (its condition's lastTransitionTime), while it is. */
+  readySince?: string;
   /** Why the installer failed, as kata-deploy said it; absent while it has not failed. */
   failure?: string;
 }
@@ -25,6 +29,32 @@ export interface NodeObservation {
   /** katacontainers.io/kata-runtime: 'false' once claimed, 'true' once installed. */
   kataRuntime?: string;
   pods: InstallerPodView[];
+  /** What the rollout wrote on the node about it (ROLLOUT_ANNOTATION); absent when none, or unreadable. */
+  memory?: RolloutMemory;
+}
+
+/** The rollout's memory of a node, kept on the node itself (ROLLOUT_ANNOTATION). */
+export interface RolloutMemory {
+  /** When osc last gave the node a configuration or took kata off it: an installer's deadline runs from it. */
+  since: string;
+  /** The configuration the node ran then. */
+  active?: string;
+  /** The configuration the node ran without error for the soak period: what a failure rolls back to. */
+  lastKnownGood?: string;
+}
+
+export function readRolloutMemory(raw: string | undefined): RolloutMemory | undefined {
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as Partial<RolloutMemory>;
+    if (typeof v?.since !== 'string') return undefined;
+    const id = (x: unknown) => (typeof x === 'string' && x ? x : undefined);
+    const active = id(v.active);
+    const lastKnownGood = id(v.lastKnownGood);
+    return { since: v.since, ...(active ? { active } : {}), ...(lastKnownGood ? { lastKnownGood } : {}) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The pods the installer DaemonSet owns (pods of anything else are ignored). */
@@ -89,13 +119,17 @@ export function podFailure(p: Pod): string | undefined {
 }
 
 export function podView(p: Pod): InstallerPodView {
-  const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const readyCondition = p.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+  const ready = !!readyCondition;
+  const readySince = (readyCondition as { lastTransitionTime?: string } | undefined)?.lastTransitionTime;
   const failure = ready ? undefined : podFailure(p);
   return {
     name: p.metadata.name ?? '',
     config: p.metadata.annotations?.[CONFIG_ANNOTATION],
     terminating: !!p.metadata.deletionTimestamp,
     ready,
+    ...(p.metadata.creationTimestamp ? { created: p.metadata.creationTimestamp } : {}),
+    ...(readySince ? { readySince } : {}),
     ...(failure ? { failure } : {}),
   };
 }
@@ -115,8 +149,10 @@ export function observeNodes(nodes: readonly Node[], pods: readonly Pod[]): Node
     .map((n) => {
       const name = n.metadata.name ?? '';
       const labels = n.metadata.labels ?? {};
+      const memory = readRolloutMemory(n.metadata.annotations?.[ROLLOUT_ANNOTATION]);
       return {
         name,
+        ...(memory ? { memory } : {}),
         ...(labels[INSTALL_LABEL] === 'true' ? { installLabel: n.metadata.annotations?.[CONFIG_ANNOTATION] ?? '' } : {}),
         ...(labels[KATA_RUNTIME_LABEL] !== undefined ? { kataRuntime: labels[KATA_RUNTIME_LABEL] } : {}),
         pods: byNode.get(name) ?? [],

@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KataConfigSpec } from '../../api/kataconfig.ts';
 import { kataConfigOwner } from '../../api/kataconfig.ts';
-import type { KataNodeStatus } from '../../api/katanode.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import {
   ClusterRoleBindings,
@@ -23,6 +22,7 @@ import type {
   Platform,
   PlatformInput,
   PlatformPlan,
+  PlatformView,
   PlatformWatch,
   PlatformWrite,
   RuntimeClassSpec,
@@ -44,11 +44,12 @@ import {
   installerConfig,
   KATA_DEPLOY_IMAGE_ENV,
   KATA_RUNTIME_LABEL,
+  ROLLOUT_ANNOTATION,
   recordedSettings,
   SHIM_OVERHEAD,
   templateConfigId,
 } from './katadeploy.ts';
-import { observeNodes } from './observe.ts';
+import { observeNodes, type RolloutMemory } from './observe.ts';
 import { type NodeMemory, planRollout, type RolloutPlan, type StopMark } from './rollout.ts';
 
 /**
@@ -112,10 +113,7 @@ export const describeConfig = (c: InstallerConfig): string => `kata-deploy ${c.i
 export class KubernetesPlatform implements Platform<KubernetesObserved> {
   readonly name = 'kubernetes' as const;
   readonly supportsPeerPods = false;
-  readonly plansFromKataNodes = true;
   readonly opts: KubernetesPlatformOptions;
-  /** One rollout plan per controller pass: records and plans of one pass agree (and cost one computation). */
-  private readonly plans = new WeakMap<object, RolloutPlan>();
 
   constructor(opts: Partial<KubernetesPlatformOptions> = {}) {
     this.opts = { ...defaultKubernetesOptions(), ...opts };
@@ -152,15 +150,26 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel);
   }
 
-  /** The rollout for one controller pass (computed once per input). */
+  /**
+   * The rollout for one controller pass, from what the cluster shows: the nodes (with the memory osc wrote
+   * on them), the installer pods and the DaemonSet. The same input gives the same plan.
+   */
   plan(input: PlatformInput<KubernetesObserved>): RolloutPlan {
-    const cached = this.plans.get(input);
-    if (cached) return cached;
     const ds = input.observed.daemonSet;
+    const observations = observeNodes(input.nodes, input.observed.pods);
     const memory = new Map<string, NodeMemory>();
-    for (const [name, s] of input.previous) memory.set(name, memoryOf(s));
-    const plan = planRollout({
-      observations: observeNodes(input.nodes, input.observed.pods),
+    for (const o of observations) {
+      const assigned = o.installLabel !== undefined ? { assigned: o.installLabel } : {};
+      if (o.memory) memory.set(o.name, { ...o.memory, ...assigned });
+      else {
+        // Assigned by an osc that kept no memory on the node (before an upgrade): its installer's deadline
+        // runs from when its pod was made.
+        const since = o.pods.find((p) => !p.terminating && p.config === o.installLabel)?.created;
+        if (since && o.installLabel !== undefined) memory.set(o.name, { ...assigned, since });
+      }
+    }
+    return planRollout({
+      observations,
       memory,
       selected: input.selected,
       target: configId(this.config(input.kataConfig?.spec)),
@@ -172,19 +181,37 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
       generation: input.kataConfig?.metadata.generation ?? 0,
       maxUnavailable: Math.max(1, this.opts.maxUnavailable),
       deadlineMs: this.opts.installDeadlineMs,
-      now: new Date(),
+      soakMs: input.soakMs,
+      now: input.now,
     });
-    this.plans.set(input, plan);
-    return plan;
   }
 
-  records(input: PlatformInput<KubernetesObserved>): NodeRecord[] {
+  /** One pass's answers from one rollout plan (the plan costs a walk over every node and pod). */
+  view(input: PlatformInput<KubernetesObserved>): PlatformView {
+    let plan: RolloutPlan | undefined;
+    const once = () => {
+      plan ??= this.plan(input);
+      return plan;
+    };
+    return {
+      records: () => this.records(input, once()),
+      rolloutComplete: () => this.rolloutComplete(input, once()),
+      installing: () => this.installing(input, once()),
+      installPlan: () => this.installPlan(input, once()),
+      uninstallPlan: () => this.uninstallPlan(input, once()),
+      uninstallComplete: () => this.uninstallComplete(input, once()),
+    };
+  }
+
+  records(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): NodeRecord[] {
     const describe = this.describer(input);
-    return this.plan(input).nodes.map((n) => ({
+    return plan.nodes.map((n) => ({
       node: n.name,
       phase: n.phase,
       ...(n.assigned !== undefined ? { assigned: describe(n.assigned) } : {}),
       ...(n.active !== undefined ? { active: describe(n.active) } : {}),
+      // The rollout keeps the last known good itself (it rolls back to it): the KataNode reports it.
+      lastKnownGood: n.lastKnownGood !== undefined ? describe(n.lastKnownGood) : null,
       error: n.error,
     }));
   }
@@ -192,16 +219,13 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   /** Each configuration id with what it is: the target's and the template's settings are known, others were recorded. */
   private describer(input: PlatformInput<KubernetesObserved>): (id: string) => ConfigRef {
     const known = new Map<string, string>();
-    for (const s of input.previous.values())
-      for (const ref of [s.assigned, s.active, s.lastKnownGood]) if (ref?.id && ref.description) known.set(ref.id, ref.description);
     for (const c of recordedSettings(input.observed.daemonSet)) known.set(configId(c), describeConfig(c));
     const target = this.config(input.kataConfig?.spec);
     known.set(configId(target), describeConfig(target));
     return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
   }
 
-  rolloutComplete(input: PlatformInput<KubernetesObserved>): boolean {
-    const plan = this.plan(input);
+  rolloutComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
     const ds = input.observed.daemonSet;
     return (
       !plan.stopped &&
@@ -211,28 +235,26 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     );
   }
 
-  installing(input: PlatformInput<KubernetesObserved>): string[] {
-    return this.plan(input)
-      .nodes.filter((n) => n.phase === 'Installing' || n.phase === 'Uninstalling')
-      .map((n) => n.name);
+  /**
+   * Nodes an installer is working on now: not those this plan would only start (a deletion does not make the
+   * install's writes, so waiting for them would wait for good).
+   */
+  installing(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): string[] {
+    const starting = new Set(plan.labels.map((l) => l.node));
+    return plan.nodes.filter((n) => (n.phase === 'Installing' || n.phase === 'Uninstalling') && !starting.has(n.name)).map((n) => n.name);
   }
 
-  installPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    return this.writes(input, this.plan(input));
+  installPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
+    return this.writes(input, plan);
   }
 
   /** Only nodes leave: nothing is created (a pass that runs after the cleanup must not bring the installer back). */
-  uninstallPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    return this.writes(input, this.plan(input), false);
+  uninstallPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
+    return this.writes(input, plan, false);
   }
 
-  uninstallComplete(input: PlatformInput<KubernetesObserved>): boolean {
-    const plan = this.plan(input);
-    return (
-      plan.nodes.length === 0 &&
-      input.observed.pods.length === 0 &&
-      !input.nodes.some((n) => n.metadata.labels?.[INSTALL_LABEL] !== undefined)
-    );
+  uninstallComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
+    return plan.nodes.length === 0 && input.observed.pods.length === 0 && !input.nodes.some(carriesOurs);
   }
 
   cleanupPlan(_input: PlatformInput<KubernetesObserved>): PlatformPlan {
@@ -255,10 +277,10 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
    * OpenShift), then the installer objects go once its pods have cleaned up.
    */
   leftoversPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
-    const labelled = input.nodes.filter((n) => n.metadata.labels?.[INSTALL_LABEL] !== undefined);
+    const labelled = input.nodes.filter(carriesOurs);
     const now = labelled.slice(0, LABELS_PER_PASS);
     const steps: PlatformWrite[][] = [];
-    if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null)));
+    if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null, null)));
     const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
     if (labelled.length === 0 && input.observed.pods.length === 0 && (ours(input.observed.daemonSet) || anyIdentity(input.observed)))
       steps.push(...this.cleanupPlan(input).steps);
@@ -328,9 +350,11 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return { ...nodes, steps: [...steps, ...nodes.steps] };
   }
 
-  /** The plan's node assignments and pod replacements, in one step. */
+  /** The plan's node assignments (with the memory kept beside them) and pod replacements, in one step. */
   private nodeWrites(plan: RolloutPlan): PlatformPlan {
-    const writes: PlatformWrite[] = plan.labels.map((l) => labelWrite(l.node, l.value));
+    const memory = new Map(plan.remember.map((r) => [r.node, r.memory]));
+    const writes: PlatformWrite[] = plan.labels.map((l) => labelWrite(l.node, l.value, memory.get(l.node) ?? null));
+    for (const r of plan.remember) if (r.memory === null && !plan.labels.some((l) => l.node === r.node)) writes.push(forgetWrite(r.node));
     for (const pod of plan.deletePods) writes.push({ op: 'delete', resource: Pods, name: pod, namespace: this.opts.namespace });
     return {
       steps: writes.length ? [writes] : [],
@@ -349,19 +373,33 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
 const anyIdentity = (o: KubernetesObserved) => o.identity.serviceAccount || o.identity.role || o.identity.binding;
 
-/** Assigns a configuration to a node (the label that selects it, the annotation that says which), or takes kata off it. */
-const labelWrite = (node: string, config: string | null): PlatformWrite => ({
+/** Whether a node carries anything osc writes on nodes: its label, or the rollout's memory. */
+const carriesOurs = (n: Node) =>
+  n.metadata.labels?.[INSTALL_LABEL] !== undefined || n.metadata.annotations?.[ROLLOUT_ANNOTATION] !== undefined;
+
+/**
+ * Assigns a configuration to a node (the label that selects it, the annotation that says which), or takes
+ * kata off it; the rollout's memory of the node goes in the same write. `expect` is the assignment alone:
+ * a pass that plans it again before the node cache shows it is a repeat, whatever its memory's time.
+ */
+function labelWrite(node: string, config: string | null, memory: RolloutMemory | null): PlatformWrite {
+  const assignment = { labels: { [INSTALL_LABEL]: config === null ? null : 'true' }, annotations: { [CONFIG_ANNOTATION]: config } };
+  return {
+    op: 'patch',
+    resource: Nodes,
+    name: node,
+    patch: {
+      metadata: { ...assignment, annotations: { ...assignment.annotations, [ROLLOUT_ANNOTATION]: memory && JSON.stringify(memory) } },
+    },
+    expect: JSON.stringify(assignment),
+  };
+}
+
+/** Kata has left the node: the rollout's memory of it goes too. */
+const forgetWrite = (node: string): PlatformWrite => ({
   op: 'patch',
   resource: Nodes,
   name: node,
-  patch: { metadata: { labels: { [INSTALL_LABEL]: config === null ? null : 'true' }, annotations: { [CONFIG_ANNOTATION]: config } } },
+  patch: { metadata: { annotations: { [ROLLOUT_ANNOTATION]: null } } },
 });
 
-function memoryOf(s: KataNodeStatus): NodeMemory {
-  return {
-    ...(s.assigned?.id ? { assigned: s.assigned.id } : {}),
-    ...(s.active?.id ? { active: s.active.id } : {}),
-    ...(s.lastKnownGood?.id ? { lastKnownGood: s.lastKnownGood.id } : {}),
-    ...(s.lastTransitionTime ? { since: s.lastTransitionTime } : {}),
-  };
-}

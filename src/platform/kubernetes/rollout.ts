@@ -1,16 +1,20 @@
 import type { KataNodePhase } from '../../api/katanode.ts';
-import type { NodeObservation } from './observe.ts';
+import type { NodeObservation, RolloutMemory } from './observe.ts';
 
 /**
  * The Kubernetes platform's rollout, pure (docs/kubernetes.md, "The rollout"): from each node's
- * observation and osc's memory of it, each node's record and the writes that move the rollout on. osc
+ * observation and osc's memory of it (kept on the node), each node's record and the writes that move the
+ * rollout on, the memory to write beside them included. osc
  * assigns a configuration to a node by labelling and annotating it; the installer DaemonSet (OnDelete)
  * then runs a pod there from its template. At most maxUnavailable nodes are in flight, taken in name
  * order; a node that fails is rolled back to its last known good configuration (or cleaned when it has
  * none) and the rollout stops until the KataConfig's spec changes.
  */
 
-/** What osc remembers of a node between reconciles (its KataNode's status). */
+/**
+ * What osc remembers of a node between reconciles: what it wrote on the node (its configuration
+ * annotation and ROLLOUT_ANNOTATION, see observe.ts), never what it reported in KataNodes.
+ */
 export interface NodeMemory {
   /** The configuration osc assigned (INSTALL_LABEL's value); absent when kata should leave the node. */
   assigned?: string;
@@ -18,7 +22,7 @@ export interface NodeMemory {
   active?: string;
   /** The configuration the node ran without error for the soak period: what a failure rolls back to. */
   lastKnownGood?: string;
-  /** When the KataNode last changed: while a node installs, its installer's deadline runs from it. */
+  /** When osc last gave the node a configuration or took kata off it: its installer's deadline runs from it. */
   since?: string;
 }
 
@@ -27,6 +31,8 @@ export interface NodePlan {
   phase: KataNodePhase;
   assigned?: string;
   active?: string;
+  /** The configuration the node ran without error for the soak period; absent when none. */
+  lastKnownGood?: string;
   /** Empty when none. */
   error: string;
 }
@@ -42,7 +48,7 @@ export interface StopMark {
 
 export interface RolloutInput {
   observations: readonly NodeObservation[];
-  /** osc's memory, by node name (missing: a node osc has no KataNode for yet). */
+  /** osc's memory, by node name (missing: a node osc has written none on). */
   memory: ReadonlyMap<string, NodeMemory>;
   /** Nodes that should have kata; empty while uninstalling. */
   selected: ReadonlySet<string>;
@@ -55,6 +61,11 @@ export interface RolloutInput {
   maxUnavailable: number;
   /** How long an installer has to report (installed, or cleaned up) before its node counts as failed. */
   deadlineMs: number;
+  /**
+   * How long a node runs its configuration without error (its installer pod Ready) before it is the node's
+   * last known good; absent: only the memory's counts.
+   */
+  soakMs?: number;
   now: Date;
 }
 
@@ -69,6 +80,11 @@ export interface RolloutPlan {
   labels: { node: string; value: string | null }[];
   /** Installer pods to delete so that the DaemonSet re-creates them from the template. */
   deletePods: string[];
+  /**
+   * The memory to write on each node, with its assignment (every entry of `labels` has one here), or null
+   * where a node kata has left no longer needs it.
+   */
+  remember: { node: string; memory: RolloutMemory | null }[];
   /** When a deadline passes if nothing changes before: a reason to look again. */
   nextDeadlineMs?: number;
 }
@@ -97,6 +113,15 @@ function removalReport(o: NodeObservation, since: number, input: RolloutInput): 
   return { kind: 'pending' };
 }
 
+/**
+ * Kata left on a node osc gave no configuration, with no installer there to clean it up: kata-deploy's
+ * cleanup runs only in its pod, and an installer that crashed (a failed install) exits without one when its
+ * pod is deleted, leaving kata-runtime on the node. Nothing is in flight there and no cleanup deadline
+ * runs: a selected node is given its configuration in its turn; a node that should lose kata is given an
+ * installer again, so that taking it off runs kata-deploy's cleanup.
+ */
+const orphaned = (o: NodeObservation): boolean => o.installLabel === undefined && o.pods.length === 0 && o.kataRuntime !== undefined;
+
 interface Working {
   assigned?: string;
   active?: string;
@@ -106,12 +131,34 @@ interface Working {
   report: Report;
 }
 
+/** When the node's configuration became (or becomes) its last known good: soakMs after its installer turned Ready. */
+function soakedAt(o: NodeObservation, w: Working, input: RolloutInput): number | undefined {
+  if (input.soakMs === undefined || w.assigned === undefined || w.lastKnownGood === w.assigned) return undefined;
+  const pod = o.pods.find((p) => !p.terminating && p.ready && p.config === w.assigned);
+  const readySince = pod?.readySince ? Date.parse(pod.readySince) : Number.NaN;
+  return (Number.isNaN(readySince) ? w.since : readySince) + input.soakMs;
+}
+
+/** What osc writes on a node with its assignment: from now, what it runs and its last known good. */
+const memoryOf = (w: Working, nowMs: number): RolloutMemory => ({
+  since: new Date(nowMs).toISOString(),
+  ...(w.active !== undefined ? { active: w.active } : {}),
+  ...(w.lastKnownGood !== undefined ? { lastKnownGood: w.lastKnownGood } : {}),
+});
+
 export function planRollout(input: RolloutInput): RolloutPlan {
   const nowMs = input.now.getTime();
   const observations = [...input.observations].sort((a, b) => byName(a.name, b.name));
   const labels: RolloutPlan['labels'] = [];
   const deletePods: string[] = [];
   const work = new Map<string, Working>();
+  const remember: RolloutPlan['remember'] = [];
+  let promoteAt: number | undefined;
+  /** A node's assignment (a configuration, or none), with the memory written beside it. */
+  const assign = (node: string, w: Working, value: string | null) => {
+    labels.push({ node, value });
+    remember.push({ node, memory: memoryOf(w, nowMs) });
+  };
   // A spec change resumes a stopped rollout (the failures belonged to the previous generation), and so
   // does the departure of every failed node.
   const mark = input.daemonSet.stopped;
@@ -130,8 +177,18 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       since: mem.assigned === o.installLabel && mem.since ? Date.parse(mem.since) : nowMs,
       report: { kind: 'pending' },
     };
-    w.report = w.assigned !== undefined ? installReport(o, w.assigned, w.since, input) : removalReport(o, w.since, input);
-    if (w.report.kind === 'done') w.active = w.assigned;
+    w.report =
+      w.assigned !== undefined
+        ? installReport(o, w.assigned, w.since, input)
+        : orphaned(o)
+          ? { kind: 'pending' }
+          : removalReport(o, w.since, input);
+    if (w.report.kind === 'done') {
+      w.active = w.assigned;
+      const soaked = soakedAt(o, w, input);
+      if (soaked !== undefined && soaked <= nowMs) w.lastKnownGood = w.assigned;
+      else if (soaked !== undefined) promoteAt = Math.min(promoteAt ?? soaked, soaked);
+    }
     if (w.report.kind === 'gone') delete w.active;
     if (w.report.kind === 'failed' && w.error === undefined) {
       w.error = w.report.reason;
@@ -139,7 +196,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       if (w.assigned !== undefined) {
         // Back to the last known good configuration, or off the node when there is none (or it is what failed).
         const back = w.lastKnownGood !== undefined && w.lastKnownGood !== w.assigned ? w.lastKnownGood : undefined;
-        labels.push({ node: o.name, value: back ?? null });
+        assign(o.name, w, back ?? null);
         if (back === undefined) delete w.assigned;
         else w.assigned = back;
         w.since = nowMs;
@@ -180,7 +237,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const inFlight = observations.filter((o) => {
     const w = work.get(o.name) as Working;
     if (stale(o, w)) return false;
-    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone';
+    return w.assigned !== undefined ? w.report.kind !== 'done' : w.report.kind !== 'gone' && !orphaned(o);
   });
   let budget = Math.max(0, input.maxUnavailable - inFlight.length);
   const stopped = Object.keys(failures).length > 0;
@@ -188,11 +245,14 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     for (const o of observations) {
       if (budget <= 0) break;
       const w = work.get(o.name) as Working;
-      const want = input.selected.has(o.name) ? input.target : undefined;
+      let want = input.selected.has(o.name) ? input.target : undefined;
+      if (want === undefined && w.assigned === undefined && orphaned(o)) want = input.target;
       if (w.assigned === want) continue;
+      // Kata leaves a node only once an installer runs there: that is what cleans it up.
+      if (want === undefined && o.pods.length === 0 && w.report.kind === 'pending') continue;
       // A node gets its configuration from the template: wait until the template carries the target.
       if (want !== undefined && !(templateReady && template === want)) continue;
-      labels.push({ node: o.name, value: want ?? null });
+      assign(o.name, w, want ?? null);
       if (want === undefined) delete w.assigned;
       else {
         w.assigned = want;
@@ -211,11 +271,13 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     const w = work.get(o.name) as Working;
     const selected = input.selected.has(o.name);
     const failed = w.error !== undefined;
-    if (w.report.kind === 'pending') {
+    if (w.report.kind === 'pending' && (w.assigned !== undefined || !orphaned(o))) {
       const left = Math.max(0, w.since + input.deadlineMs - nowMs);
       nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
     }
     let phase: KataNodePhase;
+    if (!selected && w.assigned === undefined && w.report.kind === 'gone' && input.memory.has(o.name))
+      remember.push({ node: o.name, memory: null });
     if (selected) {
       if (failed) phase = 'FailedToInstall';
       else if (w.assigned === input.target && w.report.kind === 'done') phase = 'Installed';
@@ -232,8 +294,13 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       phase,
       ...(w.assigned !== undefined ? { assigned: w.assigned } : {}),
       ...(w.active !== undefined ? { active: w.active } : {}),
+      ...(w.lastKnownGood !== undefined ? { lastKnownGood: w.lastKnownGood } : {}),
       error: failed ? (w.error ?? '') : '',
     });
+  }
+  if (promoteAt !== undefined) {
+    const left = Math.max(0, promoteAt - nowMs);
+    nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
   }
   return {
     nodes,
@@ -241,6 +308,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     ...(stopped ? { stopped: { generation: resumed || !mark ? input.generation : mark.generation, failures } } : {}),
     labels,
     deletePods,
+    remember,
     ...(nextDeadlineMs !== undefined ? { nextDeadlineMs } : {}),
   };
 }

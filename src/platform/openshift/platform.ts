@@ -47,7 +47,6 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
   return {
     name: 'openshift',
     supportsPeerPods: true,
-    plansFromKataNodes: false,
 
     watch(source) {
       const pools = source.informer(MachineConfigPools);
