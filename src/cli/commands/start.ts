@@ -8,6 +8,7 @@ import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
 import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { lockHome } from '../homelock.ts';
 import { oneLine, summarize } from '../render.ts';
 
 export interface DevFlags {
@@ -90,6 +91,31 @@ export async function runDevEnvironment(
     flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
     oscHome(flags.home),
   );
+  // Before anything in the home is touched: it may belong to a run that is still going.
+  const command = opts.withOperator ? 'start' : 'dev';
+  const rerun =
+    process.env.npm_lifecycle_event === 'start' && opts.withOperator ? 'npm start --' : `${oscCommand(opts.programName)} ${command}`;
+  const lock = await lockHome(home, { command: `osc ${command}`, secondHomeHint: `${rerun} --home ${display(home)}-2` });
+  if (lock.tookOverFrom)
+    write(
+      io.stdout,
+      `(${display(lock.path)} was left behind by ${lock.tookOverFrom.command} pid ${lock.tookOverFrom.pid}, which no longer runs: taken over)`,
+    );
+  try {
+    return await runLocked(flags, io, opts, home, eligible);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runLocked(
+  flags: StartFlags,
+  io: CliIO,
+  opts: { withOperator: boolean; programName: string },
+  home: string,
+  eligible: ReturnType<typeof virtualizationCapable>,
+): Promise<number> {
+  const plain = flags.distribution === 'kubernetes';
   const logPath = resolve(home, 'osc.log');
   const logStream = createWriteStream(logPath, { flags: 'w' });
   const log: Logger = createLogger({ level: flags.logLevel, destination: logStream });
