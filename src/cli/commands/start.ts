@@ -1,13 +1,13 @@
 import { createWriteStream } from 'node:fs';
 import { chmod, copyFile, rm } from 'node:fs/promises';
-import { dirname, relative, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { CliError, type CliIO, displayPath, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
 import { lockHome } from '../homelock.ts';
 import { oneLine, summarize } from '../render.ts';
 
@@ -63,10 +63,7 @@ export function virtualizationCapable(eligible: string, nodes: readonly string[]
   return names;
 }
 
-const display = (p: string) => {
-  const rel = relative(process.cwd(), p);
-  return rel && !rel.startsWith('..') ? rel : p;
-};
+const display = displayPath;
 
 /** How the user runs osc: through npm in a checkout, or the installed command. */
 const oscCommand = (name: string) => (process.env.npm_lifecycle_event ? 'npm run osc --' : name);
