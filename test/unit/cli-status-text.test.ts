@@ -37,8 +37,9 @@ function terminalLines(output: string): string[] {
       lines[lines.length - 1] = '';
       rest = rest.slice(UP_AND_ERASE_LINE.length);
     } else {
-      if (rest[0] === '\n') lines.push('');
-      else lines[lines.length - 1] += rest[0];
+      const ch = rest[0] ?? '';
+      if (ch === '\n') lines.push('');
+      else lines[lines.length - 1] += ch;
       rest = rest.slice(1);
     }
   }

@@ -31,12 +31,16 @@ wait_for_build_lock() {
   echo "[$name] another build of $what is running; waiting for it (its progress follows)" >&2
   sleep infinity &
   local waiting=$! waited=0
+  # Background jobs of a script ignore SIGINT: on Ctrl-C the sleep, and the tail following it, would outlive
+  # the script (and hold its output open) unless stopped on the way out.
+  trap 'kill "$waiting" 2>/dev/null || true' EXIT
   tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
   while ! flock -w 60 9; do
     waited=$((waited + 1))
     echo "[$name] still waiting for the other build (${waited} min)" >&2
   done
   kill "$waiting" 2>/dev/null || true
+  trap - EXIT
   wait 2>/dev/null || true
 }
 

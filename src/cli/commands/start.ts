@@ -261,6 +261,8 @@ async function runLocked(
     await new Promise<void>((r) => (ac.signal.aborted ? r() : ac.signal.addEventListener('abort', () => r(), { once: true })));
     return code;
   } catch (e) {
+    // Ctrl-C during the start-up (a build, say) stops what was under way: that is the stop asked for, not a failure.
+    if (ac.signal.aborted) return code || 130;
     if (e instanceof CliError) throw e;
     throw new CliError(`${opts.withOperator ? 'osc start' : 'osc dev'} failed: ${errorMessage(e)} (logs: ${logPath})`);
   } finally {
