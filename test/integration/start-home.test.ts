@@ -4,7 +4,7 @@
  * taken over; Ctrl-C while another build of the control plane is awaited stops quietly.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,8 +49,8 @@ const tempDir = (prefix: string) => {
   dirs.push(d);
   return d;
 };
-const start = (args: string[], env?: NodeJS.ProcessEnv) => {
-  const p = new Osc(['start', '--no-console', '--quiet', '--workers', '1', ...args], env);
+const start = (args: string[], env?: NodeJS.ProcessEnv, withConsole = false) => {
+  const p = new Osc(['start', ...(withConsole ? [] : ['--no-console']), '--quiet', '--workers', '1', ...args], env);
   procs.push(p);
   return p;
 };
@@ -109,8 +109,9 @@ describe('osc start and its home directory', () => {
     assert.ok(log.length > 0, 'the first run has logged');
 
     const second = start(['--home', home]);
-    const code = await second.exited;
-    assert.equal(code, 1, second.out);
+    await waitFor(() => !second.running || /Starting the dev cluster/.test(second.out), { message: 'the second start decides' });
+    assert.doesNotMatch(second.out, /Starting the dev cluster/, 'the second start does not start a cluster');
+    assert.equal(await second.exited, 1, second.out);
     assert.match(second.out, new RegExp(`error: ${home} is in use by another osc start \\(pid ${first.child.pid}, since `));
     assert.match(second.out, new RegExp(`--home ${home}-2\\n$`), 'it says how to run a second cluster');
     assert.equal(readFileSync(join(home, 'kubeconfig'), 'utf8'), kubeconfig, "the first run's kubeconfig is untouched");
@@ -132,5 +133,35 @@ describe('osc start and its home directory', () => {
     assert.equal(await third.exited, 0, third.out);
     assert.equal(existsSync(join(home, 'osc.lock')), false, 'a run that ends releases the home');
     assert.equal(existsSync(join(home, 'kubeconfig')), false);
+  });
+
+  test('the ready banner comes once everything it names is up, and its metrics lines work as printed', async () => {
+    const home = join(tempDir('osc-home-'), '.osc');
+    const osc = start(['--home', home], process.env, true);
+    await waitFor(() => READY.test(osc.out) || !osc.running, { timeoutMs: 900_000, message: 'osc start is ready' });
+    assert.ok(osc.running, osc.out);
+    const banner = osc.out.slice(osc.out.indexOf('The dev cluster is up'));
+    const consoleUrl = /^Web console: (\S+)$/m.exec(banner)?.[1];
+    assert.ok(consoleUrl, banner);
+    assert.match(banner, new RegExp(`^ {2}its metrics page: ${consoleUrl.replace(/[.?]/g, '\\$&')}#/metrics$`, 'm'));
+
+    // Prometheus, behind the console's metrics page, is already up: no "starting" note.
+    const login = await fetch(consoleUrl, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const info = (await (await fetch(new URL('/console/info', consoleUrl), { headers: { cookie } })).json()) as { prometheus: string };
+    assert.match(info.prometheus, /^http:\/\/127\.0\.0\.1:\d+$/, 'Prometheus serves when the banner shows');
+
+    // The metrics command, run as printed after the banner's two export lines.
+    const exports = [...banner.matchAll(/^ {2}(export \S+=.*?)(?: {2,}#.*)?$/gm)].map((m) => m[1]);
+    const curl = /^The operator's metrics.*:\n {2}(curl .*)$/m.exec(banner)?.[1];
+    assert.equal(exports.length, 2, banner);
+    assert.ok(curl, banner);
+    const r = spawnSync('bash', ['-c', [...exports, `${curl} --fail --silent --show-error`].join('\n')], { cwd: root, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${curl}\n${r.stderr}`);
+    assert.match(r.stdout, /^# (HELP|TYPE) /m, 'Prometheus text from the operator');
+
+    osc.signalGroup('SIGINT');
+    assert.equal(await osc.exited, 0, osc.out);
+    assert.doesNotMatch(osc.out.slice(osc.out.indexOf('The dev cluster is up')), /\[prometheus\]/, 'no build line after the banner');
   });
 });

@@ -1,7 +1,8 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, copyFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator } from '../../operator.ts';
@@ -128,7 +129,7 @@ async function runLocked(
   let operator: Operator | undefined;
   let operatorRun: Promise<void> | undefined;
   let watcher: Informer<KataConfig> | undefined;
-  let webConsole: { url: string; stop(): Promise<void> } | undefined;
+  let webConsole: { url: string; metricsReady: Promise<void>; stop(): Promise<void> } | undefined;
   const operatorAbort = new AbortController();
   const watchAbort = new AbortController();
   let code = 0;
@@ -154,6 +155,7 @@ async function runLocked(
     await chmod(kubeconfigPath, 0o600);
 
     let metricsUrl = '';
+    let metricsCurl = '';
     if (opts.withOperator) {
       operator = await createOperator({
         kubeConfig: dev.controlPlane.kubeConfig,
@@ -177,6 +179,8 @@ async function runLocked(
       const metrics = op.manager.metricsEndpoint;
       const addr = metrics?.address;
       if (metrics) metricsUrl = `${metrics.secure ? 'https' : 'http'}://${metrics.address}/metrics`;
+      if (metrics?.secure && op.metricsCA) metricsCurl = await metricsCurlCommand(dev, home, op.metricsCA, metricsUrl);
+      else if (metrics) metricsCurl = `curl ${metricsUrl}`;
       if (flags.console !== false) {
         const { startDevConsole } = await import('./console.ts');
         webConsole = await startDevConsole({
@@ -195,6 +199,8 @@ async function runLocked(
         });
       }
     }
+    // The banner names the console's metrics page: Prometheus (built on the first run) is up before it shows.
+    if (webConsole) await Promise.race([webConsole.metricsReady, aborted(ac.signal)]);
     if (ac.signal.aborted) return code || 130;
 
     const { workers, masters, compact } = dev.options;
@@ -230,8 +236,11 @@ async function runLocked(
             `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
           ]),
       '',
-      `Logs: ${logPath}${metricsUrl ? `    Metrics: ${metricsUrl}` : ''}`,
-      ...(webConsole ? [`Web console: ${webConsole.url}`] : []),
+      `Logs: ${logPath}`,
+      ...(webConsole ? [`Web console: ${webConsole.url}`, `  its metrics page: ${webConsole.url}#/metrics`] : []),
+      ...(metricsCurl
+        ? [`The operator's metrics${metricsUrl.startsWith('https') ? ' (HTTPS, for a ServiceAccount token)' : ''}:`, `  ${metricsCurl}`]
+        : []),
       'Press Ctrl-C to stop; the cluster and everything in it go away.',
       '',
     ];
@@ -258,7 +267,7 @@ async function runLocked(
       void watcher.run(watchAbort.signal);
     }
 
-    await new Promise<void>((r) => (ac.signal.aborted ? r() : ac.signal.addEventListener('abort', () => r(), { once: true })));
+    await aborted(ac.signal);
     return code;
   } catch (e) {
     // Ctrl-C during the start-up (a build, say) stops what was under way: that is the stop asked for, not a failure.
@@ -281,4 +290,20 @@ async function runLocked(
     await rm(kubeconfigPath, { force: true });
     await new Promise<void>((r) => logStream.end(() => r()));
   }
+}
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+
+/**
+ * A command that reads the operator's HTTPS /metrics as printed: its CA in the home, and a token of the
+ * ServiceAccount the dev Prometheus scrapes with (bound to osc-metrics-reader; made here when there is no
+ * console), for the kubectl the banner points at.
+ */
+async function metricsCurlCommand(dev: DevCluster, home: string, caPem: string, url: string): Promise<string> {
+  const { DEV_PROMETHEUS_SERVICE_ACCOUNT, metricsScraperToken } = await import('../../devcluster/prometheus.ts');
+  await metricsScraperToken(dev.client, OPERATOR_NAMESPACE, 1);
+  const caFile = resolve(home, 'metrics-ca.crt');
+  await writeFile(caFile, caPem);
+  return `curl --cacert ${display(caFile)} -H "Authorization: Bearer $(kubectl -n ${OPERATOR_NAMESPACE} create token ${DEV_PROMETHEUS_SERVICE_ACCOUNT})" ${url}`;
 }
