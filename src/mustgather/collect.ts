@@ -45,6 +45,8 @@ import {
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
+import { isSimulatedNode, kubeletErrorReason, OPERATOR_LOG_BYTES, operatorOutsideNote, readTail, simulatedNodesNote } from './logs.ts';
+import { scrubLog } from './scrub.ts';
 
 export const REDACTED = 'REDACTED';
 
@@ -106,6 +108,8 @@ const asList = (items: KubeObject[]) => stringify({ apiVersion: 'v1', kind: 'Lis
 export interface MustGatherOptions {
   /** Where the archive goes; default the current directory. */
   destDir?: string;
+  /** The log file of an operator that runs outside the cluster (osc start's <home>/osc.log): collected, scrubbed. */
+  operatorLog?: string;
   namespace?: string;
   now?: Date;
 }
@@ -259,24 +263,35 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       await list(PeerPodConfigs, `${base}/peerpodconfigs.yaml`, { namespace: ns });
     }
 
-    // Operator logs.
-    if (nsPods.length === 0) {
-      await put(
-        'logs/NOTE.txt',
-        `No pods run in namespace ${ns}, so there are no operator logs to collect here.\n` +
-          'The operator runs outside the cluster (e.g. "osc start", which logs to .osc/osc.log, or "osc run" with a kubeconfig):\n' +
-          'attach the log of that process instead.\n',
-      );
+    // Operator logs: its pod's, or the log of an operator running outside the cluster (osc start).
+    const operatorPods = nsPods.filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'operator');
+    if (opts.operatorLog) {
+      const text = await attempt(`the operator's log ${opts.operatorLog}`, () => readTail(opts.operatorLog ?? '', OPERATOR_LOG_BYTES));
+      if (text !== undefined) await put('logs/operator/osc.log', scrubLog(text));
+    } else if (operatorPods.length === 0) {
+      await put('logs/NOTE.txt', operatorOutsideNote(ns));
     }
+    const simulated = new Set((nodes?.items ?? []).filter(isSimulatedNode).map((n) => n.metadata.name));
+    const skipped: string[] = [];
     for (const pod of nsPods) {
+      const node = pod.spec?.nodeName ?? '';
       const containers = ((pod.spec?.containers ?? []) as { name: string }[]).map((c) => c.name);
+      if (simulated.has(node)) {
+        skipped.push(`${pod.metadata.name} (node ${node})`);
+        continue;
+      }
       for (const container of containers) {
-        const text = await attempt(`logs of ${ns}/${pod.metadata.name}/${container}`, () =>
-          client.request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } }),
+        const what = `logs of ${ns}/${pod.metadata.name}/${container}`;
+        const text = await attempt(what, () =>
+          client
+            .request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } })
+            .catch((e) => Promise.reject(new Error(kubeletErrorReason(e, node)))),
         );
-        if (text !== undefined) await put(`logs/${pod.metadata.name}/${container}.log`, typeof text === 'string' ? text : String(text));
+        if (text !== undefined)
+          await put(`logs/${pod.metadata.name}/${container}.log`, scrubLog(typeof text === 'string' ? text : String(text)));
       }
     }
+    if (skipped.length) await put('logs/SIMULATED-NODES.txt', simulatedNodesNote(skipped));
 
     // A readable summary first.
     const version = await attempt('server version', () => client.request<{ gitVersion?: string }>('GET', '/version'));
