@@ -21,6 +21,7 @@ import {
 import { ContainerRuntimeConfigs, Infrastructures, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../api/openshift.ts';
 import { PeerPodConfigs } from '../api/peerpodconfig.ts';
 import { renderStatus, summarize } from '../cli/render.ts';
+import { defaultImage } from '../install/manifests.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
 import {
@@ -45,7 +46,8 @@ import {
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
-import { isSimulatedNode, kubeletErrorReason, OPERATOR_LOG_BYTES, operatorOutsideNote, readTail, simulatedNodesNote } from './logs.ts';
+import { isSimulatedNode, kubeletErrorReason, OPERATOR_LOG_BYTES, operatorOutsideNote, readTail, simulatedNodeReason } from './logs.ts';
+import { collectNodeLogs } from './nodelogs.ts';
 import { scrubLog } from './scrub.ts';
 
 export const REDACTED = 'REDACTED';
@@ -110,6 +112,12 @@ export interface MustGatherOptions {
   destDir?: string;
   /** The log file of an operator that runs outside the cluster (osc start's <home>/osc.log): collected, scrubbed. */
   operatorLog?: string;
+  /** Read the selected nodes' journals with a privileged pod each (default true). */
+  nodeLogs?: boolean;
+  /** The node-log pods' image (needs only chroot and sh); default the operator pod's, else osc's release image. */
+  nodeLogImage?: string;
+  /** How long the node-log pods have, together; default 120s. */
+  nodeLogTimeoutMs?: number;
   namespace?: string;
   now?: Date;
 }
@@ -170,7 +178,7 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
     // The KataConfig and its CRD.
     const kataConfigs = await list(KataConfigs, 'cluster-scoped/kataconfigs.yaml');
     // Each node's kata configuration: assigned, active, last known good, and the error.
-    await list(KataNodes, 'cluster-scoped/katanodes.yaml');
+    const kataNodes = await list(KataNodes, 'cluster-scoped/katanodes.yaml');
     const crds: KubeObject[] = [];
     for (const name of [
       `kataconfigs.${KATACONFIG_GROUP}`,
@@ -272,16 +280,15 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       await put('logs/NOTE.txt', operatorOutsideNote(ns));
     }
     const simulated = new Set((nodes?.items ?? []).filter(isSimulatedNode).map((n) => n.metadata.name));
-    const skipped: string[] = [];
     for (const pod of nsPods) {
       const node = pod.spec?.nodeName ?? '';
       const containers = ((pod.spec?.containers ?? []) as { name: string }[]).map((c) => c.name);
-      if (simulated.has(node)) {
-        skipped.push(`${pod.metadata.name} (node ${node})`);
-        continue;
-      }
       for (const container of containers) {
         const what = `logs of ${ns}/${pod.metadata.name}/${container}`;
+        if (simulated.has(node)) {
+          problems.push(`${what}: ${simulatedNodeReason(node)}`);
+          continue;
+        }
         const text = await attempt(what, () =>
           client
             .request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } })
@@ -291,7 +298,22 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
           await put(`logs/${pod.metadata.name}/${container}.log`, scrubLog(typeof text === 'string' ? text : String(text)));
       }
     }
-    if (skipped.length) await put('logs/SIMULATED-NODES.txt', simulatedNodesNote(skipped));
+
+    // The journals of the nodes kata was selected for (those with a KataNode).
+    if (opts.nodeLogs !== false) {
+      const selected = new Set(kataNodes.map((k) => k.metadata.name));
+      const image =
+        opts.nodeLogImage ?? (operatorPods[0]?.spec?.containers as { image?: string }[] | undefined)?.[0]?.image ?? defaultImage();
+      const got = await collectNodeLogs(
+        client,
+        (nodes?.items ?? []).filter((n) => selected.has(n.metadata.name)),
+        { image, timeoutMs: opts.nodeLogTimeoutMs },
+      );
+      for (const [node, text] of got.journals) await put(`nodes/${node}/journal.log`, text);
+      problems.push(...got.problems);
+      // Nothing missing there, nothing exists: a note rather than a "not collected".
+      if (got.simulated.length) await put('nodes/NOTE.txt', `${got.simulated.map(simulatedNodeReason).join('\n')}\n`);
+    }
 
     // A readable summary first.
     const version = await attempt('server version', () => client.request<{ gitVersion?: string }>('GET', '/version'));

@@ -49,6 +49,5 @@ export const operatorOutsideNote = (ns: string): string =>
   '"osc must-gather" collects it by itself when KUBECONFIG or --kubeconfig is that home\'s kubeconfig; with "osc run",\n' +
   'attach the log of that process.\n';
 
-export const simulatedNodesNote = (pods: string[]): string =>
-  'These pods run on simulated nodes (kwok, the dev cluster): no container runs there, so they have no log:\n' +
-  `${pods.map((p) => `  - ${p}`).join('\n')}\n`;
+export const simulatedNodeReason = (node: string): string =>
+  `node ${node} is simulated (kwok, the dev cluster): no container or journal runs there, so there is nothing to read`;

@@ -1,7 +1,7 @@
 /**
  * `osc must-gather` against the dev cluster of `osc start`, as the troubleshooting chapter has a user run it:
  * the operator runs in the start process, so its log (<home>/osc.log) is collected; pods on kwok's simulated
- * nodes, where no container runs, are noted instead of answered with the API server's raw DNS errors.
+ * nodes, where no container runs, are said to be so instead of answered with the API server's raw DNS errors.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -79,7 +79,8 @@ test('must-gather on the dev cluster collects the operator log and explains pods
   const [top] = readdirSync(unpacked);
   const base = join(unpacked, top ?? '');
   assert.match(readFileSync(join(base, 'logs', 'operator', 'osc.log'), 'utf8'), /"msg"/, "the operator's JSON log");
-  assert.match(readFileSync(join(base, 'logs', 'SIMULATED-NODES.txt'), 'utf8'), /probe \(node worker-0\)/);
+  assert.match(mg.stderr, /^warning: not collected: logs of \S+\/probe\/probe: node worker-0 is simulated \(kwok, the dev cluster\)/m);
+  assert.match(readFileSync(join(base, 'summary.txt'), 'utf8'), /- logs of \S+\/probe\/probe: node worker-0 is simulated/);
 
   start.kill('SIGINT');
   await new Promise((r) => start?.once('exit', r));
