@@ -137,7 +137,7 @@ async function runLocked(
     const started = Date.now();
     write(
       io.stdout,
-      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (the first run builds the control plane; logs: ${display(logPath)})...`,
+      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (a first run builds the control plane${opts.withOperator && flags.console !== false ? ' and Prometheus' : ''} from source and shows its progress; logs: ${display(logPath)})...`,
     );
     dev = await DevCluster.start({
       distribution: flags.distribution,
