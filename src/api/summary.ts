@@ -164,9 +164,9 @@ export function renderStatus(s: StatusSummary, opts: { uninstallTotal?: number }
   return `${lines.join('\n')}\n`;
 }
 
-/** The text when there is no KataConfig at all. */
-export function renderNone(watching: boolean): string {
+/** The text when there is no KataConfig at all; `sample` is the path of the README walkthrough's KataConfig as the user can type it. */
+export function renderNone(watching: boolean, sample: string): string {
   return watching
     ? 'No KataConfig in this cluster yet: waiting for one to be created (Ctrl-C to stop).\n'
-    : 'No KataConfig in this cluster. Create one to install kata, e.g. "kubectl create -f cluster-kataconfig.yaml".\n';
+    : `No KataConfig in this cluster. Create one to install kata, e.g. "kubectl create -f ${sample}".\n`;
 }

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError } from 'commander';
 import { KataConfigs } from '../api/kataconfig.ts';
@@ -52,6 +52,12 @@ export const processIO = (): CliIO => ({ stdout: process.stdout, stderr: process
 
 /** The README walkthrough's KataConfig, shipped with osc (src/ and dist/ sit at the same depth). */
 export const SAMPLE_KATACONFIG = resolve(import.meta.dirname, '..', '..', 'config', 'samples', 'cluster-kataconfig.yaml');
+
+/** A path as the user would type it here: relative to the current directory when it lies below it. */
+export function displayPath(p: string): string {
+  const rel = relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
+}
 
 export const KATACONFIG_CRD = `${KataConfigs.plural}.${KATACONFIG_GROUP}`;
 

@@ -85,7 +85,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     )
     .version(packageVersion(), '-v, --version', 'print the osc version')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .showHelpAfterError(`(run "${name} <command> --help" for usage)`)
+    .showHelpAfterError(`(run "${name} --help" for usage)`)
     .exitOverride()
     .addHelpText(
       'after',
@@ -329,6 +329,8 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       result.code = r.code;
     });
 
+  // Commander copies the program's hint to each command as it is created; each names its own help instead.
+  for (const cmd of program.commands) cmd.showHelpAfterError(`(run "${name} ${cmd.name()} --help" for usage)`);
   return program;
 }
 

@@ -1,15 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { METRICS_READER_ROLE } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ClusterRoleBindings, ClusterRoles, ServiceAccounts } from '../kube/resources.ts';
+import { runBuildScript } from './controlplane/binaries.ts';
 import { freePort, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
-
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /**
  * The pinned Prometheus server binary: $OSC_PROMETHEUS, else built once from its Go module by
@@ -17,17 +14,7 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  */
 export async function prometheusBinary(): Promise<string> {
   if (process.env.OSC_PROMETHEUS) return process.env.OSC_PROMETHEUS;
-  return new Promise<string>((resolve, reject) => {
-    const child = spawn('bash', [join(repoRoot, 'tools', 'build-prometheus.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out.trim().split('\n').pop() ?? '') : reject(new Error(`tools/build-prometheus.sh exited with ${code}`)),
-    );
-  });
+  return runBuildScript('build-prometheus.sh');
 }
 
 export interface PrometheusOptions {

@@ -4,10 +4,10 @@
  * webhook configurations. Pure and deterministic: the same inputs give byte-identical YAML, so that the
  * committed copy can be checked against what `osc install --dry-run` prints.
  */
-import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
 import { DEFAULT_MONITOR_IMAGE, METRICS_READER_ROLE, METRICS_SERVICE, MONITOR_IMAGE_ENV, OPERATOR_NAMESPACE } from '../api/names.ts';
+import { defaultImage, packageVersion } from '../api/release.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { PlatformName } from '../platform/platform.ts';
@@ -56,13 +56,7 @@ export const METRICS_CERT_DIR = '/var/run/secrets/osc/metrics-cert';
 /** OpenShift's in-cluster Prometheus, which scrapes namespaces labelled openshift.io/cluster-monitoring. */
 const CLUSTER_PROMETHEUS = { kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'openshift-monitoring' };
 
-export function packageVersion(): string {
-  // src/install and dist/install are both two levels below the package root.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-  return pkg.version ?? '0.0.0';
-}
-
-export const defaultImage = (): string => `quay.io/osc/osc-operator:v${packageVersion()}`;
+export { defaultImage, packageVersion };
 
 export interface ManifestOptions {
   /** The operator image; default quay.io/osc/osc-operator:v<package version>. */

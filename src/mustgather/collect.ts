@@ -20,6 +20,7 @@ import {
 } from '../api/names.ts';
 import { ContainerRuntimeConfigs, Infrastructures, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../api/openshift.ts';
 import { PeerPodConfigs } from '../api/peerpodconfig.ts';
+import { defaultImage } from '../api/release.ts';
 import { renderStatus, summarize } from '../api/summary.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
@@ -45,6 +46,9 @@ import {
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
+import { isSimulatedNode, kubeletErrorReason, OPERATOR_LOG_BYTES, operatorOutsideNote, readTail, simulatedNodeReason } from './logs.ts';
+import { collectNodeLogs } from './nodelogs.ts';
+import { scrubLog } from './scrub.ts';
 
 export const REDACTED = 'REDACTED';
 
@@ -106,6 +110,14 @@ const asList = (items: KubeObject[]) => stringify({ apiVersion: 'v1', kind: 'Lis
 export interface MustGatherOptions {
   /** Where the archive goes; default the current directory. */
   destDir?: string;
+  /** The log file of an operator that runs outside the cluster (osc start's <home>/osc.log): collected, scrubbed. */
+  operatorLog?: string;
+  /** Read the selected nodes' journals with a privileged pod each (default true). */
+  nodeLogs?: boolean;
+  /** The node-log pods' image (needs only chroot and sh); default the operator pod's, else osc's release image. */
+  nodeLogImage?: string;
+  /** How long the node-log pods have, together; default 120s. */
+  nodeLogTimeoutMs?: number;
   namespace?: string;
   now?: Date;
 }
@@ -166,7 +178,7 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
     // The KataConfig and its CRD.
     const kataConfigs = await list(KataConfigs, 'cluster-scoped/kataconfigs.yaml');
     // Each node's kata configuration: assigned, active, last known good, and the error.
-    await list(KataNodes, 'cluster-scoped/katanodes.yaml');
+    const kataNodes = await list(KataNodes, 'cluster-scoped/katanodes.yaml');
     const crds: KubeObject[] = [];
     for (const name of [
       `kataconfigs.${KATACONFIG_GROUP}`,
@@ -259,23 +271,48 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       await list(PeerPodConfigs, `${base}/peerpodconfigs.yaml`, { namespace: ns });
     }
 
-    // Operator logs.
-    if (nsPods.length === 0) {
-      await put(
-        'logs/NOTE.txt',
-        `No pods run in namespace ${ns}, so there are no operator logs to collect here.\n` +
-          'The operator runs outside the cluster (e.g. "osc start", which logs to .osc/osc.log, or "osc run" with a kubeconfig):\n' +
-          'attach the log of that process instead.\n',
-      );
+    // Operator logs: its pod's, or the log of an operator running outside the cluster (osc start).
+    const operatorPods = nsPods.filter((p) => p.metadata.labels?.['app.kubernetes.io/component'] === 'operator');
+    if (opts.operatorLog) {
+      const text = await attempt(`the operator's log ${opts.operatorLog}`, () => readTail(opts.operatorLog ?? '', OPERATOR_LOG_BYTES));
+      if (text !== undefined) await put('logs/operator/osc.log', scrubLog(text));
+    } else if (operatorPods.length === 0) {
+      await put('logs/NOTE.txt', operatorOutsideNote(ns));
     }
+    const simulated = new Set((nodes?.items ?? []).filter(isSimulatedNode).map((n) => n.metadata.name));
     for (const pod of nsPods) {
+      const node = pod.spec?.nodeName ?? '';
       const containers = ((pod.spec?.containers ?? []) as { name: string }[]).map((c) => c.name);
       for (const container of containers) {
-        const text = await attempt(`logs of ${ns}/${pod.metadata.name}/${container}`, () =>
-          client.request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } }),
+        const what = `logs of ${ns}/${pod.metadata.name}/${container}`;
+        if (simulated.has(node)) {
+          problems.push(`${what}: ${simulatedNodeReason(node)}`);
+          continue;
+        }
+        const text = await attempt(what, () =>
+          client
+            .request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } })
+            .catch((e) => Promise.reject(new Error(kubeletErrorReason(e, node)))),
         );
-        if (text !== undefined) await put(`logs/${pod.metadata.name}/${container}.log`, typeof text === 'string' ? text : String(text));
+        if (text !== undefined)
+          await put(`logs/${pod.metadata.name}/${container}.log`, scrubLog(typeof text === 'string' ? text : String(text)));
       }
+    }
+
+    // The journals of the nodes kata was selected for (those with a KataNode).
+    if (opts.nodeLogs !== false) {
+      const selected = new Set(kataNodes.map((k) => k.metadata.name));
+      const image =
+        opts.nodeLogImage ?? (operatorPods[0]?.spec?.containers as { image?: string }[] | undefined)?.[0]?.image ?? defaultImage();
+      const got = await collectNodeLogs(
+        client,
+        (nodes?.items ?? []).filter((n) => selected.has(n.metadata.name)),
+        { image, timeoutMs: opts.nodeLogTimeoutMs },
+      );
+      for (const [node, text] of got.journals) await put(`nodes/${node}/journal.log`, text);
+      problems.push(...got.problems);
+      // Nothing missing there, nothing exists: a note rather than a "not collected".
+      if (got.simulated.length) await put('nodes/NOTE.txt', `${got.simulated.map(simulatedNodeReason).join('\n')}\n`);
     }
 
     // A readable summary first.

@@ -124,7 +124,7 @@ const rows: Row[] = [
     name: 'an unknown command',
     area: 'CLI',
     run: osc(['instal']),
-    expect: [/error: unknown command 'instal'/, /run "osc <command> --help"/],
+    expect: [/error: unknown command 'instal'/, /run "osc --help" for usage/],
   },
   {
     name: 'a flag without its value',

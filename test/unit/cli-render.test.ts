@@ -125,7 +125,7 @@ describe('osc status rendering', () => {
   });
 
   test('no KataConfig', () => {
-    assert.match(renderNone(false), /^No KataConfig in this cluster\./);
-    assert.match(renderNone(true), /waiting for one to be created/);
+    assert.match(renderNone(false, 'config/samples/cluster-kataconfig.yaml'), /^No KataConfig in this cluster\./);
+    assert.match(renderNone(true, 'config/samples/cluster-kataconfig.yaml'), /waiting for one to be created/);
   });
 });

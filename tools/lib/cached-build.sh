@@ -1,8 +1,9 @@
 # Sourced by tools/build-*.sh: what every build of a pinned Go module into the cache shares. The caller sets
 #   name   its log prefix and cache subfolder (e.g. control-plane)
 #   what   how its messages name it (e.g. "the control plane")
-# and then calls: require_go; [cache hit? print and exit]; wait_for_build_lock; [hit now?]; start_build;
-# its go builds into "$tmp"; finish_build "$dest".
+#   measured  an associative array: minutes a first build took, [idle] and [busy] (see start_build)
+# and then calls: require_go; [cache hit? print and exit]; wait_for_build_lock; [hit now?]; start_build
+# "<what>" "$dest"; its go builds into "$tmp"; finish_build "$dest".
 #
 #   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc)
 
@@ -31,18 +32,26 @@ wait_for_build_lock() {
   echo "[$name] another build of $what is running; waiting for it (its progress follows)" >&2
   sleep infinity &
   local waiting=$! waited=0
+  # Background jobs of a script ignore SIGINT: on Ctrl-C the sleep, and the tail following it, would outlive
+  # the script (and hold its output open) unless stopped on the way out.
+  trap 'kill "$waiting" 2>/dev/null || true' EXIT
   tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
   while ! flock -w 60 9; do
     waited=$((waited + 1))
     echo "[$name] still waiting for the other build (${waited} min)" >&2
   done
   kill "$waiting" 2>/dev/null || true
+  trap - EXIT
   wait 2>/dev/null || true
 }
 
-# A scratch directory ($tmp) that becomes the cache entry only once every binary is in it.
-start_build() {
+# A scratch directory ($tmp) that becomes the cache entry only once every binary is in it. The one estimate
+# of a first build's time is here, from the caller's `measured` (what the last measurement took, in minutes,
+# on 2 idle cores and on 2 cores shared with other builds and test runs).
+start_build() { # what is built, and where
   : >"$progress"
+  log "first build of $1 from Go modules into $2"
+  log "this takes about ${measured[idle]} minutes on 2 idle cores${measured[busy]:+, ${measured[busy]} on a busy machine}; later runs reuse it"
   tmp=$(mktemp -d "$cache_dir/.build-XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   build_started=$(date +%s)

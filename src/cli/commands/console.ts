@@ -93,13 +93,11 @@ export async function startDevConsole(opts: {
   operator: LocalOperator;
   log: Logger;
   onWarning: (message: string) => void;
-}): Promise<{ url: string; stop(): Promise<void> }> {
+}): Promise<{ url: string; metricsReady: Promise<void>; stop(): Promise<void> }> {
   const { DevPrometheus, metricsScraperToken } = await import('../../devcluster/prometheus.ts');
   const { join } = await import('node:path');
   let prometheus: DevPrometheusType | undefined;
-  let note = opts.metricsAddress
-    ? 'Prometheus is starting (its first run builds it from source: a few minutes)'
-    : 'the operator serves no metrics';
+  let note = opts.metricsAddress ? 'Prometheus is starting' : 'the operator serves no metrics';
   const starting = opts.metricsAddress
     ? scrapeCredentials(opts.kubeConfig, opts.metricsCA, metricsScraperToken)
         .then((https) =>
@@ -129,6 +127,8 @@ export async function startDevConsole(opts: {
   });
   return {
     url: c.url,
+    // Settles once Prometheus serves, or failed to start (then the warning has been given).
+    metricsReady: starting,
     stop: async () => {
       await c.close();
       await starting;

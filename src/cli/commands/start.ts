@@ -1,16 +1,27 @@
 import { createWriteStream } from 'node:fs';
-import { chmod, copyFile, rm } from 'node:fs/promises';
-import { dirname, relative, resolve } from 'node:path';
+import { chmod, copyFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { oneLine, summarize } from '../../api/summary.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
-import { DISTRIBUTIONS, isSimulated } from '../../devcluster/nodes.ts';
+import { DISTRIBUTIONS, type Distribution, isSimulated } from '../../devcluster/nodes.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator, runRestartingOnLostLease } from '../../operator.ts';
 import type { PlatformName } from '../../platform/platform.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
-import { CliError, type CliIO, type DevCloud, onShutdownSignal, prepareDirectory, SAMPLE_KATACONFIG, write } from '../common.ts';
+import {
+  CliError,
+  type CliIO,
+  type DevCloud,
+  displayPath,
+  onShutdownSignal,
+  prepareDirectory,
+  SAMPLE_KATACONFIG,
+  write,
+} from '../common.ts';
+import { lockHome } from '../homelock.ts';
 
 export interface DevFlags {
   workers?: number;
@@ -79,10 +90,7 @@ export function virtualizationCapable(eligible: string, nodes: readonly string[]
   return names;
 }
 
-const display = (p: string) => {
-  const rel = relative(process.cwd(), p);
-  return rel && !rel.startsWith('..') ? rel : p;
-};
+const display = displayPath;
 
 /** How the user runs osc: through npm in a checkout, or the installed command. */
 const oscCommand = (name: string) => (process.env.npm_lifecycle_event ? 'npm run osc --' : name);
@@ -111,6 +119,31 @@ export async function runDevEnvironment(
     flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
     oscHome(flags.home),
   );
+  // Before anything in the home is touched: it may belong to a run that is still going.
+  const command = opts.withOperator ? 'start' : 'dev';
+  const rerun =
+    process.env.npm_lifecycle_event === 'start' && opts.withOperator ? 'npm start --' : `${oscCommand(opts.programName)} ${command}`;
+  const lock = await lockHome(home, { command: `osc ${command}`, secondHomeHint: `${rerun} --home ${display(home)}-2` });
+  if (lock.tookOverFrom)
+    write(
+      io.stdout,
+      `(${display(lock.path)} was left behind by ${lock.tookOverFrom.command} pid ${lock.tookOverFrom.pid}, which no longer runs: taken over)`,
+    );
+  try {
+    return await runLocked(flags, io, opts, { home, eligible, distribution, cloud });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function runLocked(
+  flags: StartFlags,
+  io: CliIO,
+  opts: { withOperator: boolean; programName: string },
+  checked: { home: string; eligible: ReturnType<typeof virtualizationCapable>; distribution: Distribution; cloud: DevCloud },
+): Promise<number> {
+  const { home, eligible, distribution, cloud } = checked;
+  const plain = distribution === 'kubernetes';
   const logPath = resolve(home, 'osc.log');
   const logStream = createWriteStream(logPath, { flags: 'w' });
   const log: Logger = createLogger({ level: flags.logLevel, destination: logStream });
@@ -126,7 +159,7 @@ export async function runDevEnvironment(
   let operator: Operator | undefined;
   let operatorRun: Promise<void> | undefined;
   let watcher: Informer<KataConfig> | undefined;
-  let webConsole: { url: string; stop(): Promise<void> } | undefined;
+  let webConsole: { url: string; metricsReady: Promise<void>; stop(): Promise<void> } | undefined;
   const operatorAbort = new AbortController();
   const watchAbort = new AbortController();
   let code = 0;
@@ -134,7 +167,7 @@ export async function runDevEnvironment(
     const started = Date.now();
     write(
       io.stdout,
-      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (the first run builds the control plane; logs: ${display(logPath)})...`,
+      `Starting the dev cluster: a Kubernetes control plane, kwok nodes and ${plain ? "kata-deploy's simulated host side" : 'a simulated OpenShift'} (a first run builds the control plane${opts.withOperator && flags.console !== false ? ' and Prometheus' : ''} from source and shows its progress; logs: ${display(logPath)})...`,
     );
     dev = await DevCluster.start({
       distribution,
@@ -152,6 +185,7 @@ export async function runDevEnvironment(
     await chmod(kubeconfigPath, 0o600);
 
     let metricsUrl = '';
+    let metricsCurl = '';
     if (opts.withOperator) {
       const kubeConfig = dev.controlPlane.kubeConfig;
       const make = (metricsCert?: Operator['metricsCert']) =>
@@ -187,6 +221,8 @@ export async function runDevEnvironment(
       const metrics = op.manager.metricsEndpoint;
       const addr = metrics?.address;
       if (metrics) metricsUrl = `${metrics.secure ? 'https' : 'http'}://${metrics.address}/metrics`;
+      if (metrics?.secure && op.metricsCA) metricsCurl = await metricsCurlCommand(dev, home, op.metricsCA, metricsUrl);
+      else if (metrics) metricsCurl = `curl ${metricsUrl}`;
       if (flags.console !== false) {
         const { startDevConsole } = await import('./console.ts');
         webConsole = await startDevConsole({
@@ -207,6 +243,8 @@ export async function runDevEnvironment(
         });
       }
     }
+    // The banner names the console's metrics page: Prometheus (built on the first run) is up before it shows.
+    if (webConsole) await Promise.race([webConsole.metricsReady, aborted(ac.signal)]);
     if (ac.signal.aborted) return code || 130;
 
     const { workers, masters, compact } = dev.options;
@@ -242,8 +280,11 @@ export async function runDevEnvironment(
             `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
           ]),
       '',
-      `Logs: ${logPath}${metricsUrl ? `    Metrics: ${metricsUrl}` : ''}`,
-      ...(webConsole ? [`Web console: ${webConsole.url}`] : []),
+      `Logs: ${logPath}`,
+      ...(webConsole ? [`Web console: ${webConsole.url}`, `  its metrics page: ${webConsole.url}#/metrics`] : []),
+      ...(metricsCurl
+        ? [`The operator's metrics${metricsUrl.startsWith('https') ? ' (HTTPS, for a ServiceAccount token)' : ''}:`, `  ${metricsCurl}`]
+        : []),
       'Press Ctrl-C to stop; the cluster and everything in it go away.',
       '',
     ];
@@ -270,9 +311,11 @@ export async function runDevEnvironment(
       void watcher.run(watchAbort.signal);
     }
 
-    await new Promise<void>((r) => (ac.signal.aborted ? r() : ac.signal.addEventListener('abort', () => r(), { once: true })));
+    await aborted(ac.signal);
     return code;
   } catch (e) {
+    // Ctrl-C during the start-up (a build, say) stops what was under way: that is the stop asked for, not a failure.
+    if (ac.signal.aborted) return code || 130;
     if (e instanceof CliError) throw e;
     throw new CliError(`${opts.withOperator ? 'osc start' : 'osc dev'} failed: ${errorMessage(e)} (logs: ${logPath})`);
   } finally {
@@ -291,4 +334,20 @@ export async function runDevEnvironment(
     await rm(kubeconfigPath, { force: true });
     await new Promise<void>((r) => logStream.end(() => r()));
   }
+}
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+
+/**
+ * A command that reads the operator's HTTPS /metrics as printed: its CA in the home, and a token of the
+ * ServiceAccount the dev Prometheus scrapes with (bound to osc-metrics-reader; made here when there is no
+ * console), for the kubectl the banner points at.
+ */
+async function metricsCurlCommand(dev: DevCluster, home: string, caPem: string, url: string): Promise<string> {
+  const { DEV_PROMETHEUS_SERVICE_ACCOUNT, metricsScraperToken } = await import('../../devcluster/prometheus.ts');
+  await metricsScraperToken(dev.client, OPERATOR_NAMESPACE, 1);
+  const caFile = resolve(home, 'metrics-ca.crt');
+  await writeFile(caFile, caPem);
+  return `curl --cacert ${display(caFile)} -H "Authorization: Bearer $(kubectl -n ${OPERATOR_NAMESPACE} create token ${DEV_PROMETHEUS_SERVICE_ACCOUNT})" ${url}`;
 }

@@ -4,7 +4,7 @@ import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../../api/summary.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
-import { type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal, write } from '../common.ts';
+import { type CliIO, type ClusterFlags, connect, displayPath, loadCluster, onShutdownSignal, SAMPLE_KATACONFIG, write } from '../common.ts';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 
@@ -15,13 +15,13 @@ export interface StatusFlags extends ClusterFlags {
 
 const UNINSTALL_STATES = new Set(['uninstalling', 'waiting to uninstall', 'failed to uninstall']);
 
-function format(summaries: StatusSummary[], output: OutputFormat, watching: boolean, uninstallTotal = 0): string {
+export function format(summaries: StatusSummary[], output: OutputFormat, watching: boolean, uninstallTotal = 0): string {
   if (output === 'json') {
     const value = watching ? summaries[0] : { kataConfigs: summaries };
     return `${JSON.stringify(value, null, watching ? undefined : 2)}\n`;
   }
   if (output === 'yaml') return stringify(watching ? summaries[0] : { kataConfigs: summaries }, { lineWidth: 0 });
-  if (summaries.length === 0) return renderNone(watching);
+  if (summaries.length === 0) return renderNone(watching, displayPath(SAMPLE_KATACONFIG));
   return summaries.map((s) => renderStatus(s, { uninstallTotal })).join('\n');
 }
 
@@ -47,30 +47,49 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
   }
 }
 
+export const WATCHING_HINT = '(watching; Ctrl-C to stop)';
+
+/**
+ * Where --watch renders: on a terminal, each state replaces the screen with a hint below it that the watch
+ * goes on, and the hint is erased when the watch ends (it would otherwise stay, stale, under the final
+ * state); elsewhere, each state is appended (YAML documents separated by ---).
+ */
+export function watchScreen(out: CliIO['stdout'], output: OutputFormat): { show(text: string): void; close(): void } {
+  const tty = output === 'text' && !!out.isTTY;
+  let last = '';
+  let blocks = 0;
+  return {
+    show: (text) => {
+      if (text === last) return;
+      last = text;
+      if (tty) out.write(`\x1b[H\x1b[2J${text}\n${WATCHING_HINT}\n`);
+      else if (output === 'yaml') out.write(`${blocks ? '---\n' : ''}${text}`);
+      else out.write(`${blocks && output === 'text' ? '\n' : ''}${text}`);
+      blocks++;
+    },
+    close: () => {
+      // Up one line (the hint) and erase it.
+      if (tty && blocks) out.write('\x1b[1A\x1b[2K');
+    },
+  };
+}
+
 /**
  * Renders on every change the watch delivers (no polling). Exits 0 once the KataConfig is installed and
  * idle (InProgress False without a reason), or once it is gone after a delete; 130 on Ctrl-C.
  */
 async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfig>, nodes: Informer<Node>): Promise<number> {
   const ac = new AbortController();
-  const tty = flags.output === 'text' && !!io.stdout.isTTY;
-  let last = '';
+  const screen = watchScreen(io.stdout, flags.output);
+  const emit = screen.show;
   let uninstallTotal = 0;
-  let blocks = 0;
-  const emit = (text: string) => {
-    if (text === last) return;
-    last = text;
-    if (tty) io.stdout.write(`\x1b[H\x1b[2J${text}\n(watching; Ctrl-C to stop)\n`);
-    else if (flags.output === 'yaml') io.stdout.write(`${blocks ? '---\n' : ''}${text}`);
-    else io.stdout.write(`${blocks && flags.output === 'text' ? '\n' : ''}${text}`);
-    blocks++;
-  };
 
   return new Promise<number>((resolve) => {
     let done = false;
     const finish = (code: number) => {
       if (done) return;
       done = true;
+      screen.close();
       signals.dispose();
       ac.abort();
       resolve(code);
@@ -107,7 +126,8 @@ async function watch(flags: StatusFlags, io: CliIO, informer: Informer<KataConfi
     void nodes.run(ac.signal).catch(() => undefined);
     informer.run(ac.signal).catch(() => finish(1));
     void informer.waitForSync(ac.signal).then((synced) => {
-      if (synced && !done && informer.list().length === 0 && flags.output === 'text') write(io.stdout, renderNone(true).trimEnd());
+      if (synced && !done && informer.list().length === 0 && flags.output === 'text')
+        write(io.stdout, renderNone(true, displayPath(SAMPLE_KATACONFIG)).trimEnd());
     });
   });
 }

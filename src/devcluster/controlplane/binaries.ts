@@ -35,17 +35,33 @@ export async function controlPlaneBinaries(log?: Logger): Promise<ControlPlaneBi
   let dir = process.env.OSC_CONTROL_PLANE_DIR;
   if (!dir) {
     log?.info('locating the control plane binaries (the first run builds them from Go modules)');
-    dir = await new Promise<string>((resolve, reject) => {
-      const child = spawn('bash', [join(repoRoot, 'tools', 'build-control-plane.sh')], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-      });
-      child.on('error', reject);
-      child.on('exit', (code) =>
-        code === 0 ? resolve(out.trim().split('\n').pop() ?? '') : reject(new Error(`tools/build-control-plane.sh exited with ${code}`)),
-      );
-    });
+    dir = await runBuildScript('build-control-plane.sh');
   }
   return binariesIn(dir);
+}
+
+/**
+ * Runs tools/<script> (a cached build: its progress on our stderr) and answers the last line it prints, the
+ * path of what it built. A script ended by a signal (Ctrl-C reaches the whole process group, the script
+ * included) says so, rather than "exited with null".
+ */
+export function runBuildScript(script: string): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn('bash', [join(repoRoot, 'tools', script)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve(out.trim().split('\n').pop() ?? '');
+      else if (signal) reject(new BuildInterruptedError(`tools/${script} was stopped by ${signal}`));
+      else reject(new Error(`tools/${script} failed (exit code ${code}); its messages are above`));
+    });
+  });
+}
+
+/** A build stopped by a signal: the user pressed Ctrl-C (or the run is being stopped), not a failed build. */
+export class BuildInterruptedError extends Error {
+  override name = 'BuildInterruptedError';
 }

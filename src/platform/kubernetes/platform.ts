@@ -402,4 +402,3 @@ const forgetWrite = (node: string): PlatformWrite => ({
   name: node,
   patch: { metadata: { annotations: { [ROLLOUT_ANNOTATION]: null } } },
 });
-
