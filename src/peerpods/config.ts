@@ -11,6 +11,7 @@
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../api/names.ts';
 import type { ConfigMap, Secret } from '../kube/resources.ts';
+import { checkInitdataSetting } from './config-initdata.ts';
 import { closestName } from './policy.ts';
 
 export interface Problem {
@@ -536,6 +537,8 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
       problems.push({ key: 'DISABLECVM', message: `DISABLECVM is ${q(dc)}: it must be true or false; set it to "true" as documented` });
     } else disableCVM = b;
   }
+
+  checkInitdataSetting(data, problems, warnings);
 
   // Report in the documented key order (the order of the example ConfigMap), Secret problems last.
   const rank = (k: string) => {
