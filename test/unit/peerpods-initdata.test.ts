@@ -22,6 +22,7 @@ import {
 } from '../../src/peerpods/initdata.ts';
 import { mutatePeerPod } from '../../src/peerpods/mutate.ts';
 import { AGENT_POLICY_ANNOTATION, defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
+import { runOsc } from '../support/cli.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/initdata/${name}`, import.meta.url), 'utf8');
 /** The product documentation's example layout, with its placeholders filled in (test/fixtures/initdata/). */
@@ -319,6 +320,15 @@ describe('osc initdata (runInitdataCommand)', () => {
     assert.match(r.stdout, /AMD SEV-SNP, HOST_DATA \(32 bytes.*\n {2}4a04dc3a[0-9a-f]{56}\n/);
     assert.match(r.stdout, /PCR 8 .*\n {2}8a081a86/);
     assert.equal(run('digest', 'x').code, 1);
+  });
+
+  test('the osc program runs it: help, a check that fails with exit status 1', async () => {
+    assert.deepEqual(await runOsc(['initdata', '--help']), { code: 0, stdout: INITDATA_USAGE, stderr: '' });
+    const bad = await runOsc(['initdata', 'check', 'not*base64']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^error: the initdata is not base64/);
+    const help = await runOsc(['--help']);
+    assert.match(help.stdout, /initdata .*build, decode, check and digest/);
   });
 
   test('usage: help, unknown commands and extra arguments', () => {
