@@ -5,14 +5,19 @@
  */
 import { INITDATA_KEY } from '../api/initdata.ts';
 import { PEER_PODS_CM } from '../api/names.ts';
-import type { Problem } from './config.ts';
 import { decodeInitdata, InitdataError } from './initdata.ts';
+
+/** A key and what is wrong with it: config.ts's Problem, restated so that this file need not import it back. */
+interface KeyProblem {
+  key: string;
+  message: string;
+}
 
 /** The last value checked and its findings: the ConfigMap is validated on every pass, the value rarely changes. */
 let last: { value: string; problem?: string; warnings: string[] } | undefined;
 
 /** Adds INITDATA's problem (at most one: the outermost layer at fault) and warnings. */
-export function checkInitdataSetting(data: Record<string, string>, problems: Problem[], warnings: Problem[]): void {
+export function checkInitdataSetting(data: Record<string, string>, problems: KeyProblem[], warnings: KeyProblem[]): void {
   const value = data[INITDATA_KEY];
   if (value === undefined) return;
   if (last?.value !== value) last = { value, ...findings(value) };
