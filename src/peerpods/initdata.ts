@@ -49,7 +49,7 @@ export function encodeInitdata(toml: string): string {
 /** The TOML text of an initdata value, without checking the document. */
 export function decodeInitdataText(value: string): string {
   if (value.trim() === '') throw new InitdataError('value', INITDATA_TEXT.empty);
-  if (/^\s*(version|algorithm|\[data\])\b/m.test(value)) throw new InitdataError('base64', INITDATA_TEXT.plainToml);
+  if (looksLikeToml(value)) throw new InitdataError('base64', INITDATA_TEXT.plainToml);
   const size = Buffer.byteLength(value, 'utf8');
   if (size > MAX_INITDATA_ENCODED_BYTES) throw new InitdataError('size', INITDATA_TEXT.tooLarge(size));
   if (/\s/.test(value)) throw new InitdataError('base64', INITDATA_TEXT.lineBreaks);
@@ -57,7 +57,7 @@ export function decodeInitdataText(value: string): string {
   const bytes = Buffer.from(value, 'base64');
   if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) {
     const text = utf8(bytes);
-    if (text !== undefined && /^\s*(version|algorithm|\[data\])\b/m.test(text)) {
+    if (text !== undefined && looksLikeToml(text)) {
       throw new InitdataError('gzip', INITDATA_TEXT.base64OfPlainText);
     }
     throw new InitdataError('gzip', INITDATA_TEXT.notGzip);
@@ -72,6 +72,11 @@ export function decodeInitdataText(value: string): string {
   const text = utf8(inflated);
   if (text === undefined) throw new InitdataError('utf-8', INITDATA_TEXT.notUtf8);
   return text;
+}
+
+/** An initdata document's own lines, which base64 or gzip never start a line with. */
+function looksLikeToml(text: string): boolean {
+  return /^\s*(version\s*=|algorithm\s*=|\[data\])/m.test(text);
 }
 
 function utf8(bytes: Buffer): string | undefined {

@@ -55,6 +55,12 @@ const BAD: { name: string; value: string; layer: string; message: RegExp }[] = [
     layer: 'base64',
     message: /is plain TOML, not gzipped and base64-encoded: encode the TOML file with gzip -c initdata.toml \| base64 -w0/,
   },
+  {
+    name: 'plain TOML starting with [data]',
+    value: '[data]\n"aa.toml" = ""\n',
+    layer: 'base64',
+    message: /is plain TOML, not gzipped and base64-encoded/,
+  },
   { name: 'not base64', value: 'not*base64!', layer: 'base64', message: /^the initdata is not base64 \(characters outside/ },
   { name: 'base64 with a bad length', value: 'H4sIAAAAAAAAA', layer: 'base64', message: /^the initdata is not base64/ },
   {
@@ -262,7 +268,7 @@ describe('osc initdata (runInitdataCommand)', () => {
       stderr: '',
       code: 0,
     });
-    assert.equal(run('build', '--aa', 'aa.toml', '--cdh', 'cdh.toml', '--policy-preset', 'hardened', '--toml').stdout, EXAMPLE);
+    assert.equal(run('build', '--aa', 'aa.toml', '--cdh', 'cdh.toml', '--policy', 'policy.rego', '--toml').stdout, EXAMPLE);
     const permissive = run('build', '--policy-preset', 'default', '--algorithm', 'sha512');
     assert.equal(permissive.code, 0);
     const built = decodeInitdata(permissive.stdout.trim());
