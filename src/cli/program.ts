@@ -329,6 +329,21 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       result.code = r.code;
     });
 
+  program
+    .command('initdata')
+    .description('initdata for peer pods: build, decode, check and digest the guest configuration (osc initdata --help)')
+    .argument('[args...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (args: string[]) => {
+      const { runInitdataCommand } = await import('./commands/initdata.ts');
+      const stdin = args.includes('-') ? await readStdin() : undefined;
+      const r = runInitdataCommand(args, { stdin });
+      io.stdout.write(r.stdout);
+      io.stderr.write(r.stderr);
+      result.code = r.code;
+    });
+
   // Commander copies the program's hint to each command as it is created; each names its own help instead.
   for (const cmd of program.commands) cmd.showHelpAfterError(`(run "${name} ${cmd.name()} --help" for usage)`);
   return program;

@@ -92,6 +92,9 @@ export const PEER_PODS_CM_KEYS = [
   'DISABLECVM',
 ] as const;
 
+/** Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata. */
+export const CHECKED_APART_CM_KEYS = ['INITDATA'] as const;
+
 /** Other keys the cloud-api-adaptor reads; accepted without comment. */
 export const OTHER_CM_KEYS = [
   'USE_PUBLIC_IP',

@@ -11,8 +11,10 @@
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import type { ConfigMap, Secret } from '../kube/resources.ts';
+import { checkInitdataSetting } from './config-initdata.ts';
 import {
   AGENT_PORT,
+  CHECKED_APART_CM_KEYS,
   MAX_ROOT_VOLUME_SIZE,
   MAX_TAGS,
   MIN_ROOT_VOLUME_SIZE,
@@ -65,10 +67,10 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
   const data = { ...(cm.data ?? {}) };
 
   // Unknown keys: say so only when they look like a misspelt documented key.
-  const known = new Set<string>([...PEER_PODS_CM_KEYS, ...OTHER_CM_KEYS]);
+  const known = new Set<string>([...PEER_PODS_CM_KEYS, ...CHECKED_APART_CM_KEYS, ...OTHER_CM_KEYS]);
   for (const key of Object.keys(data)) {
     if (known.has(key)) continue;
-    const guess = closestName(key, PEER_PODS_CM_KEYS, 3);
+    const guess = closestName(key, [...PEER_PODS_CM_KEYS, ...CHECKED_APART_CM_KEYS], 3);
     if (guess) {
       warnings.push({ key, message: `${key} is not a peer pods setting and is ignored; did you mean ${guess}?` });
     }
@@ -334,6 +336,8 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
       problems.push({ key: 'DISABLECVM', message: `DISABLECVM is ${q(dc)}: it must be true or false; set it to "true" as documented` });
     } else disableCVM = b;
   }
+
+  checkInitdataSetting(data, problems, warnings);
 
   // Report in the documented key order (the order of the example ConfigMap), Secret problems last.
   const rank = (k: string) => {

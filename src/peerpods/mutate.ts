@@ -22,12 +22,17 @@
  *     allowed list, or a pod bigger than every allowed type, is rejected with a message naming them.
  *  4. The Kata Agent policy annotation, when present, must decode and be usable by the agent; a pod
  *     whose policy does not deny ExecProcessRequest gets a warning (docs/peerpods.md, "Kata Agent policy").
+ *  5. The initdata annotation, when present, must be a value the guest accepts (initdata.ts); a malformed
+ *     one is rejected with the layer at fault (docs/peerpods.md, "Initdata").
  *
  * Mutating an already mutated pod yields an empty patch.
  */
+
+import { INITDATA_ANNOTATION } from '../api/initdata.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, PEER_POD_VM_RESOURCE } from '../api/names.ts';
 import type { Container, Pod } from '../kube/resources.ts';
 import type { PeerPodsConfig } from './config.ts';
+import { decodeInitdata, InitdataError } from './initdata.ts';
 import { type InstanceTable, selectInstanceType } from './instancetypes.ts';
 import { AGENT_POLICY_ANNOTATION, checkPolicy, decodePolicy, deniesExec, PolicyDecodeError } from './policy.ts';
 import { parseQuantity, QuantityError, toMiB, toWholeUnits } from './quantity.ts';
@@ -190,6 +195,18 @@ function policyCheck(annotations: Record<string, string>, warnings: string[]): v
   if (!deniesExec(text)) warnings.push('the Kata Agent policy allows oc exec (ExecProcessRequest); deny it in production');
 }
 
+/** A pod's own initdata must be one the guest accepts, or its pod VM would never start. */
+function initdataCheck(annotations: Record<string, string>, warnings: string[]): void {
+  const value = annotations[INITDATA_ANNOTATION];
+  if (value === undefined) return;
+  try {
+    for (const w of decodeInitdata(value).warnings) warnings.push(`annotation ${INITDATA_ANNOTATION}: ${w}`);
+  } catch (e) {
+    if (e instanceof InitdataError) throw new Rejection(`annotation ${INITDATA_ANNOTATION}: ${e.message}`);
+    throw e;
+  }
+}
+
 function toSafeNumber(n: bigint, what: string): number {
   if (n > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new Rejection(
@@ -251,6 +268,8 @@ function mutate(pod: Pod, settings: MutateSettings): MutateResult {
 
   // 4. The agent policy.
   policyCheck(annotations, warnings);
+  // 5. The initdata.
+  initdataCheck(annotations, warnings);
 
   // The patch.
   const patch: JSONPatchOp[] = [];

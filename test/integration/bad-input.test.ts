@@ -108,6 +108,8 @@ const remotePod = (name: string, annotations: Record<string, string>, resources 
     resources,
     '',
   ].join('\n');
+/** The adaptor DaemonSet's pod template before a row that edits peer-pods-cm badly: it must not change. */
+let adaptorTemplate: string | undefined;
 const DENIED = /admission webhook "mpod\.peerpods\.kataconfiguration\.openshift\.io" denied the request: /;
 const configValid = (k: KataConfig | undefined) => cond(k, 'PeerPodsConfigValid');
 /** Installed on both workers, kata and kata-remote offered, the peer-pods configuration valid. */
@@ -392,6 +394,35 @@ const rows: Row[] = [
     },
   },
   {
+    name: 'INITDATA in peer-pods-cm that is plain TOML, not gzipped and base64-encoded',
+    area: 'peer pods',
+    act: async (c) => {
+      adaptorTemplate = JSON.stringify((await c.client.find(DaemonSets, CAA_DAEMONSET, NS))?.spec.template);
+      return c.client.patch(
+        ConfigMaps,
+        PEER_PODS_CM,
+        { data: { INITDATA: 'version = "0.1.0"\nalgorithm = "sha384"\n\n[data]\n' } },
+        { namespace: NS },
+      );
+    },
+    expect: {
+      reported: 'INITDATA named with the layer at fault and the fix; the adaptors untouched',
+      check: async (c) => {
+        const v = configValid(await c.kc());
+        const template = JSON.stringify((await c.client.find(DaemonSets, CAA_DAEMONSET, NS))?.spec.template);
+        return (
+          v?.status === 'False' &&
+          /INITDATA in ConfigMap peer-pods-cm: the initdata is plain TOML, not gzipped and base64-encoded: encode the TOML file with gzip -c initdata\.toml \| base64 -w0/.test(
+            v.message,
+          ) &&
+          adaptorTemplate !== undefined &&
+          template === adaptorTemplate
+        );
+      },
+      fix: (c) => c.client.patch(ConfigMaps, PEER_PODS_CM, { data: { INITDATA: null } }, { namespace: NS }),
+    },
+  },
+  {
     name: 'peer-pods-secret with its keys in lower case',
     area: 'peer pods',
     act: (c) =>
@@ -562,6 +593,23 @@ const rows: Row[] = [
       ),
     expect: {
       refused: [DENIED, /the policy annotation holds plain Rego, not base64; set it to the output of base64 -w0 policy\.rego/],
+    },
+  },
+  {
+    name: 'a kata-remote pod whose initdata annotation is base64 of TOML that was not gzipped',
+    area: 'pod admission',
+    act: (c) =>
+      c.kubectl(
+        ['create', '-f', '-'],
+        remotePod('initdata', {
+          'io.katacontainers.config.hypervisor.cc_init_data': b64('version = "0.1.0"\nalgorithm = "sha384"\n\n[data]\n'),
+        }),
+      ),
+    expect: {
+      refused: [
+        DENIED,
+        /annotation io\.katacontainers\.config\.hypervisor\.cc_init_data: the initdata is base64 of text, not of gzip: gzip it before encoding/,
+      ],
     },
   },
   {

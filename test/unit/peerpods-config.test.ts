@@ -152,7 +152,7 @@ describe('validatePeerPodsConfig: a good configuration', () => {
 
   test('a key that looks misspelt is a warning, other unknown keys are ignored', () => {
     const r = validatePeerPodsConfig(
-      withData({ PODVM_INSTANCE_TYP: 't3.small', USE_PUBLIC_IP: 'true', SOMETHING_ELSE: 'x' }),
+      withData({ PODVM_INSTANCE_TYP: 't3.small', INIT_DATA: 'x', USE_PUBLIC_IP: 'true', SOMETHING_ELSE: 'x' }),
       goodSecret(),
     );
     assert.deepEqual(r.problems, []);
@@ -163,6 +163,7 @@ describe('validatePeerPodsConfig: a good configuration', () => {
           key: 'PODVM_INSTANCE_TYP',
           message: 'PODVM_INSTANCE_TYP is not a peer pods setting and is ignored; did you mean PODVM_INSTANCE_TYPE?',
         },
+        { key: 'INIT_DATA', message: 'INIT_DATA is not a peer pods setting and is ignored; did you mean INITDATA?' },
       ],
     );
   });
