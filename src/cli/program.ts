@@ -223,9 +223,10 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
     .addOption(
-      new Option('--distribution <name>', 'the cluster: openshift (Machine Config Operator) or kubernetes (kata-deploy); sets the RBAC')
-        .choices(['openshift', 'kubernetes'])
-        .default('openshift'),
+      new Option(
+        '--distribution <name>',
+        'the cluster: openshift (Machine Config Operator; the default) or kubernetes (kata-deploy); sets the RBAC. With --output-dir and no --distribution: both (config/ and config/kubernetes/)',
+      ).choices(['openshift', 'kubernetes']),
     )
     .addHelpText(
       'after',

@@ -13,6 +13,7 @@ import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
+import { kataDeployIdentity } from './katadeploy-rbac.ts';
 import { clusterRules, type Distribution, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export const NAMES = {
@@ -257,6 +258,16 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
+    ...(opts.distribution === 'kubernetes'
+      ? [
+          {
+            file: KATA_DEPLOY_RBAC_FILE,
+            title:
+              "kata-deploy's ServiceAccount and RBAC, for the installer DaemonSet the operator runs (see src/install/katadeploy-rbac.ts)",
+            objects: kataDeployIdentity(ns),
+          },
+        ]
+      : []),
     {
       file: '30-operator.yaml',
       title: 'The operator Deployment and its Services',
@@ -302,6 +313,26 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       objects: [serviceMonitor()],
     },
   ];
+}
+
+export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
+
+/** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */
+export const KUBERNETES_OVERLAY = 'kubernetes';
+
+/**
+ * The committed config/ tree: the OpenShift manifests, and under kubernetes/ the files that plain
+ * Kubernetes replaces or adds (its RBAC and kata-deploy's identity), so that
+ * `kubectl apply -f config/ -f config/kubernetes/` installs what `osc install --distribution kubernetes` does.
+ */
+export async function configFiles(opts: Omit<ManifestOptions, 'distribution'> = {}): Promise<ManifestFile[]> {
+  const openshift = await manifestFiles({ ...opts, distribution: 'openshift' });
+  const kubernetes = await manifestFiles({ ...opts, distribution: 'kubernetes' });
+  const same = (f: ManifestFile) => {
+    const o = openshift.find((x) => x.file === f.file);
+    return !!o && fileText(o) === fileText(f);
+  };
+  return [...openshift, ...kubernetes.filter((f) => !same(f)).map((f) => ({ ...f, file: `${KUBERNETES_OVERLAY}/${f.file}` }))];
 }
 
 /** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */

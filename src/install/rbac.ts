@@ -32,8 +32,6 @@ export interface PolicyRule {
 export { LEADER_ELECTION_LEASE };
 
 const MCO = 'machineconfiguration.openshift.io';
-/** The installer objects of the Kubernetes platform (src/platform/kubernetes/katadeploy.ts, kept literal here). */
-const KATA_DEPLOY = 'osc-kata-deploy';
 
 /** Which cluster the manifests are for: OpenShift (the Machine Config Operator) or plain Kubernetes (kata-deploy). */
 export type Distribution = 'openshift' | 'kubernetes';
@@ -41,7 +39,9 @@ const READ = ['get', 'list', 'watch'];
 
 /** Cluster-scoped objects, and pods in every namespace. */
 export function clusterRules(distribution: Distribution = 'openshift'): PolicyRule[] {
-  const platform = distribution === 'kubernetes' ? kubernetesClusterRules() : openshiftClusterRules();
+  // Plain Kubernetes needs nothing beyond the common rules: kata-deploy's DaemonSet lives in the operator's
+  // namespace (below), and its ServiceAccount and RBAC ship with the install (katadeploy-rbac.ts).
+  const platform = distribution === 'kubernetes' ? [] : openshiftClusterRules();
   return [
     // The KataConfig: read (informer, the webhook's duplicate check), finalizer (merge patch), status (PUT).
     { apiGroups: [KATACONFIG_GROUP], resources: [KataConfigs.plural], verbs: [...READ, 'patch'] },
@@ -101,25 +101,6 @@ function openshiftClusterRules(): PolicyRule[] {
   ];
 }
 
-/**
- * kata-deploy's identity (docs/kubernetes.md): osc creates its ClusterRole and binding, which the API server
- * allows only to a holder of every permission granted (nodes get/patch is above; DaemonSets cluster-wide and
- * nodes/proxy are here, for that reason alone).
- */
-function kubernetesClusterRules(): PolicyRule[] {
-  return [
-    { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
-    { apiGroups: ['apps'], resources: ['daemonsets'], verbs: READ },
-    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['create'] },
-    {
-      apiGroups: ['rbac.authorization.k8s.io'],
-      resources: ['clusterroles', 'clusterrolebindings'],
-      verbs: [...READ, 'patch', 'delete'],
-      resourceNames: [KATA_DEPLOY],
-    },
-  ];
-}
-
 /** The scraper's side: get on the operator's /metrics (a non-resource URL). */
 export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string[] }[] {
   return [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }];
@@ -127,14 +108,8 @@ export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string
 
 /** In the operator's namespace. */
 export function namespaceRules(distribution: Distribution = 'openshift'): PolicyRule[] {
-  // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it; its ServiceAccount is osc's.
-  const kubernetes: PolicyRule[] =
-    distribution === 'kubernetes'
-      ? [
-          { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
-          { apiGroups: [''], resources: ['serviceaccounts'], verbs: [...READ, 'patch', 'delete'], resourceNames: [KATA_DEPLOY] },
-        ]
-      : [];
+  // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it.
+  const kubernetes: PolicyRule[] = distribution === 'kubernetes' ? [{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }] : [];
   return [
     ...kubernetes,
     // Leader election: one Lease, created by the first replica.

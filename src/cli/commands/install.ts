@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
-import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
+import { kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
+import { configFiles, fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
@@ -38,7 +39,9 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
-      for (const f of files) {
+      // Without --distribution: the tree committed as config/, both distributions' (see configFiles).
+      const tree = flags.distribution ? files : await configFiles({ image: flags.image, logLevel: flags.logLevel });
+      for (const f of tree) {
         const path = join(dir, f.file);
         try {
           await mkdir(dirname(path), { recursive: true });
@@ -120,6 +123,8 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
     for (const f of files) {
       if (f.file.startsWith('00-') && flags.keepNamespace) continue;
       objects.push(...f.objects);
+      // kata-deploy's identity, where the install was for plain Kubernetes (elsewhere it is not there: gone already).
+      if (f.file.startsWith('20-')) objects.push(...kataDeployIdentity(OPERATOR_NAMESPACE));
       if (f.file.startsWith('30-')) {
         // What the operator created at run time in its namespace (deleted before the namespace).
         // The webhook certificate of every source (only the ones that exist are deleted); cert-manager's

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LogLevel } from '../../api/names.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
-import type { KubeObject, OwnerReference } from '../../kube/types.ts';
+import type { OwnerReference } from '../../kube/types.ts';
 
 /**
  * What osc knows about kata-deploy, the installer that puts Kata Containers on plain Kubernetes nodes,
@@ -229,35 +229,14 @@ export const templateConfigId = (ds: DaemonSet | undefined): string | undefined 
   ds?.spec.template.metadata?.annotations?.[CONFIG_ANNOTATION];
 
 /**
- * What the installer may do through the API (kata-deploy's own RBAC): label its node, read its kubelet's
- * configuration, and find its DaemonSet (and any other kata-deploy) to decide whether to clean up.
+ * What the installer may do through the API (kata-deploy's own chart grants the same, but for one rule):
+ * label its node, and find its DaemonSet (and any other kata-deploy's, cluster-wide) to decide whether to
+ * clean up on termination. Its chart also grants `nodes/proxy get`, only to read the kubelet's /configz for
+ * an advisory check of runtimeRequestTimeout; kata-deploy logs a warning when that read is refused and goes
+ * on. `nodes/proxy` reaches every kubelet endpoint, exec into any container included: not worth a warning.
+ * The objects carrying these rules ship with the install (src/install/katadeploy-rbac.ts).
  */
 export const INSTALLER_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },
-  { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
   { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list', 'watch'] },
 ];
-
-/** The installer's ServiceAccount, ClusterRole and ClusterRoleBinding. */
-export function desiredInstallerIdentity(
-  namespace: string,
-  owner?: OwnerReference,
-): { serviceAccount: KubeObject; role: KubeObject; binding: KubeObject } {
-  const meta = (ns?: string) => ({
-    name: INSTALLER_NAME,
-    ...(ns ? { namespace: ns } : {}),
-    labels: { 'app.kubernetes.io/name': 'kata-deploy', 'app.kubernetes.io/managed-by': 'osc-operator' },
-    ...(owner ? { ownerReferences: [owner] } : {}),
-  });
-  return {
-    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(namespace) },
-    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(), rules: INSTALLER_RULES } as KubeObject,
-    binding: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: meta(),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: INSTALLER_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: INSTALLER_NAME, namespace }],
-    } as KubeObject,
-  };
-}

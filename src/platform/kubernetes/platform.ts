@@ -3,17 +3,7 @@ import type { KataConfigSpec } from '../../api/kataconfig.ts';
 import { kataConfigOwner } from '../../api/kataconfig.ts';
 import type { KataNodeStatus } from '../../api/katanode.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
-import {
-  ClusterRoleBindings,
-  ClusterRoles,
-  type DaemonSet,
-  DaemonSets,
-  type Node,
-  Nodes,
-  type Pod,
-  Pods,
-  ServiceAccounts,
-} from '../../kube/resources.ts';
+import { type DaemonSet, DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type {
@@ -36,7 +26,6 @@ import {
   DEFAULT_KATA_DEPLOY_IMAGE,
   DEFAULT_SHIM,
   desiredInstallerDaemonSet,
-  desiredInstallerIdentity,
   handlerFor,
   INSTALL_LABEL,
   INSTALLER_NAME,
@@ -57,7 +46,7 @@ import { type NodeMemory, planRollout, type RolloutPlan, type StopMark } from '.
  */
 
 export interface KubernetesPlatformOptions {
-  /** Where the installer's DaemonSet and ServiceAccount live (the operator's namespace). */
+  /** Where the installer's DaemonSet lives (the operator's namespace, where the install put its ServiceAccount). */
   namespace: string;
   /** The kata-deploy image (default: the pinned release, or RELATED_IMAGE_KATA_DEPLOY). */
   image: string;
@@ -82,11 +71,14 @@ export const defaultKubernetesOptions = (env: Record<string, string | undefined>
 /** On the installer DaemonSet: the stop mark of a rollout that failed (JSON of StopMark). */
 export const STOPPED_ANNOTATION = 'kataconfiguration.openshift.io/rollout-stopped';
 
-/** What the platform reads: its installer objects. */
+/**
+ * What the platform reads: its installer objects. kata-deploy's ServiceAccount and RBAC are not among
+ * them: they ship with the install (src/install/katadeploy-rbac.ts), so the operator needs no right to
+ * make ClusterRoles or bind them.
+ */
 export interface KubernetesObserved {
   daemonSet?: DaemonSet;
   pods: Pod[];
-  identity: { serviceAccount: boolean; role: boolean; binding: boolean };
 }
 
 const isControlPlane = (n: Node) =>
@@ -126,16 +118,12 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const byName = { fieldSelector: `metadata.name=${INSTALLER_NAME}` };
     const daemonSets = source.informer(DaemonSets, { namespace: ns, ...byName });
     const pods = source.informer(Pods, { namespace: ns, labelSelector: `name=${INSTALLER_NAME}` });
-    const serviceAccounts = source.informer(ServiceAccounts, { namespace: ns, ...byName });
-    const roles = source.informer(ClusterRoles, byName);
-    const bindings = source.informer(ClusterRoleBindings, byName);
-    const informers = [daemonSets, pods, serviceAccounts, roles, bindings] as Informer<KubeObject>[];
+    const informers = [daemonSets, pods] as Informer<KubeObject>[];
     return {
       informers,
       observe: () => ({
         daemonSet: daemonSets.get(`${ns}/${INSTALLER_NAME}`) ?? daemonSets.list()[0],
         pods: pods.list(),
-        identity: { serviceAccount: serviceAccounts.list().length > 0, role: roles.list().length > 0, binding: bindings.list().length > 0 },
       }),
     };
   }
@@ -203,12 +191,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   rolloutComplete(input: PlatformInput<KubernetesObserved>): boolean {
     const plan = this.plan(input);
     const ds = input.observed.daemonSet;
-    return (
-      !plan.stopped &&
-      plan.template === configId(this.config(input.kataConfig?.spec)) &&
-      templateConfigId(ds) === plan.template &&
-      Object.values(input.observed.identity).every(Boolean)
-    );
+    return !plan.stopped && plan.template === configId(this.config(input.kataConfig?.spec)) && templateConfigId(ds) === plan.template;
   }
 
   installing(input: PlatformInput<KubernetesObserved>): string[] {
@@ -237,22 +220,13 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   cleanupPlan(_input: PlatformInput<KubernetesObserved>): PlatformPlan {
     const ns = this.opts.namespace;
-    return {
-      steps: [
-        [{ op: 'delete', resource: DaemonSets, name: INSTALLER_NAME, namespace: ns }],
-        [
-          { op: 'delete', resource: ClusterRoleBindings, name: INSTALLER_NAME },
-          { op: 'delete', resource: ClusterRoles, name: INSTALLER_NAME },
-          { op: 'delete', resource: ServiceAccounts, name: INSTALLER_NAME, namespace: ns },
-        ],
-      ],
-      pending: 0,
-    };
+    // The installer's ServiceAccount and RBAC stay: they belong to the install, not to a KataConfig.
+    return { steps: [[{ op: 'delete', resource: DaemonSets, name: INSTALLER_NAME, namespace: ns }]], pending: 0 };
   }
 
   /**
    * No KataConfig: kata leaves every node at once (there is no rollout to follow any more, as on
-   * OpenShift), then the installer objects go once its pods have cleaned up.
+   * OpenShift), then the installer DaemonSet goes once its pods have cleaned up.
    */
   leftoversPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
     const labelled = input.nodes.filter((n) => n.metadata.labels?.[INSTALL_LABEL] !== undefined);
@@ -260,7 +234,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const steps: PlatformWrite[][] = [];
     if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null)));
     const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
-    if (labelled.length === 0 && input.observed.pods.length === 0 && (ours(input.observed.daemonSet) || anyIdentity(input.observed)))
+    if (labelled.length === 0 && input.observed.pods.length === 0 && ours(input.observed.daemonSet))
       steps.push(...this.cleanupPlan(input).steps);
     return { steps, pending: labelled.length - now.length };
   }
@@ -284,19 +258,13 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return [];
   }
 
-  /** The writes of a rollout plan: installer identity, then the DaemonSet, then nodes and pods. */
+  /** The writes of a rollout plan: the DaemonSet, then nodes and pods. */
   private writes(input: PlatformInput<KubernetesObserved>, plan: RolloutPlan, install = true): PlatformPlan {
     const ns = this.opts.namespace;
     const owner = input.kataConfig ? kataConfigOwner(input.kataConfig, true) : undefined;
     const steps: PlatformWrite[][] = [];
-    const { identity, daemonSet } = input.observed;
-    const id = desiredInstallerIdentity(ns, owner);
-    const first: PlatformWrite[] = [];
+    const { daemonSet } = input.observed;
     if (!install) return this.nodeWrites(plan);
-    if (!identity.serviceAccount) first.push({ op: 'create', resource: ServiceAccounts, object: id.serviceAccount });
-    if (!identity.role) first.push({ op: 'create', resource: ClusterRoles, object: id.role });
-    if (!identity.binding) first.push({ op: 'create', resource: ClusterRoleBindings, object: id.binding });
-    if (first.length) steps.push(first);
 
     // The template carries the configuration the plan installs now (the target, or a rollback's).
     const templateConfig = this.configFor(plan.template, input);
@@ -346,8 +314,6 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return recordedSettings(input.observed.daemonSet).find((c) => configId(c) === id);
   }
 }
-
-const anyIdentity = (o: KubernetesObserved) => o.identity.serviceAccount || o.identity.role || o.identity.binding;
 
 /** Assigns a configuration to a node (the label that selects it, the annotation that says which), or takes kata off it. */
 const labelWrite = (node: string, config: string | null): PlatformWrite => ({
