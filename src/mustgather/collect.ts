@@ -45,6 +45,7 @@ import {
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION } from '../webhooks/setup.ts';
+import { scrubLog } from './scrub.ts';
 
 export const REDACTED = 'REDACTED';
 
@@ -274,7 +275,9 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
         const text = await attempt(`logs of ${ns}/${pod.metadata.name}/${container}`, () =>
           client.request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } }),
         );
-        if (text !== undefined) await put(`logs/${pod.metadata.name}/${container}.log`, typeof text === 'string' ? text : String(text));
+        // Scrubbed: a log line may carry a credential (src/mustgather/scrub.ts), and the bundle travels.
+        if (text !== undefined)
+          await put(`logs/${pod.metadata.name}/${container}.log`, scrubLog(typeof text === 'string' ? text : String(text)));
       }
     }
 
