@@ -11,6 +11,7 @@ import type { KubeClient, ResourceType } from '../../kube/client.ts';
 import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import { runtimeSocketOf } from '../../platform/kubernetes/flavour.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
@@ -101,11 +102,13 @@ export function setupMonitorController(
   let monitoringAPI: { served: boolean; at: number } | undefined;
 
   async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const kataNodeSelector = platform.kataNodeSelector(nodes.list());
     const input = {
       namespace: ns,
       image: opts.image,
       kataConfig: activeKataConfig(kataConfigs.list()),
-      kataNodeSelector: platform.kataNodeSelector(nodes.list()),
+      kataNodeSelector,
+      runtimeSocket: runtimeSocketOf(selectedNodes(nodes.list(), kataNodeSelector)),
     };
     const core = (d: MonitorObjects | undefined): Part[] => [
       [ServiceAccounts, MONITOR_SERVICE_ACCOUNT, async () => cached(serviceAccounts, MONITOR_SERVICE_ACCOUNT), d?.serviceAccount],
@@ -162,4 +165,10 @@ export function setupMonitorController(
     ],
     reconcile: async (_key, { log, signal }) => reconcile(log, signal),
   });
+}
+
+/** The nodes a selector picks (all of them while none is picked yet: the runtime is the cluster's). */
+function selectedNodes(all: readonly Node[], selector: Record<string, string>): readonly Node[] {
+  const picked = all.filter((n) => Object.entries(selector).every(([k, v]) => n.metadata.labels?.[k] === v));
+  return picked.length ? picked : all;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { LogLevel } from '../../api/names.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
+import { CONTAINERD_CONFIG_DIR, type KubernetesFlavour } from './flavour.ts';
 
 /**
  * What osc knows about kata-deploy, the installer that puts Kata Containers on plain Kubernetes nodes,
@@ -73,18 +74,29 @@ export interface InstallerConfig {
   shim: string;
   /** kata-deploy's DEBUG: host-side debug logging and a `kata-<shim>-debug` handler. */
   debug: boolean;
+  /** kata-deploy's K8S_DISTRIBUTION, where containerd is not plain Kubernetes's (absent: `k8s`). */
+  flavour?: KubernetesFlavour;
 }
 
 /** logLevel maps to kata-deploy's one switch: debug and trace turn DEBUG on, anything else leaves it off. */
 export const debugFor = (logLevel: LogLevel | undefined): boolean => logLevel === 'debug' || logLevel === 'trace';
 
-export function installerConfig(image: string, shim: string, logLevel: LogLevel | undefined): InstallerConfig {
-  return { image, shim, debug: debugFor(logLevel) };
+export function installerConfig(
+  image: string,
+  shim: string,
+  logLevel: LogLevel | undefined,
+  flavour: KubernetesFlavour = 'k8s',
+): InstallerConfig {
+  return { image, shim, debug: debugFor(logLevel), ...(flavour !== 'k8s' ? { flavour } : {}) };
 }
 
-/** A stable id of a configuration (a label value): the same settings always give the same id. */
+/**
+ * A stable id of a configuration (a label value): the same settings always give the same id. The flavour
+ * counts only where it is not plain `k8s`, so that the ids of configurations made before it was known stay.
+ */
 export function configId(c: InstallerConfig): string {
-  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim });
+  const flavour = c.flavour && c.flavour !== 'k8s' ? { flavour: c.flavour } : {};
+  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim, ...flavour });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
 }
 
@@ -102,7 +114,7 @@ export function installerEnv(c: InstallerConfig): { name: string; value?: string
   env.push(
     { name: 'INSTALLATION_PREFIX', value: '' },
     { name: 'MULTI_INSTALL_SUFFIX', value: '' },
-    { name: 'K8S_DISTRIBUTION', value: 'k8s' },
+    { name: 'K8S_DISTRIBUTION', value: c.flavour ?? 'k8s' },
     { name: 'HEALTH_PORT', value: String(HEALTH_PORT) },
   );
   return env;
@@ -113,10 +125,13 @@ const hostPath = (name: string, path: string, mountPath: string, opts: { type?: 
   mount: { name, mountPath, ...(opts.readOnly ? { readOnly: true } : {}) },
 });
 
-/** The host paths kata-deploy's chart mounts (install directory, runtime configuration, systemd, tools). */
-const HOST_MOUNTS = [
+/**
+ * The host paths kata-deploy's chart mounts (install directory, runtime configuration, systemd, tools);
+ * containerd's configuration directory is where the flavour keeps it.
+ */
+const hostMounts = (flavour: KubernetesFlavour = 'k8s') => [
   hostPath('crio-conf', '/etc/crio/', '/etc/crio/'),
-  hostPath('containerd-conf', '/etc/containerd/', '/etc/containerd/'),
+  hostPath('containerd-conf', CONTAINERD_CONFIG_DIR[flavour], '/etc/containerd/'),
   hostPath('kata-install', '/opt/kata', '/opt/kata', { type: 'DirectoryOrCreate' }),
   hostPath('systemd-system', '/etc/systemd/system', '/etc/systemd/system', { type: 'DirectoryOrCreate' }),
   hostPath('systemd-private', '/run/systemd/private', '/run/systemd/private', { type: 'Socket' }),
@@ -196,10 +211,10 @@ export function desiredInstallerDaemonSet(
                 timeoutSeconds: 3,
               },
               resources: { requests: { cpu: '25m', memory: '16Mi' } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...HOST_MOUNTS.map((m) => m.mount)],
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...hostMounts(c.flavour).map((m) => m.mount)],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }, ...HOST_MOUNTS.map((m) => m.volume)],
+          volumes: [{ name: 'tmp', emptyDir: {} }, ...hostMounts(c.flavour).map((m) => m.volume)],
         },
       },
     },

@@ -20,6 +20,7 @@ import type {
   Toleration,
 } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
+import { flavourOf } from './flavour.ts';
 import {
   CONFIG_ANNOTATION,
   configId,
@@ -99,7 +100,8 @@ export function readStopMark(ds: DaemonSet | undefined): StopMark | undefined {
   }
 }
 
-export const describeConfig = (c: InstallerConfig): string => `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}`;
+export const describeConfig = (c: InstallerConfig): string =>
+  `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}${c.flavour ? `, for ${c.flavour}` : ''}`;
 
 export class KubernetesPlatform implements Platform<KubernetesObserved> {
   readonly name = 'kubernetes' as const;
@@ -136,8 +138,9 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return narrowSelection(candidates, spec);
   }
 
-  config(spec: KataConfigSpec | undefined): InstallerConfig {
-    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel);
+  /** The installer configuration for a spec, on this cluster's flavour of Kubernetes (from its nodes). */
+  config(spec: KataConfigSpec | undefined, nodes: readonly Node[] = []): InstallerConfig {
+    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel, flavourOf(nodes));
   }
 
   /** The rollout for one controller pass (computed once per input). */
@@ -151,7 +154,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
       observations: observeNodes(input.nodes, input.observed.pods),
       memory,
       selected: input.selected,
-      target: configId(this.config(input.kataConfig?.spec)),
+      target: configId(this.config(input.kataConfig?.spec, input.nodes)),
       daemonSet: {
         config: templateConfigId(ds),
         observed: !!ds && Number(ds.status?.observedGeneration ?? 0) >= (ds.metadata.generation ?? 1),
@@ -183,7 +186,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     for (const s of input.previous.values())
       for (const ref of [s.assigned, s.active, s.lastKnownGood]) if (ref?.id && ref.description) known.set(ref.id, ref.description);
     for (const c of recordedSettings(input.observed.daemonSet)) known.set(configId(c), describeConfig(c));
-    const target = this.config(input.kataConfig?.spec);
+    const target = this.config(input.kataConfig?.spec, input.nodes);
     known.set(configId(target), describeConfig(target));
     return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
   }
@@ -191,7 +194,11 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   rolloutComplete(input: PlatformInput<KubernetesObserved>): boolean {
     const plan = this.plan(input);
     const ds = input.observed.daemonSet;
-    return !plan.stopped && plan.template === configId(this.config(input.kataConfig?.spec)) && templateConfigId(ds) === plan.template;
+    return (
+      !plan.stopped &&
+      plan.template === configId(this.config(input.kataConfig?.spec, input.nodes)) &&
+      templateConfigId(ds) === plan.template
+    );
   }
 
   installing(input: PlatformInput<KubernetesObserved>): string[] {
@@ -309,7 +316,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   /** The settings behind a configuration id osc can (re)install: the target's, or the DaemonSet's recorded ones. */
   private configFor(id: string, input: PlatformInput<KubernetesObserved>): InstallerConfig | undefined {
-    const target = this.config(input.kataConfig?.spec);
+    const target = this.config(input.kataConfig?.spec, input.nodes);
     if (configId(target) === id) return target;
     return recordedSettings(input.observed.daemonSet).find((c) => configId(c) === id);
   }
