@@ -9,8 +9,10 @@ import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
 import { METRICS_READER_ROLE, METRICS_SERVICE, OPERATOR_NAMESPACE } from '../api/names.ts';
 import { DEFAULT_MONITOR_IMAGE, MONITOR_IMAGE_ENV } from '../controllers/monitor/desired.ts';
+import { DEFAULT_IMAGES as DEFAULT_PEER_PODS_IMAGES } from '../controllers/peerpods/desired.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { DEFAULT_KATA_DEPLOY_IMAGE, KATA_DEPLOY_IMAGE_ENV } from '../platform/kubernetes/katadeploy.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
 import { kataDeployIdentity } from './katadeploy-rbac.ts';
@@ -125,6 +127,7 @@ function deployment(opts: ManifestOptions): KubeObject {
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
                 { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
+                ...operandImages(),
               ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
@@ -147,6 +150,20 @@ function deployment(opts: ManifestOptions): KubeObject {
       },
     },
   } as KubeObject;
+}
+
+/**
+ * The other images the operator runs on nodes, named in the Deployment so that a release can pin them by
+ * digest (src/install/images.ts) and a disconnected cluster can mirror them: kata-deploy (plain
+ * Kubernetes) and the peer pods images (OpenShift). The values are the operator's own defaults; all of them
+ * in both distributions, so that the Deployment is one and the same (a platform ignores what it never runs).
+ */
+function operandImages(): { name: string; value: string }[] {
+  return [
+    { name: KATA_DEPLOY_IMAGE_ENV, value: DEFAULT_KATA_DEPLOY_IMAGE },
+    { name: 'RELATED_IMAGE_CAA', value: DEFAULT_PEER_PODS_IMAGES.caa },
+    { name: 'RELATED_IMAGE_PODVM_BUILDER', value: DEFAULT_PEER_PODS_IMAGES.podvmBuilder },
+  ];
 }
 
 /**

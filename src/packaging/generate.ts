@@ -16,7 +16,11 @@ export interface PackagingFile {
 export async function packagingFiles(): Promise<PackagingFile[]> {
   const version = packageVersion();
   const bundle = olmBundle(await manifests(), { version });
-  const chart = chartFiles(await manifestFiles(TEMPLATE_OPTIONS), {
+  const templates = {
+    openshift: await manifestFiles({ ...TEMPLATE_OPTIONS, distribution: 'openshift' }),
+    kubernetes: await manifestFiles({ ...TEMPLATE_OPTIONS, distribution: 'kubernetes' }),
+  };
+  const chart = chartFiles(templates, {
     version,
     defaultImage: defaultImage(),
     defaultMonitorImage: DEFAULT_MONITOR_IMAGE,

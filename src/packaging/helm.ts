@@ -1,11 +1,18 @@
 /**
- * The Helm chart for plain Kubernetes (charts/osc), generated from the manifests `osc install` applies
- * (src/install/manifests.ts): one template per config/ file, where only the values `osc install` takes as
- * flags (--image, --log-level), the kata monitor image and the replica count become chart values. With default values the chart
- * renders exactly the objects of `osc install --dry-run`.
+ * The Helm chart (charts/osc), generated from the manifests `osc install` applies
+ * (src/install/manifests.ts): one template per install file, where only the values `osc install` takes as
+ * flags (--image, --log-level, --distribution), the kata monitor image and the replica count become chart
+ * values. With a distribution's values the chart renders exactly the objects of `osc install --dry-run
+ * --distribution <it>`: a file that differs between the distributions (the RBAC) becomes one template with
+ * both renderings, chosen by `.Values.distribution`, so nothing of the RBAC is written twice by hand.
  */
 import { stringify } from 'yaml';
 import { type ManifestFile, toYaml } from '../install/manifests.ts';
+import type { Distribution } from '../install/rbac.ts';
+
+/** The chart is for plain Kubernetes first (OpenShift installs through OLM): its distribution defaults to that. */
+export const DEFAULT_CHART_DISTRIBUTION: Distribution = 'kubernetes';
+const DISTRIBUTIONS: readonly Distribution[] = ['kubernetes', 'openshift'];
 
 export const CHART_NAME = 'osc';
 
@@ -48,6 +55,10 @@ const OPTIONAL_APIS: Record<string, string> = { ServiceMonitor: 'monitoring.core
 
 /** Replaces every sentinel; refuses a template in which one is left or one never appeared. */
 export function templateOf(file: ManifestFile): string {
+  return `${CHART_HEADER}\n# ${file.title}\n${templateBody(file)}`;
+}
+
+function templateBody(file: ManifestFile): string {
   let text = toYaml(file.objects);
   for (const [name, s] of Object.entries(SENTINELS)) {
     const needle = String(s.value);
@@ -60,12 +71,35 @@ export function templateOf(file: ManifestFile): string {
   } else if (optional.some(Boolean)) {
     throw new Error(`${file.file} mixes add-on kinds with others: put them in a file of their own`);
   }
-  return `${CHART_HEADER}\n# ${file.title}\n${text}`;
+  return text;
+}
+
+/**
+ * One template for a file name: as is where every distribution has it alike, else each distribution's
+ * rendering under `{{ if eq .Values.distribution ... }}` (nothing for a distribution without the file).
+ */
+export function distributionTemplate(byDistribution: Partial<Record<Distribution, ManifestFile>>): string {
+  const present = DISTRIBUTIONS.flatMap((d) => (byDistribution[d] ? [{ d, file: byDistribution[d] }] : []));
+  const first = present[0];
+  if (!first) throw new Error('no distribution has this file');
+  const bodies = present.map((p) => ({ d: p.d, body: templateBody(p.file) }));
+  const head = `${CHART_HEADER}\n# ${first.file.title}\n`;
+  if (bodies.length === DISTRIBUTIONS.length && bodies.every((b) => b.body === bodies[0]?.body)) return `${head}${bodies[0]?.body}`;
+  const branches = bodies.map((b, i) => `{{- ${i === 0 ? 'if' : 'else if'} eq .Values.distribution ${JSON.stringify(b.d)} }}\n${b.body}`);
+  return `${head}${branches.join('')}{{- end }}\n`;
+}
+
+/** Each install file name, with the distributions' versions of it. */
+function filesByName(templates: Record<Distribution, ManifestFile[]>): Map<string, Partial<Record<Distribution, ManifestFile>>> {
+  const byName = new Map<string, Partial<Record<Distribution, ManifestFile>>>();
+  for (const d of DISTRIBUTIONS) for (const f of templates[d]) byName.set(f.file, { ...byName.get(f.file), [d]: f });
+  return new Map([...byName].sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** The chart's files: Chart.yaml, values.yaml, values.schema.json and one template per manifest file. */
-export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): ChartFile[] {
-  const all = templateFiles.map(templateOf).join('\n');
+export function chartFiles(templates: Record<Distribution, ManifestFile[]>, opts: ChartOptions): ChartFile[] {
+  const byName = filesByName(templates);
+  const all = [...byName.values()].map(distributionTemplate).join('\n');
   for (const [name, s] of Object.entries(SENTINELS)) {
     if (!all.includes(s.template)) throw new Error(`no manifest uses the chart value ${name}`);
   }
@@ -81,6 +115,9 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
   };
   const values = [
     CHART_HEADER,
+    '# The cluster (osc install --distribution): kubernetes (kata-deploy installs kata) or openshift (the Machine',
+    "# Config Operator does). It chooses the operator's RBAC, and kata-deploy's ServiceAccount and RBAC on kubernetes.",
+    stringify({ distribution: DEFAULT_CHART_DISTRIBUTION }).trimEnd(),
     '# The operator image (osc install --image).',
     stringify({ image: opts.defaultImage }, { lineWidth: 0 }).trimEnd(),
     "# The operator's log level (osc install --log-level).",
@@ -95,8 +132,9 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
     $schema: 'http://json-schema.org/draft-07/schema#',
     type: 'object',
     additionalProperties: false,
-    required: ['image', 'logLevel', 'monitorImage', 'replicas'],
+    required: ['distribution', 'image', 'logLevel', 'monitorImage', 'replicas'],
     properties: {
+      distribution: { type: 'string', enum: [...DISTRIBUTIONS], description: 'The cluster: kubernetes (kata-deploy) or openshift (MCO)' },
       image: { type: 'string', minLength: 1, description: 'The operator image' },
       monitorImage: { type: 'string', minLength: 1, description: 'The kata monitor image' },
       logLevel: { type: 'string', enum: [...opts.logLevels], description: "The operator's log level" },
@@ -107,7 +145,7 @@ export function chartFiles(templateFiles: ManifestFile[], opts: ChartOptions): C
     { path: 'Chart.yaml', text: `${CHART_HEADER}\n${stringify(chart)}` },
     { path: 'values.yaml', text: values },
     { path: 'values.schema.json', text: `${JSON.stringify(schema, null, 2)}\n` },
-    ...templateFiles.map((f) => ({ path: `templates/${f.file}`, text: templateOf(f) })),
+    ...[...byName].map(([file, versions]) => ({ path: `templates/${file}`, text: distributionTemplate(versions) })),
     {
       path: 'templates/NOTES.txt',
       text: [

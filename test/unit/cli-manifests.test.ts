@@ -119,6 +119,10 @@ describe('osc install manifests', () => {
     assert.deepEqual(c.env, [
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'RELATED_IMAGE_KATA_MONITOR', value: 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest' },
+      // The other operand images, so that a release pins them by digest (src/install/images.ts).
+      { name: 'RELATED_IMAGE_KATA_DEPLOY', value: 'quay.io/kata-containers/kata-deploy:4.1.0' },
+      { name: 'RELATED_IMAGE_CAA', value: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0' },
+      { name: 'RELATED_IMAGE_PODVM_BUILDER', value: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0' },
     ]);
     // The webhook Service reaches the container's webhook port.
     const svc = (await manifests()).find((o) => o.metadata.name === NAMES.webhookService) as KubeObject & {

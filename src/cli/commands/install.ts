@@ -1,12 +1,14 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
+import { imageReferences, isPinned, parseDigests, pinImages, unpinnedImages } from '../../install/images.ts';
 import { kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
-import { configFiles, fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
+import { configFiles, fileText, type ManifestFile, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
+import { resolveDigest } from '../../install/registry.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import { WebhookCertificates } from '../../webhooks/certificates.ts';
@@ -30,17 +32,65 @@ export interface InstallFlags extends ClusterFlags {
   image?: string;
   logLevel: string;
   distribution?: 'openshift' | 'kubernetes';
+  /** Name every image by digest (the release step): resolved from the registries, or from --image-digests. */
+  pinImages?: boolean;
+  /** A file of `<image> sha256:<digest>` lines to pin with, instead of asking the registries. */
+  imageDigests?: string;
+}
+
+/**
+ * With --pin-images or --image-digests: the files with every image named by digest, or an error naming
+ * each image that could not be pinned (a release never ships a tag).
+ */
+async function pinned(files: ManifestFile[], flags: InstallFlags): Promise<ManifestFile[]> {
+  if (!flags.pinImages && !flags.imageDigests) return files;
+  let digests = new Map<string, string>();
+  if (flags.imageDigests) {
+    let text: string;
+    try {
+      text = await readFile(flags.imageDigests, 'utf8');
+    } catch (e) {
+      throw new CliError(`--image-digests: cannot read ${flags.imageDigests}: ${fsReason(e)}`);
+    }
+    try {
+      digests = parseDigests(text, flags.imageDigests);
+    } catch (e) {
+      throw new CliError(`--image-digests: ${errorMessage(e)}`);
+    }
+  } else {
+    const failures: string[] = [];
+    for (const r of imageReferences(files.flatMap((f) => f.objects))) {
+      if (isPinned(r.image) || digests.has(r.image)) continue;
+      try {
+        digests.set(r.image, await resolveDigest(r.image));
+      } catch (e) {
+        failures.push(errorMessage(e));
+      }
+    }
+    if (failures.length)
+      throw new CliError(`--pin-images: cannot resolve ${failures.join('; ')}. Give the digests with --image-digests <file>.`);
+  }
+  const out = files.map((f) => ({ ...f, objects: pinImages(f.objects, digests) }));
+  const loose = unpinnedImages(out.flatMap((f) => f.objects));
+  if (loose.length)
+    throw new CliError(
+      `--image-digests: no digest for ${loose.join('; ')}. Add a line "<image> sha256:<digest>" for each to ${flags.imageDigests}.`,
+    );
+  return out;
 }
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
   if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
-  const files = await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution });
+  const files = await pinned(
+    await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution }),
+    flags,
+  );
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
       // Without --distribution: the tree committed as config/, both distributions' (see configFiles).
-      const tree = flags.distribution ? files : await configFiles({ image: flags.image, logLevel: flags.logLevel });
+      const tree = flags.distribution ? files : await pinned(await configFiles({ image: flags.image, logLevel: flags.logLevel }), flags);
       for (const f of tree) {
         const path = join(dir, f.file);
         try {
