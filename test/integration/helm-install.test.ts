@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
@@ -59,6 +60,19 @@ for (const distribution of ['kubernetes', 'openshift'] as const) {
 
     test('helm install applies the chart for this distribution', async () => {
       const values = distribution === 'kubernetes' ? [] : ['--set', 'distribution=openshift'];
+      // The dev cluster serves osc's CRDs and made the operator's namespace (an operator run from a checkout
+      // needs them); the chart renders them too, so they are handed to the release as helm adopts objects:
+      // by its ownership metadata.
+      const rendered = parseAllDocuments((await helmRun(['template', 'osc', chart, ...values])).stdout)
+        .map((d) => d.toJS() as KubeObject | null)
+        .filter((o): o is KubeObject => !!o);
+      for (const o of rendered) {
+        const ref = [`${o.kind?.toLowerCase()}/${o.metadata.name}`, ...(o.metadata.namespace ? ['-n', o.metadata.namespace] : [])];
+        if ((await kubectl(['get', ...ref])).code !== 0) continue;
+        assert.equal((await kubectl(['label', '--overwrite', ...ref, 'app.kubernetes.io/managed-by=Helm'])).code, 0);
+        const owner = ['meta.helm.sh/release-name=osc', 'meta.helm.sh/release-namespace=default'];
+        assert.equal((await kubectl(['annotate', '--overwrite', ...ref, ...owner])).code, 0);
+      }
       const installed = await helmRun(['install', 'osc', chart, ...values]);
       assert.match(installed.stdout, /STATUS: deployed/);
       const client = cluster.dev.client;
