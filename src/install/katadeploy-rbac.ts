@@ -5,8 +5,10 @@
  * binds them would need every permission it grants (the API server refuses escalation otherwise), and
  * `create` on ClusterRoleBindings lets it bind any role to any subject: a static identity needs neither.
  */
+import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { INSTALLER_NAME, INSTALLER_RULES } from '../platform/kubernetes/katadeploy.ts';
+import { resourceOf } from './apply.ts';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 
@@ -33,4 +35,22 @@ export function kataDeployIdentity(namespace: string): KubeObject[] {
       subjects: [{ kind: 'ServiceAccount', name: INSTALLER_NAME, namespace }],
     } as KubeObject,
   ];
+}
+
+/**
+ * Operators before this change made the identity at run time, owned by the KataConfig: left so, the
+ * garbage collector would delete the installed identity with that KataConfig, and the next install would
+ * find no ServiceAccount for its installer. `osc install` takes the objects over by dropping those owner
+ * references. Answers how many it changed.
+ */
+export async function adoptKataDeployIdentity(client: KubeClient, namespace: string): Promise<number> {
+  let adopted = 0;
+  for (const obj of kataDeployIdentity(namespace)) {
+    const rt = resourceOf(obj);
+    const current = await client.find(rt, obj.metadata.name ?? '', obj.metadata.namespace);
+    if (!current?.metadata.ownerReferences?.length) continue;
+    await client.patch(rt, obj.metadata.name ?? '', { metadata: { ownerReferences: null } }, { namespace: obj.metadata.namespace });
+    adopted++;
+  }
+  return adopted;
 }

@@ -13,8 +13,10 @@ import { after, describe, test } from 'node:test';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
+import { resourceOf } from '../../src/install/apply.ts';
+import { kataDeployIdentity } from '../../src/install/katadeploy-rbac.ts';
 import { NAMES } from '../../src/install/manifests.ts';
-import { ClusterRoleBindings, ClusterRoles, DaemonSets, RuntimeClasses, ServiceAccounts } from '../../src/kube/resources.ts';
+import { ClusterRoleBindings, ClusterRoles, DaemonSets, Namespaces, RuntimeClasses, ServiceAccounts } from '../../src/kube/resources.ts';
 import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
 import { OscProcess, runOsc as osc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
@@ -49,8 +51,22 @@ describe('osc install --distribution kubernetes, and the operator under its own 
 
   test("the manifests: kata-deploy's identity shipped, no Machine Config Operator rules, no kubelet proxy, no RBAC writes", async () => {
     assert.equal(await cluster.dev.client.find(ServiceAccounts, INSTALLER_NAME, ns), undefined);
+    // As an earlier operator left them: made at run time, owned by the KataConfig (here a stand-in owner).
+    const client = cluster.dev.client;
+    const owner = await client.create(ClusterRoles, { metadata: { name: 'osc-test-former-owner' }, rules: [] } as never);
+    const ownerReferences = [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'osc-test-former-owner', uid: owner.metadata.uid ?? '' },
+    ];
+    await client.create(Namespaces, { metadata: { name: ns } }).catch(() => undefined);
+    for (const o of kataDeployIdentity(ns)) await client.create(resourceOf(o), { ...o, metadata: { ...o.metadata, ownerReferences } });
     const r = await osc(['install', '--kubeconfig', cluster.dev.kubeconfigPath, '--distribution', 'kubernetes']);
     assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /kata-deploy's ServiceAccount and RBAC taken over/);
+    for (const o of kataDeployIdentity(ns)) {
+      const got = await client.get(resourceOf(o), o.metadata.name ?? '', o.metadata.namespace);
+      assert.equal(got.metadata.ownerReferences, undefined, `${o.kind}: no owner whose deletion would take it away`);
+    }
+    await client.delete(ClusterRoles, 'osc-test-former-owner');
     const role = (await cluster.dev.client.get(ClusterRoles, NAMES.clusterRole)) as {
       rules?: { apiGroups: string[]; resources: string[] }[];
     };

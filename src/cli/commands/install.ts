@@ -5,7 +5,7 @@ import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, INSTALL_FIELD_MANAGER, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
 import { imageReferences, isPinned, parseDigests, pinImages, unpinnedImages } from '../../install/images.ts';
-import { kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
+import { adoptKataDeployIdentity, kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
 import { configFiles, fileText, type ManifestFile, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { resolveDigest } from '../../install/registry.ts';
@@ -116,6 +116,8 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       files.filter((f) => f !== webhookFile).flatMap((f) => f.objects),
       out,
     );
+    if (flags.distribution === 'kubernetes' && (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE)))
+      out("kata-deploy's ServiceAccount and RBAC taken over from the KataConfig that owned them (an earlier operator made them)");
     // The webhook certificate, from the source the operator will choose too (the platform's service, else
     // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
     const source = chooseCertSource('auto', await discoverCertServices(client), false);
