@@ -82,16 +82,17 @@ async function pinned(files: ManifestFile[], flags: InstallFlags): Promise<Manif
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
   if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
+  const options = { image: flags.image, logLevel: flags.logLevel };
+  // --output-dir without --distribution writes the tree committed as config/: both distributions' (configFiles).
+  const tree = flags.dryRun && flags.outputDir && !flags.distribution;
   const files = await pinned(
-    await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution }),
+    tree ? await configFiles(options) : await manifestFiles({ ...options, distribution: flags.distribution }),
     flags,
   );
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
-      // Without --distribution: the tree committed as config/, both distributions' (see configFiles).
-      const tree = flags.distribution ? files : await pinned(await configFiles({ image: flags.image, logLevel: flags.logLevel }), flags);
-      for (const f of tree) {
+      for (const f of files) {
         const path = join(dir, f.file);
         try {
           await mkdir(dirname(path), { recursive: true });
