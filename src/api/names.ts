@@ -60,3 +60,20 @@ export const MCO_REASON = 'machineconfiguration.openshift.io/reason';
 
 export const LOG_LEVELS = ['fatal', 'panic', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The peer pods images: the cloud-api-adaptor's and the pod VM image builder's. */
+export interface PeerPodsImages {
+  /** The cloud-api-adaptor (CAA) image the DaemonSet runs. */
+  caa: string;
+  /** The image of the pod VM image jobs (`/podvm-builder.sh create|delete`). */
+  podvmBuilder: string;
+}
+
+/** The product's images, as OpenShift sandboxed containers 1.12 ships them. */
+export const DEFAULT_PEER_PODS_IMAGES: PeerPodsImages = {
+  caa: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0',
+  podvmBuilder: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0',
+};
+/** How the operator's Deployment overrides them (RELATED_IMAGE_*, OLM's convention). */
+export const CAA_IMAGE_ENV = 'RELATED_IMAGE_CAA';
+export const PODVM_BUILDER_IMAGE_ENV = 'RELATED_IMAGE_PODVM_BUILDER';

@@ -239,9 +239,17 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .option('--dry-run', 'print the manifests instead of applying them (the same ones are committed under config/)')
     .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
+    .option('--pin-images', 'the release step: name every image by the digest its registry gives for its tag now')
+    .option(
+      '--image-digests <file>',
+      'pin every image with the digests in this file ("<image> sha256:<digest>" per line) instead of asking the registries',
+    )
     .addOption(new Option('--log-level <level>', "the operator's log level").choices(LOG_LEVELS).default('info'))
     .addOption(
-      new Option('--distribution <name>', `the cluster: ${platformChoices()}; sets the RBAC`).choices(platformNames()).default('openshift'),
+      new Option(
+        '--distribution <name>',
+        `the cluster: ${platformChoices()}; sets the RBAC (default openshift). With --output-dir and no --distribution: the tree of config/, every platform's`,
+      ).choices(platformNames()),
     )
     .option(
       '--service-monitor',
@@ -255,6 +263,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         `${name} install --distribution kubernetes`,
         `${name} install --dry-run > osc.yaml`,
         `${name} install --dry-run --output-dir config`,
+        `${name} install --dry-run --pin-images --image registry.example.com/osc:v1 > release.yaml`,
         `${name} install --image registry.example.com/osc:dev`,
       ]),
     )

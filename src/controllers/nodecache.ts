@@ -6,7 +6,9 @@ import type { Node } from '../kube/resources.ts';
  * per node, more than everything else together), its node info, addresses, daemon endpoints and volumes.
  * Kept: the whole metadata (labels and the Machine Config Operator's annotations drive every decision),
  * the spec (small: taints, unschedulable), and of the status the capacity, allocatable (the peer pods
- * controller advertises its VM limit there) and the conditions. A controller that starts reading another
+ * controller advertises its VM limit there), the conditions, and of the node info only the kubelet's and
+ * the container runtime's versions (which runtime's socket the kata monitor mounts, and which flavour of
+ * Kubernetes kata-deploy is configured for: src/platform/kubernetes/flavour.ts). A controller that starts reading another
  * status field adds it here (docs/architecture.md, "Caches").
  */
 export const cachedNode = (n: Node): Node => {
@@ -22,8 +24,15 @@ export const cachedNode = (n: Node): Node => {
             ...(s.capacity ? { capacity: s.capacity } : {}),
             ...(s.allocatable ? { allocatable: s.allocatable } : {}),
             ...(s.conditions ? { conditions: s.conditions } : {}),
+            ...(s.nodeInfo ? { nodeInfo: versionsOf(s.nodeInfo) } : {}),
           },
         }
       : {}),
   };
+};
+
+const versionsOf = (info: Record<string, string>): Record<string, string> => {
+  const kept: Record<string, string> = {};
+  for (const k of ['kubeletVersion', 'containerRuntimeVersion']) if (info[k] !== undefined) kept[k] = info[k];
+  return kept;
 };

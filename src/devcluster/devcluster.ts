@@ -11,6 +11,8 @@ import {
   MachineConfigPools,
   MachineConfigs,
 } from '../api/openshift.ts';
+import { applyAll } from '../install/apply.ts';
+import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
@@ -40,6 +42,12 @@ export interface DevClusterOptions {
   distribution?: Distribution;
   /** kubernetes distribution: how long the simulated kata-deploy installs and cleans up (katadeploy/). */
   kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
+  /**
+   * kubernetes distribution: seed kata-deploy's ServiceAccount and RBAC, as `osc install --distribution
+   * kubernetes` would (default true: an operator run from a checkout has no install). False leaves that to
+   * the install being tested.
+   */
+  kataDeployIdentity?: boolean;
   /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
   workers?: number;
   /** Control plane nodes `master-0`, ...; default 1 (3 on compact clusters). */
@@ -259,9 +267,14 @@ export class DevCluster {
     );
   }
 
-  /** A plain cluster: osc's namespace, the nodes, and kata-deploy's host side; no OpenShift API, no NFD. */
+  /**
+   * A plain cluster: osc's namespace (and kata-deploy's identity, which the install ships), the nodes, and
+   * kata-deploy's host side; no OpenShift API, no NFD.
+   */
   private async seedKubernetes(): Promise<void> {
     await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: OPERATOR_NAMESPACE } }));
+    if (this.options.kataDeployIdentity !== false)
+      await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     void this.informers.nodes.run(this.signal);
     await this.kataDeploy?.start(this.signal);
     await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));

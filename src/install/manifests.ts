@@ -6,10 +6,20 @@
  */
 import { stringify } from 'yaml';
 import { oscCRDs } from '../api/crds.ts';
-import { DEFAULT_MONITOR_IMAGE, METRICS_READER_ROLE, METRICS_SERVICE, MONITOR_IMAGE_ENV, OPERATOR_NAMESPACE } from '../api/names.ts';
+import {
+  CAA_IMAGE_ENV,
+  DEFAULT_MONITOR_IMAGE,
+  DEFAULT_PEER_PODS_IMAGES,
+  METRICS_READER_ROLE,
+  METRICS_SERVICE,
+  MONITOR_IMAGE_ENV,
+  OPERATOR_NAMESPACE,
+  PODVM_BUILDER_IMAGE_ENV,
+} from '../api/names.ts';
 import { defaultImage, packageVersion } from '../api/release.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { DEFAULT_KATA_DEPLOY_IMAGE, KATA_DEPLOY_IMAGE_ENV } from '../platform/kubernetes/katadeploy.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
@@ -22,6 +32,7 @@ import {
   ownPriorityClass,
   spreadOverNodes,
 } from './availability.ts';
+import { kataDeployIdentity } from './katadeploy-rbac.ts';
 import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 
 export { DEFAULT_REPLICAS, operatorPriorityClass };
@@ -139,6 +150,7 @@ function deployment(opts: ManifestOptions): KubeObject {
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
                 { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
+                ...operandImages(),
               ],
               ports: [
                 { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
@@ -161,6 +173,20 @@ function deployment(opts: ManifestOptions): KubeObject {
       },
     },
   } as KubeObject;
+}
+
+/**
+ * The other images the operator runs on nodes, named in the Deployment so that a release can pin them by
+ * digest (src/install/images.ts) and a disconnected cluster can mirror them: kata-deploy (plain
+ * Kubernetes) and the peer pods images (OpenShift). The values are the operator's own defaults; all of them
+ * in both distributions, so that the Deployment is one and the same (a platform ignores what it never runs).
+ */
+function operandImages(): { name: string; value: string }[] {
+  return [
+    { name: KATA_DEPLOY_IMAGE_ENV, value: DEFAULT_KATA_DEPLOY_IMAGE },
+    { name: CAA_IMAGE_ENV, value: DEFAULT_PEER_PODS_IMAGES.caa },
+    { name: PODVM_BUILDER_IMAGE_ENV, value: DEFAULT_PEER_PODS_IMAGES.podvmBuilder },
+  ];
 }
 
 /**
@@ -272,6 +298,16 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
+    ...(opts.distribution === 'kubernetes'
+      ? [
+          {
+            file: KATA_DEPLOY_RBAC_FILE,
+            title:
+              "kata-deploy's ServiceAccount and RBAC, for the installer DaemonSet the operator runs (see src/install/katadeploy-rbac.ts)",
+            objects: kataDeployIdentity(ns),
+          },
+        ]
+      : []),
     {
       file: '30-operator.yaml',
       title: 'The operator Deployment, its disruption budget and its Services',
@@ -322,6 +358,26 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       objects: [serviceMonitor()],
     },
   ];
+}
+
+export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
+
+/** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */
+export const KUBERNETES_OVERLAY = 'kubernetes';
+
+/**
+ * The committed config/ tree: the OpenShift manifests, and under kubernetes/ the files that plain
+ * Kubernetes replaces or adds (its RBAC and kata-deploy's identity), so that
+ * `kubectl apply -f config/ -f config/kubernetes/` installs what `osc install --distribution kubernetes` does.
+ */
+export async function configFiles(opts: Omit<ManifestOptions, 'distribution'> = {}): Promise<ManifestFile[]> {
+  const openshift = await manifestFiles({ ...opts, distribution: 'openshift' });
+  const kubernetes = await manifestFiles({ ...opts, distribution: 'kubernetes' });
+  const same = (f: ManifestFile) => {
+    const o = openshift.find((x) => x.file === f.file);
+    return !!o && fileText(o) === fileText(f);
+  };
+  return [...openshift, ...kubernetes.filter((f) => !same(f)).map((f) => ({ ...f, file: `${KUBERNETES_OVERLAY}/${f.file}` }))];
 }
 
 /** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */

@@ -294,6 +294,7 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
             .request<string>('GET', `${client.path(Pods, ns, pod.metadata.name)}/log`, { query: { container, tailLines: 5000 } })
             .catch((e) => Promise.reject(new Error(kubeletErrorReason(e, node)))),
         );
+        // Scrubbed: a log line may carry a credential (src/mustgather/scrub.ts), and the bundle travels.
         if (text !== undefined)
           await put(`logs/${pod.metadata.name}/${container}.log`, scrubLog(typeof text === 'string' ? text : String(text)));
       }

@@ -136,6 +136,24 @@ describe('images: operator and must-gather, built and run as containers', { skip
     const start = await docker().docker(['run', '--rm', '--network', 'none', '--read-only', OPERATOR_IMAGE, 'start']);
     assert.equal(start.code, 1, start.stderr);
     assert.match(start.stderr, /no dev cluster \(the operator image leaves it out\)/);
+    // The SBOM of exactly what the image's node_modules hold (npm ci from the lock file).
+    const listing = await docker().must([
+      'run',
+      '--rm',
+      '--network',
+      'none',
+      '--entrypoint',
+      'node',
+      OPERATOR_IMAGE,
+      '-e',
+      'const fs=require("fs");const b=JSON.parse(fs.readFileSync("/app/sbom.cdx.json"));' +
+        'const l=JSON.parse(fs.readFileSync("/app/node_modules/.package-lock.json"));' +
+        'console.log(JSON.stringify({bom:b.components.map(c=>(c.group?c.group+"/":"")+c.name+"@"+c.version).sort(),' +
+        'installed:[...new Set(Object.entries(l.packages).map(([p,v])=>p.split("node_modules/").pop()+"@"+v.version))].sort()}))',
+    ]);
+    const { bom, installed } = JSON.parse(listing) as { bom: string[]; installed: string[] };
+    assert.ok(bom.length > 50, `${bom.length} packages in the SBOM`);
+    assert.deepEqual(bom, installed, 'the SBOM lists exactly the installed packages');
   });
 
   test('the operator container runs as its Deployment does and installs kata', async () => {

@@ -13,7 +13,7 @@ import type { KataNodeStatus } from '../../src/api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { DevCluster, FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.ts';
-import { ClusterRoleBindings, ClusterRoles, DaemonSets, type Node, Nodes, Pods, ServiceAccounts } from '../../src/kube/resources.ts';
+import { DaemonSets, type Node, Nodes, Pods } from '../../src/kube/resources.ts';
 import { INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL } from '../../src/platform/kubernetes/katadeploy.ts';
 import { type KubernetesObserved, KubernetesPlatform } from '../../src/platform/kubernetes/platform.ts';
 import type { NodeRecord, PlatformInput, PlatformPlan } from '../../src/platform/platform.ts';
@@ -46,12 +46,7 @@ async function observe(): Promise<{ observed: KubernetesObserved; nodes: Node[] 
     status: p.status,
   }));
   const pods = (await c.list(Pods, { namespace: NS, labelSelector: `name=${INSTALLER_NAME}` })).items;
-  const identity = {
-    serviceAccount: !!(await c.find(ServiceAccounts, INSTALLER_NAME, NS)),
-    role: !!(await c.find(ClusterRoles, INSTALLER_NAME)),
-    binding: !!(await c.find(ClusterRoleBindings, INSTALLER_NAME)),
-  };
-  return { observed: { ...(ds ? { daemonSet: ds } : {}), pods, identity }, nodes: (await c.list(Nodes)).items };
+  return { observed: { ...(ds ? { daemonSet: ds } : {}), pods }, nodes: (await c.list(Nodes)).items };
 }
 
 async function execute(plan: PlatformPlan): Promise<void> {
@@ -221,7 +216,6 @@ describe('kubernetes platform on the dev cluster', () => {
       const { observed, nodes } = await observe();
       return (
         !observed.daemonSet &&
-        !Object.values(observed.identity).some(Boolean) &&
         nodes.every((n) => n.metadata.labels?.[KATA_RUNTIME_LABEL] === undefined && n.metadata.labels?.[INSTALL_LABEL] === undefined)
       );
     });

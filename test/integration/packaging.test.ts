@@ -154,12 +154,18 @@ describe('packaging against a real API server and a real helm', () => {
     assert.match(`${bad.stdout}${bad.stderr}`, /1 chart\(s\) failed/);
   });
 
-  test('helm template renders exactly the objects of osc install --dry-run (default and set values)', async () => {
+  test('helm template renders exactly the objects of osc install --dry-run, for each distribution (default and set values)', async () => {
     const cases: { helm: string[]; osc: string[] }[] = [
-      { helm: [], osc: [] },
+      // The chart's default distribution is plain Kubernetes; osc install's is OpenShift.
+      { helm: [], osc: ['--distribution', 'kubernetes'] },
+      { helm: ['--set', 'distribution=openshift'], osc: [] },
       {
         helm: ['--set', 'image=registry.example.com/osc:dev', '--set', 'logLevel=debug'],
-        osc: ['--image', 'registry.example.com/osc:dev', '--log-level', 'debug'],
+        osc: ['--image', 'registry.example.com/osc:dev', '--log-level', 'debug', '--distribution', 'kubernetes'],
+      },
+      {
+        helm: ['--set', 'image=registry.example.com/osc:dev', '--set', 'distribution=openshift'],
+        osc: ['--image', 'registry.example.com/osc:dev', '--distribution', 'openshift'],
       },
     ];
     // osc install applies the ServiceMonitor where the Prometheus Operator's API is served: so does the chart.
@@ -192,6 +198,10 @@ describe('packaging against a real API server and a real helm', () => {
 
   test("the chart's objects are accepted by the API server (server-side dry run)", async () => {
     const rendered = objectsOf((await run(helm, ['template', 'osc', chart], { maxBuffer: 16 << 20 })).stdout);
+    assert.ok(
+      rendered.some((o) => o.metadata.name === 'osc-kata-deploy'),
+      "kata-deploy's identity (the default distribution)",
+    );
     const isServed = await servedKinds();
     const unserved = rendered.filter((o) => !isServed(o)).map((o) => o.kind ?? '');
     assert.deepEqual(

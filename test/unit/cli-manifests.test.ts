@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { EVENTS_NAMESPACE, fileText, manifestFiles, manifests, NAMES, operatorArgs } from '../../src/install/manifests.ts';
+import {
+  configFiles,
+  EVENTS_NAMESPACE,
+  fileText,
+  KUBERNETES_OVERLAY,
+  manifests,
+  NAMES,
+  operatorArgs,
+} from '../../src/install/manifests.ts';
 import { clusterRules, LEADER_ELECTION_LEASE, namespaceRules } from '../../src/install/rbac.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { LEADER_ELECTION_LEASE as OPERATOR_LEASE } from '../../src/operator.ts';
@@ -14,6 +22,8 @@ const configDir = join(import.meta.dirname, '..', '..', 'config');
 /** The manifests under config/ that osc install applies: all of them but the samples, which are KataConfigs to create. */
 const installFiles = () =>
   (readdirSync(configDir, { recursive: true }) as string[]).filter((f) => /\.ya?ml$/.test(f) && !f.startsWith('samples/')).sort();
+/** The OpenShift install alone: `kubectl apply -f config/` (plain Kubernetes adds config/kubernetes/). */
+const openshiftFiles = () => installFiles().filter((f) => !f.startsWith(`${KUBERNETES_OVERLAY}/`));
 
 const docs = (text: string) =>
   parseAllDocuments(text)
@@ -34,13 +44,9 @@ const grants = (rules: Rule[], group: string, resource: string, verb: string, na
 
 describe('osc install manifests', () => {
   test('config/ holds exactly what "osc install --dry-run --output-dir config" writes', async () => {
-    const files = await manifestFiles();
+    const files = await configFiles();
     const committed = installFiles();
-    assert.deepEqual(
-      committed,
-      files.map((f) => f.file),
-      'regenerate with: npm run osc -- install --dry-run --output-dir config',
-    );
+    assert.deepEqual(committed, files.map((f) => f.file).sort(), 'regenerate with: npm run osc -- install --dry-run --output-dir config');
     for (const f of files) {
       assert.equal(
         readFileSync(join(configDir, f.file), 'utf8'),
@@ -54,7 +60,7 @@ describe('osc install manifests', () => {
     const r = await run(['install', '--dry-run']);
     assert.equal(r.code, 0, r.stderr);
     const printed = docs(r.stdout);
-    const fromConfig = installFiles().flatMap((f) => docs(readFileSync(join(configDir, f), 'utf8')));
+    const fromConfig = openshiftFiles().flatMap((f) => docs(readFileSync(join(configDir, f), 'utf8')));
     assert.deepEqual(printed, fromConfig);
     assert.deepEqual(
       printed.map((o) => o.kind),
@@ -114,6 +120,10 @@ describe('osc install manifests', () => {
     assert.deepEqual(c.env, [
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
       { name: 'RELATED_IMAGE_KATA_MONITOR', value: 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest' },
+      // The other operand images, so that a release pins them by digest (src/install/images.ts).
+      { name: 'RELATED_IMAGE_KATA_DEPLOY', value: 'quay.io/kata-containers/kata-deploy:4.1.0' },
+      { name: 'RELATED_IMAGE_CAA', value: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0' },
+      { name: 'RELATED_IMAGE_PODVM_BUILDER', value: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0' },
     ]);
     // The webhook Service reaches the container's webhook port.
     const svc = (await manifests()).find((o) => o.metadata.name === NAMES.webhookService) as KubeObject & {
@@ -123,58 +133,68 @@ describe('osc install manifests', () => {
     for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(dep.spec.template.metadata.labels[k], v);
   });
 
-  test('RBAC is least privilege: no wildcards, secrets and workloads only in the operator namespace', async () => {
-    const all = await manifests();
-    const rulesOf = (kind: string, ns?: string) =>
-      all.filter((o) => o.kind === kind && o.metadata.namespace === ns).flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
-    const cluster = all
-      .filter((o) => o.kind === 'ClusterRole' && o.metadata.name === NAMES.clusterRole)
-      .flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
-    // Scrapers get exactly get on /metrics, nothing else.
-    assert.deepEqual(
-      (all.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'osc-metrics-reader') as { rules?: unknown } | undefined)?.rules,
-      [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
-    );
-    assert.ok(grants(cluster, 'authentication.k8s.io', 'tokenreviews', 'create'));
-    assert.ok(grants(cluster, 'authorization.k8s.io', 'subjectaccessreviews', 'create'));
-    const inNs = rulesOf('Role', OPERATOR_NAMESPACE);
-    const inDefault = rulesOf('Role', EVENTS_NAMESPACE);
-    for (const r of [...cluster, ...inNs, ...inDefault]) {
-      for (const field of [r.apiGroups, r.resources, r.verbs]) assert.ok(!field.includes('*'), `wildcard in ${JSON.stringify(r)}`);
-      assert.ok(!r.verbs.includes('escalate') && !r.verbs.includes('bind') && !r.verbs.includes('impersonate'));
-    }
-    // Cluster-wide: nothing on secrets, configmaps, workloads, RBAC; pods are only read.
-    for (const res of [
-      'secrets',
-      'configmaps',
-      'daemonsets',
-      'jobs',
-      'deployments',
-      'roles',
-      'clusterroles',
-      'rolebindings',
-      'serviceaccounts',
-    ]) {
-      assert.ok(!cluster.some((r) => r.resources.includes(res)), `cluster-wide rule on ${res}`);
-    }
-    assert.ok(!grants(cluster, '', 'pods', 'delete') && !grants(cluster, '', 'pods', 'create'));
-    assert.ok(grants(cluster, '', 'pods', 'list') && grants(cluster, '', 'pods', 'watch'));
-    // Writes are pinned to the operator's own objects where the verb allows it.
-    assert.ok(grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '50-enable-sandboxed-containers-extension'));
-    assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '00-worker'));
-    assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigpools', 'delete', 'worker'));
-    assert.ok(!grants(cluster, 'node.k8s.io', 'runtimeclasses', 'delete', 'runc'));
-    assert.ok(!grants(cluster, '', 'nodes', 'delete') && !grants(cluster, '', 'nodes', 'update'));
-    // The operator's needs: leases, events, the webhook certificate, the KataConfig status.
-    assert.ok(grants(inNs, 'coordination.k8s.io', 'leases', 'update', LEADER_ELECTION_LEASE));
-    assert.ok(grants(inNs, '', 'secrets', 'create') && grants(inNs, '', 'secrets', 'get'));
-    assert.ok(!grants(inNs, '', 'secrets', 'delete'));
-    assert.ok(grants(inDefault, 'events.k8s.io', 'events', 'create'));
-    assert.ok(grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs/status', 'update'));
-    assert.ok(!grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs', 'delete'));
-    assert.deepEqual(inNs, namespaceRules());
-    assert.deepEqual(cluster, clusterRules());
-  });
+  for (const distribution of ['openshift', 'kubernetes'] as const)
+    test(`${distribution}: RBAC is least privilege: no wildcards, no kubelet proxy, no RBAC writes, secrets and workloads only in the operator namespace`, async () => {
+      const all = await manifests({ distribution });
+      const rulesOf = (kind: string, ns?: string) =>
+        all.filter((o) => o.kind === kind && o.metadata.namespace === ns).flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
+      const cluster = all
+        .filter((o) => o.kind === 'ClusterRole' && o.metadata.name === NAMES.clusterRole)
+        .flatMap((o) => (o as unknown as { rules: Rule[] }).rules);
+      // Scrapers get exactly get on /metrics, nothing else.
+      assert.deepEqual(
+        (all.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'osc-metrics-reader') as { rules?: unknown } | undefined)?.rules,
+        [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }],
+      );
+      assert.ok(grants(cluster, 'authentication.k8s.io', 'tokenreviews', 'create'));
+      assert.ok(grants(cluster, 'authorization.k8s.io', 'subjectaccessreviews', 'create'));
+      const inNs = rulesOf('Role', OPERATOR_NAMESPACE);
+      const inDefault = rulesOf('Role', EVENTS_NAMESPACE);
+      // Every role the install makes, kata-deploy's included: no wildcard, no way to run commands on nodes
+      // (nodes/proxy reaches the kubelet's exec), to make or bind roles, or to act as someone else.
+      const everyRule = all.flatMap((o) => ((o as unknown as { rules?: Rule[] }).rules ?? []).filter((r) => r.resources));
+      assert.ok(everyRule.length > cluster.length);
+      for (const r of everyRule) {
+        for (const field of [r.apiGroups, r.resources, r.verbs]) assert.ok(!field.includes('*'), `wildcard in ${JSON.stringify(r)}`);
+        assert.ok(!r.verbs.includes('escalate') && !r.verbs.includes('bind') && !r.verbs.includes('impersonate'));
+        assert.ok(!r.resources.some((x) => x.startsWith('nodes/') && x !== 'nodes/status'), `kubelet access in ${JSON.stringify(r)}`);
+        assert.ok(!r.apiGroups.includes('rbac.authorization.k8s.io'), `RBAC rule ${JSON.stringify(r)}`);
+      }
+      // Cluster-wide: nothing on secrets, configmaps, workloads, RBAC; pods are only read.
+      for (const res of [
+        'secrets',
+        'configmaps',
+        'daemonsets',
+        'jobs',
+        'deployments',
+        'roles',
+        'clusterroles',
+        'rolebindings',
+        'serviceaccounts',
+      ]) {
+        assert.ok(!cluster.some((r) => r.resources.includes(res)), `cluster-wide rule on ${res}`);
+      }
+      assert.ok(!grants(cluster, '', 'pods', 'delete') && !grants(cluster, '', 'pods', 'create'));
+      assert.ok(grants(cluster, '', 'pods', 'list') && grants(cluster, '', 'pods', 'watch'));
+      // Writes are pinned to the operator's own objects where the verb allows it.
+      assert.equal(
+        grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '50-enable-sandboxed-containers-extension'),
+        distribution === 'openshift',
+      );
+      assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigs', 'delete', '00-worker'));
+      assert.ok(!grants(cluster, 'machineconfiguration.openshift.io', 'machineconfigpools', 'delete', 'worker'));
+      assert.ok(!grants(cluster, 'node.k8s.io', 'runtimeclasses', 'delete', 'runc'));
+      assert.ok(!grants(cluster, '', 'nodes', 'delete') && !grants(cluster, '', 'nodes', 'update'));
+      // The operator's needs: leases, events, the webhook certificate, the KataConfig status.
+      assert.ok(grants(inNs, 'coordination.k8s.io', 'leases', 'update', LEADER_ELECTION_LEASE));
+      assert.ok(grants(inNs, '', 'secrets', 'create') && grants(inNs, '', 'secrets', 'get'));
+      assert.ok(!grants(inNs, '', 'secrets', 'delete'));
+      assert.ok(grants(inDefault, 'events.k8s.io', 'events', 'create'));
+      assert.ok(grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs/status', 'update'));
+      assert.ok(!grants(cluster, 'kataconfiguration.openshift.io', 'kataconfigs', 'delete'));
+      assert.deepEqual(inNs, namespaceRules(distribution));
+      assert.deepEqual(cluster, clusterRules(distribution));
+    });
 
   test('the lease the RBAC names is the one the operator takes', () => {
     assert.equal(LEADER_ELECTION_LEASE, OPERATOR_LEASE);

@@ -9,6 +9,7 @@ import {
   desiredInstallerDaemonSet,
   INSTALL_LABEL,
   INSTALLER_NAME,
+  INSTALLER_RULES,
   installerConfig,
   KATA_RUNTIME_LABEL,
   ROLLOUT_ANNOTATION,
@@ -51,7 +52,7 @@ const kc: KataConfig = { metadata: { name: 'example-kataconfig', uid: 'kc-uid', 
 
 function input(nodes: Node[], observed: Partial<KubernetesObserved>, over: Partial<PlatformInput<KubernetesObserved>> = {}) {
   return {
-    observed: { pods: [], identity: { serviceAccount: true, role: true, binding: true }, ...observed },
+    observed: { pods: [], ...observed },
     nodes,
     kataConfig: kc,
     selected: new Set(nodes.map((n) => n.metadata.name ?? '')),
@@ -181,12 +182,10 @@ describe('the Kubernetes platform', () => {
     assert.equal(platform.supportsPeerPods, false);
   });
 
-  test('first pass: the installer identity and DaemonSet are created; no node is labelled before the DaemonSet is seen', () => {
-    const plan = platform.installPlan(
-      input([node('w0'), node('w1')], { identity: { serviceAccount: false, role: false, binding: false } }),
-    );
+  test('first pass: the installer DaemonSet is created (its identity ships with the install); no node is labelled before the DaemonSet is seen', () => {
+    const plan = platform.installPlan(input([node('w0'), node('w1')], {}));
     const kinds = plan.steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
-    assert.deepEqual(kinds, [['create ServiceAccount', 'create ClusterRole', 'create ClusterRoleBinding'], ['create DaemonSet']]);
+    assert.deepEqual(kinds, [['create DaemonSet']]);
   });
 
   test('then one node is labelled with the target configuration, and its record says Installing', () => {
@@ -350,48 +349,45 @@ describe('the Kubernetes platform', () => {
     assert.equal(platform.records(soaked)[0]?.lastKnownGood?.id, T);
   });
 
-  test('uninstall: complete once no node is labelled and no installer pod is left; cleanup deletes every installer object', () => {
+  test('uninstall: complete once no node is labelled and no installer pod is left; cleanup deletes the DaemonSet, not the installed identity', () => {
     const ds = seen(desiredInstallerDaemonSet('osc', target));
     assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds }, { selected: new Set() })), true);
     assert.equal(platform.uninstallComplete(input([assignedNode('w0', T)], { daemonSet: ds }, { selected: new Set() })), false);
     // An uninstall pass creates nothing, even with the installer already cleaned up.
-    const late = platform.uninstallPlan(
-      input([node('w0')], { identity: { serviceAccount: false, role: false, binding: false } }, { selected: new Set() }),
-    );
+    const late = platform.uninstallPlan(input([node('w0')], {}, { selected: new Set() }));
     assert.deepEqual(late.steps, []);
     const steps = platform.cleanupPlan(input([], {})).steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
-    assert.deepEqual(steps, [['delete DaemonSet'], ['delete ClusterRoleBinding', 'delete ClusterRole', 'delete ServiceAccount']]);
+    assert.deepEqual(steps, [['delete DaemonSet']]);
   });
 });
 
 describe('osc install --distribution kubernetes: RBAC', () => {
-  test('osc holds every permission it grants kata-deploy (the API server refuses a ClusterRole that escalates)', async () => {
-    const { clusterRules } = await import('../../src/install/rbac.ts');
-    const { INSTALLER_RULES } = await import('../../src/platform/kubernetes/katadeploy.ts');
-    const rules = clusterRules('kubernetes');
-    for (const r of INSTALLER_RULES)
-      for (const group of r.apiGroups)
-        for (const resource of r.resources)
-          for (const verb of r.verbs)
-            assert.ok(
-              rules.some(
-                (o) => !o.resourceNames && o.apiGroups.includes(group) && o.resources.includes(resource) && o.verbs.includes(verb),
-              ),
-              `osc may ${verb} ${resource} (${group || 'core'}) everywhere`,
-            );
+  test('the operator neither reaches kubelets nor makes or binds RBAC; kata-deploy gets its identity from the install', async () => {
+    const { clusterRules, namespaceRules } = await import('../../src/install/rbac.ts');
+    const { manifests } = await import('../../src/install/manifests.ts');
+    const rules = [...clusterRules('kubernetes'), ...namespaceRules('kubernetes')];
+    assert.ok(!rules.some((r) => r.resources.includes('nodes/proxy')), 'no nodes/proxy for the operator');
+    assert.ok(!rules.some((r) => r.apiGroups.includes('rbac.authorization.k8s.io')), 'no RBAC writes for the operator');
     assert.ok(!rules.some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')), 'no Machine Config Operator rules');
     assert.ok(clusterRules('openshift').some((r) => r.apiGroups.includes('machineconfiguration.openshift.io')));
+    const all = await manifests({ distribution: 'kubernetes' });
+    const ours = (kind: string) => all.find((o) => o.kind === kind && o.metadata.name === INSTALLER_NAME);
+    assert.equal(ours('ServiceAccount')?.metadata.namespace, 'openshift-sandboxed-containers-operator');
+    const role = ours('ClusterRole') as unknown as { rules: { resources: string[]; verbs: string[] }[] };
+    assert.deepEqual(role.rules, INSTALLER_RULES);
+    assert.ok(!role.rules.some((r) => r.resources.includes('nodes/proxy')), 'no nodes/proxy for kata-deploy');
+    assert.deepEqual((ours('ClusterRoleBinding') as unknown as { subjects: unknown[] }).subjects, [
+      { kind: 'ServiceAccount', name: INSTALLER_NAME, namespace: 'openshift-sandboxed-containers-operator' },
+    ]);
+    // The OpenShift install has no kata-deploy.
+    assert.ok(!(await manifests()).some((o) => o.metadata.name === INSTALLER_NAME));
   });
 
-  test('it may delete installer pods and manage the installer identity', async () => {
+  test('it may delete installer pods, in its namespace only', async () => {
     const { namespaceRules, clusterRules } = await import('../../src/install/rbac.ts');
     assert.ok(namespaceRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
     assert.ok(!namespaceRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
-    assert.ok(
-      clusterRules('kubernetes').some(
-        (r) => r.resources.includes('clusterroles') && r.resourceNames?.includes(INSTALLER_NAME) && r.verbs.includes('delete'),
-      ),
-    );
+    assert.ok(!clusterRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
   });
 });
 

@@ -103,6 +103,7 @@ describe('the operator survives a drain: replicas, disruption budget, anti-affin
       template,
       /\{\{- if gt \(int \.Values\.replicas\) 1 \}\}\napiVersion: policy\/v1\nkind: PodDisruptionBudget\n[^{]*\{\{- end \}\}\n/,
     );
-    assert.match(template, /priorityClassName: \{\{ \.Values\.priorityClassName \| quote \}\}/);
+    // The value, or where it is empty the distribution's own class (templates/_helpers.tpl).
+    assert.match(template, /priorityClassName: \{\{ include "osc\.priorityClassName" \. \| quote \}\}/);
   });
 });

@@ -13,7 +13,7 @@ import { defaultImage, manifestFiles, manifests, NAMES } from '../../src/install
 import { clusterRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { packagingFiles } from '../../src/packaging/generate.ts';
-import { TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
+import { DEFAULT_CHART_DISTRIBUTION, distributionTemplate, TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
 import { descriptorsOf, displayNameOf, manifestFileName, olmBundle } from '../../src/packaging/olm.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -91,6 +91,10 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.deepEqual(b.csv.spec.relatedImages, [
       { name: 'osc-operator', image: container?.image },
       { name: 'kata-monitor', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_KATA_MONITOR')?.value },
+      // Every image the operator runs on nodes is related (OLM mirrors them; a release pins them by digest).
+      { name: 'kata-deploy', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_KATA_DEPLOY')?.value },
+      { name: 'caa', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_CAA')?.value },
+      { name: 'podvm-builder', image: container?.env.find((e) => e.name === 'RELATED_IMAGE_PODVM_BUILDER')?.value },
     ]);
     assert.equal(b.csv.metadata.name, 'sandboxed-containers-operator.v1.2.3');
     assert.equal(b.csv.metadata.annotations?.['operatorframework.io/suggested-namespace'], OPERATOR_NAMESPACE);
@@ -170,6 +174,32 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.match(text, /^ {2}replicas: \{\{ \.Values\.replicas \}\}$/m);
     assert.match(text, /^ {14}value: \{\{ \.Values\.monitorImage \| quote \}\}$/m);
     assert.doesNotMatch(text, /osc-chart-value/);
+  });
+
+  test("chart: a distribution value chooses the RBAC; kata-deploy's identity only on kubernetes; the rest alike", async () => {
+    const values = parse(readFileSync(join(root, 'charts/osc/values.yaml'), 'utf8')) as { distribution: string };
+    assert.equal(values.distribution, DEFAULT_CHART_DISTRIBUTION);
+    const schema = JSON.parse(readFileSync(join(root, 'charts/osc/values.schema.json'), 'utf8'));
+    assert.deepEqual(schema.properties.distribution.enum, ['kubernetes', 'openshift']);
+    const of = async (distribution: 'openshift' | 'kubernetes', file: string) =>
+      (await manifestFiles({ ...TEMPLATE_OPTIONS, distribution })).find((f) => f.file === file);
+    const rbac = distributionTemplate({
+      openshift: await of('openshift', '20-rbac.yaml'),
+      kubernetes: await of('kubernetes', '20-rbac.yaml'),
+    });
+    assert.match(rbac, /^\{\{- if eq \.Values\.distribution "kubernetes" \}\}$/m);
+    assert.match(rbac, /^\{\{- else if eq \.Values\.distribution "openshift" \}\}$/m);
+    const [k8s, openshift] = rbac.split('{{- else if');
+    assert.doesNotMatch(k8s ?? '', /machineconfiguration/);
+    assert.match(openshift ?? '', /machineconfiguration/);
+    const kataDeploy = distributionTemplate({ kubernetes: await of('kubernetes', '25-kata-deploy-rbac.yaml') });
+    assert.match(kataDeploy, /^\{\{- if eq \.Values\.distribution "kubernetes" \}\}\napiVersion: v1\nkind: ServiceAccount\n/m);
+    assert.match(kataDeploy, /\{\{- end \}\}\n$/);
+    const operator = distributionTemplate({
+      openshift: await of('openshift', '30-operator.yaml'),
+      kubernetes: await of('kubernetes', '30-operator.yaml'),
+    });
+    assert.doesNotMatch(operator, /Values\.distribution/);
   });
 
   test("the images' build arguments default to what real users pull", () => {

@@ -1,11 +1,14 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { applyAll, deleteAll, displayName, INSTALL_FIELD_MANAGER, isOptionalAPI, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
-import { fileText, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
+import { imageReferences, isPinned, parseDigests, pinImages, unpinnedImages } from '../../install/images.ts';
+import { adoptKataDeployIdentity, kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
+import { configFiles, fileText, type ManifestFile, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
+import { resolveDigest } from '../../install/registry.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { PlatformName } from '../../platform/platform.ts';
@@ -32,17 +35,66 @@ export interface InstallFlags extends ClusterFlags {
   distribution?: PlatformName;
   /** Include objects of APIs a cluster may lack (the ServiceMonitor); unset: yes on OpenShift, no elsewhere. */
   serviceMonitor?: boolean;
+  /** Name every image by digest (the release step): resolved from the registries, or from --image-digests. */
+  pinImages?: boolean;
+  /** A file of `<image> sha256:<digest>` lines to pin with, instead of asking the registries. */
+  imageDigests?: string;
+}
+
+/**
+ * With --pin-images or --image-digests: the files with every image named by digest, or an error naming
+ * each image that could not be pinned (a release never ships a tag).
+ */
+async function pinned(files: ManifestFile[], flags: InstallFlags): Promise<ManifestFile[]> {
+  if (!flags.pinImages && !flags.imageDigests) return files;
+  let digests = new Map<string, string>();
+  if (flags.imageDigests) {
+    let text: string;
+    try {
+      text = await readFile(flags.imageDigests, 'utf8');
+    } catch (e) {
+      throw new CliError(`--image-digests: cannot read ${flags.imageDigests}: ${fsReason(e)}`);
+    }
+    try {
+      digests = parseDigests(text, flags.imageDigests);
+    } catch (e) {
+      throw new CliError(`--image-digests: ${errorMessage(e)}`);
+    }
+  } else {
+    const failures: string[] = [];
+    for (const r of imageReferences(files.flatMap((f) => f.objects))) {
+      if (isPinned(r.image) || digests.has(r.image)) continue;
+      try {
+        digests.set(r.image, await resolveDigest(r.image));
+      } catch (e) {
+        failures.push(errorMessage(e));
+      }
+    }
+    if (failures.length)
+      throw new CliError(`--pin-images: cannot resolve ${failures.join('; ')}. Give the digests with --image-digests <file>.`);
+  }
+  const out = files.map((f) => ({ ...f, objects: pinImages(f.objects, digests) }));
+  const loose = unpinnedImages(out.flatMap((f) => f.objects));
+  if (loose.length)
+    throw new CliError(
+      `--image-digests: no digest for ${loose.join('; ')}. Add a line "<image> sha256:<digest>" for each to ${flags.imageDigests}.`,
+    );
+  return out;
 }
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
   if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
-  const all = await manifestFiles({ image: flags.image, logLevel: flags.logLevel, distribution: flags.distribution });
+  const options = { image: flags.image, logLevel: flags.logLevel };
+  // --output-dir without --distribution writes the tree committed as config/: both distributions' (configFiles).
+  const tree = flags.dryRun && flags.outputDir && !flags.distribution;
+  const all = tree ? await configFiles(options) : await manifestFiles({ ...options, distribution: flags.distribution });
   // Every OpenShift serves the Prometheus Operator's API; a plain Kubernetes cluster does only where someone
   // installed it, and `kubectl apply` of a ServiceMonitor there fails the whole apply. So the kubernetes
-  // manifests carry such objects only when asked for, and say what they left out.
-  const withOptional = flags.serviceMonitor ?? (flags.distribution ?? 'openshift') === 'openshift';
-  const files = withOptional
+  // manifests carry such objects only when asked for, and say what they left out. (The config/ tree keeps
+  // it in a folder of its own, prometheus-operator/.)
+  const withOptional = tree || (flags.serviceMonitor ?? (flags.distribution ?? 'openshift') === 'openshift');
+  const chosen = withOptional
     ? all
     : all.map((f) => ({ ...f, objects: f.objects.filter((o) => !isOptionalAPI(o)) })).filter((f) => f.objects.length);
   const leftOut = withOptional ? [] : all.flatMap((f) => f.objects.filter(isOptionalAPI));
@@ -52,6 +104,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       `${displayName(o)} left out: ${o.apiVersion} is served only where the Prometheus Operator runs (add --service-monitor to include it)`,
     );
   }
+  const files = await pinned(chosen, flags);
   if (flags.dryRun) {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
@@ -80,6 +133,8 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
       files.filter((f) => f !== webhookFile).flatMap((f) => f.objects),
       out,
     );
+    if (flags.distribution === 'kubernetes' && (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE)))
+      out("kata-deploy's ServiceAccount and RBAC taken over from the KataConfig that owned them (an earlier operator made them)");
     // The webhook certificate, from the source the operator will choose too (the platform's service, else
     // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
     const source = chooseCertSource('auto', await discoverCertServices(client), false);
@@ -137,6 +192,8 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
     for (const f of files) {
       if (f.file.startsWith('00-') && flags.keepNamespace) continue;
       objects.push(...f.objects);
+      // kata-deploy's identity, where the install was for plain Kubernetes (elsewhere it is not there: gone already).
+      if (f.file.startsWith('20-')) objects.push(...kataDeployIdentity(OPERATOR_NAMESPACE));
       if (f.file.startsWith('30-')) {
         // What the operator created at run time in its namespace (deleted before the namespace).
         // The webhook certificate of every source (only the ones that exist are deleted); cert-manager's

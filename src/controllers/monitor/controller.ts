@@ -18,6 +18,7 @@ import type { KubeClient, ResourceType } from '../../kube/client.ts';
 import { ApiError } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods, RuntimeClasses, ServiceAccounts, Services } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import { runtimeSocketOf } from '../../platform/kubernetes/flavour.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { Applier, type CacheLookup, cacheShows, type Write } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
@@ -106,12 +107,14 @@ export function setupMonitorController(
   let monitoringAPI: boolean | undefined;
 
   async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const kataNodeSelector = platform.kataNodeSelector(nodes.list());
     const desired = (prometheusOperator: boolean) =>
       desiredMonitor({
         namespace: ns,
         image: opts.image,
         kataConfig: activeKataConfig(kataConfigs.list()),
-        kataNodeSelector: platform.kataNodeSelector(nodes.list()),
+        kataNodeSelector,
+        runtimeSocket: runtimeSocketOf(selectedNodes(nodes.list(), kataNodeSelector)),
         prometheusOperator,
       });
     if (monitoringAPI !== undefined) {
@@ -151,4 +154,10 @@ export function setupMonitorController(
     ],
     reconcile: async (_key, { log, signal }) => reconcile(log, signal),
   });
+}
+
+/** The nodes a selector picks (all of them while none is picked yet: the runtime is the cluster's). */
+function selectedNodes(all: readonly Node[], selector: Record<string, string>): readonly Node[] {
+  const picked = all.filter((n) => Object.entries(selector).every(([k, v]) => n.metadata.labels?.[k] === v));
+  return picked.length ? picked : all;
 }

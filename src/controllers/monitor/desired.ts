@@ -52,7 +52,22 @@ export interface MonitorInput {
   kataNodeSelector: Record<string, string>;
   /** Whether the API server serves monitoring.coreos.com/v1 (ServiceMonitor, PrometheusRule). */
   prometheusOperator: boolean;
+  /** The kata nodes' CRI socket (default CRI-O's): containerd's on plain Kubernetes, where its flavour keeps it. */
+  runtimeSocket?: string;
 }
+
+const CRIO_SOCKET = '/run/crio/crio.sock';
+
+/**
+ * A privileged pod on every kata node must run one build everywhere: by digest the image cannot change
+ * under a node, so a cached copy is as good as a pull; by tag (`:latest`) only a pull gets the build the
+ * tag names now, so that nodes do not keep whichever build they first cached.
+ */
+export const pullPolicyFor = (image: string): 'IfNotPresent' | 'Always' =>
+  /@sha256:[0-9a-f]{64}$/.test(image) ? 'IfNotPresent' : 'Always';
+
+/** The directory of a socket path: what is mounted (a socket replaced on restart stays reachable). */
+const dirOf = (path: string) => `${path.slice(0, path.lastIndexOf('/') + 1)}`;
 
 export interface MonitorObjects {
   serviceAccount: KubeObject;
@@ -89,6 +104,7 @@ export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined 
     ownerReferences: [owner],
   });
   const nodeSelector = input.kataNodeSelector;
+  const socket = input.runtimeSocket ?? CRIO_SOCKET;
   const dsSpec: DaemonSet['spec'] = {
     selector: { matchLabels: MONITOR_LABELS },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
@@ -105,25 +121,25 @@ export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined 
           {
             name: 'kata-monitor',
             image: input.image,
-            imagePullPolicy: 'IfNotPresent',
+            imagePullPolicy: pullPolicyFor(input.image),
             command: [
               '/usr/bin/kata-monitor',
               `--listen-address=:${MONITOR_PORT}`,
               `--log-level=${kc.spec?.logLevel ?? 'info'}`,
-              '--runtime-endpoint=/run/crio/crio.sock',
+              `--runtime-endpoint=${socket}`,
             ],
             ports: [{ name: 'metrics', containerPort: MONITOR_PORT, protocol: 'TCP' }],
-            // CRI-O's socket and the sandboxes' state directories belong to root on the node.
+            // The runtime's socket and the sandboxes' state directories belong to root on the node.
             securityContext: { privileged: true, readOnlyRootFilesystem: true },
             resources: { requests: { cpu: '10m', memory: '32Mi' } },
             volumeMounts: [
-              { name: 'crio-sock', mountPath: '/run/crio/' },
+              { name: 'runtime-sock', mountPath: dirOf(socket) },
               { name: 'sbs', mountPath: '/run/vc/sbs/' },
             ],
           },
         ],
         volumes: [
-          { name: 'crio-sock', hostPath: { path: '/run/crio/' } },
+          { name: 'runtime-sock', hostPath: { path: dirOf(socket) } },
           { name: 'sbs', hostPath: { path: '/run/vc/sbs/' } },
         ],
       },

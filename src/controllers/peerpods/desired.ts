@@ -3,9 +3,13 @@ import type { KataConfigStatus } from '../../api/kataconfig.ts';
 import { CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
+  CAA_IMAGE_ENV,
+  DEFAULT_PEER_PODS_IMAGES,
   PEER_POD_CONFIG,
   PEER_PODS_CM,
   PEER_PODS_SECRET,
+  type PeerPodsImages,
+  PODVM_BUILDER_IMAGE_ENV,
   PODVM_IMAGE_CREATION_JOB,
   PODVM_IMAGE_DELETION_JOB,
 } from '../../api/names.ts';
@@ -64,24 +68,15 @@ export const IMAGE_JOB_COMPONENT = 'podvm-image';
 export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
 export const CAA_APP_LABEL = 'app';
 
-export interface PeerPodsImages {
-  /** The cloud-api-adaptor (CAA) image the DaemonSet runs. */
-  caa: string;
-  /** The image of the pod VM image jobs (`/podvm-builder.sh create|delete`). */
-  podvmBuilder: string;
-}
-
-/** The product's images, as OpenShift sandboxed containers 1.12 ships them. */
-export const DEFAULT_IMAGES: PeerPodsImages = {
-  caa: 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.0',
-  podvmBuilder: 'registry.redhat.io/openshift-sandboxed-containers/osc-podvm-builder-rhel9:1.12.0',
-};
+export type { PeerPodsImages };
+/** The product's images (src/api/names.ts). */
+export const DEFAULT_IMAGES: PeerPodsImages = DEFAULT_PEER_PODS_IMAGES;
 
 /** The images, as the operator's deployment may override them (RELATED_IMAGE_*, OLM's convention). */
 export function imagesFromEnv(env: Record<string, string | undefined> = process.env): PeerPodsImages {
   return {
-    caa: env.RELATED_IMAGE_CAA || DEFAULT_IMAGES.caa,
-    podvmBuilder: env.RELATED_IMAGE_PODVM_BUILDER || DEFAULT_IMAGES.podvmBuilder,
+    caa: env[CAA_IMAGE_ENV] || DEFAULT_IMAGES.caa,
+    podvmBuilder: env[PODVM_BUILDER_IMAGE_ENV] || DEFAULT_IMAGES.podvmBuilder,
   };
 }
 

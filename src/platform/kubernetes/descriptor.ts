@@ -1,5 +1,5 @@
 import type { PlatformDescriptor } from '../platform.ts';
-import { INSTALLER_NAME, SHIM_OVERHEAD } from './katadeploy.ts';
+import { SHIM_OVERHEAD } from './katadeploy.ts';
 
 /** The kubernetes platform's own settings (`osc run` flags); each defaults as ./platform.ts says. */
 export interface KubernetesSettings {
@@ -12,8 +12,6 @@ export interface KubernetesSettings {
   /** How long an installer has to report before its node is rolled back, in ms (--install-deadline). */
   installDeadlineMs?: number;
 }
-
-const READ = ['get', 'list', 'watch'];
 
 /** Each setting: the flag that sets it, and its check (undefined when good, else what it must be). */
 const SETTINGS: Record<keyof KubernetesSettings, { flag?: string; problem(v: unknown): string | undefined }> = {
@@ -41,25 +39,12 @@ export const kubernetes: PlatformDescriptor<KubernetesSettings> = {
   // Any cluster the platforms before it do not claim.
   recognises: () => true,
   rbac: {
-    // kata-deploy's identity (docs/kubernetes.md): osc creates its ClusterRole and binding, which the API server
-    // allows only to a holder of every permission granted (nodes get/patch every platform has; DaemonSets
-    // cluster-wide and nodes/proxy are here, for that reason alone).
-    cluster: [
-      { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
-      { apiGroups: ['apps'], resources: ['daemonsets'], verbs: READ },
-      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles', 'clusterrolebindings'], verbs: ['create'] },
-      {
-        apiGroups: ['rbac.authorization.k8s.io'],
-        resources: ['clusterroles', 'clusterrolebindings'],
-        verbs: [...READ, 'patch', 'delete'],
-        resourceNames: [INSTALLER_NAME],
-      },
-    ],
-    // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it; its ServiceAccount is osc's.
-    namespace: [
-      { apiGroups: [''], resources: ['pods'], verbs: ['delete'] },
-      { apiGroups: [''], resources: ['serviceaccounts'], verbs: [...READ, 'patch', 'delete'], resourceNames: [INSTALLER_NAME] },
-    ],
+    // Nothing cluster-wide beyond what every platform has: kata-deploy's DaemonSet lives in the operator's
+    // namespace, and kata-deploy's ServiceAccount and RBAC ship with the install (src/install/katadeploy-rbac.ts),
+    // so the operator holds neither nodes/proxy nor the right to create ClusterRoles or bindings.
+    cluster: [],
+    // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it.
+    namespace: [{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }],
   },
   packaging: 'helm',
   devCluster: true,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { LogLevel } from '../../api/names.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
-import type { KubeObject, OwnerReference } from '../../kube/types.ts';
+import type { OwnerReference } from '../../kube/types.ts';
+import { CONTAINERD_CONFIG_DIR, type KubernetesFlavour } from './flavour.ts';
 
 /**
  * What osc knows about kata-deploy, the installer that puts Kata Containers on plain Kubernetes nodes,
@@ -79,18 +80,29 @@ export interface InstallerConfig {
   shim: string;
   /** kata-deploy's DEBUG: host-side debug logging and a `kata-<shim>-debug` handler. */
   debug: boolean;
+  /** kata-deploy's K8S_DISTRIBUTION, where containerd is not plain Kubernetes's (absent: `k8s`). */
+  flavour?: KubernetesFlavour;
 }
 
 /** logLevel maps to kata-deploy's one switch: debug and trace turn DEBUG on, anything else leaves it off. */
 export const debugFor = (logLevel: LogLevel | undefined): boolean => logLevel === 'debug' || logLevel === 'trace';
 
-export function installerConfig(image: string, shim: string, logLevel: LogLevel | undefined): InstallerConfig {
-  return { image, shim, debug: debugFor(logLevel) };
+export function installerConfig(
+  image: string,
+  shim: string,
+  logLevel: LogLevel | undefined,
+  flavour: KubernetesFlavour = 'k8s',
+): InstallerConfig {
+  return { image, shim, debug: debugFor(logLevel), ...(flavour !== 'k8s' ? { flavour } : {}) };
 }
 
-/** A stable id of a configuration (a label value): the same settings always give the same id. */
+/**
+ * A stable id of a configuration (a label value): the same settings always give the same id. The flavour
+ * counts only where it is not plain `k8s`, so that the ids of configurations made before it was known stay.
+ */
 export function configId(c: InstallerConfig): string {
-  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim });
+  const flavour = c.flavour && c.flavour !== 'k8s' ? { flavour: c.flavour } : {};
+  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim, ...flavour });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
 }
 
@@ -108,7 +120,7 @@ export function installerEnv(c: InstallerConfig): { name: string; value?: string
   env.push(
     { name: 'INSTALLATION_PREFIX', value: '' },
     { name: 'MULTI_INSTALL_SUFFIX', value: '' },
-    { name: 'K8S_DISTRIBUTION', value: 'k8s' },
+    { name: 'K8S_DISTRIBUTION', value: c.flavour ?? 'k8s' },
     { name: 'HEALTH_PORT', value: String(HEALTH_PORT) },
   );
   return env;
@@ -119,10 +131,13 @@ const hostPath = (name: string, path: string, mountPath: string, opts: { type?: 
   mount: { name, mountPath, ...(opts.readOnly ? { readOnly: true } : {}) },
 });
 
-/** The host paths kata-deploy's chart mounts (install directory, runtime configuration, systemd, tools). */
-const HOST_MOUNTS = [
+/**
+ * The host paths kata-deploy's chart mounts (install directory, runtime configuration, systemd, tools);
+ * containerd's configuration directory is where the flavour keeps it.
+ */
+const hostMounts = (flavour: KubernetesFlavour = 'k8s') => [
   hostPath('crio-conf', '/etc/crio/', '/etc/crio/'),
-  hostPath('containerd-conf', '/etc/containerd/', '/etc/containerd/'),
+  hostPath('containerd-conf', CONTAINERD_CONFIG_DIR[flavour], '/etc/containerd/'),
   hostPath('kata-install', '/opt/kata', '/opt/kata', { type: 'DirectoryOrCreate' }),
   hostPath('systemd-system', '/etc/systemd/system', '/etc/systemd/system', { type: 'DirectoryOrCreate' }),
   hostPath('systemd-private', '/run/systemd/private', '/run/systemd/private', { type: 'Socket' }),
@@ -202,10 +217,10 @@ export function desiredInstallerDaemonSet(
                 timeoutSeconds: 3,
               },
               resources: { requests: { cpu: '25m', memory: '16Mi' } },
-              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...HOST_MOUNTS.map((m) => m.mount)],
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }, ...hostMounts(c.flavour).map((m) => m.mount)],
             },
           ],
-          volumes: [{ name: 'tmp', emptyDir: {} }, ...HOST_MOUNTS.map((m) => m.volume)],
+          volumes: [{ name: 'tmp', emptyDir: {} }, ...hostMounts(c.flavour).map((m) => m.volume)],
         },
       },
     },
@@ -235,35 +250,14 @@ export const templateConfigId = (ds: DaemonSet | undefined): string | undefined 
   ds?.spec.template.metadata?.annotations?.[CONFIG_ANNOTATION];
 
 /**
- * What the installer may do through the API (kata-deploy's own RBAC): label its node, read its kubelet's
- * configuration, and find its DaemonSet (and any other kata-deploy) to decide whether to clean up.
+ * What the installer may do through the API (kata-deploy's own chart grants the same, but for one rule):
+ * label its node, and find its DaemonSet (and any other kata-deploy's, cluster-wide) to decide whether to
+ * clean up on termination. Its chart also grants `nodes/proxy get`, only to read the kubelet's /configz for
+ * an advisory check of runtimeRequestTimeout; kata-deploy logs a warning when that read is refused and goes
+ * on. `nodes/proxy` reaches every kubelet endpoint, exec into any container included: not worth a warning.
+ * The objects carrying these rules ship with the install (src/install/katadeploy-rbac.ts).
  */
 export const INSTALLER_RULES = [
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] },
-  { apiGroups: [''], resources: ['nodes/proxy'], verbs: ['get'] },
   { apiGroups: ['apps'], resources: ['daemonsets'], verbs: ['get', 'list', 'watch'] },
 ];
-
-/** The installer's ServiceAccount, ClusterRole and ClusterRoleBinding. */
-export function desiredInstallerIdentity(
-  namespace: string,
-  owner?: OwnerReference,
-): { serviceAccount: KubeObject; role: KubeObject; binding: KubeObject } {
-  const meta = (ns?: string) => ({
-    name: INSTALLER_NAME,
-    ...(ns ? { namespace: ns } : {}),
-    labels: { 'app.kubernetes.io/name': 'kata-deploy', 'app.kubernetes.io/managed-by': 'osc-operator' },
-    ...(owner ? { ownerReferences: [owner] } : {}),
-  });
-  return {
-    serviceAccount: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(namespace) },
-    role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(), rules: INSTALLER_RULES } as KubeObject,
-    binding: {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: meta(),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: INSTALLER_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: INSTALLER_NAME, namespace }],
-    } as KubeObject,
-  };
-}

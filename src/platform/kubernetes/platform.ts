@@ -2,17 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KataConfigSpec } from '../../api/kataconfig.ts';
 import { kataConfigOwner } from '../../api/kataconfig.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
-import {
-  ClusterRoleBindings,
-  ClusterRoles,
-  type DaemonSet,
-  DaemonSets,
-  type Node,
-  Nodes,
-  type Pod,
-  Pods,
-  ServiceAccounts,
-} from '../../kube/resources.ts';
+import { type DaemonSet, DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type {
@@ -30,13 +20,13 @@ import type {
   Toleration,
 } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
+import { flavourOf } from './flavour.ts';
 import {
   CONFIG_ANNOTATION,
   configId,
   DEFAULT_KATA_DEPLOY_IMAGE,
   DEFAULT_SHIM,
   desiredInstallerDaemonSet,
-  desiredInstallerIdentity,
   handlerFor,
   INSTALL_LABEL,
   INSTALLER_NAME,
@@ -58,7 +48,7 @@ import { type NodeMemory, planRollout, type RolloutPlan, type StopMark } from '.
  */
 
 export interface KubernetesPlatformOptions {
-  /** Where the installer's DaemonSet and ServiceAccount live (the operator's namespace). */
+  /** Where the installer's DaemonSet lives (the operator's namespace, where the install put its ServiceAccount). */
   namespace: string;
   /** The kata-deploy image (default: the pinned release, or RELATED_IMAGE_KATA_DEPLOY). */
   image: string;
@@ -83,11 +73,14 @@ export const defaultKubernetesOptions = (env: Record<string, string | undefined>
 /** On the installer DaemonSet: the stop mark of a rollout that failed (JSON of StopMark). */
 export const STOPPED_ANNOTATION = 'kataconfiguration.openshift.io/rollout-stopped';
 
-/** What the platform reads: its installer objects. */
+/**
+ * What the platform reads: its installer objects. kata-deploy's ServiceAccount and RBAC are not among
+ * them: they ship with the install (src/install/katadeploy-rbac.ts), so the operator needs no right to
+ * make ClusterRoles or bind them.
+ */
 export interface KubernetesObserved {
   daemonSet?: DaemonSet;
   pods: Pod[];
-  identity: { serviceAccount: boolean; role: boolean; binding: boolean };
 }
 
 const isControlPlane = (n: Node) =>
@@ -108,7 +101,8 @@ export function readStopMark(ds: DaemonSet | undefined): StopMark | undefined {
   }
 }
 
-export const describeConfig = (c: InstallerConfig): string => `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}`;
+export const describeConfig = (c: InstallerConfig): string =>
+  `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}${c.flavour ? `, for ${c.flavour}` : ''}`;
 
 export class KubernetesPlatform implements Platform<KubernetesObserved> {
   readonly name = 'kubernetes' as const;
@@ -124,16 +118,12 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const byName = { fieldSelector: `metadata.name=${INSTALLER_NAME}` };
     const daemonSets = source.informer(DaemonSets, { namespace: ns, ...byName });
     const pods = source.informer(Pods, { namespace: ns, labelSelector: `name=${INSTALLER_NAME}` });
-    const serviceAccounts = source.informer(ServiceAccounts, { namespace: ns, ...byName });
-    const roles = source.informer(ClusterRoles, byName);
-    const bindings = source.informer(ClusterRoleBindings, byName);
-    const informers = [daemonSets, pods, serviceAccounts, roles, bindings] as Informer<KubeObject>[];
+    const informers = [daemonSets, pods] as Informer<KubeObject>[];
     return {
       informers,
       observe: () => ({
         daemonSet: daemonSets.get(`${ns}/${INSTALLER_NAME}`) ?? daemonSets.list()[0],
         pods: pods.list(),
-        identity: { serviceAccount: serviceAccounts.list().length > 0, role: roles.list().length > 0, binding: bindings.list().length > 0 },
       }),
     };
   }
@@ -146,8 +136,9 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return narrowSelection(candidates, spec);
   }
 
-  config(spec: KataConfigSpec | undefined): InstallerConfig {
-    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel);
+  /** The installer configuration for a spec, on this cluster's flavour of Kubernetes (from its nodes). */
+  config(spec: KataConfigSpec | undefined, nodes: readonly Node[] = []): InstallerConfig {
+    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel, flavourOf(nodes));
   }
 
   /**
@@ -172,7 +163,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
       observations,
       memory,
       selected: input.selected,
-      target: configId(this.config(input.kataConfig?.spec)),
+      target: configId(this.config(input.kataConfig?.spec, input.nodes)),
       daemonSet: {
         config: templateConfigId(ds),
         observed: !!ds && Number(ds.status?.observedGeneration ?? 0) >= (ds.metadata.generation ?? 1),
@@ -220,7 +211,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   private describer(input: PlatformInput<KubernetesObserved>): (id: string) => ConfigRef {
     const known = new Map<string, string>();
     for (const c of recordedSettings(input.observed.daemonSet)) known.set(configId(c), describeConfig(c));
-    const target = this.config(input.kataConfig?.spec);
+    const target = this.config(input.kataConfig?.spec, input.nodes);
     known.set(configId(target), describeConfig(target));
     return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
   }
@@ -229,9 +220,8 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const ds = input.observed.daemonSet;
     return (
       !plan.stopped &&
-      plan.template === configId(this.config(input.kataConfig?.spec)) &&
-      templateConfigId(ds) === plan.template &&
-      Object.values(input.observed.identity).every(Boolean)
+      plan.template === configId(this.config(input.kataConfig?.spec, input.nodes)) &&
+      templateConfigId(ds) === plan.template
     );
   }
 
@@ -259,22 +249,13 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   cleanupPlan(_input: PlatformInput<KubernetesObserved>): PlatformPlan {
     const ns = this.opts.namespace;
-    return {
-      steps: [
-        [{ op: 'delete', resource: DaemonSets, name: INSTALLER_NAME, namespace: ns }],
-        [
-          { op: 'delete', resource: ClusterRoleBindings, name: INSTALLER_NAME },
-          { op: 'delete', resource: ClusterRoles, name: INSTALLER_NAME },
-          { op: 'delete', resource: ServiceAccounts, name: INSTALLER_NAME, namespace: ns },
-        ],
-      ],
-      pending: 0,
-    };
+    // The installer's ServiceAccount and RBAC stay: they belong to the install, not to a KataConfig.
+    return { steps: [[{ op: 'delete', resource: DaemonSets, name: INSTALLER_NAME, namespace: ns }]], pending: 0 };
   }
 
   /**
    * No KataConfig: kata leaves every node at once (there is no rollout to follow any more, as on
-   * OpenShift), then the installer objects go once its pods have cleaned up.
+   * OpenShift), then the installer DaemonSet goes once its pods have cleaned up.
    */
   leftoversPlan(input: PlatformInput<KubernetesObserved>): PlatformPlan {
     const labelled = input.nodes.filter(carriesOurs);
@@ -282,7 +263,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const steps: PlatformWrite[][] = [];
     if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null, null)));
     const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
-    if (labelled.length === 0 && input.observed.pods.length === 0 && (ours(input.observed.daemonSet) || anyIdentity(input.observed)))
+    if (labelled.length === 0 && input.observed.pods.length === 0 && ours(input.observed.daemonSet))
       steps.push(...this.cleanupPlan(input).steps);
     return { steps, pending: labelled.length - now.length };
   }
@@ -306,19 +287,13 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return [];
   }
 
-  /** The writes of a rollout plan: installer identity, then the DaemonSet, then nodes and pods. */
+  /** The writes of a rollout plan: the DaemonSet, then nodes and pods. */
   private writes(input: PlatformInput<KubernetesObserved>, plan: RolloutPlan, install = true): PlatformPlan {
     const ns = this.opts.namespace;
     const owner = input.kataConfig ? kataConfigOwner(input.kataConfig, true) : undefined;
     const steps: PlatformWrite[][] = [];
-    const { identity, daemonSet } = input.observed;
-    const id = desiredInstallerIdentity(ns, owner);
-    const first: PlatformWrite[] = [];
+    const { daemonSet } = input.observed;
     if (!install) return this.nodeWrites(plan);
-    if (!identity.serviceAccount) first.push({ op: 'create', resource: ServiceAccounts, object: id.serviceAccount });
-    if (!identity.role) first.push({ op: 'create', resource: ClusterRoles, object: id.role });
-    if (!identity.binding) first.push({ op: 'create', resource: ClusterRoleBindings, object: id.binding });
-    if (first.length) steps.push(first);
 
     // The template carries the configuration the plan installs now (the target, or a rollback's).
     const templateConfig = this.configFor(plan.template, input);
@@ -365,13 +340,11 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   /** The settings behind a configuration id osc can (re)install: the target's, or the DaemonSet's recorded ones. */
   private configFor(id: string, input: PlatformInput<KubernetesObserved>): InstallerConfig | undefined {
-    const target = this.config(input.kataConfig?.spec);
+    const target = this.config(input.kataConfig?.spec, input.nodes);
     if (configId(target) === id) return target;
     return recordedSettings(input.observed.daemonSet).find((c) => configId(c) === id);
   }
 }
-
-const anyIdentity = (o: KubernetesObserved) => o.identity.serviceAccount || o.identity.role || o.identity.binding;
 
 /** Whether a node carries anything osc writes on nodes: its label, or the rollout's memory. */
 const carriesOurs = (n: Node) =>
