@@ -12,6 +12,7 @@ import { type MonitorOptions, setupMonitorController } from './controllers/monit
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
+import { errorMessage } from './kube/errors.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { Manager, parseAddress } from './runtime/manager.ts';
@@ -134,18 +135,29 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
 
+  // Followed even when it was empty at start: the platform may write the certificate after the pod started.
+  const certDir = opts.metricsCertDir;
   const stopWatching =
-    secure && opts.metricsCertDir && secure.cert.source === opts.metricsCertDir
-      ? watchCertDir(opts.metricsCertDir, secure.cert, (c) => {
-          manager.reloadMetricsCert(c);
-          opts.log.info({ dir: opts.metricsCertDir }, 'metrics serving certificate reloaded');
-        })
+    secure && certDir
+      ? watchCertDir(
+          certDir,
+          secure.cert.source === certDir ? secure.cert : undefined,
+          (c) => {
+            manager.reloadMetricsCert(c);
+            secure.cert = { ...c, source: certDir };
+            opts.log.info({ dir: certDir }, 'metrics serving certificate loaded from the directory');
+          },
+          undefined,
+          (e) => opts.log.warn({ dir: certDir, err: errorMessage(e) }, 'metrics serving certificate in the directory not usable yet'),
+        )
       : undefined;
   if (secure) opts.log.info({ certificate: secure.cert.source }, 'metrics served over HTTPS, authorised through the API server');
   const operator: Operator = {
     manager,
     platform,
-    metricsCA: secure?.cert.caPem,
+    get metricsCA() {
+      return secure?.cert.caPem;
+    },
     run: async (signal) => {
       const certsWatched = operator.webhookCerts?.watch(signal);
       try {
