@@ -15,6 +15,7 @@ import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
+import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
 import { Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
@@ -111,7 +112,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     throw new Error(
       `plain-HTTP metrics may only listen on a loopback address, not ${metricsAddress}: bind it to 127.0.0.1, or drop --no-metrics-secure`,
     );
+  const tlsProfileServed = await apiServerConfigServed(client);
+  const tlsOptions = await initialClusterTLS(client, tlsProfileServed, opts.log);
   const manager = new Manager({
+    tlsOptions,
     client,
     log: opts.log,
     metrics: opts.metrics,
@@ -174,7 +178,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   let webhooks: WebhookServer | undefined;
   if (opts.webhook !== false) {
     const wh = opts.webhook ?? { address: '0.0.0.0:9443' };
-    webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }));
+    webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }), tlsOptions);
     // A live list, not the cache: two creates in quick succession must not both get through.
     webhooks.handle(KATACONFIG_WEBHOOK_PATH, async (req) =>
       validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[], platform),
@@ -221,6 +225,18 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     }
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }
+  if (tlsProfileServed) {
+    followClusterTLS(
+      manager,
+      tlsOptions,
+      (o) => {
+        if (secure) manager.setTLSOptions(o);
+        webhooks?.setTLSOptions(o);
+      },
+      opts.log,
+    );
+  }
+  opts.log.info({ profile: tlsOptions.profile, minVersion: tlsOptions.minVersion }, 'TLS security profile');
   return operator;
 }
 

@@ -92,3 +92,15 @@ export const Infrastructures: ResourceType<Infrastructure> = {
   kind: 'Infrastructure',
   namespaced: false,
 };
+
+/** The cluster's API server configuration (one, named `cluster`): osc reads its TLS security profile. */
+export interface APIServer extends KubeObject {
+  spec?: { tlsSecurityProfile?: import('../runtime/tlsprofile.ts').TLSSecurityProfile };
+}
+export const APIServers: ResourceType<APIServer> = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'apiservers',
+  kind: 'APIServer',
+  namespaced: false,
+};
