@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
-import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
+import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, PEER_PODS_CM } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
 
 export { LEADER_ELECTION_LEASE };
@@ -13,6 +13,7 @@ import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
+import { ConfigMaps } from './kube/resources.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
@@ -22,7 +23,7 @@ import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
 import { metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
 import { WebhookCertificates } from './webhooks/certificates.ts';
 import { type CertSourceFlag, chooseCertSource, discoverCertServices } from './webhooks/certsource.ts';
-import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
+import { KATACONFIG_WEBHOOK_PATH, kataConfigAdmission } from './webhooks/kataconfig.ts';
 import { peerPodAdmission } from './webhooks/peerpods.ts';
 import { registrationsCarry, setupWebhookRegistration } from './webhooks/registration.ts';
 import { WebhookServer } from './webhooks/server.ts';
@@ -179,11 +180,23 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   if (opts.webhook !== false) {
     const wh = opts.webhook ?? { address: '0.0.0.0:9443' };
     webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }), tlsOptions);
-    // A live list, not the cache: two creates in quick succession must not both get through.
-    webhooks.handle(KATACONFIG_WEBHOOK_PATH, async (req) =>
-      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[], platform),
+    // Reads come from the caches the controllers share: a request costs the API server nothing.
+    const kataConfigs = manager.informer(KataConfigs);
+    webhooks.handle(
+      KATACONFIG_WEBHOOK_PATH,
+      kataConfigAdmission(
+        {
+          get hasSynced() {
+            return kataConfigs.hasSynced;
+          },
+          list: () => kataConfigs.list() as KataConfig[],
+          live: async () => (await client.list(KataConfigs)).items as KataConfig[],
+        },
+        platform,
+      ),
     );
-    webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace));
+    const peerPodsCM = manager.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${PEER_PODS_CM}` });
+    webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace, peerPodsCM));
     const flag = wh.certSource ?? 'auto';
     const source = chooseCertSource(
       flag,
