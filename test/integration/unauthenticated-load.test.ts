@@ -74,7 +74,10 @@ describe('unauthenticated load', () => {
     } finally {
       // Whatever got in goes (the operator removes its finalizer), so that the next test starts clean.
       for (const name of ['twin-0', 'twin-1']) await cluster.dev.client.delete(KataConfigs, name).catch(() => {});
-      await waitFor(async () => (await cluster.dev.client.list(KataConfigs)).items.length === 0, { timeoutMs: 180_000, message: 'the KataConfigs gone' });
+      await waitFor(async () => (await cluster.dev.client.list(KataConfigs)).items.length === 0, {
+        timeoutMs: 180_000,
+        message: 'the KataConfigs gone',
+      });
       await op.stop();
     }
   });
