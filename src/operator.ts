@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
-import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE } from './api/names.ts';
+import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, PEER_PODS_CM } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
 
 export { LEADER_ELECTION_LEASE };
@@ -12,15 +12,19 @@ import { type MonitorOptions, setupMonitorController } from './controllers/monit
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
+import { errorMessage } from './kube/errors.ts';
+import { ConfigMaps } from './kube/resources.ts';
 import { choosePlatform, type PlatformOptions } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
+import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
 import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
 import { type MetricsCert, metricsServingCert, watchCertDir } from './runtime/servingcert.ts';
+import { DEFAULT_TLS_OPTIONS } from './runtime/tlsprofile.ts';
 import { WebhookCertificates } from './webhooks/certificates.ts';
 import { type CertSourceFlag, chooseCertSource, discoverCertServices } from './webhooks/certsource.ts';
-import { KATACONFIG_WEBHOOK_PATH, validateKataConfig } from './webhooks/kataconfig.ts';
+import { KATACONFIG_WEBHOOK_PATH, kataConfigAdmission } from './webhooks/kataconfig.ts';
 import { peerPodAdmission } from './webhooks/peerpods.ts';
 import { registrationsCarry, setupWebhookRegistration } from './webhooks/registration.ts';
 import { WebhookServer } from './webhooks/server.ts';
@@ -123,7 +127,20 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     throw new Error(
       `plain-HTTP metrics may only listen on a loopback address, not ${metricsAddress}: bind it to 127.0.0.1, or drop --no-metrics-secure`,
     );
+  // The cluster's TLS profile, read before anything is served: here when the webhook server listens at
+  // once, else when the operator runs (its metrics server listens then), so that building an operator makes
+  // no request of its own.
+  let tlsProfileServed = false;
+  let tlsOptions = DEFAULT_TLS_OPTIONS;
+  const readClusterTLS = async () => {
+    tlsProfileServed = await apiServerConfigServed(client);
+    tlsOptions = await initialClusterTLS(client, tlsProfileServed, opts.log);
+    opts.log.info({ profile: tlsOptions.profile, minVersion: tlsOptions.minVersion }, 'TLS security profile');
+  };
+  const tlsAtStart = opts.webhook !== false;
+  if (tlsAtStart) await readClusterTLS();
   const manager = new Manager({
+    tlsOptions,
     client,
     log: opts.log,
     metrics: opts.metrics,
@@ -147,25 +164,43 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
 
+  // Followed even when it was empty at start: the platform may write the certificate after the pod started.
+  const certDir = opts.metricsCertDir;
   const stopWatching =
-    secure && opts.metricsCertDir && secure.cert.source === opts.metricsCertDir
-      ? watchCertDir(opts.metricsCertDir, secure.cert, (c) => {
-          manager.reloadMetricsCert(c);
-          opts.log.info({ dir: opts.metricsCertDir }, 'metrics serving certificate reloaded');
-        })
+    secure && certDir
+      ? watchCertDir(
+          certDir,
+          secure.cert.source === certDir ? secure.cert : undefined,
+          (c) => {
+            manager.reloadMetricsCert(c);
+            secure.cert = { ...c, source: certDir };
+            opts.log.info({ dir: certDir }, 'metrics serving certificate loaded from the directory');
+          },
+          undefined,
+          (e) => opts.log.warn({ dir: certDir, err: errorMessage(e) }, 'metrics serving certificate in the directory not usable yet'),
+        )
       : undefined;
   if (secure) opts.log.info({ certificate: secure.cert.source }, 'metrics served over HTTPS, authorised through the API server');
   const operator: Operator = {
     manager,
     platform,
-    metricsCA: secure?.cert.caPem,
-    metricsCert: secure?.cert,
+    get metricsCA() {
+      return secure?.cert.caPem;
+    },
+    get metricsCert() {
+      return secure?.cert;
+    },
     run: async (signal) => {
       // Its own signal, so that a manager that stopped by itself (leadership lost) stops the watch too.
       const stopped = new AbortController();
       const stop = () => stopped.abort();
       signal.addEventListener('abort', stop, { once: true });
       if (signal.aborted) stop();
+      if (!tlsAtStart) {
+        await readClusterTLS();
+        if (secure) manager.setTLSOptions(tlsOptions);
+        followTLS();
+      }
       const certsWatched = operator.webhookCerts?.watch(stopped.signal);
       try {
         await manager.start(signal);
@@ -183,12 +218,24 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   let webhooks: WebhookServer | undefined;
   if (opts.webhook !== false) {
     const wh = opts.webhook ?? { address: '0.0.0.0:9443' };
-    webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }));
-    // A live list, not the cache: two creates in quick succession must not both get through.
-    webhooks.handle(KATACONFIG_WEBHOOK_PATH, async (req) =>
-      validateKataConfig(req, (await client.list(KataConfigs)).items as KataConfig[], platform),
+    webhooks = new WebhookServer(opts.log.child({ component: 'webhook' }), tlsOptions);
+    // Reads come from the caches the controllers share: a request costs the API server nothing.
+    const kataConfigs = manager.informer(KataConfigs);
+    webhooks.handle(
+      KATACONFIG_WEBHOOK_PATH,
+      kataConfigAdmission(
+        {
+          get hasSynced() {
+            return kataConfigs.hasSynced;
+          },
+          list: () => kataConfigs.list() as KataConfig[],
+          live: async () => (await client.list(KataConfigs)).items as KataConfig[],
+        },
+        platform,
+      ),
     );
-    webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace));
+    const peerPodsCM = manager.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${PEER_PODS_CM}` });
+    webhooks.handle(PEER_POD_WEBHOOK_PATH, peerPodAdmission(client, namespace, peerPodsCM));
     const flag = wh.certSource ?? 'auto';
     const source = chooseCertSource(
       flag,
@@ -230,6 +277,19 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     }
     manager.addReadyCheck('webhook', () => webhooks !== undefined);
   }
+  function followTLS() {
+    if (!tlsProfileServed) return;
+    followClusterTLS(
+      manager,
+      tlsOptions,
+      (o) => {
+        if (secure) manager.setTLSOptions(o);
+        webhooks?.setTLSOptions(o);
+      },
+      opts.log,
+    );
+  }
+  if (tlsAtStart) followTLS();
   return operator;
 }
 

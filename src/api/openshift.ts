@@ -91,3 +91,24 @@ export const Infrastructures: ResourceType<Infrastructure> = {
   kind: 'Infrastructure',
   namespaced: false,
 };
+
+/** The cluster's API server configuration (one, named `cluster`): osc reads its TLS security profile. */
+export interface APIServer extends KubeObject {
+  spec?: { tlsSecurityProfile?: TLSSecurityProfile };
+}
+export const APIServers: ResourceType<APIServer> = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'apiservers',
+  kind: 'APIServer',
+  namespaced: false,
+};
+
+/** The profiles of an APIServer's `spec.tlsSecurityProfile.type`. */
+export type TLSProfileType = 'Old' | 'Intermediate' | 'Modern' | 'Custom';
+
+/** OpenShift's TLS security profile (config.openshift.io/v1): a named profile, or a custom one. */
+export interface TLSSecurityProfile {
+  type?: TLSProfileType | string;
+  custom?: { ciphers?: string[]; minTLSVersion?: string };
+}

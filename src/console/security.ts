@@ -1,9 +1,10 @@
 /**
  * The console's guards, as pure functions over a request's method, path and headers (the server applies
  * them; unit tests exercise them). The model is in docs/console.md: a random token per run, a strict
- * same-site cookie, a custom header on every write, a Host check against DNS rebinding, and no Secret values.
+ * same-site cookie, a custom header on every write, a Host check against DNS rebinding, and only the API paths the pages use (never Secrets).
  */
 import { timingSafeEqual } from 'node:crypto';
+import { consoleApiPath } from './api-allowlist.ts';
 
 /** Cookies are not told apart by port: each console names its own, so that two can run side by side. */
 export const cookieName = (port: number) => `osc-console-${port}`;
@@ -64,27 +65,9 @@ export function csrfRefusal(method: string, headers: Headers, origin: string): s
 }
 
 /**
- * Why an API path is not proxied, or undefined when it is. Secrets are never read through the console (a
- * list or watch would carry their values); the streaming subresources that run commands in pods or tunnel
- * to them are not needed by any page.
+ * Why an API request is not proxied, or undefined when it is: the path (raw, before percent-decoding, query
+ * allowed) must be one the console's pages use, for that method (see api-allowlist.ts).
  */
-export function apiPathRefusal(path: string): string | undefined {
-  const p = path.split('?')[0] ?? '';
-  if (!/^\/(api|apis)(\/|$)/.test(p)) return 'only Kubernetes API paths (/api, /apis) are proxied';
-  if (p.split('/').some((seg) => seg === '..' || seg === '.')) return 'path segments . and .. are refused';
-  // Core group: /api/v1[/namespaces/NS]/secrets[/NAME]
-  if (/^\/api\/v1\/(watch\/)?(namespaces\/[^/]+\/)?secrets(\/|$)/.test(p)) {
-    return 'the console never shows Secret values: use kubectl for Secrets';
-  }
-  // The deprecated /watch/ paths are not used by the console; refusing them keeps one rule per resource.
-  if (/^\/(api\/[^/]+|apis\/[^/]+\/[^/]+)\/watch(\/|$)/.test(p)) return 'use ?watch=1 instead of the deprecated /watch/ paths';
-  if (/^\/api\/v1\/namespaces\/[^/]+\/(pods|services|nodes)\/[^/]+\/(exec|attach|portforward|proxy)(\/|$)/.test(p)) {
-    return 'exec, attach, port-forward and proxy are not available in the console';
-  }
-  if (/^\/api\/v1\/nodes\/[^/]+\/proxy(\/|$)/.test(p)) return 'node proxy is not available in the console';
-  // A TokenRequest answers a fresh credential: as secret as a Secret.
-  if (/^\/api\/v1\/namespaces\/[^/]+\/serviceaccounts\/[^/]+\/token(\/|$)/.test(p)) {
-    return 'the console never creates service account tokens: use kubectl create token';
-  }
-  return undefined;
+export function apiPathRefusal(path: string, method = 'GET'): string | undefined {
+  return consoleApiPath(method, path.split('?')[0] ?? '').refusal;
 }

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { consoleApiPath } from './api-allowlist.ts';
 import { type Bundle, buildBundle } from './bundle.ts';
 import { PrometheusUpstream } from './prometheus.ts';
-import { apiPathRefusal, cookieName, csrfRefusal, hostAllowed, presentedToken, sameToken } from './security.ts';
+import { cookieName, csrfRefusal, hostAllowed, presentedToken, sameToken } from './security.ts';
 import { KubeUpstream, status } from './upstream.ts';
 
 /** What the console knows beyond the API: an operator running in this process (`osc start`). */
@@ -107,11 +108,13 @@ export async function startConsole(opts: ConsoleOptions): Promise<RunningConsole
     const csrf = csrfRefusal(method, req.headers, origin);
     if (csrf) return refuse(res, 403, 'Forbidden', csrf);
 
-    if (url.pathname.startsWith('/k8s/')) {
-      const path = url.pathname.slice(4) + url.search;
-      const why = apiPathRefusal(url.pathname.slice(4));
-      if (why) return refuse(res, 403, 'Forbidden', why);
-      return kube.forward(req, res, path);
+    // The raw path, not the URL parser's: that one resolves `..` and `%2e%2e` before any guard could see them.
+    const rawPath = (req.url ?? '/').split('?')[0] ?? '/';
+    if (rawPath.startsWith('/k8s/') || url.pathname.startsWith('/k8s/')) {
+      const api = consoleApiPath(method, rawPath.startsWith('/k8s/') ? rawPath.slice(4) : rawPath);
+      if (api.refusal !== undefined) return refuse(res, 403, 'Forbidden', api.refusal);
+      // The rebuilt path goes upstream, so the API server acts on exactly the path that was allowed.
+      return kube.forward(req, res, api.path + url.search);
     }
     if (url.pathname.startsWith('/prometheus/')) {
       const p = prometheus();

@@ -336,7 +336,28 @@ export function infrastructureCRD(): CustomResourceDefinition {
   });
 }
 
+/** The API server's configuration: osc follows its TLS security profile. */
+export function apiServerCRD(): CustomResourceDefinition {
+  return crd({
+    group: 'config.openshift.io',
+    plural: 'apiservers',
+    singular: 'apiserver',
+    kind: 'APIServer',
+    status: true,
+    schema: topLevel(
+      obj(
+        { tlsSecurityProfile: preserved('Old, Intermediate, Modern or Custom (type, and custom.ciphers/minTLSVersion)') },
+        {
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      ),
+      obj({}, { 'x-kubernetes-preserve-unknown-fields': true }),
+      ['spec'],
+    ),
+  });
+}
+
 /** Every OpenShift CRD the dev cluster serves. */
 export function openshiftCRDs(): CustomResourceDefinition[] {
-  return [machineConfigCRD(), machineConfigPoolCRD(), containerRuntimeConfigCRD(), kubeletConfigCRD(), infrastructureCRD()];
+  return [machineConfigCRD(), machineConfigPoolCRD(), containerRuntimeConfigCRD(), kubeletConfigCRD(), infrastructureCRD(), apiServerCRD()];
 }

@@ -345,6 +345,11 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       ] as KubeObject[],
     },
     {
+      file: '35-network-policy.yaml',
+      title: "Who may reach the operator's ports: the API server (webhooks) and the monitoring stack (metrics)",
+      objects: [networkPolicy(opts.distribution ?? 'openshift')],
+    },
+    {
       file: '40-webhooks.yaml',
       title:
         'Admission webhooks (caBundle, or the annotation that has the service CA or cert-manager inject it, is written by "osc install" and by the operator)',
@@ -378,6 +383,51 @@ export async function configFiles(opts: Omit<ManifestOptions, 'distribution'> = 
     return !!o && fileText(o) === fileText(f);
   };
   return [...openshift, ...kubernetes.filter((f) => !same(f)).map((f) => ({ ...f, file: `${KUBERNETES_OVERLAY}/${f.file}` }))];
+}
+
+/**
+ * A namespace whose Prometheus may scrape the operator carries this label (OpenShift's cluster monitoring,
+ * in openshift-monitoring, is allowed by name).
+ */
+export const METRICS_SCRAPER_NAMESPACE_LABEL = 'kataconfiguration.openshift.io/metrics-scraper';
+
+/**
+ * Ingress to the operator's pods: the webhook port from the API server, the metrics port from the
+ * monitoring stack, nothing else. The health port needs no rule: traffic from the pod's own node (the
+ * kubelet's probes) is always allowed by NetworkPolicy. On OpenShift the API server runs on the host
+ * network, which OVN-Kubernetes places in the namespaces labelled policy-group host-network; plain
+ * Kubernetes has no selector for it (its address is the cluster's own), so there the webhook port stays
+ * open to the cluster and relies on TLS and admission-only handlers (docs/security.md says how to narrow it).
+ */
+function networkPolicy(distribution: PlatformName): KubeObject {
+  const webhookFrom =
+    distribution === 'openshift'
+      ? {
+          from: [
+            { namespaceSelector: { matchLabels: { 'policy-group.network.openshift.io/host-network': '' } } },
+            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-kube-apiserver' } } },
+          ],
+        }
+      : {};
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: { name: 'osc-controller-manager', namespace: ns, labels: labels('operator') },
+    spec: {
+      podSelector: { matchLabels: podLabels },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { ...webhookFrom, ports: [{ protocol: 'TCP', port: PORTS.webhook }] },
+        {
+          from: [
+            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-monitoring' } } },
+            { namespaceSelector: { matchLabels: { [METRICS_SCRAPER_NAMESPACE_LABEL]: 'true' } } },
+          ],
+          ports: [{ protocol: 'TCP', port: PORTS.metrics }],
+        },
+      ],
+    },
+  } as KubeObject;
 }
 
 /** Prometheus Operator: scrape the metrics Service (the console's metrics page queries that Prometheus). */

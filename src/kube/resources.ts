@@ -119,6 +119,13 @@ export const ConfigMaps = rt<ConfigMap>('', 'v1', 'configmaps', 'ConfigMap', tru
 export const Secrets = rt<Secret>('', 'v1', 'secrets', 'Secret', true);
 export const ServiceAccounts = rt<KubeObject>('', 'v1', 'serviceaccounts', 'ServiceAccount', true);
 export const Services = rt<KubeObject & { spec?: Record<string, unknown> }>('', 'v1', 'services', 'Service', true);
+export const NetworkPolicies = rt<KubeObject & { spec?: Record<string, unknown> }>(
+  'networking.k8s.io',
+  'v1',
+  'networkpolicies',
+  'NetworkPolicy',
+  true,
+);
 export const RuntimeClasses = rt<RuntimeClass>('node.k8s.io', 'v1', 'runtimeclasses', 'RuntimeClass', false);
 export const Leases = rt<Lease>('coordination.k8s.io', 'v1', 'leases', 'Lease', true);
 export const Events = rt<KubeEvent>('events.k8s.io', 'v1', 'events', 'Event', true);

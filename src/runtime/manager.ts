@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTLSServer, type Server as TLSServer } from 'node:https';
 import { hostname } from 'node:os';
+import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { errorMessage } from '../kube/errors.ts';
@@ -17,6 +18,7 @@ import {
 } from './leaderelection.ts';
 import { RuntimeMetrics } from './metrics.ts';
 import type { DelegatingAuth } from './metricsauth.ts';
+import { DEFAULT_TLS_OPTIONS, type TLSServerOptions } from './tlsprofile.ts';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -31,6 +33,8 @@ export interface ManagerOptions {
   metricsAddress?: string;
   /** Serve /metrics alone over TLS, to clients the API server authenticates and authorises. */
   secureMetrics?: { tls: ServingCert; auth: DelegatingAuth };
+  /** Minimum TLS version and ciphers of the secure metrics server (the cluster's profile); default Intermediate. */
+  tlsOptions?: TLSServerOptions;
   /** host:port for /healthz and /readyz if they should be served apart from metrics. */
   healthAddress?: string;
   /** Identity for leases and events; defaults to hostname + random suffix. */
@@ -76,9 +80,12 @@ export class Manager {
   private healthServer: Server | undefined;
   private ready = false;
   private readonly checks = new Map<string, () => boolean>();
+  /** What the secure metrics server presents: its certificate and the cluster's TLS profile. */
+  private metricsTLS: { cert?: ServingCert; options: TLSServerOptions };
 
   constructor(opts: ManagerOptions) {
     this.opts = opts;
+    this.metricsTLS = { cert: opts.secureMetrics?.tls, options: opts.tlsOptions ?? DEFAULT_TLS_OPTIONS };
     this.client = opts.client;
     this.log = opts.log;
     this.metrics = opts.metrics ?? new RuntimeMetrics();
@@ -203,10 +210,7 @@ export class Manager {
     }
     for (const { addr, routes, tls } of plan) {
       const server = tls
-        ? createTLSServer(
-            { cert: tls.tls.certPem, key: tls.tls.keyPem, minVersion: 'TLSv1.2' },
-            (req, res) => void this.handle(req, res, routes, tls.auth),
-          )
+        ? createTLSServer(this.metricsContext(), (req, res) => void this.handle(req, res, routes, tls.auth))
         : createServer((req, res) => void this.handle(req, res, routes));
       const { host, port } = parseAddress(addr);
       await new Promise<void>((resolve, reject) => {
@@ -227,7 +231,22 @@ export class Manager {
   /** A new serving certificate for the secure metrics server; connections made from now on get it. */
   reloadMetricsCert(tls: ServingCert): void {
     const s = this.metricsServer;
-    if (s && 'setSecureContext' in s) s.setSecureContext({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' });
+    const next = { cert: tls, options: this.metricsTLS.options };
+    if (s && 'setSecureContext' in s) s.setSecureContext(this.metricsContext(next));
+    this.metricsTLS = next;
+  }
+
+  /** The cluster's TLS profile for the secure metrics server, from the next handshake on. */
+  setTLSOptions(options: TLSServerOptions): void {
+    const s = this.metricsServer;
+    const next = { cert: this.metricsTLS.cert, options };
+    if (s && 'setSecureContext' in s) s.setSecureContext(this.metricsContext(next));
+    this.metricsTLS = next;
+  }
+
+  private metricsContext(t = this.metricsTLS): SecureContextOptions {
+    const { minVersion, ciphers } = t.options;
+    return { cert: t.cert?.certPem, key: t.cert?.keyPem, minVersion, ciphers };
   }
 
   /** Where /metrics is served (host:port, useful with port 0), and whether over TLS. */

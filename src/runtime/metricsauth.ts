@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { KubeClient } from '../kube/client.ts';
+import { TTLCache } from './ttlcache.ts';
 
 /** Who the API server says a bearer token belongs to (a TokenReview's status.user). */
 export interface UserInfo {
@@ -58,6 +59,9 @@ export interface AuthCacheTTL {
 
 export const DEFAULT_AUTH_TTL: AuthCacheTTL = { authenticatedMs: 60_000, allowedMs: 300_000, deniedMs: 30_000 };
 
+/** How many answers each cache keeps: far more than the scrapers of a cluster, far fewer than a flood. */
+export const DEFAULT_AUTH_CACHE_ENTRIES = 4096;
+
 /** The token out of an `Authorization: Bearer ...` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
@@ -72,16 +76,18 @@ export function bearerToken(header: string | undefined): string | undefined {
  * scrape every few seconds costs the API server almost nothing. Only answers are cached, never errors.
  */
 export class DelegatingAuth {
-  private readonly authn = new Map<string, { user?: UserInfo; until: number }>();
-  private readonly authz = new Map<string, { allowed: boolean; until: number }>();
+  // Bounded, least recently used first out: a flood of distinct bad tokens costs O(1) per request and at
+  // most `maxEntries` answers of memory, and pushes out only other recent answers.
+  private readonly authn: TTLCache<{ user?: UserInfo }>;
+  private readonly authz: TTLCache<boolean>;
   private readonly api: ReviewApi;
   private readonly ttl: AuthCacheTTL;
-  private readonly now: () => number;
 
-  constructor(api: ReviewApi, opts: { ttl?: AuthCacheTTL; now?: () => number } = {}) {
+  constructor(api: ReviewApi, opts: { ttl?: AuthCacheTTL; now?: () => number; maxEntries?: number } = {}) {
     this.api = api;
     this.ttl = opts.ttl ?? DEFAULT_AUTH_TTL;
-    this.now = opts.now ?? Date.now;
+    this.authn = new TTLCache(opts.maxEntries ?? DEFAULT_AUTH_CACHE_ENTRIES, opts.now);
+    this.authz = new TTLCache(opts.maxEntries ?? DEFAULT_AUTH_CACHE_ENTRIES, opts.now);
   }
 
   async check(authorization: string | undefined, path: string, method: string): Promise<AuthDecision> {
@@ -89,31 +95,23 @@ export class DelegatingAuth {
     if (!token) return { ok: false, status: 401, message: 'Unauthorized: a bearer token is required' };
     const verb = method.toLowerCase();
     const key = createHash('sha256').update(token).digest('hex');
-    this.prune();
     let user: UserInfo | undefined;
-    const cached = this.authn.get(key);
+    const cached = this.authn.fresh(key);
     if (cached) user = cached.user;
     else {
       const r = await this.api.tokenReview(token);
       user = r.authenticated ? r.user : undefined;
       // A rejected token is remembered as briefly as a deny: a scraper with a bad token is not a stampede.
-      this.authn.set(key, { user, until: this.now() + (user ? this.ttl.authenticatedMs : this.ttl.deniedMs) });
+      this.authn.put(key, { user }, user ? this.ttl.authenticatedMs : this.ttl.deniedMs);
     }
     if (!user) return { ok: false, status: 401, message: 'Unauthorized: the API server did not accept the token' };
     const zkey = JSON.stringify([user.username, user.uid, user.groups, user.extra, path, verb]);
-    let allowed = this.authz.get(zkey)?.allowed;
+    let allowed = this.authz.fresh(zkey);
     if (allowed === undefined) {
       allowed = (await this.api.accessReview(user, path, verb)).allowed;
-      this.authz.set(zkey, { allowed, until: this.now() + (allowed ? this.ttl.allowedMs : this.ttl.deniedMs) });
+      this.authz.put(zkey, allowed, allowed ? this.ttl.allowedMs : this.ttl.deniedMs);
     }
     if (!allowed) return { ok: false, status: 403, message: `Forbidden: user "${user.username}" may not ${verb} ${path}` };
     return { ok: true, user };
-  }
-
-  private prune(): void {
-    const now = this.now();
-    for (const m of [this.authn, this.authz] as Map<string, { until: number }>[]) {
-      for (const [k, v] of m) if (v.until <= now) m.delete(k);
-    }
   }
 }

@@ -1,3 +1,4 @@
+import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServingCert } from './manager.ts';
@@ -43,21 +44,65 @@ export async function metricsServingCert(opts: { certDir?: string; dnsNames: str
 }
 
 /**
- * Re-reads `dir` every `everyMs` and calls `onChange` when the certificate there changed (the platform
- * rotates it in the mounted Secret; the kubelet updates the files). Returns a stop function.
+ * Follows `dir` for the life of the process, whatever was served at start: OpenShift's service CA may write
+ * the Secret after the pod started (osc then serves its own certificate until the files arrive) and rotates
+ * it later; the kubelet updates the mounted files in place. A change is noticed through the file system's
+ * events, with a re-read every `everyMs` for file systems that send none. `apply` is called with each new
+ * pair; if it throws (a certificate and key written one after the other do not match for a moment), the
+ * pair is tried again on the next event or re-read. Returns a stop function.
  */
-export function watchCertDir(dir: string, current: ServingCert, onChange: (c: ServingCert) => void, everyMs = 60_000): () => void {
-  let last = current.certPem + current.keyPem;
-  const timer = setInterval(() => {
-    readCertDir(dir).then(
-      (c) => {
-        if (!c || c.certPem + c.keyPem === last) return;
-        last = c.certPem + c.keyPem;
-        onChange(c);
-      },
-      () => {},
-    );
-  }, everyMs);
+export function watchCertDir(
+  dir: string,
+  current: ServingCert | undefined,
+  apply: (c: ServingCert) => void,
+  everyMs = 10_000,
+  onError: (e: unknown) => void = () => {},
+): () => void {
+  let last = current ? current.certPem + current.keyPem : '';
+  let stopped = false;
+  let reading = false;
+  let again = false;
+  const check = async (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        const c = await readCertDir(dir).catch(() => undefined);
+        if (stopped || !c || c.certPem + c.keyPem === last) continue;
+        try {
+          apply(c);
+          last = c.certPem + c.keyPem;
+        } catch (e) {
+          onError(e);
+        }
+      } while (again && !stopped);
+    } finally {
+      reading = false;
+    }
+  };
+  const timer = setInterval(() => void check(), everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  let watcher: FSWatcher | undefined;
+  const watchDir = () => {
+    try {
+      watcher = watch(dir, { persistent: false }, () => void check());
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      // The directory is not there (yet): the periodic re-read covers it.
+    }
+  };
+  watchDir();
+  void check();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+    watcher?.close();
+  };
 }

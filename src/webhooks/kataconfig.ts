@@ -20,3 +20,39 @@ export function validateKataConfig(
   if (others.length > 0) return { allowed: false, code: 403, reason: 'Forbidden', message: messages.duplicate() };
   return { allowed: true };
 }
+
+/** Where the webhook sees the KataConfigs that exist: the operator's cache once synced, the API server before. */
+export interface KataConfigSource {
+  hasSynced: boolean;
+  list(): KataConfig[];
+  live(): Promise<KataConfig[]>;
+}
+
+/** How long an admitted create counts as existing while the cache has not shown it yet. */
+export const ADMITTED_CREATE_MS = 10_000;
+
+/**
+ * The KataConfig webhook reading the operator's cache instead of listing per request (anyone who reaches
+ * the port can send requests). A cache lags behind the API server, so a create this webhook admitted
+ * counts as an existing KataConfig until the cache shows it (or ADMITTED_CREATE_MS passes, when it was
+ * refused further on): a second create in quick succession, even one that arrives while the first is
+ * still being decided, is refused. The check and the record happen in one turn of the event loop.
+ */
+export function kataConfigAdmission(
+  source: KataConfigSource,
+  platform: { name: string; supportsPeerPods: boolean },
+  now: () => number = Date.now,
+) {
+  let admitted: { name: string; until: number } | undefined;
+  return async (req: AdmissionRequest<KataConfig>): Promise<Decision> => {
+    if (req.operation !== 'CREATE') return { allowed: true };
+    const existing = source.hasSynced ? source.list() : await source.live();
+    // From here to the return nothing awaits: no other request is decided in between.
+    if (admitted && (admitted.until <= now() || existing.some((k) => k.metadata.name === admitted?.name))) admitted = undefined;
+    const pending = admitted ? [{ metadata: { name: admitted.name } } as KataConfig] : [];
+    const decision = validateKataConfig(req, [...existing, ...pending], platform);
+    const name = req.name || req.object?.metadata?.name;
+    if (decision.allowed && !req.dryRun && name) admitted = { name, until: now() + ADMITTED_CREATE_MS };
+    return decision;
+  };
+}

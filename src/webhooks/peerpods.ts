@@ -1,6 +1,6 @@
 import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { ConfigMaps, type Pod } from '../kube/resources.ts';
+import { type ConfigMap, ConfigMaps, type Pod } from '../kube/resources.ts';
 import { PEER_PODS_DEFAULTS } from '../peerpods/config.ts';
 import { mutatePeerPod } from '../peerpods/mutate.ts';
 import type { AdmissionRequest, Decision } from './admission.ts';
@@ -11,15 +11,23 @@ const list = (v: string | undefined) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** Where the webhook reads peer-pods-cm: the operator's cache once it has synced, the API server before. */
+export interface ConfigMapSource {
+  hasSynced: boolean;
+  get(key: string): ConfigMap | undefined;
+}
+
 /**
  * Mutates kata-remote pods at admission (docs/peerpods.md, "Pods at admission"): resources become annotations sizing the pod VM and one
- * kata.peerpods.io/vm, and the instance type is chosen from peer-pods-cm (read per request, so an edit of
- * the ConfigMap applies to the next pod at once).
+ * kata.peerpods.io/vm, and the instance type is chosen from peer-pods-cm. The ConfigMap is read from the
+ * operator's watch cache (an edit applies to the next pod once the watch delivers it, within a moment), not
+ * fetched per request: the webhook port answers whoever reaches it, and a flood of requests must not turn
+ * into a flood of reads on the API server.
  */
-export function peerPodAdmission(client: KubeClient, namespace = OPERATOR_NAMESPACE) {
+export function peerPodAdmission(client: KubeClient, namespace = OPERATOR_NAMESPACE, cache?: ConfigMapSource) {
   return async (req: AdmissionRequest<Pod>): Promise<Decision> => {
     if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
-    const cm = await client.find(ConfigMaps, PEER_PODS_CM, namespace);
+    const cm = cache?.hasSynced ? cache.get(`${namespace}/${PEER_PODS_CM}`) : await client.find(ConfigMaps, PEER_PODS_CM, namespace);
     const data = cm?.data ?? {};
     const defaultType = data.PODVM_INSTANCE_TYPE || PEER_PODS_DEFAULTS.PODVM_INSTANCE_TYPE;
     const result = mutatePeerPod(req.object, { defaultType, allowedTypes: list(data.PODVM_INSTANCE_TYPES) });

@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import type { Logger } from 'pino';
 import { errorMessage } from '../kube/errors.ts';
 import { parseAddress } from '../runtime/manager.ts';
+import { DEFAULT_TLS_OPTIONS, type TLSServerOptions } from '../runtime/tlsprofile.ts';
 import { type AdmissionRequest, type AdmissionReview, type Decision, respond } from './admission.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: handlers take any kind of object
@@ -30,9 +32,12 @@ export class WebhookServer {
   private readonly connections = new Set<Socket>();
   private stopping = false;
   private lastRequestAt = 0;
+  private cert: { certPem: string; keyPem: string } | undefined;
+  private options: TLSServerOptions;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, options: TLSServerOptions = DEFAULT_TLS_OPTIONS) {
     this.log = log;
+    this.options = options;
   }
 
   handle(path: string, handler: AdmissionHandler): void {
@@ -49,7 +54,8 @@ export class WebhookServer {
 
   async listen(address: string, tls: { certPem: string; keyPem: string }): Promise<number> {
     const { host, port } = parseAddress(address);
-    const server = createServer({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+    this.cert = tls;
+    const server = createServer(this.context(), (req, res) => {
       this.lastRequestAt = performance.now();
       if (this.stopping) res.setHeader('connection', 'close');
       const handler = this.handlers.get((req.url ?? '').split('?')[0] ?? '');
@@ -114,7 +120,18 @@ export class WebhookServer {
    */
   updateTLS(tls: { certPem: string; keyPem: string }): void {
     if (!this.server) throw new Error('the webhook server is not listening');
-    this.server.setSecureContext({ cert: tls.certPem, key: tls.keyPem, minVersion: 'TLSv1.2' });
+    this.server.setSecureContext(this.context(tls));
+    this.cert = tls;
+  }
+
+  /** The cluster's TLS profile (minimum version, ciphers), from the next handshake on. */
+  setTLSOptions(options: TLSServerOptions): void {
+    this.server?.setSecureContext(this.context(this.cert, options));
+    this.options = options;
+  }
+
+  private context(cert = this.cert, options = this.options): SecureContextOptions {
+    return { cert: cert?.certPem, key: cert?.keyPem, minVersion: options.minVersion, ciphers: options.ciphers };
   }
 
   /** Stops serving: lets the clients' connections go as SHUTDOWN says, then closes what is left. */

@@ -135,6 +135,8 @@ describe('web console: the documented procedure in a real browser', { skip: SKIP
     await page.locator('[data-test=leader]').filter({ hasText: '(this process)' }).waitFor({ timeout: LONG });
     assert.match((await page.locator('[data-test=ready]').textContent()) ?? '', /^Ready$/);
     assert.match((await page.locator('[data-test=where]').textContent()) ?? '', /osc start process/);
+    // The Infrastructure is read once the page opens, beside the lease watch: wait for it, not for the lease.
+    await page.locator('[data-test=platform]').filter({ hasText: /\S/ }).filter({ hasNotText: '—' }).waitFor({ timeout: LONG });
     assert.equal((await page.locator('[data-test=platform]').textContent()) ?? '', 'None');
     await shot('operator');
   });

@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { type RunningConsole, startConsole } from '../../src/console/server.ts';
 import { useControlPlane } from '../support/controlplane.ts';
 import { waitFor } from '../support/wait.ts';
@@ -19,6 +21,13 @@ describe('console server', () => {
 
   before(async () => {
     c = await startConsole({ kubeConfig: plane.cp.kubeConfig, version: 'test' });
+    // What the guard keeps from the browser: a Secret's value, and a service account to mint tokens for.
+    const admin = plane.cp.kubeConfig.makeApiClient(CoreV1Api);
+    await admin.createNamespacedSecret({
+      namespace: 'default',
+      body: { metadata: { name: 'do-not-show' }, stringData: { password: 'hunter2-value' } },
+    });
+    await admin.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'console-probe' } } });
   });
   after(() => c?.close());
 
@@ -40,17 +49,14 @@ describe('console server', () => {
   });
 
   test("the user's watch streams through; a write through the console shows up in it", async () => {
-    const list = (await (await fetch(`${c.origin}/k8s/api/v1/namespaces/default/configmaps`, { headers: auth() })).json()) as {
+    const list = (await (await fetch(`${c.origin}/k8s/api/v1/namespaces/default/pods`, { headers: auth() })).json()) as {
       metadata: { resourceVersion: string };
     };
     const ac = new AbortController();
-    const watch = await fetch(
-      `${c.origin}/k8s/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.metadata.resourceVersion}`,
-      {
-        headers: auth(),
-        signal: ac.signal,
-      },
-    );
+    const watch = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/pods?watch=1&resourceVersion=${list.metadata.resourceVersion}`, {
+      headers: auth(),
+      signal: ac.signal,
+    });
     assert.equal(watch.status, 200);
     let seen = '';
     const reading = (async () => {
@@ -65,10 +71,13 @@ describe('console server', () => {
         // aborted at the end of the test
       }
     })();
-    const created = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/configmaps`, {
+    const created = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/pods`, {
       method: 'POST',
       headers: write(),
-      body: JSON.stringify({ metadata: { name: 'through-the-console' }, data: { a: 'b' } }),
+      body: JSON.stringify({
+        metadata: { name: 'through-the-console' },
+        spec: { containers: [{ name: 'c', image: 'example.com/app:1' }] },
+      }),
     });
     assert.equal(created.status, 201);
     await waitFor(() => /"type":"ADDED".*"name":"through-the-console"/.test(seen), { message: 'the ADDED event through the console' });
@@ -77,10 +86,10 @@ describe('console server', () => {
   });
 
   test("the API server's refusal comes back as it is, with the field it names", async () => {
-    const r = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/configmaps`, {
+    const r = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/pods`, {
       method: 'POST',
       headers: write(),
-      body: JSON.stringify({ metadata: { name: 'Not_A_Name' } }),
+      body: JSON.stringify({ metadata: { name: 'Not_A_Name' }, spec: { containers: [{ name: 'c', image: 'example.com/app:1' }] } }),
     });
     assert.equal(r.status, 422);
     const s = (await r.json()) as { reason: string; details: { causes: { field: string }[] } };
@@ -91,7 +100,7 @@ describe('console server', () => {
   test('Secrets, writes without the CSRF header and a missing Prometheus are refused by the console', async () => {
     const secret = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/secrets?watch=1`, { headers: auth() });
     assert.equal(secret.status, 403);
-    const noHeader = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/configmaps/through-the-console`, {
+    const noHeader = await fetch(`${c.origin}/k8s/api/v1/namespaces/default/pods/through-the-console`, {
       method: 'DELETE',
       headers: auth(),
     });
@@ -99,6 +108,67 @@ describe('console server', () => {
     const prom = await fetch(`${c.origin}/prometheus/api/v1/query?query=up`, { headers: auth() });
     assert.equal(prom.status, 503);
     assert.match(((await prom.json()) as { message: string }).message, /--prometheus-url/);
+  });
+
+  /** A request sent with its path exactly as written: fetch() would resolve `..` and `%2e%2e` itself. */
+  const raw = (method: string, path: string, body?: string) =>
+    new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const u = new URL(c.origin);
+      const req = request({ host: u.hostname, port: u.port, method, path, headers: body ? write() : auth() }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += String(d)));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const consoleRefusal = (r: { status: number; text: string }) => {
+    assert.equal(r.status, 403, r.text);
+    // The console's own refusal, not the API server's: the request never went upstream.
+    assert.match((JSON.parse(r.text) as { message: string }).message, /the console|refused|Kubernetes name/, r.text);
+  };
+
+  const leaks = /hunter2|aHVudGVyMi12YWx1ZQ|"token":/;
+  const bypasses: [string, string, string, string?][] = [
+    ['a plain Secret list', 'GET', '/k8s/api/v1/namespaces/default/secrets'],
+    ['a Secret list spelled %73ecrets', 'GET', '/k8s/api/v1/namespaces/default/%73ecrets'],
+    ['one Secret spelled %73ecrets', 'GET', '/k8s/api/v1/namespaces/default/%73ecrets/do-not-show'],
+    ['every Secret spelled %73ecrets', 'GET', '/k8s/api/v1/%73ecrets'],
+    [
+      'a TokenRequest spelled %74oken',
+      'POST',
+      '/k8s/api/v1/namespaces/default/serviceaccounts/console-probe/%74oken',
+      JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} }),
+    ],
+    ['a node proxy spelled %70roxy', 'GET', '/k8s/api/v1/nodes/any-node/%70roxy/metrics'],
+    ['a pod exec spelled %65xec', 'POST', '/k8s/api/v1/namespaces/default/pods/any-pod/%65xec?command=id', '{}'],
+    ["an image stream's secrets subresource", 'GET', '/k8s/apis/image.openshift.io/v1/namespaces/default/imagestreams/any/secrets'],
+  ];
+  for (const [what, method, path, body] of bypasses) {
+    test(`${what} never reaches the API server`, async () => {
+      const r = await raw(method, path, body);
+      assert.doesNotMatch(r.text, leaks, `${path} leaked a credential`);
+      consoleRefusal(r);
+    });
+  }
+
+  test('dot segments, encoded slashes and double encoding are refused as written, not as a URL parser resolves them', async () => {
+    for (const path of [
+      '/k8s/api/v1/namespaces/default/pods/../../default/secrets',
+      '/k8s/api/v1/namespaces/default/pods/%2e%2e/secrets',
+      '/k8s/api/v1/namespaces/default%2fsecrets',
+      '/k8s/api/v1/namespaces/default/%2573ecrets',
+      '/k8s/api/v1//namespaces/default/secrets',
+      '/k8s/../k8s/api/v1/namespaces/default/secrets',
+      '/k8s/api/v1/nodes/',
+    ]) {
+      const r = await raw('GET', path);
+      assert.doesNotMatch(r.text, leaks, `${path} leaked the Secret`);
+      consoleRefusal(r);
+    }
+    // The allowed spelling of a page's path still passes, and only with the methods its page uses.
+    assert.equal((await raw('GET', '/k8s/api/v1/nodes')).status, 200);
+    consoleRefusal(await raw('POST', '/k8s/api/v1/nodes', JSON.stringify({ metadata: { name: 'n' } })));
   });
 
   test('a Prometheus still on its way: the metrics API says why, and answers once it is there', async () => {
@@ -144,9 +214,9 @@ describe('console server', () => {
       assert.notEqual(url, 'exited', out);
       assert.match(out, /No --prometheus-url: the metrics page is off/);
       const token = new URL(url).searchParams.get('token');
-      const nodes = await fetch(`${new URL(url).origin}/k8s/api/v1/namespaces`, { headers: { authorization: `Bearer ${token}` } });
+      const nodes = await fetch(`${new URL(url).origin}/k8s/api/v1/nodes`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(nodes.status, 200);
-      assert.equal((await fetch(`${new URL(url).origin}/k8s/api/v1/namespaces`)).status, 401);
+      assert.equal((await fetch(`${new URL(url).origin}/k8s/api/v1/nodes`)).status, 401);
     } finally {
       child.kill('SIGINT');
     }

@@ -80,12 +80,44 @@ describe('osc install manifests', () => {
         'PodDisruptionBudget',
         'Service',
         'Service',
+        'NetworkPolicy',
         'ValidatingWebhookConfiguration',
         'MutatingWebhookConfiguration',
         'ServiceMonitor',
       ],
     );
     assert.ok(printed.some((o) => o.metadata.name === 'kataconfigs.kataconfiguration.openshift.io'));
+  });
+
+  test('a NetworkPolicy lets only the API server reach the webhooks and the monitoring stack the metrics, on both platforms', async () => {
+    type Peer = { namespaceSelector?: { matchLabels?: Record<string, string> } };
+    type Rule = { from?: Peer[]; ports: { port: number }[] };
+    for (const distribution of ['openshift', 'kubernetes'] as const) {
+      const policies = (await manifests({ distribution })).filter((o) => o.kind === 'NetworkPolicy') as (KubeObject & {
+        spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: Rule[] };
+      })[];
+      assert.equal(policies.length, 1, distribution);
+      const p = policies[0] as (typeof policies)[number];
+      const dep = (await manifests({ distribution })).find((o) => o.kind === 'Deployment') as KubeObject & {
+        spec: { template: { metadata: { labels: Record<string, string> } } };
+      };
+      for (const [k, v] of Object.entries(p.spec.podSelector.matchLabels))
+        assert.equal(dep.spec.template.metadata.labels[k], v, 'selects the operator');
+      assert.deepEqual(p.spec.policyTypes, ['Ingress']);
+      assert.deepEqual(
+        p.spec.ingress.flatMap((r) => r.ports.map((x) => x.port)).sort(),
+        [8443, 9443],
+        'the health port only from the node',
+      );
+      const metrics = p.spec.ingress.find((r) => r.ports.some((x) => x.port === 8443));
+      const selectors = (metrics?.from ?? []).map((f) => f.namespaceSelector?.matchLabels);
+      assert.deepEqual(selectors, [
+        { 'kubernetes.io/metadata.name': 'openshift-monitoring' },
+        { 'kataconfiguration.openshift.io/metrics-scraper': 'true' },
+      ]);
+      const webhook = p.spec.ingress.find((r) => r.ports.some((x) => x.port === 9443));
+      if (distribution === 'openshift') assert.ok((webhook?.from ?? []).length > 0, 'on OpenShift, only the API server');
+    }
   });
 
   test('--image and --log-level reach the Deployment', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bearerToken, DelegatingAuth, type ReviewApi, type UserInfo } from '../../src/runtime/metricsauth.ts';
+import { TTLCache } from '../../src/runtime/ttlcache.ts';
 
 /** A review API answering from tables, counting the questions it was asked. */
 function reviews(users: Record<string, UserInfo>, allowed: Set<string>) {
@@ -63,5 +64,36 @@ describe('delegated authentication and authorisation for /metrics', () => {
     assert.equal(bearerToken('bearer abc'), 'abc');
     assert.equal(bearerToken('Bearer '), undefined);
     assert.equal(bearerToken(undefined), undefined);
+  });
+
+  test('a flood of distinct bad tokens keeps the caches bounded and the good scraper cached', async () => {
+    const { api, asked } = reviews({ good: { username: 'p' } }, new Set(['p']));
+    const auth = new DelegatingAuth(api, { maxEntries: 100 });
+    assert.equal((await auth.check('Bearer good', '/metrics', 'GET')).ok, true);
+    for (let i = 0; i < 5000; i++) {
+      assert.equal((await auth.check(`Bearer bad-${i}`, '/metrics', 'GET')).ok, false);
+      // The scraper keeps scraping through the flood: its answer stays among the most recently used.
+      if (i % 50 === 0) assert.equal((await auth.check('Bearer good', '/metrics', 'GET')).ok, true);
+    }
+    const sizes = Object.values(auth)
+      .filter((v) => v instanceof Map)
+      .map((m: Map<string, unknown>) => m.size);
+    assert.equal(sizes.length, 2, 'the token and access caches');
+    for (const size of sizes) assert.ok(size <= 100, `a cache holds ${size} answers, more than its bound`);
+    assert.equal(asked.tokenReviews, 5001, 'each bad token reviewed once, the good one once');
+  });
+
+  test('the bounded cache evicts the least recently used entry and forgets expired ones', () => {
+    let now = 0;
+    const c = new TTLCache<number>(2, () => now);
+    c.put('a', 1, 100);
+    c.put('b', 2, 100);
+    assert.equal(c.fresh('a'), 1, 'a read makes "a" the most recent');
+    c.put('c', 3, 100);
+    assert.deepEqual([...c.keys()], ['a', 'c'], '"b" was the least recently used');
+    now = 100;
+    assert.equal(c.fresh('a'), undefined, 'expired');
+    assert.deepEqual([...c.keys()], ['c']);
+    assert.throws(() => new TTLCache(0), /at least one entry/);
   });
 });

@@ -33,6 +33,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
         verbs: [...READ, 'patch', 'delete'],
         resourceNames: [CRIO_CONFIG],
       },
+      // The cluster's TLS security profile, followed by the webhook and metrics servers (a watch by name).
+      { apiGroups: ['config.openshift.io'], resources: ['apiservers'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
   },
