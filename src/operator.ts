@@ -230,6 +230,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
           },
           list: () => kataConfigs.list() as KataConfig[],
           live: async () => (await client.list(KataConfigs)).items as KataConfig[],
+          onCached: (cb) => kataConfigs.addEventHandler({ add: (k) => cb(k.metadata.name ?? '') }),
         },
         platform,
       ),

@@ -35,6 +35,12 @@ export interface ApplyWrite<T extends KubeObject = KubeObject> {
   op: 'apply';
   resource: ResourceType<T>;
   object: T;
+  /**
+   * What makes a write due: `fields` (the default), the plan changed or a field it names was edited (the
+   * edit is corrected); `plan`, only the plan changed (its digest), so an administrator's edit of the object
+   * stays until osc wants something else, as for a workload an administrator may restart or debug.
+   */
+  rewriteOn?: 'fields' | 'plan';
 }
 
 /** Keys in an object someone else owns: a merge (or JSON) patch, optionally pinned to a resourceVersion inside it. */
@@ -115,9 +121,18 @@ export function appliedForm<T extends KubeObject>(resource: ResourceType<T>, obj
  * this manager applied before has been dropped from the plan since) and every field it names with the named
  * value (so a hand edit of one of them is corrected). Fields others set are not ours to compare.
  */
-export function showsApplied<T extends KubeObject>(cached: KubeObject | undefined, resource: ResourceType<T>, object: T): boolean {
+export function showsApplied<T extends KubeObject>(
+  cached: KubeObject | undefined,
+  resource: ResourceType<T>,
+  object: T,
+  rewriteOn: ApplyWrite['rewriteOn'] = 'fields',
+): boolean {
   if (!cached || cached.metadata.deletionTimestamp) return false;
   const { apiVersion: _a, kind: _k, metadata, ...body } = appliedForm(resource, object);
+  if (rewriteOn === 'plan') {
+    const key = APPLIED_DIGEST_ANNOTATION;
+    return cached.metadata.annotations?.[key] === metadata.annotations?.[key];
+  }
   const { namespace: _n, ...meta } = metadata;
   return covers(cached.metadata, meta) && covers(cached, body);
 }
@@ -127,7 +142,7 @@ export function showsApplied<T extends KubeObject>(cached: KubeObject | undefine
  * A patch of someone else's object is not known to be done (its plan compares the keys it patches).
  */
 export function cacheShows(w: Write, cached: KubeObject | undefined): boolean {
-  if (w.op === 'apply') return showsApplied(cached, w.resource, w.object);
+  if (w.op === 'apply') return showsApplied(cached, w.resource, w.object, w.rewriteOn);
   if (w.op === 'delete') return !cached || !!cached.metadata.deletionTimestamp;
   return false;
 }

@@ -13,7 +13,6 @@ import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { packagedPlatform } from '../../src/packaging/generate.ts';
 import type { CSVSpec } from '../../src/packaging/olm.ts';
 import { runOsc } from '../support/cli.ts';
 import { useControlPlane } from '../support/controlplane.ts';
@@ -178,8 +177,8 @@ describe('packaging against a real API server and a real helm', () => {
     );
     for (const c of cases) {
       const rendered = await run(helm, ['template', 'osc', chart, ...withMonitoring, ...c.helm], { maxBuffer: 16 << 20 });
-      // The chart is for the platform packaged as a Helm chart (plain Kubernetes): its RBAC.
-      const dry = await runOsc(['install', '--dry-run', '--distribution', packagedPlatform('helm'), ...c.osc]);
+      // Rendered as for a cluster that serves the Prometheus Operator's API: osc install's ServiceMonitor too.
+      const dry = await runOsc(['install', '--dry-run', '--service-monitor', ...c.osc]);
       assert.equal(dry.code, 0, dry.stderr);
       const fromHelm = objectsOf(rendered.stdout);
       const fromOsc = objectsOf(dry.stdout);

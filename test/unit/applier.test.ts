@@ -107,6 +107,18 @@ describe('runtime applier', () => {
     assert.equal(calls.length, 2);
   });
 
+  test("rewriteOn 'plan': a hand edit stays until the plan changes", async () => {
+    const { client, calls } = recordingClient();
+    const applier = new Applier({ client, fieldManager: 'osc-example' });
+    const want = desired({ a: '1' });
+    const edited = { ...stored(want, '7'), data: { a: 'edited' } } as KubeObject;
+    assert.equal(await applier.write({ op: 'apply', resource: Things, object: want, rewriteOn: 'plan' }, edited), 'unchanged');
+    assert.equal(calls.length, 0, 'the edit stays');
+    const changed = desired({ a: '2' });
+    assert.equal(await applier.write({ op: 'apply', resource: Things, object: changed, rewriteOn: 'plan' }, edited), 'written');
+    assert.equal(calls.length, 1, 'a changed plan is applied');
+  });
+
   test('a write the cache has not shown yet is not made again; a new version in the cache ends the wait', async () => {
     const { client, calls } = recordingClient();
     const { applier } = watchingApplier({ client, fieldManager: 'osc-example' });

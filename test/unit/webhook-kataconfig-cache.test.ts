@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import { ADMITTED_CREATE_MS, type KataConfigSource, kataConfigAdmission } from '../../src/webhooks/kataconfig.ts';
+import { ADMITTED_CREATE_MS, CONFIRM_REUSE_MS, type KataConfigSource, kataConfigAdmission } from '../../src/webhooks/kataconfig.ts';
 
 const openshift = { name: 'openshift', supportsPeerPods: true };
 const create = (name: string, dryRun = false) =>
@@ -50,5 +50,34 @@ describe('the KataConfig webhook on the cache', () => {
     src.items.length = 0; // the first create was refused further on, and never stored
     now = ADMITTED_CREATE_MS;
     assert.equal((await admit(create('other'))).allowed, true, 'nothing holds the place any more');
+  });
+
+  test('a KataConfig deleted but still in the cache: the create is decided on a live read, and refusals share reads', async () => {
+    let now = 0;
+    const src = source(true);
+    const admit = kataConfigAdmission(src, openshift, () => now);
+    // The API server has deleted "old"; the cache has not seen it go yet.
+    const stale = { ...src, list: () => [kc('old')] };
+    const admitStale = kataConfigAdmission(stale, openshift, () => now);
+    assert.equal((await admitStale(create('new'))).allowed, true, 'not refused by a stale cache');
+    assert.equal(src.liveReads(), 1);
+
+    // A KataConfig that does exist: refused, and a flood of refusals reads the API server only now and then.
+    src.items.push(kc('kept'));
+    const refusals = await Promise.all(Array.from({ length: 20 }, (_, i) => admit(create(`dup-${i}`))));
+    assert.ok(refusals.every((d) => !d.allowed));
+    assert.equal(src.liveReads(), 2, 'twenty refusals at once: one live read');
+    now = CONFIRM_REUSE_MS;
+    assert.equal((await admit(create('later'))).allowed, false);
+    assert.equal(src.liveReads(), 3, 'a later refusal reads again');
+  });
+
+  test('a create admitted, cached and deleted before the next request holds no place', async () => {
+    const src = source(true);
+    let cached: ((name: string) => void) | undefined;
+    const admit = kataConfigAdmission({ ...src, onCached: (cb) => (cached = cb) }, openshift, () => 0);
+    assert.equal((await admit(create('first'))).allowed, true);
+    cached?.('first'); // the cache showed it; then it was deleted, and the cache shows nothing again
+    assert.equal((await admit(create('second'))).allowed, true);
   });
 });

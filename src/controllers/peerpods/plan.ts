@@ -73,9 +73,11 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
   if (validation.config && cm) {
     const hash = configHash(cm, secret);
     plan.writes.push(...peerPodConfigWrites(o, validation.config.limitPerNode, owner));
-    // The adaptor starts only with a valid configuration; a later invalid edit does not restart it.
+    // The adaptor starts only with a valid configuration; a later invalid edit does not restart it. It is
+    // rewritten when what osc wants changes, not on every hand edit: a `kubectl rollout restart` or an
+    // administrator's debugging image stays until then (deleting the DaemonSet brings osc's back).
     const ds = desiredDaemonSet({ namespace: ns, image: o.options.images.caa, configHash: hash, placement: o.placement, owner });
-    plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds });
+    plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds, rewriteOn: 'plan' });
     if (!deleting) {
       const image = planImageCreation(o, kc, validation.config.amiId, hash, owner, now);
       plan.writes.push(...image.writes);
