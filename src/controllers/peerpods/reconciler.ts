@@ -37,9 +37,6 @@ export { kataUninstallStarted } from './plan-removal.ts';
 
 export type PeerPodsOptions = PeerPodsPlanOptions;
 
-/** How soon a pass that found its peer-pods-cm cache behind the API server looks again (its event also wakes it). */
-const CACHE_CATCH_UP_MS = 1000;
-
 export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
   images: DEFAULT_IMAGES,
   imageJobBackoffLimit: 1,
@@ -142,24 +139,7 @@ export class PeerPodsReconciler {
   }
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const observed = this.observe(key);
-    const plan = planPeerPods(observed, this.ctx.now?.() ?? new Date());
-    // Starting a pod VM image job builds an image or deletes one, in the cloud: the one write that is planned
-    // from peer-pods-cm as the API server has it, not as a cache a few events behind may still show it (an
-    // image job's own write to it, or our clearing of PODVM_AMI_ID). A cache behind is caught up with first.
-    const starts = plan.writes.some(
-      (w) => w.op === 'apply' && w.resource === Jobs && !this.cached(this.ctx.jobs, w.object.metadata.name ?? ''),
-    );
-    if (starts) {
-      const live = await this.ctx.client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
-      if (live?.metadata.resourceVersion !== observed.configMap?.metadata.resourceVersion) {
-        log.debug(
-          { cached: observed.configMap?.metadata.resourceVersion, live: live?.metadata.resourceVersion },
-          'peer-pods-cm cache behind: waiting for it before starting an image job',
-        );
-        return { requeueAfterMs: CACHE_CATCH_UP_MS };
-      }
-    }
+    const plan = planPeerPods(this.observe(key), this.ctx.now?.() ?? new Date());
     await this.apply(key, plan, log, signal);
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
