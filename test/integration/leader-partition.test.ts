@@ -8,8 +8,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
@@ -17,43 +16,22 @@ import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.t
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { type AuditEvent, auditLogged } from '../support/audit.ts';
 import { OscProcess, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'osc-leader-partition-'));
-const auditLog = join(dir, 'audit.log');
-writeFileSync(
-  join(dir, 'audit-policy.yaml'),
-  [
-    'apiVersion: audit.k8s.io/v1',
-    'kind: Policy',
-    'omitStages: [RequestReceived]',
-    'rules:',
-    '- level: Metadata',
-    '  verbs: [create, update, patch, delete, deletecollection]',
-    '- level: None',
-    '',
-  ].join('\n'),
-);
+const audit = auditLogged('osc-leader-partition-', ['- level: Metadata', '  verbs: [create, update, patch, delete, deletecollection]']);
+const dir = audit.dir;
 const cluster = useDevCluster({
   workers: 3,
   rebootMs: 1500,
-  apiserverArgs: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json'],
+  apiserverArgs: audit.apiserverArgs,
 });
 const NS = OPERATOR_NAMESPACE;
 const REPLICAS = ['replica-a', 'replica-b'] as const;
 type Replica = (typeof REPLICAS)[number];
 const user = (r: Replica) => `system:serviceaccount:${NS}:${r}`;
-
-interface AuditEvent {
-  stage: string;
-  verb: string;
-  user: { username: string };
-  objectRef?: { resource?: string; name?: string };
-  responseStatus?: { code?: number };
-  requestReceivedTimestamp: string;
-}
 
 /** The time of the first JSON log line of a process with this message. */
 function loggedAt(stdout: string, msg: string): number | undefined {
@@ -149,11 +127,9 @@ describe('a leader partitioned from the API server', () => {
   });
 
   test('the audit log: never two leaders writing; replica-a had stopped before replica-b took the lease', () => {
-    const events = readFileSync(auditLog, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditEvent)
-      .filter((e) => e.stage === 'ResponseComplete' && REPLICAS.some((r) => e.user.username === user(r)))
+    const events = audit
+      .events()
+      .filter((e) => REPLICAS.some((r) => e.user.username === user(r)))
       .filter((e) => (e.responseStatus?.code ?? 0) < 400)
       .sort((x, y) => x.requestReceivedTimestamp.localeCompare(y.requestReceivedTimestamp));
     const isLease = (e: AuditEvent) => e.objectRef?.resource === 'leases' && e.objectRef.name === LEADER_ELECTION_LEASE;

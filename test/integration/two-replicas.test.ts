@@ -7,8 +7,7 @@
  */
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
@@ -18,47 +17,29 @@ import { ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
 import { VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/webhooks/setup.ts';
+import { type AuditEvent, auditLogged } from '../support/audit.ts';
 import { OscProcess, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'osc-two-replicas-'));
-const auditLog = join(dir, 'audit.log');
-writeFileSync(
-  join(dir, 'audit-policy.yaml'),
-  [
-    'apiVersion: audit.k8s.io/v1',
-    'kind: Policy',
-    'omitStages: [RequestReceived]',
-    'rules:',
-    '- level: Metadata',
-    '  verbs: [create, update, patch, delete, deletecollection]',
-    // The replicas' reads of the lease: when each standby saw the last renewal.
-    '- level: Metadata',
-    '  verbs: [get]',
-    '  resources: [{group: coordination.k8s.io, resources: [leases]}]',
-    '- level: None',
-    '',
-  ].join('\n'),
-);
+const audit = auditLogged('osc-two-replicas-', [
+  '- level: Metadata',
+  '  verbs: [create, update, patch, delete, deletecollection]',
+  // The replicas' reads of the lease: when each standby saw the last renewal.
+  '- level: Metadata',
+  '  verbs: [get]',
+  '  resources: [{group: coordination.k8s.io, resources: [leases]}]',
+]);
+const dir = audit.dir;
 const cluster = useDevCluster({
   workers: 3,
   rebootMs: 1500,
-  apiserverArgs: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json'],
+  apiserverArgs: audit.apiserverArgs,
 });
 const NS = OPERATOR_NAMESPACE;
 const REPLICAS = ['replica-a', 'replica-b'] as const;
 type Replica = (typeof REPLICAS)[number];
 const user = (r: Replica) => `system:serviceaccount:${NS}:${r}`;
-
-interface AuditEvent {
-  stage: string;
-  verb: string;
-  user: { username: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  responseStatus?: { code?: number };
-  requestReceivedTimestamp: string;
-}
 
 describe('two replicas with leader election, through kills and an API server restart', () => {
   const procs = new Map<Replica, OscProcess>();
@@ -192,11 +173,9 @@ describe('two replicas with leader election, through kills and an API server res
   });
 
   test('the audit log: no replica wrote without holding the lease; each takeover came within the lease duration', () => {
-    const events = readFileSync(auditLog, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditEvent)
-      .filter((e) => e.stage === 'ResponseComplete' && REPLICAS.some((r) => e.user.username === user(r)))
+    const events = audit
+      .events()
+      .filter((e) => REPLICAS.some((r) => e.user.username === user(r)))
       .filter((e) => (e.responseStatus?.code ?? 0) < 400)
       .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
     const isLease = (e: AuditEvent) => e.objectRef?.resource === 'leases' && e.objectRef.name === LEADER_ELECTION_LEASE;
