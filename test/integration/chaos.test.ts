@@ -19,12 +19,7 @@ test('the fault plan: every kind of fault in each round of five, and the same pl
   assert.deepEqual(faultPlan(rng(SEED), 10, 3000), plan);
 });
 
-// Quarantined, still run and printed in full: in the full suite, step 5 (peerPodsOn with killOperator) often
-// leaves Job osc-podvm-image-deletion behind, as the restarted operator plans a peer pods removal from the
-// view it starts with (issue 25's note has the operator log). A failure is reported as TODO until that is fixed.
-test('chaos: six faults, one of each kind at least; every run converges and nothing leaks', {
-  todo: 'a restarted operator can start an image deletion Job while peer pods are turned on: fix, then lift',
-}, async () => {
+test('chaos: six faults, one of each kind at least; every run converges and nothing leaks', async () => {
   const report = await runChaos({
     faults: FAULTS,
     seed: SEED,

@@ -100,6 +100,7 @@ const observed = (over: Partial<PeerPodsObserved> = {}): PeerPodsObserved => ({
   secret,
   remotePods: [],
   configMapAwaited: false,
+  jobsAwaited: { creation: false, deletion: false },
   options: { namespace: NS, images: DEFAULT_IMAGES, imageJobBackoffLimit: 1, blockedRecheckMs: 15_000 },
   ...over,
 });
@@ -302,6 +303,46 @@ describe('peer pods plan', () => {
     const lagging = planPeerPods(observed({ kataConfigs: [started], configMap: cm, configMapAwaited: true }), NOW);
     assert.deepEqual(writes(lagging), []);
     assert.equal(lagging.removeFinalizer, false);
+  });
+
+  test('a deletion job started but not in the job cache yet, its image already cleared: the removal waits for it', () => {
+    // The job cache's watch was down: the job ran and emptied PODVM_AMI_ID before the cache showed the job.
+    const ami = 'ami-0123456789abcdef0';
+    const turnedOff = kataConfig({ enablePeerPods: false });
+    const cleared = configMap({ ...validData, PODVM_AMI_ID: '' }, { [IMAGE_ID_ANNOTATION]: ami });
+    const awaited = { creation: false, deletion: true };
+    const plan = planPeerPods(observed({ kataConfigs: [turnedOff], configMap: cleared, jobsAwaited: awaited }), NOW);
+    assert.equal(plan.removeFinalizer, false);
+    assert.deepEqual(writes(plan), []);
+    // Once the cache shows the finished job, its bookkeeping is done and only then the removal goes on.
+    const deletion = job('deletion', 'complete', { annotations: { [DELETES_IMAGE_ANNOTATION]: ami } });
+    const done = planPeerPods(observed({ kataConfigs: [turnedOff], configMap: cleared, deletionJob: deletion }), NOW);
+    assert.deepEqual(writes(done), ['patch ConfigMap/peer-pods-cm', 'delete Job/osc-podvm-image-deletion']);
+    assert.equal(done.removeFinalizer, true);
+  });
+
+  test('a creation job started but not in the job cache yet: the removal waits rather than leak its image', () => {
+    const turnedOff = kataConfig({ enablePeerPods: false });
+    const plan = planPeerPods(
+      observed({ kataConfigs: [turnedOff], configMap: configMap(), daemonSet, jobsAwaited: { creation: true, deletion: false } }),
+      NOW,
+    );
+    assert.deepEqual(writes(plan), ['delete DaemonSet/osc-caa-ds']);
+    assert.equal(plan.removeFinalizer, false);
+  });
+
+  test('a deletion job that finished after the removal: the job and the image record do not stay behind', () => {
+    const ami = 'ami-0123456789abcdef0';
+    const deletion = job('deletion', 'complete', { annotations: { [DELETES_IMAGE_ANNOTATION]: ami } });
+    const cleared = configMap({ ...validData, PODVM_AMI_ID: '' }, { [IMAGE_ID_ANNOTATION]: ami });
+    const off = kataConfig({ enablePeerPods: false, finalizers: ['kataconfiguration.openshift.io/finalizer'] });
+    const expected = ['patch ConfigMap/peer-pods-cm', 'delete Job/osc-podvm-image-deletion'];
+    assert.deepEqual(writes(planPeerPods(observed({ kataConfigs: [off], configMap: cleared, deletionJob: deletion }), NOW)), expected);
+    const none = observed({ key: '', kataConfigs: [], configMap: cleared, deletionJob: deletion });
+    assert.deepEqual(writes(planPeerPods(none, NOW)), expected);
+    // Still running: left to finish.
+    const running = job('deletion', 'active', { annotations: { [DELETES_IMAGE_ANNOTATION]: ami } });
+    assert.deepEqual(writes(planPeerPods(observed({ kataConfigs: [off], configMap: cleared, deletionJob: running }), NOW)), []);
   });
 
   test('no KataConfig at all: osc leftovers deleted, nothing of anyone else', () => {

@@ -26,6 +26,12 @@ export interface PeerPodsObserved {
    * depends on its PODVM_AMI_ID is decided from it (a deletion job for an image already deleted, say).
    */
   configMapAwaited: boolean;
+  /**
+   * An image job this process started that the job cache does not show yet (its watch may be down for a
+   * while): the plan must not read the job's absence as "no job". Otherwise a removal finishes while the
+   * deletion job it just started runs on, and the finished job stays behind.
+   */
+  jobsAwaited: { creation: boolean; deletion: boolean };
   options: PeerPodsPlanOptions;
 }
 

@@ -232,6 +232,9 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     });
   }
   if (job) return step({ wait: true, observation: { state: 'running', kind: 'deletion', amiId: deleting } });
+  // Started by this process but not in the job cache yet: the job may already have emptied PODVM_AMI_ID, so
+  // the ConfigMap alone would say there is nothing to delete, and the removal would go on without the job.
+  if (o.jobsAwaited.deletion) return step({ wait: true });
   if (!oursToDelete) return step();
   if (keep) {
     return step({

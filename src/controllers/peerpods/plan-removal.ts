@@ -14,7 +14,7 @@ import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
 import { hasAnyCondition, imageConditions, jobPhase, MANAGED_BY, MANAGED_BY_LABEL, ownConditions, PEERPODS_FINALIZER } from './desired.ts';
 import type { PeerPodsObserved } from './observed.ts';
-import { deleteJob, fillGraceLeft, planImageDeletion, recordImage } from './plan-image.ts';
+import { completeDeletion, deleteJob, fillGraceLeft, planImageDeletion, recordImage } from './plan-image.ts';
 import { nodeCapacityWrites } from './plan-nodes.ts';
 import { emptyPlan, type PeerPodsPlan } from './plan-types.ts';
 
@@ -37,6 +37,7 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
   if (!hasFinalizer(kc, PEERPODS_FINALIZER)) {
     if (mode === 'disable' && hasAnyCondition(kc.status?.conditions, PEERPODS_CONDITIONS)) plan.conditions = [];
     plan.gauges = 'reset';
+    finishStrayDeletion(o, plan);
     return plan;
   }
   // The KataConfig controller decides first whether pods block the uninstall (and says so in InProgress).
@@ -64,6 +65,11 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
   //    own, and nobody would delete it. Once it is done, its image is recorded and deleted below.
   plan.writes.push(...deleteOwn(o, DaemonSets, CAA_DAEMONSET, o.daemonSet));
   const creation = o.creationJob;
+  if (!creation && o.jobsAwaited.creation) {
+    // A creation job just started, not in the cache yet: it may build an image nobody would delete.
+    plan.notes.push({ level: 'info', msg: 'peer pods removal waits for the pod VM image creation job to show' });
+    return plan; // its cache event brings us back
+  }
   if (creation && !creation.metadata.deletionTimestamp) {
     const phase = jobPhase(creation);
     if (phase === 'active') {
@@ -115,6 +121,19 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
   return plan;
 }
 
+/**
+ * A deletion job that finished after its removal did (the job cache lagged behind it, or a finalizer was
+ * removed by hand): its bookkeeping is done now, so neither the job nor the image record stays behind. A
+ * running one is left to finish (its completion brings us back); a failed one stays for its logs.
+ */
+function finishStrayDeletion(o: PeerPodsObserved, plan: PeerPodsPlan): void {
+  const job = o.deletionJob;
+  if (!job || job.metadata.deletionTimestamp || jobPhase(job) !== 'complete') return;
+  const done = completeDeletion(o, job);
+  plan.writes.push(...done.writes);
+  plan.notes.push(...done.notes);
+}
+
 /** With no KataConfig at all, nothing of ours should remain (e.g. a finalizer removed by hand). */
 export function planLeftovers(o: PeerPodsObserved): PeerPodsPlan {
   const plan = emptyPlan();
@@ -124,6 +143,7 @@ export function planLeftovers(o: PeerPodsObserved): PeerPodsPlan {
   const creation = o.creationJob;
   if (creation && !creation.metadata.deletionTimestamp && jobPhase(creation) !== 'failed')
     plan.writes.push(deleteJob(o, 'creation', creation));
+  finishStrayDeletion(o, plan);
   plan.writes.push(...nodeCapacityWrites(o, undefined).writes);
   if (ds || ppc) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
   plan.gauges = 'reset';

@@ -106,6 +106,8 @@ export class PeerPodsReconciler {
   observe(key: string): PeerPodsObserved {
     const { ctx } = this;
     const configMap = this.cached(ctx.configMaps, PEER_PODS_CM);
+    const creationJob = this.cached(ctx.jobs, imageJobName('creation'));
+    const deletionJob = this.cached(ctx.jobs, imageJobName('deletion'));
     let nodes: Node[] | undefined;
     let placement: PeerPodsObserved['placement'] | undefined;
     let remotePods: string[] | undefined;
@@ -128,12 +130,16 @@ export class PeerPodsReconciler {
       secret: this.cached(ctx.secrets, PEER_PODS_SECRET),
       peerPodConfig: this.cached(ctx.peerPodConfigs, PEER_POD_CONFIG),
       daemonSet: this.cached(ctx.daemonSets, CAA_DAEMONSET),
-      creationJob: this.cached(ctx.jobs, imageJobName('creation')),
-      deletionJob: this.cached(ctx.jobs, imageJobName('deletion')),
+      creationJob,
+      deletionJob,
       get remotePods() {
         return (remotePods ??= remotePodsOf(ctx.pods));
       },
       configMapAwaited: this.applier.awaits(ConfigMaps, PEER_PODS_CM, this.ns, configMap),
+      jobsAwaited: {
+        creation: this.applier.awaits(Jobs, imageJobName('creation'), this.ns, creationJob),
+        deletion: this.applier.awaits(Jobs, imageJobName('deletion'), this.ns, deletionJob),
+      },
       options: ctx.options,
     };
   }
