@@ -35,6 +35,11 @@ export class FakeKube {
   private rv = 1;
   private readonly store = new Map<string, Map<string, Obj>>();
   private readonly watchers = new Map<string, Set<Watcher>>();
+  /**
+   * Every event, per resource, so that a watch from a list's resourceVersion is told what happened between
+   * the list and the watch, as the API server does. Without it a change made in that gap is lost for good.
+   */
+  private readonly history = new Map<string, { rv: number; type: string; object: Obj }[]>();
   /** Every write the console sent: method, path and body. */
   readonly writes: { method: string; path: string; body: unknown }[] = [];
   /** Answers for writes, by `METHOD path`; default: 201 with the body (POST), 200 (DELETE). */
@@ -111,11 +116,10 @@ export class FakeKube {
   }
 
   private tell(resource: string, type: string, object: Obj): void {
-    for (const w of this.watchers.get(resource) ?? []) {
-      if (w.namespace && object.metadata.namespace !== w.namespace) continue;
-      if (w.name && object.metadata.name !== w.name) continue;
-      w.res.write(`${JSON.stringify({ type, object })}\n`);
-    }
+    let events = this.history.get(resource);
+    if (!events) this.history.set(resource, (events = []));
+    events.push({ rv: Number(object.metadata.resourceVersion), type, object });
+    for (const w of this.watchers.get(resource) ?? []) send(w, type, object);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -155,6 +159,8 @@ export class FakeKube {
       let set = this.watchers.get(resource);
       if (!set) this.watchers.set(resource, (set = new Set()));
       const w: Watcher = { res, namespace, name };
+      const since = Number(url.searchParams.get('resourceVersion') ?? '');
+      if (since > 0) for (const ev of this.history.get(resource) ?? []) if (ev.rv > since) send(w, ev.type, ev.object);
       set.add(w);
       res.on('close', () => set.delete(w));
       return;
@@ -164,4 +170,10 @@ export class FakeKube {
     );
     json(200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(this.rv) }, items });
   }
+}
+
+function send(w: Watcher, type: string, object: Obj): void {
+  if (w.namespace && object.metadata.namespace !== w.namespace) return;
+  if (w.name && object.metadata.name !== w.name) return;
+  w.res.write(`${JSON.stringify({ type, object })}\n`);
 }
