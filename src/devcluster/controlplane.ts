@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -44,6 +44,8 @@ export interface ControlPlaneOptions extends ControllerManagerTiming {
   apiserverArgs?: string[];
   /** What kwok does with pods (which Job pods a simulator finishes itself). */
   kwok?: KwokStageOptions;
+  /** Where etcd's and the API server's ports come from (a test hands out a taken one). */
+  freePort?: () => Promise<number>;
 }
 
 export type Component = 'etcd' | 'kube-apiserver' | 'kube-scheduler' | 'kube-controller-manager' | 'kwok';
@@ -104,7 +106,23 @@ export class ControlPlane {
     process.once('exit', this.onExit);
   }
 
+  /**
+   * Starts a control plane. Its ports are found free and then handed to etcd and the API server, so another
+   * process (a parallel test's cluster) can take one in between: a start that failed on a taken port is
+   * tried again with new ports.
+   */
   static async start(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ControlPlane.startOnce(opts);
+      } catch (e) {
+        if (!(e instanceof StartError && e.portTaken) || attempt >= 3) throw e;
+        opts.log?.warn({ attempt }, 'a control plane port was taken before etcd or the API server bound it; trying new ports');
+      }
+    }
+  }
+
+  private static async startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
     const log = opts.log;
     const started = performance.now();
     const binaries = await controlPlaneBinaries(log);
@@ -140,7 +158,8 @@ export class ControlPlane {
       saKey: pkiFile('sa.key'),
       saPub: pkiFile('sa.pub'),
     };
-    const [etcdPort, etcdPeerPort, securePort] = [await freePort(), await freePort(), await freePort()];
+    const port = opts.freePort ?? freePort;
+    const [etcdPort, etcdPeerPort, securePort] = [await port(), await port(), await port()];
     const apiserverUrl = `https://127.0.0.1:${securePort}`;
     const kubeconfigOf = (c: { certPem: string; keyPem: string }, user: string) =>
       kubeconfigText(apiserverUrl, ca.certPem, c.certPem, c.keyPem, user);
@@ -230,8 +249,10 @@ export class ControlPlane {
       );
       return cp;
     } catch (e) {
+      // Read before stop(): a temporary log directory goes with the data.
+      const logs = await logTails(logDir);
       await cp.stop();
-      throw e;
+      throw new StartError(e, logs);
     }
   }
 
@@ -394,4 +415,25 @@ export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promi
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** A failed start, with the end of etcd's and the API server's logs (their files may be gone with the data). */
+class StartError extends Error {
+  readonly portTaken: boolean;
+  constructor(cause: unknown, logs: Record<string, string>) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const failed = Object.entries(logs).find(([c]) => why.startsWith(`${c} exited`));
+    super(failed ? `${why}\n--- last lines of ${failed[0]}'s log ---\n${failed[1]}` : why, { cause });
+    this.portTaken = Object.values(logs).some((t) => /address already in use/.test(t));
+  }
+}
+
+/** The last lines of etcd's and the API server's logs. */
+async function logTails(logDir: string): Promise<Record<string, string>> {
+  const tails: Record<string, string> = {};
+  for (const c of ['etcd', 'kube-apiserver']) {
+    const text = await readFile(join(logDir, `${c}.log`), 'utf8').catch(() => '');
+    tails[c] = text.trimEnd().split('\n').slice(-15).join('\n');
+  }
+  return tails;
 }

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { ControlPlane, freePort } from '../../src/devcluster/controlplane.ts';
 import { waitFor } from '../support/wait.ts';
 
 const exec = promisify(execFile);
@@ -63,4 +65,24 @@ describe('the control plane never outlives its owner', () => {
       message: `no process left using ${dir}`,
     });
   });
+});
+
+test('a port taken between finding it free and binding it: the start is tried again with new ports', async () => {
+  // Another process holds the port handed to the API server on the first try, as a parallel test's could.
+  const holder = createServer();
+  await new Promise<void>((r) => holder.listen(0, '127.0.0.1', () => r()));
+  const taken = (holder.address() as { port: number }).port;
+  let calls = 0;
+  try {
+    const cp = await ControlPlane.start({ freePort: async () => (++calls === 3 ? taken : freePort()) });
+    try {
+      assert.ok(calls >= 6, `a second set of ports was asked for (asked ${calls})`);
+      assert.notEqual(new URL(cp.apiserverUrl).port, String(taken));
+      assert.ok(await cp.client.request('GET', '/readyz'));
+    } finally {
+      await cp.stop();
+    }
+  } finally {
+    holder.close();
+  }
 });
