@@ -28,8 +28,10 @@ import {
 } from './controlplane/flags.ts';
 import { kubeconfigText, runKubectl } from './controlplane/kubectl.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE, type KwokStageOptions, kwokStages, POD_CIDR } from './controlplane/kwok.ts';
+import { KWOK_LOGS_CRD, NodeLogsPlayer } from './controlplane/nodelogs-player.ts';
 import { freePort, isRunning, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
 import { type ProcessUsage, processUsage, supervisedPid } from './controlplane/usage.ts';
+import { NodeJournal } from './journal.ts';
 
 export { KWOK_MANAGED } from './controlplane/kwok.ts';
 export { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries, freePort, kubeconfigText, runKubectl };
@@ -70,6 +72,10 @@ export class ControlPlane {
   readonly etcdUrl: string;
   readonly version = '';
   readonly caPem: string;
+  /** The simulated nodes' journals: simulators write them, must-gather's node-log pods read them. */
+  readonly journal: NodeJournal;
+  private readonly nodeLogs: NodeLogsPlayer;
+  private readonly nodeLogsStop = new AbortController();
   private readonly procs = new Map<Component, ChildProcess>();
   private readonly starters: Record<Component, () => ChildProcess>;
   private readonly log: Logger | undefined;
@@ -97,6 +103,8 @@ export class ControlPlane {
     this.apiserverUrl = init.apiserverUrl;
     this.etcdUrl = init.etcdUrl;
     this.caPem = init.caPem;
+    this.journal = new NodeJournal(join(init.dataDir, 'journal'));
+    this.nodeLogs = new NodeLogsPlayer(this.client, this.journal, init.log?.child({ component: 'node-logs' }));
     this.starters = init.starters;
     this.log = init.log;
     // Closing our end of the watchdog pipes on exit is enough: the watchdogs do the rest.
@@ -143,12 +151,13 @@ export class ControlPlane {
       ipAddresses: ['127.0.0.1', KUBERNETES_SERVICE_IP],
     });
     const client = (commonName: string, organizations?: string[]) => issueCert(ca, { commonName, organizations, usage: 'client' });
-    const [admin, scheduler, controllerManager, kwok, sa] = await Promise.all([
+    const [admin, scheduler, controllerManager, kwok, sa, kubeletServing] = await Promise.all([
       client('osc-admin', ['system:masters']),
       client('system:kube-scheduler'),
       client('system:kube-controller-manager'),
       client(KWOK_USER),
       createSigningKey(),
+      issueCert(ca, { commonName: 'kwok-kubelet', usage: 'server', dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] }),
     ]);
     const pki: Pki = {
       ca: pkiFile('ca.crt'),
@@ -159,7 +168,7 @@ export class ControlPlane {
       saPub: pkiFile('sa.pub'),
     };
     const port = opts.freePort ?? freePort;
-    const [etcdPort, etcdPeerPort, securePort] = [await port(), await port(), await port()];
+    const [etcdPort, etcdPeerPort, securePort, kubeletPort] = [await port(), await port(), await port(), await port()];
     const apiserverUrl = `https://127.0.0.1:${securePort}`;
     const kubeconfigOf = (c: { certPem: string; keyPem: string }, user: string) =>
       kubeconfigText(apiserverUrl, ca.certPem, c.certPem, c.keyPem, user);
@@ -173,6 +182,8 @@ export class ControlPlane {
       writeFile(pki.apiserverKey, serving.keyPem, secret),
       writeFile(pki.saKey, sa.privatePem, secret),
       writeFile(pki.saPub, sa.publicPem),
+      writeFile(pkiFile('kubelet.crt'), kubeletServing.certPem),
+      writeFile(pkiFile('kubelet.key'), kubeletServing.keyPem, secret),
       writeFile(kubeconfigPath, kubeconfigYaml, secret),
       writeFile(file('scheduler.kubeconfig'), kubeconfigOf(scheduler, 'system:kube-scheduler'), secret),
       writeFile(file('controller-manager.kubeconfig'), kubeconfigOf(controllerManager, 'system:kube-controller-manager'), secret),
@@ -212,6 +223,7 @@ export class ControlPlane {
           podCidr: POD_CIDR,
           nodeSelector: `${KWOK_NODE_LABEL}=${KWOK_NODE_VALUE}`,
           nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
+          server: { port: kubeletPort, cert: pkiFile('kubelet.crt'), key: pkiFile('kubelet.key') },
         }),
       ),
     };
@@ -239,7 +251,9 @@ export class ControlPlane {
       // The controller-manager exits when the API server does not answer yet: start it (and the others,
       // which depend on it for Leases and tokens) only now.
       await cp.grantKwok();
+      await installCRDs(cp.client, [KWOK_LOGS_CRD as KubeObject]);
       for (const c of ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const) cp.launch(c);
+      void cp.nodeLogs.run(cp.nodeLogsStop.signal);
       // Pods are refused until their namespace has its default ServiceAccount, which the
       // controller-manager creates: a cluster is usable once `default` has one.
       await cp.waitFor(async () => !!(await cp.client.find(ServiceAccounts, 'default', 'default')), 120_000, 'the default ServiceAccount');
@@ -318,6 +332,7 @@ export class ControlPlane {
       },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] },
       { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'update', 'patch'] },
+      { apiGroups: ['kwok.x-k8s.io'], resources: ['logs', 'logs/status'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
     ];
     const name = 'osc-dev:kwok';
     await this.client.create(ClusterRoles, { metadata: { name }, rules } as KubeObject);
@@ -383,6 +398,7 @@ export class ControlPlane {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.nodeLogsStop.abort();
     process.removeListener('exit', this.onExit);
     const order: Component[][] = [['kwok', 'kube-scheduler', 'kube-controller-manager'], ['kube-apiserver'], ['etcd']];
     for (const group of order) {

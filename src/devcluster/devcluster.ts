@@ -145,6 +145,7 @@ export class DevCluster {
         client: this.client,
         log,
         rebootMs: opts.rebootMs ?? 2000,
+        journal: controlPlane.journal,
         pickupDelayMs: opts.pickupDelayMs,
         drainRetryMs: opts.drainRetryMs,
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },

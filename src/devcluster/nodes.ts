@@ -157,6 +157,8 @@ function identity(
     addresses: [
       { type: 'InternalIP', address: nodeAddress(init.role, init.index ?? 0) },
       { type: 'Hostname', address: init.name },
+      // Every simulated node's kubelet API is kwok's server on this host (the API server prefers this type).
+      { type: 'InternalDNS', address: 'localhost' },
     ],
     nodeInfo: {
       machineID: hex(`machine-${init.name}`, 32),

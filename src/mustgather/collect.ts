@@ -312,8 +312,6 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       );
       for (const [node, text] of got.journals) await put(`nodes/${node}/journal.log`, text);
       problems.push(...got.problems);
-      // Nothing missing there, nothing exists: a note rather than a "not collected".
-      if (got.simulated.length) await put('nodes/NOTE.txt', `${got.simulated.map(simulatedNodeReason).join('\n')}\n`);
     }
 
     // A readable summary first.

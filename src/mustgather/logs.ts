@@ -50,4 +50,4 @@ export const operatorOutsideNote = (ns: string): string =>
   'attach the log of that process.\n';
 
 export const simulatedNodeReason = (node: string): string =>
-  `node ${node} is simulated (kwok, the dev cluster): no container or journal runs there, so there is nothing to read`;
+  `node ${node} is simulated (kwok, the dev cluster): its containers never run, so they write no log (its journal is collected under nodes/)`;

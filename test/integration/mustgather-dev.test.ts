@@ -23,7 +23,7 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('must-gather on the dev cluster collects the operator log and explains pods on simulated nodes', async () => {
+test('must-gather on the dev cluster collects the operator log, explains pods on simulated nodes and reads their journals', async () => {
   const home = join(dir, 'home');
   let out = '';
   start = spawn(
@@ -81,6 +81,59 @@ test('must-gather on the dev cluster collects the operator log and explains pods
   assert.match(readFileSync(join(base, 'logs', 'operator', 'osc.log'), 'utf8'), /"msg"/, "the operator's JSON log");
   assert.match(mg.stderr, /^warning: not collected: logs of \S+\/probe\/probe: node worker-0 is simulated \(kwok, the dev cluster\)/m);
   assert.match(readFileSync(join(base, 'summary.txt'), 'utf8'), /- logs of \S+\/probe\/probe: node worker-0 is simulated/);
+
+  // With kata installed, the worker rebooted into it: must-gather reads its journal with a node-log pod, and
+  // the simulated node answers with the lines its reboot wrote.
+  const kc = await runKubectl(join(kubectl, 'kubectl'), kubeconfig, [
+    'apply',
+    '-f',
+    join(root, 'config', 'samples', 'cluster-kataconfig.yaml'),
+  ]);
+  assert.equal(kc.code, 0, kc.stderr);
+  await waitFor(
+    async () =>
+      (
+        await runKubectl(join(kubectl, 'kubectl'), kubeconfig, [
+          'get',
+          'kataconfig',
+          'cluster-kataconfig',
+          '-o',
+          'jsonpath={.status.kataNodes.installed}',
+        ])
+      ).stdout.includes('worker-0'),
+    { timeoutMs: 300_000, message: 'kata installed on worker-0' },
+  );
+  const dest2 = join(dir, 'dest2');
+  const mg2 = await runOsc(['must-gather', '--kubeconfig', kubeconfig, '--dest-dir', dest2]);
+  assert.equal(mg2.code, 0, mg2.stderr);
+  assert.doesNotMatch(mg2.stderr, /node worker-0: /, 'no problem reading the node');
+  const archive2 = readdirSync(dest2).find((f) => f.endsWith('.tar.gz'));
+  assert.ok(archive2);
+  const unpacked2 = join(dir, 'unpacked2');
+  (await import('node:fs')).mkdirSync(unpacked2);
+  await extract({ file: join(dest2, archive2), cwd: unpacked2 });
+  const [top2] = readdirSync(unpacked2);
+  const journal = readFileSync(join(unpacked2, top2 ?? '', 'nodes', 'worker-0', 'journal.log'), 'utf8');
+  assert.match(journal, /^=== journalctl -u crio$/m);
+  assert.match(journal, /^\w{3} \d{2} [\d:]{8} worker-0 systemd\[1\]: Stopped Kubernetes Kubelet\.$/m, journal);
+  assert.match(journal, /worker-0 systemd\[1\]: Started Container Runtime Interface for OCI \(CRI-O\)\.$/m);
+  assert.match(journal, /^=== journalctl -t qemu-kvm\n-- No entries --$/m);
+  // The node-log pods go with their namespace afterwards.
+  await waitFor(
+    async () =>
+      (
+        await runKubectl(join(kubectl, 'kubectl'), kubeconfig, [
+          'get',
+          'pods',
+          '-A',
+          '-l',
+          'app.kubernetes.io/component=must-gather-node-logs',
+          '-o',
+          'name',
+        ])
+      ).stdout.trim() === '',
+    { timeoutMs: 120_000, message: 'the node-log pods are gone' },
+  );
 
   start.kill('SIGINT');
   await new Promise((r) => start?.once('exit', r));

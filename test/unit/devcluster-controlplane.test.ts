@@ -30,6 +30,8 @@ const overlaps = (a: string, b: string) => {
 };
 const contains = (cidr: string, ip: string) => overlaps(cidr, `${ip}/32`);
 
+const server = { port: 10250, cert: 'kubelet.crt', key: 'kubelet.key' };
+
 describe('dev cluster control plane configuration', () => {
   test('the controller-manager acts per controller and keeps up with thousands of nodes', () => {
     const args = controllerManagerArgs({ kubeconfig: 'kcm.kubeconfig', pki, nodeMonitorGracePeriodSeconds: 20 });
@@ -44,7 +46,7 @@ describe('dev cluster control plane configuration', () => {
       'at least twice the renewal interval',
     );
     assert.ok(
-      kwokArgs({ kubeconfig: 'k', config: 'c', podCidr: POD_CIDR, nodeSelector: 'a=b', ...longLeases }).includes(
+      kwokArgs({ kubeconfig: 'k', config: 'c', podCidr: POD_CIDR, nodeSelector: 'a=b', server, ...longLeases }).includes(
         '--node-lease-duration-seconds=160',
       ),
     );
@@ -74,7 +76,7 @@ describe('dev cluster control plane configuration', () => {
       );
     }
     assert.notEqual(nodeAddress('worker', 250), nodeAddress('worker', 0));
-    assert.ok(kwokArgs({ kubeconfig: 'k', config: 'c', podCidr: POD_CIDR, nodeSelector: 'a=b' }).includes(`--cidr=${POD_CIDR}`));
+    assert.ok(kwokArgs({ kubeconfig: 'k', config: 'c', podCidr: POD_CIDR, nodeSelector: 'a=b', server }).includes(`--cidr=${POD_CIDR}`));
   });
 
   test('kwok initialises a node that registers or comes back, and leaves a rebooting node NotReady', () => {

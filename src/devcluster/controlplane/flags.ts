@@ -54,6 +54,8 @@ export function apiserverArgs(o: { etcdPort: number; securePort: number; certDir
     `--service-cluster-ip-range=${SERVICE_CIDR}`,
     '--authorization-mode=Node,RBAC',
     '--allow-privileged=true',
+    // Every simulated node's kubelet is kwok on this host: nodes carry it as their InternalDNS address.
+    '--kubelet-preferred-address-types=InternalDNS,InternalIP,Hostname,ExternalDNS,ExternalIP',
     '--v=1',
     ...(o.extra ?? []),
   ];
@@ -115,7 +117,14 @@ export function controllerManagerArgs(o: { kubeconfig: string; pki: Pki } & Cont
 }
 
 export function kwokArgs(
-  o: { kubeconfig: string; config: string; podCidr: string; nodeSelector: string } & ControllerManagerTiming,
+  o: {
+    kubeconfig: string;
+    config: string;
+    podCidr: string;
+    nodeSelector: string;
+    /** Where kwok serves the kubelet API (pod logs) over TLS. */
+    server: { port: number; cert: string; key: string };
+  } & ControllerManagerTiming,
 ): string[] {
   return [
     `--kubeconfig=${o.kubeconfig}`,
@@ -123,5 +132,10 @@ export function kwokArgs(
     `--manage-nodes-with-label-selector=${o.nodeSelector}`,
     `--cidr=${o.podCidr}`,
     `--node-lease-duration-seconds=${leaseDuration(o)}`,
+    `--server-address=127.0.0.1:${o.server.port}`,
+    `--node-port=${o.server.port}`,
+    `--tls-cert-file=${o.server.cert}`,
+    `--tls-private-key-file=${o.server.key}`,
+    '--enable-crds=Logs',
   ];
 }

@@ -67,6 +67,12 @@ const nodeInitializeTemplate = [
     '  lastTransitionTime: {{ $now | Quote }}',
   ]),
   'phase: Running',
+  // The port kwok serves the kubelet API on (logs): the API server reaches every node's "kubelet" there.
+  '{{ with NodePort }}',
+  'daemonEndpoints:',
+  '  kubeletEndpoint:',
+  '    Port: {{ . }}',
+  '{{ end }}',
 ].join('\n');
 
 /** A started pod as the kubelet reports it; `ready` false: its containers run but have not passed readiness. */
@@ -162,6 +168,26 @@ conditions:
 phase: ${succeeded ? 'Succeeded' : 'Failed'}
 `;
 
+/** What the kubelet reports once every container of a pod exited 0 (the pod-complete stage's status, for a simulator that plays the process). */
+export function exitedPodStatus(pod: { spec?: { containers?: { name: string; image?: string }[] } }, now = new Date()) {
+  const at = now.toISOString();
+  return {
+    phase: 'Succeeded',
+    conditions: [
+      { type: 'Ready', status: 'False', reason: 'PodCompleted', lastTransitionTime: at },
+      { type: 'ContainersReady', status: 'False', reason: 'PodCompleted', lastTransitionTime: at },
+    ],
+    containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+      name: c.name,
+      image: c.image ?? '',
+      ready: false,
+      started: false,
+      restartCount: 0,
+      state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: at, finishedAt: at } },
+    })),
+  };
+}
+
 /**
  * kwok's own settings: more of its work in parallel than its default of 4, so that thousands of nodes are
  * initialised and their Leases renewed on time.
@@ -170,7 +196,13 @@ const kwokConfiguration = {
   apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
   kind: 'KwokConfiguration',
   metadata: { name: 'osc-dev' },
-  options: { nodePlayStageParallelism: 16, podPlayStageParallelism: 16, nodeLeaseParallelism: 16 },
+  options: {
+    nodePlayStageParallelism: 16,
+    podPlayStageParallelism: 16,
+    nodeLeaseParallelism: 16,
+    // The kubelet API's log endpoint, which must-gather's node-log pods are read through.
+    enableDebuggingHandlers: true,
+  },
 };
 
 export interface KwokStageOptions {

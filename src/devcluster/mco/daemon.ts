@@ -5,6 +5,7 @@ import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { type Node, type NodeCondition, Nodes, type Pod } from '../../kube/resources.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
+import type { NodeJournal } from '../journal.ts';
 import { type DrainState, evictPod, planDrain, podKey } from './drain.ts';
 import { annotation, nodeState } from './node-state.ts';
 
@@ -197,6 +198,8 @@ export interface DaemonHost {
   /** A write to a node succeeded: here is the answer. */
   nodeWritten(node: Node): void;
   stats: { nodeWrites: number; evictions: number; evictionsRefused: number };
+  /** The node's journal: a reboot leaves its lines there, as on a real host. */
+  journal?: NodeJournal;
 }
 
 /** Carries out the daemons' steps: one sync per node key, with the memory of each update under way. */
@@ -279,6 +282,7 @@ export class MachineConfigDaemons {
         return;
       case 'setReady':
         if (!a.ready) log.info({ node: name, config: target, rebootMs: timing.rebootMs }, 'node drained; rebooting');
+        this.host.journal?.reboot(name, a.ready ? 'up' : 'down');
         return this.setReady(name, a.ready, signal);
       case 'complete':
         if (node && annotation(node, MCO_CURRENT_CONFIG) !== a.config) log.info({ node: name, config: a.config }, 'node updated');

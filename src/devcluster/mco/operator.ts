@@ -14,6 +14,7 @@ import type { KubeObject } from '../../kube/types.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
+import type { NodeJournal } from '../journal.ts';
 import { syncContainerRuntimeConfig } from './crc-controller.ts';
 import { MachineConfigDaemons } from './daemon.ts';
 import { PoolMembership } from './membership.ts';
@@ -57,6 +58,8 @@ export interface MachineConfigOperatorOptions {
   };
   /** Concurrent node reboots/updates the daemons may run at once (across pools); default 64. */
   daemonWorkers?: number;
+  /** Where a reboot's journal lines go (the nodes' host side); none when absent. */
+  journal?: NodeJournal;
 }
 
 /** What the daemons read of a pod: enough to drain, little memory at thousands of pods. */
@@ -142,6 +145,7 @@ export class MachineConfigOperator {
       podsOn: (name) => this.pods.byIndex('node', name),
       nodeWritten: (n) => this.nodeWritten(n),
       stats: this.stats,
+      ...(opts.journal ? { journal: opts.journal } : {}),
     });
     this.controller = new Controller(
       {
