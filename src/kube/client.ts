@@ -76,6 +76,7 @@ export class KubeClient {
   private readonly source: Credentials | KubeConfig;
   private credentials: Promise<Credentials> | undefined;
   private readonly observers: RequestObserver[] = [];
+  private readonly writeListeners = new Set<(rt: ResourceType, obj: KubeObject) => void>();
   private readonly fieldManager: string;
   /**
    * One connection pool for the client's life: keep-alive connections are reused across requests (a new
@@ -223,23 +224,47 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Hears every object a write of this client answered with (not dry runs): an informer of that kind checks
+   * that its watch shows the write, and presumes the watch dead when it does not (src/runtime/informer.ts).
+   * Answers a function that stops the listening.
+   */
+  onWritten(fn: (rt: ResourceType, obj: KubeObject) => void): () => void {
+    this.writeListeners.add(fn);
+    return () => this.writeListeners.delete(fn);
+  }
+
+  private async written<T extends KubeObject>(rt: ResourceType<T>, opts: WriteOptions, answer: Promise<T>): Promise<T> {
+    const obj = await answer;
+    if (!opts.dryRun && obj?.metadata?.name && obj.metadata.resourceVersion) for (const fn of this.writeListeners) fn(rt, obj);
+    return obj;
+  }
+
   create<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
-    return this.request<T>('POST', this.path(rt, ns), {
-      body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
-      query: this.writeQuery(opts),
-      signal: opts.signal,
-    });
+    return this.written(
+      rt,
+      opts,
+      this.request<T>('POST', this.path(rt, ns), {
+        body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
+        query: this.writeQuery(opts),
+        signal: opts.signal,
+      }),
+    );
   }
 
   /** PUT with the object's resourceVersion: fails with 409 Conflict if someone else wrote first. */
   update<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions & { subresource?: string } = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
-    return this.request<T>('PUT', this.path(rt, ns, obj.metadata.name, opts.subresource), {
-      body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
-      query: this.writeQuery(opts),
-      signal: opts.signal,
-    });
+    return this.written(
+      rt,
+      opts,
+      this.request<T>('PUT', this.path(rt, ns, obj.metadata.name, opts.subresource), {
+        body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
+        query: this.writeQuery(opts),
+        signal: opts.signal,
+      }),
+    );
   }
 
   updateStatus<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
@@ -253,12 +278,16 @@ export class KubeClient {
     opts: WriteOptions & { type?: PatchType; subresource?: string; force?: boolean } = {},
   ): Promise<T> {
     const type = opts.type ?? 'merge';
-    return this.request<T>('PATCH', this.path(rt, opts.namespace, name, opts.subresource), {
-      body: patch,
-      contentType: patchContentType[type],
-      query: { ...this.writeQuery(opts), force: type === 'apply' ? (opts.force ?? true) : undefined },
-      signal: opts.signal,
-    });
+    return this.written(
+      rt,
+      opts,
+      this.request<T>('PATCH', this.path(rt, opts.namespace, name, opts.subresource), {
+        body: patch,
+        contentType: patchContentType[type],
+        query: { ...this.writeQuery(opts), force: type === 'apply' ? (opts.force ?? true) : undefined },
+        signal: opts.signal,
+      }),
+    );
   }
 
   /** Server-side apply of a whole object under osc's field manager. */

@@ -10,7 +10,7 @@ import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { type ConfigMap, ConfigMaps, Events, Leases, Namespaces, Secrets } from '../../src/kube/resources.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../src/runtime/finalizers.ts';
-import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, Informer, labelIndex } from '../../src/runtime/informer.ts';
+import { DEFAULT_WATCH_IDLE_TIMEOUT_MS, Informer, labelIndex, WRITE_SHOW_TIMEOUT_MS } from '../../src/runtime/informer.ts';
 import { LeadershipLostError, Manager } from '../../src/runtime/manager.ts';
 import { RuntimeMetrics } from '../../src/runtime/metrics.ts';
 import { writeStatusIfChanged } from '../../src/runtime/status.ts';
@@ -220,6 +220,48 @@ describe('controller runtime against a real kube-apiserver', () => {
         await client.create(ConfigMaps, cm('during', namespace));
         await waitFor(() => inf.get(`${namespace}/during`), { message: 'seen after the black-holed watch was abandoned' });
         assert.ok(inf.stats.reconnects > reconnects, 'the watch was abandoned at its deadline and re-established');
+      } finally {
+        ac.abort();
+        await run;
+        await proxied.close();
+        await proxy.close();
+      }
+    });
+
+    test('a write of ours that its watch does not show within the limit: the watch is presumed dead and reconnected', async () => {
+      const namespace = await ns('informer-unshown');
+      // Black-holed, with the idle timeout and the watch deadline far away: only the missing event of the
+      // informer's own client's write can tell, well before a bookmark's absence would.
+      const proxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
+      const kc = new KubeConfig();
+      kc.loadFromString((await readFile(cp.kubeconfigPath, 'utf8')).replace(cp.apiserverUrl, proxy.url));
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 2000 });
+      const inf = new Informer(proxied, ConfigMaps, {
+        namespace,
+        idleTimeoutMs: 10 * 60_000,
+        watchTimeoutSeconds: 10 * 60,
+        backoff: { initialMs: 100, maxMs: 500 },
+        log: testLogger(),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        await proxied.create(ConfigMaps, cm('before', namespace));
+        await waitFor(() => inf.get(`${namespace}/before`), { message: 'seen through the proxy' });
+        const reconnects = inf.stats.reconnects;
+        proxy.blackholeAll();
+        // The pooled connections went with the watch: a request may fail once before a fresh one is made.
+        await waitFor(async () => !!(await proxied.create(ConfigMaps, cm('during', namespace)).catch(() => undefined)), {
+          message: 'the write made',
+        });
+        const made = Date.now();
+        await waitFor(() => inf.get(`${namespace}/during`), {
+          timeoutMs: 60_000,
+          message: 'the write shown after the watch was reconnected',
+        });
+        assert.ok(inf.stats.reconnects > reconnects, 'the watch was reconnected');
+        assert.ok(Date.now() - made < WRITE_SHOW_TIMEOUT_MS + 10_000, 'well before the idle timeout or the deadline');
       } finally {
         ac.abort();
         await run;
