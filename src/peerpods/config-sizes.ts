@@ -67,9 +67,11 @@ export function checkSizes(
   if (!ok) return undefined;
   for (const name of [instanceType, ...instanceTypes]) note(name);
   if (unknown.length > 0) {
+    const key = instanceTypes.some((t) => unknown.includes(t)) ? listKey : defaultKey;
+    const one = unknown.length === 1;
     warnings.push({
-      key: instanceTypes.some((t) => unknown.includes(t)) ? listKey : defaultKey,
-      message: `${unknown.join(', ')}: not ${cloud.title} ${noun}${unknown.length === 1 ? '' : 's'} osc knows the size of; check the spelling (pods asking for a size by vCPUs and memory never get ${unknown.length === 1 ? 'it' : 'them'})`,
+      key,
+      message: `${key} names ${unknown.join(', ')}, ${one ? `not ${/^[AEIOU]/.test(cloud.title) ? 'an' : 'a'} ${cloud.title} ${noun}` : `not ${cloud.title} ${noun}s`} osc knows the size of; check the spelling (best fit for a pod's vCPUs and memory never picks ${one ? 'it' : 'them'})`,
     });
   }
   const allowedInstanceTypes = [...instanceTypes];

@@ -83,8 +83,9 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
       message: `CLOUD_PROVIDER is ${q(cp)}: it is not a known cloud provider; set it to "${guess ?? expected.name}"`,
     });
   }
-  // The keys are read as the named cloud's; with none named, as the expected cloud's (for the messages).
-  const cloud = provider ?? expected;
+  // The keys are read as the named cloud's (also when only its spelling is wrong); with none named, as the
+  // expected cloud's, for the messages.
+  const cloud = provider ?? cloudProvider(cp?.trim().toLowerCase()) ?? expected;
   const cloudKeys: readonly string[] = cloud.cmKeys;
 
   // Unknown keys: say so only when they look like a misspelt documented key.

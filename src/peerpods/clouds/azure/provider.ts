@@ -107,7 +107,7 @@ export const azure: CloudProvider<AzureSettings> = {
       '--from-literal AZURE_CLIENT_ID=<client id> --from-literal AZURE_CLIENT_SECRET=<client secret> --from-literal AZURE_TENANT_ID=<tenant id>',
     checkValue: (key, value) =>
       key !== 'AZURE_CLIENT_SECRET' && !UUID_RE.test(value)
-        ? 'is not a UUID (like 00000000-0000-0000-0000-000000000000); store the appId or tenant that az ad sp create-for-rbac printed'
+        ? `is not a UUID (like 00000000-0000-0000-0000-000000000000); store the ${key === 'AZURE_CLIENT_ID' ? 'appId' : 'tenant'} that az ad sp create-for-rbac printed`
         : undefined,
   },
   tags: {
@@ -139,12 +139,18 @@ export const azure: CloudProvider<AzureSettings> = {
         : `it is not a resource group name (up to 90 letters, digits, _ - . ( ), not ending with a period); set it to ${HOW_TO_FIND.AZURE_RESOURCE_GROUP}`,
     );
     const subnetId = ctx.required('AZURE_SUBNET_ID', HOW_TO_FIND.AZURE_SUBNET_ID, (v) =>
-      SUBNET_ID_RE.test(v) ? undefined : `it is not a subnet resource ID (${SUBNET_SHAPE}); set it to ${HOW_TO_FIND.AZURE_SUBNET_ID}`,
+      SUBNET_ID_RE.test(v)
+        ? undefined
+        : NSG_ID_RE.test(v)
+          ? `it is a network security group's ID, not a subnet's; set it to ${HOW_TO_FIND.AZURE_SUBNET_ID}`
+          : `it is not a subnet resource ID (${SUBNET_SHAPE}); set it to ${HOW_TO_FIND.AZURE_SUBNET_ID}`,
     );
     const nsgId = ctx.required('AZURE_NSG_ID', HOW_TO_FIND.AZURE_NSG_ID, (v) =>
       NSG_ID_RE.test(v)
         ? undefined
-        : `it is not a network security group resource ID (${NSG_SHAPE}); set it to ${HOW_TO_FIND.AZURE_NSG_ID}`,
+        : SUBNET_ID_RE.test(v)
+          ? `it is a subnet's ID, not a network security group's; set it to ${HOW_TO_FIND.AZURE_NSG_ID}`
+          : `it is not a network security group resource ID (${NSG_SHAPE}); set it to ${HOW_TO_FIND.AZURE_NSG_ID}`,
     );
     if (subscriptionId) {
       for (const [key, id] of [
