@@ -48,6 +48,7 @@ const libvirt: CloudProvider<{ uri: string; pool: string }> = {
     key: 'LIBVIRT_VOL_NAME',
     deletionEnv: 'VOL_NAME',
     what: 'volume name',
+    noun: 'volume',
     check: (v) => (/^[\w.-]+$/.test(v) ? undefined : 'it is not a volume name'),
     example: 'podvm-base.qcow2',
   },

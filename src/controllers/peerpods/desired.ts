@@ -16,6 +16,8 @@ import {
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
+import { defaultCloud } from '../../peerpods/clouds/index.ts';
+import type { CloudImage } from '../../peerpods/clouds/provider.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
 import { matchesSelector, type Toleration } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
@@ -303,8 +305,9 @@ export type ImageObservation =
  * The PodVMImageJobRunning / Completed / Failed conditions for an observation: exactly one of them is True
  * while a job has something to say.
  */
-/** `key` is the cloud's image key (PODVM_AMI_ID, AZURE_IMAGE_ID, PODVM_IMAGE_NAME). */
-export function imageConditions(o: ImageObservation, key = 'PODVM_AMI_ID'): ConditionInput[] {
+/** `image` is the cloud's (its key: PODVM_AMI_ID, AZURE_IMAGE_ID, PODVM_IMAGE_NAME); AWS's when not given. */
+export function imageConditions(o: ImageObservation, image: Pick<CloudImage, 'key' | 'noun'> = defaultCloud().image): ConditionInput[] {
+  const { key } = image;
   const cond = (type: string, status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
     type,
     status,
@@ -342,7 +345,7 @@ export function imageConditions(o: ImageObservation, key = 'PODVM_AMI_ID'): Cond
       const reason = o.kind === 'creation' ? 'ImageCreationFailed' : 'ImageDeletionFailed';
       const next =
         o.kind === 'creation'
-          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set ${key} to an existing ${key === 'PODVM_AMI_ID' ? 'AMI' : 'image'}`
+          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set ${key} to an existing ${image.noun}`
           : `the removal waits until the image is deleted: fix the cause and it is retried when ${PEER_PODS_CM} or ${PEER_PODS_SECRET} changes (or delete the job: oc delete job ${name} -n ${o.namespace}), or keep the image: oc annotate kataconfig ${o.kataConfig ?? '--all'} ${KEEP_IMAGE_ANNOTATION}=true`;
       const what = `${job(o.kind)} failed (${o.detail}); see oc logs -n ${o.namespace} jobs/${name} and oc get events -n ${o.namespace} --field-selector involvedObject.name=${name}; ${next}`;
       return [

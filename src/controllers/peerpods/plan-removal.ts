@@ -9,7 +9,7 @@ import { CAA_DAEMONSET, KATACONFIG_FINALIZER, PEER_POD_CONFIG } from '../../api/
 import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
-import { imageIdOf, imageKeyOf } from '../../peerpods/clouds/index.ts';
+import { imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
@@ -91,7 +91,7 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
   if (image.failed) plan.failedJobs.push(image.failed);
   let conditions = ownConditions(kc.status?.conditions);
   if (image.observation)
-    for (const c of imageConditions(image.observation, imageKeyOf(o.configMap?.data))) conditions = setCondition(conditions, c, now);
+    for (const c of imageConditions(image.observation, imageOf(o.configMap?.data))) conditions = setCondition(conditions, c, now);
   plan.conditions = conditions;
   if (image.wait) {
     plan.observeJobs = true;

@@ -9,7 +9,7 @@ import { activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/ka
 import { PEER_POD_CONFIG } from '../../api/names.ts';
 import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
-import { imageIdOf, imageKeyOf } from '../../peerpods/clouds/index.ts';
+import { imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
 import { validatePeerPodsConfig } from '../../peerpods/config.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
@@ -62,7 +62,7 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
     if (phase === 'active') {
       deleting = true;
       const amiId = oldDeletion.metadata.annotations?.[DELETES_IMAGE_ANNOTATION];
-      for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }, imageKeyOf(cm?.data)))
+      for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }, imageOf(cm?.data)))
         conditions = setCondition(conditions, c, now);
     } else if (phase === 'complete') {
       const done = completeDeletion(o, oldDeletion);
@@ -86,7 +86,7 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
       if (image.failed) plan.failedJobs.push(image.failed);
       if (image.requeueAfterMs !== undefined) plan.requeueAfterMs = image.requeueAfterMs;
       if (image.observation)
-        for (const c of imageConditions(image.observation, imageKeyOf(cm.data))) conditions = setCondition(conditions, c, now);
+        for (const c of imageConditions(image.observation, imageOf(cm.data))) conditions = setCondition(conditions, c, now);
     }
   } else {
     plan.notes.push({

@@ -46,9 +46,14 @@ export function cloudChoices(conjunction: 'or' | 'and' = 'or'): string {
   return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} ${conjunction} ${names[names.length - 1]}`;
 }
 
-/** The image key of the cloud peer-pods-cm names (PODVM_AMI_ID, AZURE_IMAGE_ID, ...); AWS's when it names none this build has. */
+/** The pod VM image of the cloud peer-pods-cm names (its key, noun...); AWS's when it names none this build has. */
+export function imageOf(data: Record<string, string> | undefined): CloudProvider['image'] {
+  return (cloudProvider(data?.CLOUD_PROVIDER) ?? defaultCloud()).image;
+}
+
+/** The image key of the cloud peer-pods-cm names (PODVM_AMI_ID, AZURE_IMAGE_ID, ...). */
 export function imageKeyOf(data: Record<string, string> | undefined): string {
-  return (cloudProvider(data?.CLOUD_PROVIDER) ?? defaultCloud()).image.key;
+  return imageOf(data).key;
 }
 
 /** The pod VM image peer-pods-cm names, '' when none. */

@@ -67,8 +67,10 @@ export interface CloudImage {
   key: string;
   /** The environment variable naming the image a deletion job deletes. */
   deletionEnv: string;
-  /** `an AMI ID`: what the value is, for messages. */
+  /** `AMI ID`: what the value is, for messages. */
   what: string;
+  /** `AMI`: what the image is called, for "set <key> to an existing <noun>". */
+  noun: string;
   /** Why a value is not an image reference of this cloud (ending with what it looks like), or undefined. */
   check(value: string): string | undefined;
   /** A new image's reference, as the cloud would name it (the dev cluster's simulated build). */

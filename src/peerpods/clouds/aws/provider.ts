@@ -83,6 +83,7 @@ export const aws: CloudProvider<AwsSettings> = {
     key: 'PODVM_AMI_ID',
     deletionEnv: 'AMI_ID',
     what: 'AMI ID',
+    noun: 'AMI',
     check: (v) => (awsId('ami').test(v) ? undefined : 'it is not an AMI ID (ami- followed by 8 or 17 hex digits)'),
     example: 'ami-0123456789abcdef0',
   },

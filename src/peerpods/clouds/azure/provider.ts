@@ -88,6 +88,7 @@ export const azure: CloudProvider<AzureSettings> = {
     key: 'AZURE_IMAGE_ID',
     deletionEnv: 'IMAGE_ID',
     what: 'image ID',
+    noun: 'image',
     check: (v) =>
       IMAGE_ID_RES.some((re) => re.test(v))
         ? undefined

@@ -90,6 +90,7 @@ export const gcp: CloudProvider<GcpSettings> = {
     key: 'PODVM_IMAGE_NAME',
     deletionEnv: 'IMAGE_NAME',
     what: 'image name',
+    noun: 'image',
     check: (v) =>
       IMAGE_RE.test(v)
         ? undefined
