@@ -162,6 +162,8 @@ describe('the documented peer pods procedure on Azure, with kubectl', () => {
     const { account } = azure();
     assert.ok(image.startsWith(`/subscriptions/${account.subscriptionId}/resourceGroups/${account.resourceGroup}/`), image);
     assert.ok(azure().images.has(image), 'the image exists in the simulated Azure');
+    // The job's parameters put it in the gallery and definition osc names.
+    assert.match(image, /\/galleries\/podvm_gallery\/images\/podvm_image\/versions\/0\.0\.1$/);
     await waitFor(() => cond(running.recorder.current, 'PodVMImageJobCompleted')?.status === 'True', { message: 'Completed condition' });
     assert.equal(
       cond(running.recorder.current, 'PodVMImageJobCompleted')?.message,

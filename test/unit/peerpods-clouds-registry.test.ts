@@ -5,8 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { desiredImageJob } from '../../src/controllers/peerpods/desired.ts';
 import type { ConfigMap, Pod, Secret } from '../../src/kube/resources.ts';
-import { cloudNames, cloudProvider, imageDeletionEnvOf, imageIdOf, imageKeyOf, registerCloud } from '../../src/peerpods/clouds/index.ts';
+import {
+  cloudNames,
+  cloudProvider,
+  imageDeletionEnvOf,
+  imageIdOf,
+  imageKeyOf,
+  imageOf,
+  registerCloud,
+} from '../../src/peerpods/clouds/index.ts';
 import type { CloudProvider } from '../../src/peerpods/clouds/provider.ts';
 import { validatePeerPodsConfig } from '../../src/peerpods/config.ts';
 import { MACHINE_TYPE_ANNOTATION, mutatePeerPod } from '../../src/peerpods/mutate.ts';
@@ -47,6 +56,7 @@ const libvirt: CloudProvider<{ uri: string; pool: string }> = {
   image: {
     key: 'LIBVIRT_VOL_NAME',
     deletionEnv: 'VOL_NAME',
+    creationEnv: { LIBVIRT_POOL: 'default' },
     what: 'volume name',
     noun: 'volume',
     check: (v) => (/^[\w.-]+$/.test(v) ? undefined : 'it is not a volume name'),
@@ -128,6 +138,17 @@ describe('the cloud registry', () => {
     assert.equal(imageKeyOf(data), 'LIBVIRT_VOL_NAME');
     assert.equal(imageIdOf(data), 'podvm.qcow2');
     assert.equal(imageDeletionEnvOf(data), 'VOL_NAME');
+    const job = desiredImageJob({
+      kind: 'creation',
+      namespace: NS,
+      image: 'builder',
+      backoffLimit: 1,
+      configHash: 'h',
+      owner: { apiVersion: 'v1', kind: 'KataConfig', name: 'k', uid: 'u' },
+      creationEnv: imageOf(data).creationEnv,
+    });
+    const container = (job.spec.template.spec.containers as { env: unknown[] }[])[0];
+    assert.deepEqual(container?.env, [{ name: 'LIBVIRT_POOL', value: 'default' }]);
   });
 
   test('the other clouds are untouched by it', () => {

@@ -217,6 +217,8 @@ export function desiredImageJob(opts: {
   amiId?: string;
   /** The variable naming it, the cloud's (AMI_ID when not given). */
   imageEnv?: string;
+  /** A creation job's parameters besides peer-pods-cm and the Secret (the cloud's creationEnv). */
+  creationEnv?: Readonly<Record<string, string>>;
   /** A deletion job's inputs (deletionInputs). */
   inputs?: string;
 }): Job {
@@ -248,7 +250,10 @@ export function desiredImageJob(opts: {
               image: opts.image,
               command: ['/podvm-builder.sh', opts.kind === 'creation' ? 'create' : 'delete'],
               envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
-              env: opts.amiId ? [{ name: opts.imageEnv ?? 'AMI_ID', value: opts.amiId }] : [],
+              env: [
+                ...(opts.amiId ? [{ name: opts.imageEnv ?? 'AMI_ID', value: opts.amiId }] : []),
+                ...Object.entries(opts.creationEnv ?? {}).map(([name, value]) => ({ name, value })),
+              ],
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
           ],

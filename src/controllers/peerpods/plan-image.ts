@@ -8,7 +8,7 @@ import { IMAGE_CONDITIONS, IMAGE_JOB_COMPLETED } from '../../api/kataconfig.ts';
 import { PEER_PODS_CM } from '../../api/names.ts';
 import { ConfigMaps, type Job, Jobs } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import { imageDeletionEnvOf, imageIdOf, imageKeyOf } from '../../peerpods/clouds/index.ts';
+import { imageDeletionEnvOf, imageIdOf, imageKeyOf, imageOf } from '../../peerpods/clouds/index.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { findCondition } from '../../runtime/conditions.ts';
 import {
@@ -141,6 +141,7 @@ export function planImageCreation(
   if (o.configMapAwaited) return step();
   const creation = desiredImageJob({
     kind: 'creation',
+    creationEnv: imageOf(o.configMap?.data).creationEnv,
     namespace: o.options.namespace,
     image: o.options.images.podvmBuilder,
     backoffLimit: o.options.imageJobBackoffLimit,

@@ -49,9 +49,9 @@ export class SimulatedAzure extends ImageJobCloud {
     super(opts, {
       imageKey: 'AZURE_IMAGE_ID',
       deletionEnv: 'IMAGE_ID',
-      newImage: (cm) =>
-        `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/galleries/podvm_gallery/images/podvm_image/versions/0.0.${++version}`,
-      refuse: (cm, secret) => this.refusal(cm, secret),
+      newImage: (cm, env) =>
+        `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/galleries/${env.IMAGE_GALLERY_NAME}/images/${env.IMAGE_DEFINITION_NAME}/versions/0.0.${++version}`,
+      refuse: (cm, secret, env) => this.refusal(cm, secret, env),
     });
     this.account = account;
   }
@@ -69,8 +69,12 @@ export class SimulatedAzure extends ImageJobCloud {
     return { azure: { resourceGroupName: rg, networkResourceGroupName: rg, cloudName: 'AzurePublicCloud' } };
   }
 
-  private refusal(cm: Record<string, string>, secret: Record<string, string>): string | undefined {
+  private refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
     const a = this.account;
+    for (const name of ['IMAGE_GALLERY_NAME', 'IMAGE_DEFINITION_NAME']) {
+      if (!/^[A-Za-z0-9][\w.]{0,79}$/.test(env[name] ?? ''))
+        return `InvalidParameter: ${name} "${env[name] ?? ''}" is not a gallery or image definition name.`;
+    }
     const tenant = secret.AZURE_TENANT_ID ?? '';
     if (tenant !== a.tenantId) return `AADSTS90002: Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID`;
     const sp = this.principals.get(secret.AZURE_CLIENT_ID ?? '');

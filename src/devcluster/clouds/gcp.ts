@@ -24,8 +24,8 @@ export class SimulatedGcp extends ImageJobCloud {
     super(opts, {
       imageKey: 'PODVM_IMAGE_NAME',
       deletionEnv: 'IMAGE_NAME',
-      newImage: () => `podvm-image-${randomBytes(4).toString('hex')}`,
-      refuse: (cm, secret) => this.refusal(cm, secret),
+      newImage: (_cm, env) => `${env.IMAGE_NAME_PREFIX}-${randomBytes(4).toString('hex')}`,
+      refuse: (cm, secret, env) => this.refusal(cm, secret, env),
     });
     this.account = { projectId: `${opts.infrastructureName}-project`, region: opts.region ?? 'us-central1', network: 'default' };
   }
@@ -53,8 +53,11 @@ export class SimulatedGcp extends ImageJobCloud {
     return { gcp: { projectID: this.account.projectId, region: this.account.region } };
   }
 
-  private refusal(cm: Record<string, string>, secret: Record<string, string>): string | undefined {
+  private refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
     const { projectId, network } = this.account;
+    const prefix = env.IMAGE_NAME_PREFIX ?? '';
+    if (!/^[a-z][-a-z0-9]{0,50}$/.test(prefix))
+      return `googleapi: Error 400: Invalid value for field 'resource.name': '${prefix}-...'. Must be a match of regex '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?', invalid`;
     let key: Record<string, unknown>;
     try {
       key = JSON.parse(secret.GCP_CREDENTIALS ?? '');

@@ -20,10 +20,13 @@ export interface ImageJobProfile {
   imageKey: string;
   /** The deletion job's variable naming the image. */
   deletionEnv: string;
-  /** A new image's reference, as the cloud names it. */
-  newImage(cm: Record<string, string>): string;
-  /** The cloud's error for a build with this configuration and these credentials, as its API words it; undefined when it builds. */
-  refuse(cm: Record<string, string>, secret: Record<string, string>): string | undefined;
+  /** A new image's reference, as the cloud names it from the job's parameters (`env`). */
+  newImage(cm: Record<string, string>, env: Record<string, string>): string;
+  /**
+   * The cloud's error for a build with this configuration, these credentials and the job's parameters, as
+   * its API words it; undefined when it builds.
+   */
+  refuse(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined;
 }
 
 export interface ImageJobCloudOptions {
@@ -39,6 +42,15 @@ const kindOf = (name: string | undefined): ImageJobKind | undefined =>
   name === CLOUD_JOBS[0] ? 'creation' : name === CLOUD_JOBS[1] ? 'deletion' : undefined;
 const jobNameOf = (pod: Pod): string | undefined => pod.metadata.labels?.['job-name'];
 const isRunning = (pod: Pod): boolean => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
+
+/** The job container's variables (the job's parameters). */
+const envOf = (pod: Pod): Record<string, string> =>
+  Object.fromEntries(
+    ((pod.spec?.containers?.[0] as { env?: { name: string; value?: string }[] } | undefined)?.env ?? []).map((e) => [
+      e.name,
+      e.value ?? '',
+    ]),
+  );
 
 const decoded = (data: Record<string, string> | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
@@ -102,7 +114,7 @@ export class ImageJobCloud {
       if (!cm) failure = `configmap "${PEER_PODS_CM}" not found`;
       else {
         const secret = await this.client.find(Secrets, PEER_PODS_SECRET, this.namespace, signal);
-        failure = this.profile.refuse(cm.data ?? {}, { ...decoded(secret?.data), ...(secret?.stringData ?? {}) });
+        failure = this.profile.refuse(cm.data ?? {}, { ...decoded(secret?.data), ...(secret?.stringData ?? {}) }, envOf(pod));
       }
     }
     if (failure !== undefined) {
@@ -112,13 +124,12 @@ export class ImageJobCloud {
     }
     const { imageKey } = this.profile;
     if (kind === 'creation') {
-      const image = this.profile.newImage(cm?.data ?? {});
+      const image = this.profile.newImage(cm?.data ?? {}, envOf(pod));
       this.images.set(image, new Date().toISOString());
       this.stats.builds++;
       await this.client.patch(ConfigMaps, PEER_PODS_CM, { data: { [imageKey]: image } }, { namespace: this.namespace, signal });
     } else {
-      const env = (pod.spec?.containers?.[0] as { env?: { name: string; value?: string }[] } | undefined)?.env;
-      const image = env?.find((e) => e.name === this.profile.deletionEnv)?.value ?? cm?.data?.[imageKey] ?? '';
+      const image = envOf(pod)[this.profile.deletionEnv] ?? cm?.data?.[imageKey] ?? '';
       this.images.delete(image);
       this.stats.deletions++;
       if (image && cm?.data?.[imageKey] === image) {

@@ -67,6 +67,8 @@ export interface CloudImage {
   key: string;
   /** The environment variable naming the image a deletion job deletes. */
   deletionEnv: string;
+  /** What the creation job is told besides peer-pods-cm and peer-pods-secret (where to put the image). */
+  creationEnv: Readonly<Record<string, string>>;
   /** `AMI ID`: what the value is, for messages. */
   what: string;
   /** `AMI`: what the image is called, for "set <key> to an existing <noun>". */

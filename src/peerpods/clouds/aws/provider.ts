@@ -82,6 +82,8 @@ export const aws: CloudProvider<AwsSettings> = {
   image: {
     key: 'PODVM_AMI_ID',
     deletionEnv: 'AMI_ID',
+    // The AMI is registered in AWS_REGION, named by the builder.
+    creationEnv: {},
     what: 'AMI ID',
     noun: 'AMI',
     check: (v) => (awsId('ami').test(v) ? undefined : 'it is not an AMI ID (ami- followed by 8 or 17 hex digits)'),

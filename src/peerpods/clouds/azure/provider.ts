@@ -87,6 +87,8 @@ export const azure: CloudProvider<AzureSettings> = {
   image: {
     key: 'AZURE_IMAGE_ID',
     deletionEnv: 'IMAGE_ID',
+    // The image is a version of this definition in this compute gallery of AZURE_RESOURCE_GROUP.
+    creationEnv: { IMAGE_GALLERY_NAME: 'podvm_gallery', IMAGE_DEFINITION_NAME: 'podvm_image' },
     what: 'image ID',
     noun: 'image',
     check: (v) =>

@@ -89,6 +89,8 @@ export const gcp: CloudProvider<GcpSettings> = {
   image: {
     key: 'PODVM_IMAGE_NAME',
     deletionEnv: 'IMAGE_NAME',
+    // Images are named <prefix>-<suffix> in GCP_PROJECT_ID.
+    creationEnv: { IMAGE_NAME_PREFIX: 'podvm-image' },
     what: 'image name',
     noun: 'image',
     check: (v) =>
