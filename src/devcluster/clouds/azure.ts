@@ -69,7 +69,8 @@ export class SimulatedAzure extends ImageJobCloud {
     return { azure: { resourceGroupName: rg, networkResourceGroupName: rg, cloudName: 'AzurePublicCloud' } };
   }
 
-  private refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
+  /** What the cloud answers a creation job with this peer-pods-cm, Secret and parameters: its error, or undefined when it builds. */
+  refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
     const a = this.account;
     for (const name of ['IMAGE_GALLERY_NAME', 'IMAGE_DEFINITION_NAME']) {
       if (!/^[A-Za-z0-9][\w.]{0,79}$/.test(env[name] ?? ''))

@@ -53,7 +53,8 @@ export class SimulatedGcp extends ImageJobCloud {
     return { gcp: { projectID: this.account.projectId, region: this.account.region } };
   }
 
-  private refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
+  /** What the cloud answers a creation job with this peer-pods-cm, Secret and parameters: its error, or undefined when it builds. */
+  refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
     const { projectId, network } = this.account;
     const prefix = env.IMAGE_NAME_PREFIX ?? '';
     if (!/^[a-z][-a-z0-9]{0,50}$/.test(prefix))
