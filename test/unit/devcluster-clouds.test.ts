@@ -3,7 +3,10 @@
  * errors), and what they accept: the account's values, credentials they issued, the job's parameters.
  */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
 import { SimulatedAzure } from '../../src/devcluster/clouds/azure.ts';
 import { SimulatedGcp } from '../../src/devcluster/clouds/gcp.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
@@ -12,6 +15,8 @@ import { gcp } from '../../src/peerpods/clouds/gcp/provider.ts';
 
 /** The simulators are not started here: no request reaches the client. */
 const client = {} as KubeClient;
+const dir = mkdtempSync(join(tmpdir(), 'osc-clouds-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the simulated Azure', () => {
   const cloud = new SimulatedAzure({ client, infrastructureName: 'osc-dev-abcde' });
@@ -65,6 +70,22 @@ describe('the simulated Azure', () => {
   for (const [name, c, s, e, error] of rows) {
     test(`refuses ${name}`, () => assert.match(cloud.refusal(c, s, e) ?? '', error));
   }
+
+  test("osc start hands out the account's values and a service principal it accepts, readable by the owner only", async () => {
+    const lines = await cloud.handOut(dir);
+    const path = join(dir, 'azure-service-principal.env');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    const issued = Object.fromEntries(
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=') as [string, string]),
+    );
+    assert.equal(cloud.refusal(cm, issued, env), undefined);
+    assert.ok(lines.some((l) => l.includes(`AZURE_SUBSCRIPTION_ID=${a.subscriptionId}`)));
+    assert.ok(lines.some((l) => l.endsWith(`--from-env-file ${path}`)));
+    assert.ok(!lines.join('\n').includes(issued.AZURE_CLIENT_SECRET ?? '-'), 'the secret stays in the file');
+  });
 });
 
 describe('the simulated Google Cloud', () => {
@@ -99,4 +120,13 @@ describe('the simulated Google Cloud', () => {
   for (const [name, c, credentials, e, error] of rows) {
     test(`refuses ${name}`, () => assert.match(cloud.refusal(c, { GCP_CREDENTIALS: credentials }, e) ?? '', error));
   }
+
+  test('osc start hands out the project and a key file it accepts, readable by the owner only', async () => {
+    const lines = await cloud.handOut(dir);
+    const path = join(dir, 'gcp-service-account-key.json');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(cloud.refusal(cm, { GCP_CREDENTIALS: readFileSync(path, 'utf8') }, env), undefined);
+    assert.ok(lines.some((l) => l.includes(`GCP_PROJECT_ID=${cloud.account.projectId} GCP_ZONE=us-central1-a`)));
+    assert.ok(lines.some((l) => l.endsWith(`--from-file GCP_CREDENTIALS=${path}`)));
+  });
 });

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ImageJobCloud, type ImageJobCloudOptions } from './image-jobs.ts';
 
 /** What `az account show`, `az group show` and `az network ... list` answer for the dev cluster's Azure account. */
@@ -61,6 +63,26 @@ export class SimulatedAzure extends ImageJobCloud {
     const sp = { clientId: randomUUID(), clientSecret: randomBytes(24).toString('base64url'), tenantId: this.account.tenantId };
     this.principals.set(sp.clientId, sp);
     return sp;
+  }
+
+  /**
+   * For `osc start`: what the administrator would look up with az, and a service principal made for them
+   * (written to `dir`, mode 0600), as lines for the banner.
+   */
+  async handOut(dir: string): Promise<string[]> {
+    const sp = this.createServicePrincipal();
+    const path = join(dir, 'azure-service-principal.env');
+    await writeFile(path, `AZURE_CLIENT_ID=${sp.clientId}\nAZURE_CLIENT_SECRET=${sp.clientSecret}\nAZURE_TENANT_ID=${sp.tenantId}\n`, {
+      mode: 0o600,
+    });
+    const a = this.account;
+    return [
+      'The simulated Azure answers what az would (for peer-pods-cm):',
+      `  AZURE_SUBSCRIPTION_ID=${a.subscriptionId} AZURE_RESOURCE_GROUP=${a.resourceGroup} AZURE_REGION=${a.region}`,
+      `  AZURE_SUBNET_ID=${a.subnetId}`,
+      `  AZURE_NSG_ID=${a.nsgId}`,
+      `  a service principal for peer-pods-secret: kubectl create secret generic peer-pods-secret -n openshift-sandboxed-containers-operator --from-env-file ${path}`,
+    ];
   }
 
   /** What the OpenShift Infrastructure reports for a cluster in this account. */

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { GCP_REGIONS, ZONE_RE } from '../../peerpods/clouds/gcp/facts.ts';
 import { ImageJobCloud, type ImageJobCloudOptions } from './image-jobs.ts';
 
@@ -46,6 +48,18 @@ export class SimulatedGcp extends ImageJobCloud {
       token_uri: 'https://oauth2.googleapis.com/token',
     };
     return `${JSON.stringify(key, null, 2)}\n`;
+  }
+
+  /** For `osc start`: the project's values and a service account key made for the administrator (written to `dir`, mode 0600). */
+  async handOut(dir: string): Promise<string[]> {
+    const path = join(dir, 'gcp-service-account-key.json');
+    await writeFile(path, this.createServiceAccountKey(), { mode: 0o600 });
+    const { projectId, region, network } = this.account;
+    return [
+      'The simulated Google Cloud answers what gcloud would (for peer-pods-cm):',
+      `  GCP_PROJECT_ID=${projectId} GCP_ZONE=${region}-a GCP_NETWORK=global/networks/${network}`,
+      `  a service account key for peer-pods-secret: kubectl create secret generic peer-pods-secret -n openshift-sandboxed-containers-operator --from-file GCP_CREDENTIALS=${path}`,
+    ];
   }
 
   /** What the OpenShift Infrastructure reports for a cluster in this project. */
