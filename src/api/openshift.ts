@@ -56,7 +56,12 @@ export interface Infrastructure extends KubeObject {
   spec?: { platformSpec?: { type?: string } };
   status?: {
     platform?: string;
-    platformStatus?: { type?: string; aws?: { region?: string } };
+    platformStatus?: {
+      type?: string;
+      aws?: { region?: string };
+      azure?: { resourceGroupName?: string; networkResourceGroupName?: string; cloudName?: string };
+      gcp?: { projectID?: string; region?: string };
+    };
     controlPlaneTopology?: string;
     infrastructureTopology?: string;
   };

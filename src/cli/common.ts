@@ -20,8 +20,8 @@ export class CliError extends Error {
   }
 }
 
-/** What the dev cluster's OpenShift Infrastructure can report as its cloud (`osc start --cloud`); AWS is what peer pods need. */
-export const DEV_CLOUDS = ['None', 'BareMetal', 'AWS'] as const;
+/** What the dev cluster's OpenShift Infrastructure can report as its cloud (`osc start --cloud`); peer pods need AWS, Azure or GCP. */
+export const DEV_CLOUDS = ['None', 'BareMetal', 'AWS', 'Azure', 'GCP'] as const;
 export type DevCloud = (typeof DEV_CLOUDS)[number];
 
 /**

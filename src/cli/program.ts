@@ -42,7 +42,7 @@ function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
       )
       .option('--eligible <nodes>', 'nodes Node Feature Discovery finds able to run kata: all, none, or a comma-separated list', 'all')
       .addOption(
-        new Option('--cloud <type>', 'the cloud the OpenShift Infrastructure reports (peer pods need AWS)')
+        new Option('--cloud <type>', 'the cloud the OpenShift Infrastructure reports (peer pods need AWS, Azure or GCP)')
           .choices(DEV_CLOUDS)
           .default('None'),
       )

@@ -19,7 +19,8 @@ import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { CLOUD_JOBS, SimulatedCloud } from './cloud.ts';
+import { CLOUD_JOBS } from './cloud.ts';
+import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
@@ -82,7 +83,7 @@ export interface DevClusterOptions {
    */
   callerPlayedPods?: string;
   /** The Infrastructure's platform type; default 'None' (bare metal without a platform integration). */
-  platform?: 'None' | 'BareMetal' | 'AWS';
+  platform?: 'None' | 'BareMetal' | 'AWS' | 'Azure' | 'GCP';
   /** The region reported for platform AWS; default us-east-2. */
   awsRegion?: string;
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
@@ -111,7 +112,9 @@ export class DevCluster {
   readonly distribution: Distribution;
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
-  private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: SimulatedCloud };
+  private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: PeerPodsCloud };
+  /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
+  private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -151,7 +154,7 @@ export class DevCluster {
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
       nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
-      cloud: new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs }),
+      cloud: simulatedCloud(opts.platform, { client: this.client, log, imageJobMs: opts.podvmImageJobMs }, this.infrastructureName),
     };
   }
 
@@ -174,7 +177,7 @@ export class DevCluster {
   }
 
   /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts; openshift distribution). */
-  get cloud(): SimulatedCloud {
+  get cloud(): PeerPodsCloud {
     return this.openshiftPart('cloud');
   }
 
@@ -336,9 +339,13 @@ export class DevCluster {
       infrastructureTopology: schedulable >= 2 ? 'HighlyAvailable' : 'SingleReplica',
       cpuPartitioning: 'None',
       etcdDiscoveryDomain: '',
-      infrastructureName: `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`,
+      infrastructureName: this.infrastructureName,
       platform,
-      platformStatus: { type: platform, ...(platform === 'AWS' ? { aws: { region: this.options.awsRegion ?? 'us-east-2' } } : {}) },
+      platformStatus: {
+        type: platform,
+        ...(platform === 'AWS' ? { aws: { region: this.options.awsRegion ?? 'us-east-2' } } : {}),
+        ...('infrastructureStatus' in this.cloud ? this.cloud.infrastructureStatus() : {}),
+      },
     };
     await this.client.patch(Infrastructures, 'cluster', { status }, { subresource: 'status' });
   }

@@ -2,31 +2,30 @@
  * The peer pods configuration's vocabulary: the keys of peer-pods-cm and peer-pods-secret, their defaults
  * and limits, what a validation answers, and how its problems read in a condition message.
  */
-export interface Problem {
-  /** The ConfigMap or Secret key at fault, or the object's name when the object itself is missing. */
-  key: string;
-  message: string;
-}
+import type { Problem } from './clouds/provider.ts';
 
-export interface PeerPodsConfig {
-  cloudProvider: 'aws';
+export type { Problem };
+
+/**
+ * A valid configuration: the settings every cloud has, then the cloud's own (its provider's `validate`
+ * answer, e.g. region and subnet), spread in.
+ */
+export type PeerPodsConfig = CommonPeerPodsConfig & { readonly [cloudSetting: string]: unknown };
+
+export interface CommonPeerPodsConfig {
+  /** CLOUD_PROVIDER: the provider's name (aws, azure, gcp). */
+  cloudProvider: string;
   /** VXLAN_PORT */
   vxlanPort: number;
   /** PROXY_TIMEOUT as written (a Go duration), and in milliseconds. */
   proxyTimeout: string;
   proxyTimeoutMs: number;
-  /** PODVM_INSTANCE_TYPE: the default instance type. */
+  /** The default pod VM size (PODVM_INSTANCE_TYPE, AZURE_INSTANCE_SIZE, GCP_MACHINE_TYPE). */
   instanceType: string;
-  /** PODVM_INSTANCE_TYPES as listed ([] when unset). */
+  /** The allowed sizes as listed (PODVM_INSTANCE_TYPES, AZURE_INSTANCE_SIZES; [] when unset). */
   instanceTypes: string[];
-  /** The types a pod may get: PODVM_INSTANCE_TYPES plus PODVM_INSTANCE_TYPE (see instancetypes.ts). */
+  /** The sizes a pod may get: the list plus the default (see instancetypes.ts). */
   allowedInstanceTypes: string[];
-  /** PODVM_AMI_ID; '' means the operator must build the pod VM image. */
-  amiId: string;
-  region: string;
-  subnetId: string;
-  vpcId: string;
-  securityGroupIds: string[];
   /** TAGS, in order. */
   tags: Record<string, string>;
   /** PEERPODS_LIMIT_PER_NODE */
@@ -49,12 +48,12 @@ export interface PeerPodsValidation {
   warnings: Problem[];
 }
 
-/** Defaults for the optional keys. */
+/** Defaults for the optional keys every cloud has (each cloud's default size is its provider's). */
 export const PEER_PODS_DEFAULTS = Object.freeze({
   /** The docs' value, and the port the documented security group procedure opens. */
   VXLAN_PORT: 9000,
   PROXY_TIMEOUT: '5m',
-  /** The docs' example default type. */
+  /** The AWS docs' example default type (kept here for callers that predate the other clouds). */
   PODVM_INSTANCE_TYPE: 't3.medium',
   PEERPODS_LIMIT_PER_NODE: 10,
   ROOT_VOLUME_SIZE: 6,
@@ -63,29 +62,14 @@ export const PEER_PODS_DEFAULTS = Object.freeze({
 });
 
 export const MIN_ROOT_VOLUME_SIZE = 6;
-/** The largest EBS gp3 volume, GiB. */
-export const MAX_ROOT_VOLUME_SIZE = 16384;
 /** The port the Kata agent listens on in the pod VM; the VXLAN tunnel must not take it. */
 export const AGENT_PORT = 15150;
-/** AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`. */
-export const MAX_TAGS = 49;
 
-export const SUPPORTED_CLOUD_PROVIDERS = ['aws'] as const;
-/** Providers the product documents that this operator does not drive yet. */
-export const OTHER_CLOUD_PROVIDERS = ['azure', 'gcp', 'libvirt'] as const;
-
-/** The documented ConfigMap keys (docs/peerpods.md). */
-export const PEER_PODS_CM_KEYS = [
+/** Keys every cloud has, checked by config.ts. */
+export const COMMON_CM_KEYS = [
   'CLOUD_PROVIDER',
   'VXLAN_PORT',
   'PROXY_TIMEOUT',
-  'PODVM_INSTANCE_TYPE',
-  'PODVM_INSTANCE_TYPES',
-  'PODVM_AMI_ID',
-  'AWS_REGION',
-  'AWS_SUBNET_ID',
-  'AWS_VPC_ID',
-  'AWS_SG_IDS',
   'TAGS',
   'PEERPODS_LIMIT_PER_NODE',
   'ROOT_VOLUME_SIZE',
@@ -95,19 +79,8 @@ export const PEER_PODS_CM_KEYS = [
 /** Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata. */
 export const CHECKED_APART_CM_KEYS = ['INITDATA'] as const;
 
-/** Other keys the cloud-api-adaptor reads; accepted without comment. */
-export const OTHER_CM_KEYS = [
-  'USE_PUBLIC_IP',
-  'USE_PODVM_LAUNCHTEMPLATE',
-  'PODVM_LAUNCHTEMPLATE_NAME',
-  'SSH_KP_NAME',
-  'DISABLE_CLOUD_CONFIG',
-  'ENABLE_CLOUD_PROVIDER_EXTERNAL_PLUGIN',
-  'CLOUD_CONFIG_VERIFY',
-] as const;
-
-export const REQUIRED_SECRET_KEYS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
-export const OPTIONAL_SECRET_KEYS = ['AWS_SESSION_TOKEN'] as const;
+/** Providers the product documents that this operator does not drive yet. */
+export const OTHER_CLOUD_PROVIDERS = ['libvirt', 'ibmcloud', 'vsphere', 'docker'] as const;
 
 /**
  * One line for a condition message ('' when there is no problem):

@@ -1,10 +1,10 @@
 /**
- * The checks of peer-pods-secret: the AWS credentials present, decodable and free of the usual copy-paste
- * mistakes. No message ever shows a value.
+ * The checks of peer-pods-secret: the cloud's credentials (its provider's Secret keys) present, decodable,
+ * free of the usual copy-paste mistakes and of the shape the cloud expects. No message ever shows a value.
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_SECRET } from '../api/names.ts';
 import type { Secret } from '../kube/resources.ts';
-import { OPTIONAL_SECRET_KEYS, type Problem, REQUIRED_SECRET_KEYS } from './config-schema.ts';
+import type { CloudProvider, Problem } from './clouds/provider.ts';
 import { isPlaceholder } from './config-values.ts';
 
 function decodeSecretValue(secret: Secret, key: string): { value?: string; invalid?: boolean } {
@@ -17,20 +17,20 @@ function decodeSecretValue(secret: Secret, key: string): { value?: string; inval
   return { value: Buffer.from(compact, 'base64').toString('utf8') };
 }
 
-export function validateSecret(secret: Secret | undefined, problems: Problem[]): string[] {
+export function validateSecret(secret: Secret | undefined, problems: Problem[], cloud: CloudProvider): string[] {
+  const { required: requiredKeys, optional: optionalKeys } = cloud.secret;
   if (!secret) {
     problems.push({
       key: PEER_PODS_SECRET,
       message:
-        `Secret ${PEER_PODS_SECRET} not found in namespace ${OPERATOR_NAMESPACE}: peer pods on aws need AWS_ACCESS_KEY_ID and ` +
-        `AWS_SECRET_ACCESS_KEY; create it with oc create secret generic ${PEER_PODS_SECRET} -n ${OPERATOR_NAMESPACE} ` +
-        '--from-literal AWS_ACCESS_KEY_ID=<id> --from-literal AWS_SECRET_ACCESS_KEY=<key>',
+        `Secret ${PEER_PODS_SECRET} not found in namespace ${OPERATOR_NAMESPACE}: peer pods on ${cloud.name} need ` +
+        `${inWords(requiredKeys)}; create it with ${cloud.secret.createCommand}`,
     });
     return [];
   }
   const keys = [...new Set([...Object.keys(secret.data ?? {}), ...Object.keys(secret.stringData ?? {})])].sort();
-  for (const key of [...REQUIRED_SECRET_KEYS, ...OPTIONAL_SECRET_KEYS]) {
-    const required = (REQUIRED_SECRET_KEYS as readonly string[]).includes(key);
+  for (const key of [...requiredKeys, ...optionalKeys]) {
+    const required = requiredKeys.includes(key);
     const { value, invalid } = decodeSecretValue(secret, key);
     const where = `in Secret ${PEER_PODS_SECRET}`;
     if (invalid) {
@@ -42,19 +42,30 @@ export function validateSecret(secret: Secret | undefined, problems: Problem[]):
       if (required) {
         problems.push({
           key,
-          message: `${key} is ${value === undefined ? 'missing' : 'empty'} ${where}: it is required for aws; set it to the AWS ${key === 'AWS_ACCESS_KEY_ID' ? 'access key ID' : 'secret access key'} the pod VMs are created with`,
+          message: `${key} is ${value === undefined ? 'missing' : 'empty'} ${where}: it is required for ${cloud.name}; set it to ${cloud.secret.describe(key)}`,
         });
       }
     } else if (isPlaceholder(value.trim())) {
       problems.push({ key, message: `${key} ${where} still holds a placeholder like <id>; store the real value` });
-    } else if (/[\r\n]$/.test(value)) {
+    } else if (/[\r\n]$/.test(value) && !isJsonDocument(value)) {
       problems.push({
         key,
         message: `${key} ${where} ends with a line break (was it encoded with echo instead of echo -n?); store the value without it`,
       });
-    } else if (value !== value.trim()) {
+    } else if (value !== value.trim() && !isJsonDocument(value)) {
       problems.push({ key, message: `${key} ${where} has leading or trailing spaces; store the value without them` });
+    } else {
+      const why = cloud.secret.checkValue?.(key, value);
+      if (why) problems.push({ key, message: `${key} ${where} ${why}` });
     }
   }
   return keys;
 }
+
+/** `A and B`, `A, B and C`. */
+function inWords(keys: readonly string[]): string {
+  return keys.length <= 1 ? (keys[0] ?? '') : `${keys.slice(0, -1).join(', ')} and ${keys[keys.length - 1]}`;
+}
+
+/** A JSON key file (Google Cloud's) may well end with a line break: it is read as JSON, not as a token. */
+const isJsonDocument = (value: string) => /^\s*\{/.test(value);

@@ -1,8 +1,8 @@
 /**
  * How the values of peer-pods-cm are read (Go durations, booleans and numbers as the cloud-api-adaptor reads
- * them, comma lists, AWS identifiers) and quoted back in messages.
+ * them, comma lists) and quoted back in messages.
  */
-import type { Problem } from './config-schema.ts';
+import type { Problem } from './clouds/provider.ts';
 
 const MAX_SHOWN = 64;
 
@@ -11,17 +11,6 @@ export function q(value: string): string {
   const shown = value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}...` : value;
   return JSON.stringify(shown);
 }
-
-export const REGION_LOOKUP = "oc get infrastructure/cluster -o jsonpath='{.status.platformStatus.aws.region}'";
-const INSTANCE_LOOKUP = 'aws ec2 describe-instances --instance-ids <worker instance id>';
-
-/** How to find each required value, as the documented procedure does it. */
-export const HOW_TO_FIND: Record<string, string> = {
-  AWS_REGION: `the cluster's region (${REGION_LOOKUP})`,
-  AWS_SUBNET_ID: `a worker's subnet (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].SubnetId')`,
-  AWS_VPC_ID: `a worker's VPC (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].VpcId')`,
-  AWS_SG_IDS: `a worker's security groups, comma separated (${INSTANCE_LOOKUP} --query 'Reservations[*].Instances[*].SecurityGroups[*].GroupId')`,
-};
 
 /** `^(\+|-)?(\d+(\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)` repeated: Go's time.ParseDuration. */
 export function parseGoDuration(text: string): number | undefined {
@@ -35,10 +24,6 @@ export function parseGoDuration(text: string): number | undefined {
   }
   return m[1] === '-' ? -total : total;
 }
-
-export const INSTANCE_TYPE_RE = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
-export const REGION_RE = /^[a-z]{2}(-[a-z]+)+-\d+$/;
-export const awsId = (prefix: string) => new RegExp(`^${prefix}-([0-9a-f]{8}|[0-9a-f]{17})$`);
 
 /** Parses a comma list (no spaces, no empty items), reporting what is wrong. */
 export function commaList(key: string, value: string, what: string, example: string, problems: Problem[]): string[] | undefined {

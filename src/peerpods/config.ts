@@ -5,41 +5,27 @@
  * Every problem names the key, says why the value is wrong and how to fix it, so that the KataConfig status
  * can carry it verbatim. Secret values never appear in messages.
  *
- * Required for aws (the values the documented procedure has the administrator look up and fill in):
- * CLOUD_PROVIDER, AWS_REGION, AWS_SUBNET_ID, AWS_VPC_ID, AWS_SG_IDS; in the Secret AWS_ACCESS_KEY_ID and
- * AWS_SECRET_ACCESS_KEY. Everything else has a default (see PEER_PODS_DEFAULTS).
+ * The keys every cloud has (VXLAN_PORT, PROXY_TIMEOUT, TAGS, ...) are checked here; the pod VM sizes, the
+ * image key, the Secret's keys and the cloud's own location keys come from the provider CLOUD_PROVIDER names
+ * (src/peerpods/clouds/). Everything not required has a default (PEER_PODS_DEFAULTS, the provider's sizes).
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import type { ConfigMap, Secret } from '../kube/resources.ts';
+import { cloudChoices, cloudNames, cloudProvider, cloudProviders, defaultCloud } from './clouds/index.ts';
+import type { CloudCheckContext, CloudProvider } from './clouds/provider.ts';
 import { checkInitdataSetting } from './config-initdata.ts';
 import {
   AGENT_PORT,
   CHECKED_APART_CM_KEYS,
-  MAX_ROOT_VOLUME_SIZE,
-  MAX_TAGS,
   MIN_ROOT_VOLUME_SIZE,
   OTHER_CLOUD_PROVIDERS,
-  OTHER_CM_KEYS,
-  PEER_PODS_CM_KEYS,
   PEER_PODS_DEFAULTS,
   type PeerPodsValidation,
   type Problem,
-  SUPPORTED_CLOUD_PROVIDERS,
 } from './config-schema.ts';
 import { validateSecret } from './config-secret.ts';
-import {
-  awsId,
-  commaList,
-  goBool,
-  HOW_TO_FIND,
-  INSTANCE_TYPE_RE,
-  isPlaceholder,
-  parseGoDuration,
-  positiveInt,
-  q,
-  REGION_LOOKUP,
-  REGION_RE,
-} from './config-values.ts';
+import { checkSizes } from './config-sizes.ts';
+import { commaList, goBool, isPlaceholder, parseGoDuration, positiveInt, q } from './config-values.ts';
 import { closestName } from './policy.ts';
 
 export * from './config-schema.ts';
@@ -47,30 +33,66 @@ export { parseGoDuration } from './config-values.ts';
 
 /**
  * Validates `peer-pods-cm` and `peer-pods-secret`. `config` is returned, with defaults applied, only when
- * there is no problem at all.
+ * there is no problem at all. `expectedCloud` is the CLOUD_PROVIDER the cluster's Infrastructure suggests,
+ * for the messages that must name one before the ConfigMap does (AWS when unknown).
  */
-export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret | undefined): PeerPodsValidation {
+export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret | undefined, expectedCloud?: string): PeerPodsValidation {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
+  const expected = cloudProvider(expectedCloud) ?? defaultCloud();
 
   if (!cm) {
     problems.push({
       key: PEER_PODS_CM,
       message:
         `ConfigMap ${PEER_PODS_CM} not found in namespace ${OPERATOR_NAMESPACE}: peer pods need it; create it as documented ` +
-        `(oc create -f peer-pods-cm.yaml) with at least CLOUD_PROVIDER, AWS_REGION, AWS_SUBNET_ID, AWS_VPC_ID and AWS_SG_IDS`,
+        `(oc create -f peer-pods-cm.yaml) with at least ${expected.requiredInWords}`,
     });
-    validateSecret(secret, problems);
+    validateSecret(secret, problems, expected);
     return { problems, warnings };
   }
 
   const data = { ...(cm.data ?? {}) };
 
+  // CLOUD_PROVIDER first: it says which keys the rest are.
+  let provider: CloudProvider | undefined;
+  const cp = data.CLOUD_PROVIDER;
+  if (cp !== undefined && cp !== cp.trim()) {
+    problems.push({ key: 'CLOUD_PROVIDER', message: `CLOUD_PROVIDER is ${q(cp)}: it has leading or trailing spaces; remove them` });
+  } else if (cp === undefined || cp === '') {
+    problems.push({
+      key: 'CLOUD_PROVIDER',
+      message: `CLOUD_PROVIDER is missing from ConfigMap ${PEER_PODS_CM}: it is required; set it to "${expected.name}"`,
+    });
+  } else if (cloudProvider(cp)) {
+    provider = cloudProvider(cp);
+  } else if (cloudProvider(cp.toLowerCase())) {
+    problems.push({
+      key: 'CLOUD_PROVIDER',
+      message: `CLOUD_PROVIDER is ${q(cp)}: provider names are lower case; set it to "${cp.toLowerCase()}"`,
+    });
+  } else if ((OTHER_CLOUD_PROVIDERS as readonly string[]).includes(cp.toLowerCase())) {
+    problems.push({
+      key: 'CLOUD_PROVIDER',
+      message: `CLOUD_PROVIDER is ${q(cp)}: this operator supports only ${cloudChoices('and')} peer pods so far; run the cluster on one of those clouds and set it to its name`,
+    });
+  } else {
+    const guess = closestName(cp, cloudNames(), 2);
+    problems.push({
+      key: 'CLOUD_PROVIDER',
+      message: `CLOUD_PROVIDER is ${q(cp)}: it is not a known cloud provider; set it to "${guess ?? expected.name}"`,
+    });
+  }
+  // The keys are read as the named cloud's (also when only its spelling is wrong); with none named, as the
+  // expected cloud's, for the messages.
+  const cloud = provider ?? cloudProvider(cp?.trim().toLowerCase()) ?? expected;
+  const cloudKeys: readonly string[] = cloud.cmKeys;
+
   // Unknown keys: say so only when they look like a misspelt documented key.
-  const known = new Set<string>([...PEER_PODS_CM_KEYS, ...CHECKED_APART_CM_KEYS, ...OTHER_CM_KEYS]);
+  const known = new Set<string>([...CHECKED_APART_CM_KEYS, ...cloudProviders().flatMap((c) => [...c.cmKeys, ...c.otherCmKeys])]);
   for (const key of Object.keys(data)) {
     if (known.has(key)) continue;
-    const guess = closestName(key, [...PEER_PODS_CM_KEYS, ...CHECKED_APART_CM_KEYS], 3);
+    const guess = closestName(key, [...cloudKeys, ...CHECKED_APART_CM_KEYS], 3);
     if (guess) {
       warnings.push({ key, message: `${key} is not a peer pods setting and is ignored; did you mean ${guess}?` });
     }
@@ -78,53 +100,29 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
 
   // Spaces around a value are never intended (the cloud-api-adaptor does not trim them).
   const spaced = new Set<string>();
-  for (const key of PEER_PODS_CM_KEYS) {
+  for (const key of cloudKeys) {
     const v = data[key];
-    if (v !== undefined && v !== v.trim() && key !== 'PODVM_INSTANCE_TYPES' && key !== 'AWS_SG_IDS') {
-      problems.push({ key, message: `${key} is ${q(v)}: it has leading or trailing spaces; remove them` });
-      spaced.add(key);
-    }
+    if (key === 'CLOUD_PROVIDER' || v === undefined || v === v.trim() || cloud.listKeys.includes(key)) continue;
+    problems.push({ key, message: `${key} is ${q(v)}: it has leading or trailing spaces; remove them` });
+    spaced.add(key);
   }
   const value = (k: string) => (spaced.has(k) ? undefined : data[k]);
 
-  // CLOUD_PROVIDER
-  let provider: string | undefined;
-  const cp = value('CLOUD_PROVIDER');
-  if (!spaced.has('CLOUD_PROVIDER')) {
-    if (cp === undefined || cp === '') {
-      problems.push({
-        key: 'CLOUD_PROVIDER',
-        message: `CLOUD_PROVIDER is missing from ConfigMap ${PEER_PODS_CM}: it is required; set it to "aws"`,
-      });
-    } else if ((SUPPORTED_CLOUD_PROVIDERS as readonly string[]).includes(cp)) {
-      provider = cp;
-    } else if ((SUPPORTED_CLOUD_PROVIDERS as readonly string[]).includes(cp.toLowerCase())) {
-      problems.push({ key: 'CLOUD_PROVIDER', message: `CLOUD_PROVIDER is ${q(cp)}: provider names are lower case; set it to "aws"` });
-    } else if ((OTHER_CLOUD_PROVIDERS as readonly string[]).includes(cp.toLowerCase())) {
-      problems.push({
-        key: 'CLOUD_PROVIDER',
-        message: `CLOUD_PROVIDER is ${q(cp)}: this operator supports only "aws" peer pods so far; run the cluster on AWS and set it to "aws"`,
-      });
-    } else {
-      problems.push({ key: 'CLOUD_PROVIDER', message: `CLOUD_PROVIDER is ${q(cp)}: it is not a known cloud provider; set it to "aws"` });
-    }
-  }
-
-  // Required AWS location keys.
-  const checkRequired = (key: string, check: (v: string) => string | undefined): string | undefined => {
+  // Required keys: reported only once the ConfigMap names this cloud.
+  const required: CloudCheckContext['required'] = (key, howToFind, check) => {
     if (spaced.has(key)) return undefined;
     const v = data[key];
     if (v === undefined || v === '') {
-      if (provider === 'aws') {
+      if (provider) {
         problems.push({
           key,
-          message: `${key} is ${v === undefined ? 'missing from' : 'empty in'} ConfigMap ${PEER_PODS_CM}: it is required for aws; set it to ${HOW_TO_FIND[key]}`,
+          message: `${key} is ${v === undefined ? 'missing from' : 'empty in'} ConfigMap ${PEER_PODS_CM}: it is required for ${cloud.name}; set it to ${howToFind}`,
         });
       }
       return undefined;
     }
     if (isPlaceholder(v)) {
-      problems.push({ key, message: `${key} is ${q(v)}, the placeholder from the example: replace it with ${HOW_TO_FIND[key]}` });
+      problems.push({ key, message: `${key} is ${q(v)}, the placeholder from the example: replace it with ${howToFind}` });
       return undefined;
     }
     const why = check(v);
@@ -134,29 +132,15 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
     }
     return v;
   };
-  const region = checkRequired('AWS_REGION', (v) =>
-    REGION_RE.test(v) ? undefined : `it is not an AWS region name (like us-east-1); set it to the cluster's region (${REGION_LOOKUP})`,
-  );
-  const subnetId = checkRequired('AWS_SUBNET_ID', (v) =>
-    awsId('subnet').test(v) ? undefined : "it is not a subnet ID (subnet- followed by 8 or 17 hex digits); set it to a worker's subnet ID",
-  );
-  const vpcId = checkRequired('AWS_VPC_ID', (v) =>
-    awsId('vpc').test(v) ? undefined : "it is not a VPC ID (vpc- followed by 8 or 17 hex digits); set it to the workers' VPC ID",
-  );
-  let securityGroupIds: string[] | undefined;
-  const sg = checkRequired('AWS_SG_IDS', () => undefined);
-  if (sg !== undefined) {
-    const items = commaList('AWS_SG_IDS', sg, 'security group', 'sg-0123456789abcdef0,sg-0fedcba9876543210', problems);
-    if (items) {
-      const bad = items.find((i) => !awsId('sg').test(i));
-      if (bad !== undefined) {
-        problems.push({
-          key: 'AWS_SG_IDS',
-          message: `AWS_SG_IDS is ${q(sg)}: ${q(bad)} is not a security group ID (sg- followed by 8 or 17 hex digits); list the workers' security group IDs, comma separated`,
-        });
-      } else securityGroupIds = items;
-    }
-  }
+  const ctx: CloudCheckContext = {
+    value,
+    required,
+    list: (key, v, what, example) => commaList(key, v, what, example, problems),
+    problems,
+    warnings,
+  };
+  // The cloud's own location keys (checked for their shape even while CLOUD_PROVIDER is wrong).
+  const settings = cloud.validate(ctx);
 
   // VXLAN_PORT
   let vxlanPort: number = PEER_PODS_DEFAULTS.VXLAN_PORT;
@@ -207,91 +191,25 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
     }
   }
 
-  // Instance types
-  let instanceType: string = PEER_PODS_DEFAULTS.PODVM_INSTANCE_TYPE;
-  let typeOk = true;
-  const it = value('PODVM_INSTANCE_TYPE');
-  if (it !== undefined && it !== '') {
-    if (!INSTANCE_TYPE_RE.test(it)) {
-      typeOk = false;
-      problems.push({
-        key: 'PODVM_INSTANCE_TYPE',
-        message: `PODVM_INSTANCE_TYPE is ${q(it)}: it is not an AWS instance type name (like t3.medium); set it to one`,
-      });
-    } else instanceType = it;
-  }
-  let instanceTypes: string[] = [];
-  const its = value('PODVM_INSTANCE_TYPES');
-  if (its !== undefined && its !== '') {
-    const items = commaList('PODVM_INSTANCE_TYPES', its, 'instance type', 't3.small,t3.medium,t3.large', problems);
-    if (items) {
-      const bad = items.find((i) => !INSTANCE_TYPE_RE.test(i));
-      if (bad !== undefined) {
-        problems.push({
-          key: 'PODVM_INSTANCE_TYPES',
-          message: `PODVM_INSTANCE_TYPES is ${q(its)}: ${q(bad)} is not an AWS instance type name (like t3.medium); list instance types, comma separated, without spaces`,
-        });
-      } else instanceTypes = items;
-    }
-  }
-  if (typeOk && instanceTypes.length > 0 && !instanceTypes.includes(instanceType)) {
-    warnings.push({
-      key: 'PODVM_INSTANCE_TYPE',
-      message: `PODVM_INSTANCE_TYPE ${instanceType} is not in PODVM_INSTANCE_TYPES (${instanceTypes.join(',')}); pods may use it anyway, as the default`,
-    });
-  }
-  const allowedInstanceTypes = [...instanceTypes];
-  if (!allowedInstanceTypes.includes(instanceType)) allowedInstanceTypes.push(instanceType);
+  const sizes = checkSizes(cloud, value, problems, warnings);
 
-  // PODVM_AMI_ID: empty means the operator builds the image.
-  let amiId = '';
-  const ami = value('PODVM_AMI_ID');
-  if (ami !== undefined && ami !== '') {
-    if (isPlaceholder(ami)) {
+  // The pod VM image: empty means the operator builds it.
+  const image = cloud.image;
+  const img = value(image.key);
+  if (img !== undefined && img !== '') {
+    const fix = `set it to your ${image.what}, or to "" to have the operator build the pod VM image`;
+    if (isPlaceholder(img)) {
       problems.push({
-        key: 'PODVM_AMI_ID',
-        message: `PODVM_AMI_ID is ${q(ami)}, the placeholder from the example: set it to your own AMI ID, or to "" to have the operator build the pod VM image`,
+        key: image.key,
+        message: `${image.key} is ${q(img)}, the placeholder from the example: set it to your own ${image.what}, or to "" to have the operator build the pod VM image`,
       });
-    } else if (!awsId('ami').test(ami)) {
-      problems.push({
-        key: 'PODVM_AMI_ID',
-        message: `PODVM_AMI_ID is ${q(ami)}: it is not an AMI ID (ami- followed by 8 or 17 hex digits); set it to your AMI ID, or to "" to have the operator build the pod VM image`,
-      });
-    } else amiId = ami;
+    } else {
+      const why = image.check(img);
+      if (why) problems.push({ key: image.key, message: `${image.key} is ${q(img)}: ${why}; ${fix}` });
+    }
   }
 
-  // TAGS
-  const tags: Record<string, string> = {};
-  const tg = value('TAGS');
-  if (tg !== undefined && tg !== '') {
-    const items = tg.split(',');
-    let ok = true;
-    for (const item of items) {
-      const eq = item.indexOf('=');
-      const k = eq < 0 ? item : item.slice(0, eq);
-      const fail = (why: string) => {
-        problems.push({ key: 'TAGS', message: `TAGS is ${q(tg)}: ${why}; write tags as key1=value1,key2=value2` });
-        ok = false;
-      };
-      if (item === '') fail('it has an empty item (a leading, trailing or doubled comma)');
-      else if (eq < 0) fail(`${q(item)} has no "="${item.includes(':') ? ' (use = between key and value, not :)' : ''}`);
-      else if (k.trim() === '') fail(`${q(item)} has an empty key`);
-      else if (k !== k.trim()) fail(`the key ${q(k)} has spaces around it`);
-      else if (k.length > 128) fail(`the key ${q(k)} is longer than 128 characters`);
-      else if (item.length - eq - 1 > 256) fail(`the value of ${k} is longer than 256 characters`);
-      else if (/^aws:/i.test(k)) fail(`the key ${q(k)} starts with aws:, which AWS reserves`);
-      else if (k === 'Name') fail('the key Name is set by the operator for each pod VM');
-      else if (k in tags) fail(`the key ${q(k)} is given twice`);
-      else tags[k] = item.slice(eq + 1);
-      if (!ok) break;
-    }
-    if (ok && Object.keys(tags).length > MAX_TAGS) {
-      problems.push({
-        key: 'TAGS',
-        message: `TAGS has ${Object.keys(tags).length} tags: AWS allows at most ${MAX_TAGS} besides Name; remove some`,
-      });
-    }
-  }
+  const tags = checkTags(cloud, value('TAGS'), problems);
 
   // PEERPODS_LIMIT_PER_NODE
   let limitPerNode: number = PEER_PODS_DEFAULTS.PEERPODS_LIMIT_PER_NODE;
@@ -319,10 +237,11 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
       });
     } else if (n < MIN_ROOT_VOLUME_SIZE) {
       problems.push({ key: 'ROOT_VOLUME_SIZE', message: `ROOT_VOLUME_SIZE is ${q(rv)}: the minimum is 6 (GB); set it to 6 or more` });
-    } else if (n > MAX_ROOT_VOLUME_SIZE) {
+    } else if (n > cloud.maxRootVolumeGB) {
+      const max = cloud.maxRootVolumeGB;
       problems.push({
         key: 'ROOT_VOLUME_SIZE',
-        message: `ROOT_VOLUME_SIZE is ${q(rv)}: the maximum is ${MAX_ROOT_VOLUME_SIZE} (GB, the largest EBS volume); set it to ${MAX_ROOT_VOLUME_SIZE} or less`,
+        message: `ROOT_VOLUME_SIZE is ${q(rv)}: the maximum is ${max} (GB, ${cloud.maxRootVolumeWhat}); set it to ${max} or less`,
       });
     } else rootVolumeSizeGB = n;
   }
@@ -341,30 +260,22 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
 
   // Report in the documented key order (the order of the example ConfigMap), Secret problems last.
   const rank = (k: string) => {
-    const i = (PEER_PODS_CM_KEYS as readonly string[]).indexOf(k);
-    return i < 0 ? PEER_PODS_CM_KEYS.length : i;
+    const i = cloudKeys.indexOf(k);
+    return i < 0 ? cloudKeys.length : i;
   };
   problems.sort((a, b) => rank(a.key) - rank(b.key));
 
-  const secretKeys = validateSecret(secret, problems);
+  const secretKeys = validateSecret(secret, problems, cloud);
 
-  if (problems.length > 0 || provider !== 'aws' || !region || !subnetId || !vpcId || !securityGroupIds) {
-    return { problems, warnings };
-  }
+  if (problems.length > 0 || !provider || !settings || !sizes || !tags) return { problems, warnings };
   return {
     config: {
-      cloudProvider: 'aws',
+      cloudProvider: provider.name,
       vxlanPort,
       proxyTimeout,
       proxyTimeoutMs,
-      instanceType,
-      instanceTypes,
-      allowedInstanceTypes,
-      amiId,
-      region,
-      subnetId,
-      vpcId,
-      securityGroupIds,
+      ...sizes,
+      ...settings,
       tags,
       limitPerNode,
       rootVolumeSizeGB,
@@ -375,4 +286,35 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
     problems,
     warnings,
   };
+}
+
+/** TAGS: key1=value1,key2=value2, with the cloud's rules for keys, values and how many. */
+function checkTags(cloud: CloudProvider, tg: string | undefined, problems: Problem[]): Record<string, string> | undefined {
+  const tags: Record<string, string> = {};
+  if (tg === undefined || tg === '') return tags;
+  for (const item of tg.split(',')) {
+    const eq = item.indexOf('=');
+    const k = eq < 0 ? item : item.slice(0, eq);
+    let why: string | undefined;
+    if (item === '') why = 'it has an empty item (a leading, trailing or doubled comma)';
+    else if (eq < 0) why = `${q(item)} has no "="${item.includes(':') ? ' (use = between key and value, not :)' : ''}`;
+    else if (k.trim() === '') why = `${q(item)} has an empty key`;
+    else if (k !== k.trim()) why = `the key ${q(k)} has spaces around it`;
+    else if (item.length - eq - 1 > cloud.tags.maxValue) why = `the value of ${k} is longer than ${cloud.tags.maxValue} characters`;
+    else why = cloud.tags.checkKey(k) ?? (k in tags ? `the key ${q(k)} is given twice` : undefined);
+    if (why) {
+      problems.push({ key: 'TAGS', message: `TAGS is ${q(tg)}: ${why}; write tags as key1=value1,key2=value2` });
+      return undefined;
+    }
+    tags[k] = item.slice(eq + 1);
+  }
+  const n = Object.keys(tags).length;
+  if (n > cloud.tags.max) {
+    problems.push({
+      key: 'TAGS',
+      message: `TAGS has ${n} tags: ${cloud.title} allows at most ${cloud.tags.max}${cloud.tags.besides ? ` besides ${cloud.tags.besides}` : ''}; remove some`,
+    });
+    return undefined;
+  }
+  return tags;
 }

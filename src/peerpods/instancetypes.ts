@@ -1,10 +1,12 @@
 /**
- * AWS instance sizes and the pod VM instance type choice (docs/peerpods.md, "Pods at admission").
+ * The pod VM instance type choice, from the size table of the pod's cloud (docs/peerpods.md, "Pods at admission").
  *
  * The choice, in order:
  *   1. the pod names a type (`io.katacontainers.config.hypervisor.machine_type`): it must be allowed;
  *   2. else, when both the pod's vCPUs and memory are known: the smallest allowed type that fits both;
  *   3. else the default type (`PODVM_INSTANCE_TYPE`).
+ *
+ * (The keys are AWS's; Azure's are AZURE_INSTANCE_SIZE(S), Google Cloud's GCP_MACHINE_TYPE and PODVM_INSTANCE_TYPES.)
  *
  * "Allowed" is `PODVM_INSTANCE_TYPES` plus the default type itself (the documented example ConfigMap uses a
  * default, t3.medium, that is not in its own list, and the cloud-api-adaptor uses the default regardless).
@@ -18,67 +20,16 @@
  * does not reject the pod: it leaves the choice to the cloud-api-adaptor, which asks AWS for the sizes.
  */
 
-export interface InstanceSize {
-  vcpus: number;
-  memoryMiB: number;
-}
+import { defaultCloud } from './clouds/index.ts';
+import type { CloudSizes, InstanceSize, InstanceTable } from './clouds/provider.ts';
 
-export type InstanceTable = Record<string, InstanceSize>;
+/** AWS's table, where callers that predate the other clouds look for it. */
+export { AWS_INSTANCE_TYPES } from './clouds/aws/sizes.ts';
+export type { InstanceSize, InstanceTable };
 
-const GiB = 1024;
-
-/** Adds `<family>.<size>` rows with `memPerVcpu` GiB per vCPU. */
-function family(table: InstanceTable, name: string, sizes: Record<string, number>, memPerVcpuGiB: number): void {
-  for (const [size, vcpus] of Object.entries(sizes)) table[`${name}.${size}`] = { vcpus, memoryMiB: vcpus * memPerVcpuGiB * GiB };
-}
-
-const STANDARD = { large: 2, xlarge: 4, '2xlarge': 8, '4xlarge': 16, '8xlarge': 32, '12xlarge': 48, '16xlarge': 64, '24xlarge': 96 };
-const STANDARD32 = { ...STANDARD, '32xlarge': 128 };
-const STANDARD48 = { ...STANDARD32, '48xlarge': 192 };
-
-function buildTable(): InstanceTable {
-  const t: InstanceTable = {
-    // Burstable: t2 (the documentation's t2.small, t2.medium), t3/t3a (its t3.medium, t3.large).
-    't2.nano': { vcpus: 1, memoryMiB: 512 },
-    't2.micro': { vcpus: 1, memoryMiB: 1 * GiB },
-    't2.small': { vcpus: 1, memoryMiB: 2 * GiB },
-    't2.medium': { vcpus: 2, memoryMiB: 4 * GiB },
-    't2.large': { vcpus: 2, memoryMiB: 8 * GiB },
-    't2.xlarge': { vcpus: 4, memoryMiB: 16 * GiB },
-    't2.2xlarge': { vcpus: 8, memoryMiB: 32 * GiB },
-  };
-  for (const f of ['t3', 't3a']) {
-    t[`${f}.nano`] = { vcpus: 2, memoryMiB: 512 };
-    t[`${f}.micro`] = { vcpus: 2, memoryMiB: 1 * GiB };
-    t[`${f}.small`] = { vcpus: 2, memoryMiB: 2 * GiB };
-    t[`${f}.medium`] = { vcpus: 2, memoryMiB: 4 * GiB };
-    t[`${f}.large`] = { vcpus: 2, memoryMiB: 8 * GiB };
-    t[`${f}.xlarge`] = { vcpus: 4, memoryMiB: 16 * GiB };
-    t[`${f}.2xlarge`] = { vcpus: 8, memoryMiB: 32 * GiB };
-  }
-  // General purpose, 4 GiB per vCPU (m6a.large is the cloud-api-adaptor's own default type).
-  family(t, 'm5', STANDARD, 4);
-  family(t, 'm5a', STANDARD, 4);
-  family(t, 'm6i', STANDARD32, 4);
-  family(t, 'm6a', STANDARD48, 4);
-  family(t, 'm7i', STANDARD48, 4);
-  // Compute optimised, 2 GiB per vCPU (c5 has its own sizes).
-  family(t, 'c5', { large: 2, xlarge: 4, '2xlarge': 8, '4xlarge': 16, '9xlarge': 36, '12xlarge': 48, '18xlarge': 72, '24xlarge': 96 }, 2);
-  family(t, 'c6i', STANDARD32, 2);
-  family(t, 'c6a', STANDARD48, 2);
-  // Memory optimised, 8 GiB per vCPU.
-  family(t, 'r5', STANDARD, 8);
-  family(t, 'r6i', STANDARD32, 8);
-  family(t, 'r6a', STANDARD48, 8);
-  return t;
-}
-
-/** The built-in table: instance type name → vCPUs and memory (MiB), as AWS documents them. */
-export const AWS_INSTANCE_TYPES: Readonly<InstanceTable> = Object.freeze(buildTable());
-
-/** The built-in table with `extra` rows added or overriding built-in ones. */
-export function instanceTable(extra?: InstanceTable): InstanceTable {
-  return { ...AWS_INSTANCE_TYPES, ...(extra ?? {}) };
+/** A cloud's size table (AWS's when none is given) with `extra` rows added or overriding its own. */
+export function instanceTable(extra?: InstanceTable, base: Readonly<InstanceTable> = defaultCloud().sizes.table): InstanceTable {
+  return { ...base, ...(extra ?? {}) };
 }
 
 /** `t3.medium (2 vCPUs, 4096 MiB)`, or `t9.huge (size unknown)`. */
@@ -99,8 +50,10 @@ export interface SelectInstanceTypeInput {
   allowed: string[];
   /** `PODVM_INSTANCE_TYPE`; always allowed. */
   defaultType: string;
-  /** Extra or overriding sizes, on top of the built-in table. */
+  /** Extra or overriding sizes, on top of the cloud's table. */
   table?: InstanceTable;
+  /** The cloud's sizes: its table, the list's key and what a size is called (AWS's when not given). */
+  sizes?: Pick<CloudSizes, 'table' | 'listKey' | 'noun' | 'short'>;
 }
 
 export type SelectInstanceTypeResult =
@@ -136,7 +89,9 @@ function tooSmall(size: InstanceSize, vcpus: number | undefined, memoryMiB: numb
 }
 
 export function selectInstanceType(input: SelectInstanceTypeInput): SelectInstanceTypeResult {
-  const table = instanceTable(input.table);
+  const sizes = input.sizes ?? defaultCloud().sizes;
+  const table = instanceTable(input.table, sizes.table);
+  const { listKey, noun, short } = sizes;
   const allowed = effectiveAllowedTypes(input.allowed, input.defaultType);
   const { vcpus, memoryMiB } = input;
   const list = allowed.join(', ');
@@ -147,8 +102,8 @@ export function selectInstanceType(input: SelectInstanceTypeInput): SelectInstan
       return {
         ok: false,
         message:
-          `instance type ${JSON.stringify(requested)} (annotation io.katacontainers.config.hypervisor.machine_type) is not allowed: ` +
-          `the allowed types are ${list}; use one of them, or ask the administrator to add it to PODVM_INSTANCE_TYPES in ConfigMap peer-pods-cm`,
+          `${noun} ${JSON.stringify(requested)} (annotation io.katacontainers.config.hypervisor.machine_type) is not allowed: ` +
+          `the allowed ${short}s are ${list}; use one of them, or ask the administrator to add it to ${listKey} in ConfigMap peer-pods-cm`,
       };
     }
     const size = table[requested];
@@ -157,7 +112,7 @@ export function selectInstanceType(input: SelectInstanceTypeInput): SelectInstan
         ok: true,
         type: requested,
         reason: 'requested',
-        warning: `instance type ${describeType(requested, table)} is smaller than the ${needs(vcpus, memoryMiB)} the containers ask for`,
+        warning: `${noun} ${describeType(requested, table)} is smaller than the ${needs(vcpus, memoryMiB)} the containers ask for`,
       };
     }
     return { ok: true, type: requested, reason: 'requested' };
@@ -176,15 +131,15 @@ export function selectInstanceType(input: SelectInstanceTypeInput): SelectInstan
       return {
         ok: true,
         reason: 'unknown-sizes',
-        warning: `no allowed instance type of known size has ${needs(vcpus, memoryMiB)}; the cloud-api-adaptor will choose among ${unknown.join(', ')}`,
+        warning: `no allowed ${noun} of known size has ${needs(vcpus, memoryMiB)}; the cloud-api-adaptor will choose among ${unknown.join(', ')}`,
       };
     }
     return {
       ok: false,
       message:
-        `the pod needs ${needs(vcpus, memoryMiB)}, more than any allowed instance type offers: ` +
+        `the pod needs ${needs(vcpus, memoryMiB)}, more than any allowed ${noun} offers: ` +
         `${allowed.map((t) => describeType(t, table)).join(', ')}; lower the containers' CPU/memory limits, ` +
-        `or ask the administrator to add a larger type to PODVM_INSTANCE_TYPES in ConfigMap peer-pods-cm`,
+        `or ask the administrator to add a larger ${short} to ${listKey} in ConfigMap peer-pods-cm`,
     };
   }
 
@@ -194,7 +149,7 @@ export function selectInstanceType(input: SelectInstanceTypeInput): SelectInstan
       ok: true,
       type: input.defaultType,
       reason: 'default',
-      warning: `default instance type ${describeType(input.defaultType, table)} is smaller than the ${needs(vcpus, memoryMiB)} the containers ask for`,
+      warning: `default ${noun} ${describeType(input.defaultType, table)} is smaller than the ${needs(vcpus, memoryMiB)} the containers ask for`,
     };
   }
   return { ok: true, type: input.defaultType, reason: 'default' };

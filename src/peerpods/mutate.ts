@@ -31,6 +31,7 @@
 import { INITDATA_ANNOTATION } from '../api/initdata.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, PEER_POD_VM_RESOURCE } from '../api/names.ts';
 import type { Container, Pod } from '../kube/resources.ts';
+import type { CloudSizes } from './clouds/provider.ts';
 import type { PeerPodsConfig } from './config.ts';
 import { decodeInitdata, InitdataError } from './initdata.ts';
 import { type InstanceTable, selectInstanceType } from './instancetypes.ts';
@@ -52,6 +53,8 @@ export interface MutateSettings {
   allowedTypes: string[];
   /** Extra or overriding instance sizes. */
   table?: InstanceTable;
+  /** The cloud's sizes (its table and the names in messages); AWS's when not given. */
+  sizes?: CloudSizes;
   /** The runtime class whose pods are mutated; kata-remote. */
   runtimeClassName?: string;
 }
@@ -261,6 +264,7 @@ function mutate(pod: Pod, settings: MutateSettings): MutateResult {
     allowed: settings.allowedTypes,
     defaultType: settings.defaultType,
     ...(settings.table ? { table: settings.table } : {}),
+    ...(settings.sizes ? { sizes: settings.sizes } : {}),
   });
   if (!choice.ok) throw new Rejection(choice.message);
   if (choice.warning) warnings.push(choice.warning);

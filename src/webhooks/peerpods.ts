@@ -1,7 +1,7 @@
 import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type ConfigMap, ConfigMaps, type Pod } from '../kube/resources.ts';
-import { PEER_PODS_DEFAULTS } from '../peerpods/config.ts';
+import { cloudProvider, defaultCloud } from '../peerpods/clouds/index.ts';
 import { mutatePeerPod } from '../peerpods/mutate.ts';
 import type { AdmissionRequest, Decision } from './admission.ts';
 
@@ -29,8 +29,10 @@ export function peerPodAdmission(client: KubeClient, namespace = OPERATOR_NAMESP
     if (req.operation !== 'CREATE' || !req.object) return { allowed: true };
     const cm = cache?.hasSynced ? cache.get(`${namespace}/${PEER_PODS_CM}`) : await client.find(ConfigMaps, PEER_PODS_CM, namespace);
     const data = cm?.data ?? {};
-    const defaultType = data.PODVM_INSTANCE_TYPE || PEER_PODS_DEFAULTS.PODVM_INSTANCE_TYPE;
-    const result = mutatePeerPod(req.object, { defaultType, allowedTypes: list(data.PODVM_INSTANCE_TYPES) });
+    // The sizes of the cloud peer-pods-cm names; AWS's when it names none osc has (the configuration condition says why).
+    const { sizes } = cloudProvider(data.CLOUD_PROVIDER) ?? defaultCloud();
+    const defaultType = data[sizes.defaultKey] || sizes.defaultSize;
+    const result = mutatePeerPod(req.object, { defaultType, allowedTypes: list(data[sizes.listKey]), sizes });
     if (!result.allowed) return { allowed: false, code: 400, reason: 'BadRequest', message: result.message };
     return { allowed: true, patch: result.patch, warnings: result.warnings };
   };

@@ -95,8 +95,8 @@ const badConfigMaps: { name: string; data: Record<string, string | null>; messag
   },
   {
     name: 'a cloud provider osc does not drive',
-    data: { CLOUD_PROVIDER: 'azure' },
-    message: /CLOUD_PROVIDER is "azure": this operator supports only "aws" peer pods so far/,
+    data: { CLOUD_PROVIDER: 'libvirt' },
+    message: /CLOUD_PROVIDER is "libvirt": this operator supports only "aws", "azure" and "gcp" peer pods so far/,
   },
   {
     name: 'an unknown cloud provider',

@@ -190,10 +190,11 @@ const badConfigMaps: { name: string; change: Record<string, string | null>; key:
     message: 'CLOUD_PROVIDER is "AWS": provider names are lower case; set it to "aws"',
   },
   {
-    name: 'CLOUD_PROVIDER another documented cloud',
-    change: { CLOUD_PROVIDER: 'azure' },
+    name: 'CLOUD_PROVIDER a cloud the adaptor has and osc does not drive',
+    change: { CLOUD_PROVIDER: 'libvirt' },
     key: 'CLOUD_PROVIDER',
-    message: 'CLOUD_PROVIDER is "azure": this operator supports only "aws" peer pods so far; run the cluster on AWS and set it to "aws"',
+    message:
+      'CLOUD_PROVIDER is "libvirt": this operator supports only "aws", "azure" and "gcp" peer pods so far; run the cluster on one of those clouds and set it to its name',
   },
   {
     name: 'CLOUD_PROVIDER with a trailing space',

@@ -253,6 +253,9 @@ async function runLocked(
       : `${masters} master${masters === 1 ? '' : 's'}, ${workers} worker${workers === 1 ? '' : 's'}`;
     const kubectl = dev.controlPlane.binaries.kubectl;
     const osc = oscCommand(opts.programName);
+    // Azure and Google Cloud: the values and credentials a peer pods walkthrough needs from the simulated cloud.
+    const simulated = plain ? undefined : dev.cloud;
+    const cloudLines = simulated && 'handOut' in simulated ? [...(await simulated.handOut(home)), ''] : [];
     const lines = [
       '',
       ...(plain
@@ -280,6 +283,7 @@ async function runLocked(
             `  ${osc} run --kubeconfig ${kubeconfigPath} --no-leader-elect --metrics-bind-address 127.0.0.1:0 --health-probe-bind-address 0 --webhook-bind-address 127.0.0.1:0 --webhook-url 'https://127.0.0.1:{port}'`,
           ]),
       '',
+      ...cloudLines,
       `Logs: ${logPath}`,
       ...(webConsole ? [`Web console: ${webConsole.url}`, `  its metrics page: ${webConsole.url}#/metrics`] : []),
       ...(metricsCurl

@@ -16,6 +16,8 @@ import {
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
+import { defaultCloud } from '../../peerpods/clouds/index.ts';
+import type { CloudImage } from '../../peerpods/clouds/provider.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
 import { matchesSelector, type Toleration } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
@@ -201,7 +203,7 @@ export const imageJobName = (kind: ImageJobKind) => (kind === 'creation' ? PODVM
 
 /**
  * A pod VM image job: `/podvm-builder.sh create` builds the image in the cloud and writes its ID into
- * PODVM_AMI_ID; `delete` removes the image named by AMI_ID. One attempt and one retry (backoffLimit), then
+ * the cloud's image key (PODVM_AMI_ID on AWS); `delete` removes the image named by `imageEnv` (AMI_ID on AWS). One attempt and one retry (backoffLimit), then
  * the job is Failed and osc reports it instead of trying forever.
  */
 export function desiredImageJob(opts: {
@@ -211,8 +213,12 @@ export function desiredImageJob(opts: {
   backoffLimit: number;
   configHash: string;
   owner: OwnerReference;
-  /** The AMI a deletion job deletes. */
+  /** The image a deletion job deletes. */
   amiId?: string;
+  /** The variable naming it, the cloud's (AMI_ID when not given). */
+  imageEnv?: string;
+  /** A creation job's parameters besides peer-pods-cm and the Secret (the cloud's creationEnv). */
+  creationEnv?: Readonly<Record<string, string>>;
   /** A deletion job's inputs (deletionInputs). */
   inputs?: string;
 }): Job {
@@ -244,7 +250,10 @@ export function desiredImageJob(opts: {
               image: opts.image,
               command: ['/podvm-builder.sh', opts.kind === 'creation' ? 'create' : 'delete'],
               envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
-              env: opts.amiId ? [{ name: 'AMI_ID', value: opts.amiId }] : [],
+              env: [
+                ...(opts.amiId ? [{ name: opts.imageEnv ?? 'AMI_ID', value: opts.amiId }] : []),
+                ...Object.entries(opts.creationEnv ?? {}).map(([name, value]) => ({ name, value })),
+              ],
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
             },
           ],
@@ -301,7 +310,9 @@ export type ImageObservation =
  * The PodVMImageJobRunning / Completed / Failed conditions for an observation: exactly one of them is True
  * while a job has something to say.
  */
-export function imageConditions(o: ImageObservation): ConditionInput[] {
+/** `image` is the cloud's (its key: PODVM_AMI_ID, AZURE_IMAGE_ID, PODVM_IMAGE_NAME); AWS's when not given. */
+export function imageConditions(o: ImageObservation, image: Pick<CloudImage, 'key' | 'noun'> = defaultCloud().image): ConditionInput[] {
+  const { key } = image;
   const cond = (type: string, status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
     type,
     status,
@@ -313,7 +324,7 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
     case 'running': {
       const what =
         o.kind === 'creation'
-          ? `${job(o.kind)} is building the pod VM image; PODVM_AMI_ID in ${PEER_PODS_CM} is filled in when it is done`
+          ? `${job(o.kind)} is building the pod VM image; ${key} in ${PEER_PODS_CM} is filled in when it is done`
           : `${job(o.kind)} is deleting the pod VM image ${o.amiId ?? ''}`.trimEnd();
       const reason = o.kind === 'creation' ? 'ImageCreationRunning' : 'ImageDeletionRunning';
       return [
@@ -326,8 +337,8 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
       const reason = o.kind === 'creation' ? 'ImageCreated' : 'ImageDeleted';
       const what =
         o.kind === 'creation'
-          ? `${job(o.kind)} created the pod VM image ${o.amiId}; PODVM_AMI_ID in ${PEER_PODS_CM} is set`
-          : `${job(o.kind)} deleted the pod VM image ${o.amiId}; PODVM_AMI_ID in ${PEER_PODS_CM} is empty`;
+          ? `${job(o.kind)} created the pod VM image ${o.amiId}; ${key} in ${PEER_PODS_CM} is set`
+          : `${job(o.kind)} deleted the pod VM image ${o.amiId}; ${key} in ${PEER_PODS_CM} is empty`;
       return [
         cond(IMAGE_JOB_RUNNING, 'False', reason, what),
         cond(IMAGE_JOB_COMPLETED, 'True', reason, what),
@@ -339,7 +350,7 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
       const reason = o.kind === 'creation' ? 'ImageCreationFailed' : 'ImageDeletionFailed';
       const next =
         o.kind === 'creation'
-          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set PODVM_AMI_ID to an existing AMI`
+          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set ${key} to an existing ${image.noun}`
           : `the removal waits until the image is deleted: fix the cause and it is retried when ${PEER_PODS_CM} or ${PEER_PODS_SECRET} changes (or delete the job: oc delete job ${name} -n ${o.namespace}), or keep the image: oc annotate kataconfig ${o.kataConfig ?? '--all'} ${KEEP_IMAGE_ANNOTATION}=true`;
       const what = `${job(o.kind)} failed (${o.detail}); see oc logs -n ${o.namespace} jobs/${name} and oc get events -n ${o.namespace} --field-selector involvedObject.name=${name}; ${next}`;
       return [
@@ -349,7 +360,7 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
       ];
     }
     case 'kept': {
-      const what = `the pod VM image ${o.amiId} is kept (${KEEP_IMAGE_ANNOTATION}=true); PODVM_AMI_ID in ${PEER_PODS_CM} still names it: delete it from the cloud by hand when it is no longer needed`;
+      const what = `the pod VM image ${o.amiId} is kept (${KEEP_IMAGE_ANNOTATION}=true); ${key} in ${PEER_PODS_CM} still names it: delete it from the cloud by hand when it is no longer needed`;
       return [
         cond(IMAGE_JOB_RUNNING, 'False', 'ImageKept', what),
         cond(IMAGE_JOB_COMPLETED, 'False', 'ImageKept', what),
@@ -357,7 +368,7 @@ export function imageConditions(o: ImageObservation): ConditionInput[] {
       ];
     }
     case 'provided': {
-      const what = `PODVM_AMI_ID in ${PEER_PODS_CM} is set to ${o.amiId}: no pod VM image job is needed`;
+      const what = `${key} in ${PEER_PODS_CM} is set to ${o.amiId}: no pod VM image job is needed`;
       return [
         cond(IMAGE_JOB_RUNNING, 'False', 'ImageProvided', what),
         cond(IMAGE_JOB_COMPLETED, 'False', 'ImageProvided', what),

@@ -8,6 +8,7 @@ import { IMAGE_CONDITIONS, IMAGE_JOB_COMPLETED } from '../../api/kataconfig.ts';
 import { PEER_PODS_CM } from '../../api/names.ts';
 import { ConfigMaps, type Job, Jobs } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
+import { imageDeletionEnvOf, imageIdOf, imageKeyOf, imageOf } from '../../peerpods/clouds/index.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { findCondition } from '../../runtime/conditions.ts';
 import {
@@ -30,7 +31,7 @@ import type { PeerPodsObserved } from './observed.ts';
 import type { PlanNote } from './plan-types.ts';
 
 /**
- * How long after an image job completed its PODVM_AMI_ID may still be on its way to the ConfigMap cache (the
+ * How long after an image job completed its image key (PODVM_AMI_ID on AWS) may still be on its way to the ConfigMap cache (the
  * job writes it before it completes, but the two caches are fed by separate watches). Past it, a completed
  * job without an image is reported.
  */
@@ -83,7 +84,7 @@ export function fillGraceLeft(job: Job, now: Date): number {
 const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid ?? '' });
 
 /**
- * The pod VM image while peer pods are on: while PODVM_AMI_ID is empty, Job osc-podvm-image-creation builds
+ * The pod VM image while peer pods are on: while the image key (PODVM_AMI_ID on AWS) is empty, Job osc-podvm-image-creation builds
  * it and fills it in. A finished job is read once: success records the image as osc's and removes the job;
  * a failure keeps the job (its logs) and is not retried until the configuration changes or the job is
  * deleted.
@@ -102,7 +103,7 @@ export function planImageCreation(
     const phase = jobPhase(job);
     if (phase === 'active') return step({ observation: { state: 'running', kind: 'creation' } });
     if (phase === 'complete') {
-      const built = o.configMap?.data?.PODVM_AMI_ID ?? '';
+      const built = imageIdOf(o.configMap?.data);
       if (built) {
         const remove = deleteJob(o, 'creation', job);
         return step({
@@ -124,7 +125,8 @@ export function planImageCreation(
     }
     // The administrator supplied an image instead.
     if (amiId) return step({ observation: { state: 'provided', amiId }, writes: [deleteJob(o, 'creation', job)] });
-    const detail = phase === 'complete' ? `it completed without setting PODVM_AMI_ID in ${PEER_PODS_CM}` : jobFailureDetail(job);
+    const detail =
+      phase === 'complete' ? `it completed without setting ${imageKeyOf(o.configMap?.data)} in ${PEER_PODS_CM}` : jobFailureDetail(job);
     return step({
       observation: { state: 'failed', kind: 'creation', detail, namespace: o.options.namespace },
       failed: failure('creation', job),
@@ -139,6 +141,7 @@ export function planImageCreation(
   if (o.configMapAwaited) return step();
   const creation = desiredImageJob({
     kind: 'creation',
+    creationEnv: imageOf(o.configMap?.data).creationEnv,
     namespace: o.options.namespace,
     image: o.options.images.podvmBuilder,
     backoffLimit: o.options.imageJobBackoffLimit,
@@ -149,7 +152,7 @@ export function planImageCreation(
   return step({
     observation: { state: 'running', kind: 'creation' },
     writes: [start],
-    notes: [{ level: 'info', msg: 'PODVM_AMI_ID is empty: started the pod VM image creation job', after: start }],
+    notes: [{ level: 'info', msg: `${imageKeyOf(o.configMap?.data)} is empty: started the pod VM image creation job`, after: start }],
   });
 }
 
@@ -157,7 +160,7 @@ export function planImageCreation(
 export function completeDeletion(o: PeerPodsObserved, job: Job): Pick<ImageStep, 'writes' | 'notes'> {
   const deleted = job.metadata.annotations?.[DELETES_IMAGE_ANNOTATION] ?? '';
   const cm = o.configMap;
-  const clear = deleted !== '' && cm?.data?.PODVM_AMI_ID === deleted;
+  const clear = deleted !== '' && imageIdOf(cm?.data) === deleted;
   const writes: Write[] = [];
   if (cm && (clear || cm.metadata.annotations?.[IMAGE_ID_ANNOTATION] === deleted)) {
     writes.push({
@@ -168,7 +171,7 @@ export function completeDeletion(o: PeerPodsObserved, job: Job): Pick<ImageStep,
       // Pinned to the version the plan read: the job may have written the ConfigMap since (a 409 retries).
       patch: {
         metadata: { annotations: { [IMAGE_ID_ANNOTATION]: null }, resourceVersion: cm.metadata.resourceVersion },
-        ...(clear ? { data: { PODVM_AMI_ID: '' } } : {}),
+        ...(clear ? { data: { [imageKeyOf(cm?.data)]: '' } } : {}),
       },
     });
   }
@@ -186,7 +189,7 @@ export function completeDeletion(o: PeerPodsObserved, job: Job): Pick<ImageStep,
  */
 export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: OwnerReference): ImageStep {
   const cm = o.configMap;
-  const amiId = cm?.data?.PODVM_AMI_ID ?? '';
+  const amiId = imageIdOf(cm?.data);
   const oursToDelete = amiId !== '' && cm?.metadata.annotations?.[IMAGE_ID_ANNOTATION] === amiId;
   const job = o.deletionJob;
   if (job?.metadata.deletionTimestamp) return step({ wait: true });
@@ -252,6 +255,7 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     configHash: configHash(cm, o.secret),
     owner,
     amiId,
+    imageEnv: imageDeletionEnvOf(cm?.data),
     inputs: deletionInputs(cm, o.secret),
   });
   const start: Write = { op: 'apply', resource: Jobs, object: deletion };

@@ -9,6 +9,7 @@ import { CAA_DAEMONSET, KATACONFIG_FINALIZER, PEER_POD_CONFIG } from '../../api/
 import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import { imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
@@ -77,7 +78,7 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
       return plan; // the job's completion brings us back
     }
     if (phase === 'complete') {
-      const built = o.configMap?.data?.PODVM_AMI_ID ?? '';
+      const built = imageIdOf(o.configMap?.data);
       const left = built ? 0 : fillGraceLeft(creation, now);
       if (left > 0) {
         plan.requeueAfterMs = left;
@@ -95,7 +96,8 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
   plan.notes.push(...image.notes);
   if (image.failed) plan.failedJobs.push(image.failed);
   let conditions = ownConditions(kc.status?.conditions);
-  if (image.observation) for (const c of imageConditions(image.observation)) conditions = setCondition(conditions, c, now);
+  if (image.observation)
+    for (const c of imageConditions(image.observation, imageOf(o.configMap?.data))) conditions = setCondition(conditions, c, now);
   plan.conditions = conditions;
   if (image.wait) {
     plan.observeJobs = true;

@@ -9,6 +9,7 @@ import { activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/ka
 import { PEER_POD_CONFIG } from '../../api/names.ts';
 import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
+import { imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
 import { validatePeerPodsConfig } from '../../peerpods/config.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
@@ -61,7 +62,7 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
     if (phase === 'active') {
       deleting = true;
       const amiId = oldDeletion.metadata.annotations?.[DELETES_IMAGE_ANNOTATION];
-      for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }))
+      for (const c of imageConditions({ state: 'running', kind: 'deletion', ...(amiId ? { amiId } : {}) }, imageOf(cm?.data)))
         conditions = setCondition(conditions, c, now);
     } else if (phase === 'complete') {
       const done = completeDeletion(o, oldDeletion);
@@ -79,12 +80,13 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
     const ds = desiredDaemonSet({ namespace: ns, image: o.options.images.caa, configHash: hash, placement: o.placement, owner });
     plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds, rewriteOn: 'plan' });
     if (!deleting) {
-      const image = planImageCreation(o, kc, validation.config.amiId, hash, owner, now);
+      const image = planImageCreation(o, kc, imageIdOf(validation.config.data), hash, owner, now);
       plan.writes.push(...image.writes);
       plan.notes.push(...image.notes);
       if (image.failed) plan.failedJobs.push(image.failed);
       if (image.requeueAfterMs !== undefined) plan.requeueAfterMs = image.requeueAfterMs;
-      if (image.observation) for (const c of imageConditions(image.observation)) conditions = setCondition(conditions, c, now);
+      if (image.observation)
+        for (const c of imageConditions(image.observation, imageOf(cm.data))) conditions = setCondition(conditions, c, now);
     }
   } else {
     plan.notes.push({

@@ -1,0 +1,172 @@
+import type { Logger } from 'pino';
+import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import { isNotFound } from '../../kube/errors.ts';
+import { ConfigMaps, Jobs, type Pod, Pods, Secrets } from '../../kube/resources.ts';
+import { keyOf } from '../../kube/types.ts';
+import { rfc3339 } from '../../runtime/conditions.ts';
+import { Controller } from '../../runtime/controller.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { silentLogger } from '../../runtime/log.ts';
+import { CLOUD_JOBS, FAIL_IMAGE_CREATION_ANNOTATION, FAIL_IMAGE_DELETION_ANNOTATION } from '../cloud.ts';
+
+/**
+ * What distinguishes one simulated cloud's pod VM image jobs from another's: the image key the creation
+ * job fills, the variable the deletion job reads, how the cloud names a new image, and what its API refuses
+ * (a subscription or project the credentials cannot reach, a resource group that does not exist...).
+ */
+export interface ImageJobProfile {
+  /** PODVM_AMI_ID, AZURE_IMAGE_ID, PODVM_IMAGE_NAME. */
+  imageKey: string;
+  /** The deletion job's variable naming the image. */
+  deletionEnv: string;
+  /** A new image's reference, as the cloud names it from the job's parameters (`env`). */
+  newImage(cm: Record<string, string>, env: Record<string, string>): string;
+  /**
+   * The cloud's error for a build with this configuration, these credentials and the job's parameters, as
+   * its API words it; undefined when it builds.
+   */
+  refuse(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined;
+}
+
+export interface ImageJobCloudOptions {
+  client: KubeClient;
+  log?: Logger;
+  namespace?: string;
+  /** How long building or deleting a pod VM image takes once its pod runs; default 300ms. */
+  imageJobMs?: number;
+}
+
+type ImageJobKind = 'creation' | 'deletion';
+const kindOf = (name: string | undefined): ImageJobKind | undefined =>
+  name === CLOUD_JOBS[0] ? 'creation' : name === CLOUD_JOBS[1] ? 'deletion' : undefined;
+const jobNameOf = (pod: Pod): string | undefined => pod.metadata.labels?.['job-name'];
+const isRunning = (pod: Pod): boolean => pod.status?.phase === 'Running' && !pod.metadata.deletionTimestamp;
+
+/** The job container's variables (the job's parameters). */
+const envOf = (pod: Pod): Record<string, string> =>
+  Object.fromEntries(
+    ((pod.spec?.containers?.[0] as { env?: { name: string; value?: string }[] } | undefined)?.env ?? []).map((e) => [
+      e.name,
+      e.value ?? '',
+    ]),
+  );
+
+const decoded = (data: Record<string, string> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+
+/**
+ * A cloud's side of the pod VM image jobs (the same API and failure injection as the AWS simulation in
+ * ../cloud.ts, for the clouds of src/devcluster/clouds/): while a job's pod runs, the cloud does its
+ * container's work and ends the pod as the container's exit would. The creation job checks peer-pods-cm and
+ * peer-pods-secret against the cloud's account (profile.refuse), "builds" an image and fills the image key;
+ * the deletion job deletes the image its variable names and empties the key when it still names it.
+ * `osc.dev/fail-podvm-image-creation` / `-deletion` on peer-pods-cm or the Job fail the job with that error.
+ */
+export class ImageJobCloud {
+  /** The pod VM images that exist, with when they were built. */
+  readonly images = new Map<string, string>();
+  readonly stats = { builds: 0, deletions: 0, failures: 0 };
+  readonly pods: Informer<Pod>;
+  private readonly client: KubeClient;
+  private readonly namespace: string;
+  private readonly imageJobMs: number;
+  private readonly controller: Controller;
+  private readonly profile: ImageJobProfile;
+
+  constructor(opts: ImageJobCloudOptions, profile: ImageJobProfile) {
+    this.profile = profile;
+    this.client = opts.client;
+    this.namespace = opts.namespace ?? OPERATOR_NAMESPACE;
+    this.imageJobMs = opts.imageJobMs ?? 300;
+    const log = opts.log ?? silentLogger();
+    this.pods = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `job-name in (${CLOUD_JOBS.join(',')})`, log });
+    this.controller = new Controller(
+      {
+        name: 'cloud-simulator',
+        backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
+        watches: [{ informer: this.pods, keys: (p: Pod) => (isRunning(p) ? [keyOf(p)] : []) }],
+        reconcile: (key, ctx) => this.reconcilePod(key, ctx.signal),
+      },
+      log,
+    );
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    void this.pods.run(signal);
+    await this.pods.waitForSync(signal);
+    void this.controller.run(signal);
+  }
+
+  private async reconcilePod(key: string, signal: AbortSignal): Promise<{ requeueAfterMs: number } | undefined> {
+    const pod = this.pods.get(key);
+    const kind = kindOf(pod && jobNameOf(pod));
+    if (!pod || !kind || !isRunning(pod)) return undefined;
+    const started = Date.parse(String(pod.status?.startTime ?? '')) || Date.now();
+    const remaining = started + this.imageJobMs - Date.now();
+    if (remaining > 0) return { requeueAfterMs: remaining };
+
+    const cm = await this.client.find(ConfigMaps, PEER_PODS_CM, this.namespace, signal);
+    const job = await this.client.find(Jobs, jobNameOf(pod) ?? '', this.namespace, signal);
+    const failAnnotation = kind === 'creation' ? FAIL_IMAGE_CREATION_ANNOTATION : FAIL_IMAGE_DELETION_ANNOTATION;
+    let failure = job?.metadata.annotations?.[failAnnotation] ?? cm?.metadata.annotations?.[failAnnotation];
+    if (failure === undefined && kind === 'creation') {
+      if (!cm) failure = `configmap "${PEER_PODS_CM}" not found`;
+      else {
+        const secret = await this.client.find(Secrets, PEER_PODS_SECRET, this.namespace, signal);
+        failure = this.profile.refuse(cm.data ?? {}, { ...decoded(secret?.data), ...(secret?.stringData ?? {}) }, envOf(pod));
+      }
+    }
+    if (failure !== undefined) {
+      this.stats.failures++;
+      await this.exit(pod, failure || 'the cloud refused the request', signal);
+      return undefined;
+    }
+    const { imageKey } = this.profile;
+    if (kind === 'creation') {
+      const image = this.profile.newImage(cm?.data ?? {}, envOf(pod));
+      this.images.set(image, new Date().toISOString());
+      this.stats.builds++;
+      await this.client.patch(ConfigMaps, PEER_PODS_CM, { data: { [imageKey]: image } }, { namespace: this.namespace, signal });
+    } else {
+      const image = envOf(pod)[this.profile.deletionEnv] ?? cm?.data?.[imageKey] ?? '';
+      this.images.delete(image);
+      this.stats.deletions++;
+      if (image && cm?.data?.[imageKey] === image) {
+        await this.client.patch(ConfigMaps, PEER_PODS_CM, { data: { [imageKey]: '' } }, { namespace: this.namespace, signal });
+      }
+    }
+    await this.exit(pod, undefined, signal);
+    return undefined;
+  }
+
+  /** Ends the pod as its container's exit would: code 0, or 1 with the error as termination message. */
+  private async exit(pod: Pod, error: string | undefined, signal: AbortSignal): Promise<void> {
+    const now = rfc3339(new Date());
+    const terminated = {
+      exitCode: error === undefined ? 0 : 1,
+      reason: error === undefined ? 'Completed' : 'Error',
+      ...(error === undefined ? {} : { message: error }),
+      startedAt: pod.status?.startTime ?? now,
+      finishedAt: now,
+    };
+    const status = {
+      phase: error === undefined ? 'Succeeded' : 'Failed',
+      conditions: ['Ready', 'ContainersReady'].map((type) => ({ type, status: 'False', reason: 'PodCompleted', lastTransitionTime: now })),
+      containerStatuses: (pod.spec?.containers ?? []).map((c) => ({
+        name: c.name,
+        image: c.image,
+        ready: false,
+        started: false,
+        restartCount: 0,
+        state: { terminated },
+      })),
+    };
+    try {
+      const opts = { namespace: this.namespace, subresource: 'status', type: 'strategic', fieldManager: 'kubelet', signal } as const;
+      await this.client.patch(Pods, pod.metadata.name ?? '', { status }, opts);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+}
