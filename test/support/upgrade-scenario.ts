@@ -14,11 +14,12 @@ import { KataNodes } from '../../src/api/katanode.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
 import { MachineConfigs } from '../../src/api/openshift.ts';
 import type { DevCluster, DevClusterOptions } from '../../src/devcluster/devcluster.ts';
+import { INSTALLED_BY, INSTALLED_BY_LABEL } from '../../src/install/apply.ts';
 import { NAMES } from '../../src/install/manifests.ts';
-import { ConfigMaps, DaemonSets, Deployments, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
+import { ConfigMaps, DaemonSets, Deployments, Pods, Roles, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { OscProcess, runOsc } from './cli.ts';
-import { OPERATOR_PODS, OPERATOR_PODS_QUERY, OperatorKubelet, type Replica } from './operator-kubelet.ts';
+import { alive, OPERATOR_PODS, OPERATOR_PODS_QUERY, OperatorKubelet, type Replica } from './operator-kubelet.ts';
 import { ServiceProxy } from './serviceproxy.ts';
 import { type Change, ChangeWatch, NodeWatch, replicaMetrics, scraperToken, sumOf, writesOf } from './upgrade.ts';
 import { nextVersion, thisVersion, VersionTree } from './versions.ts';
@@ -26,6 +27,8 @@ import { waitFor } from './wait.ts';
 import { longestGapMs, probeWebhooks } from './webhook-probe.ts';
 
 const NS = OPERATOR_NAMESPACE;
+/** A Role "an earlier version shipped": the install of N+1 must remove it. */
+export const RETIRED_ROLE = 'osc-retired-role';
 
 /** The MCO simulator's records of node updates: its log lines, kept in memory. */
 export class MCORecords {
@@ -71,10 +74,16 @@ export interface UpgradeFigures {
   statusChanges: Change[];
   restartedPods: string[];
   webhookGapMs: number;
+  /** The unanswered probes: when (ms after the install of N+1 began), which webhook, what the API server said. */
+  unanswered: string[];
   rolloutMs: number;
   probes: number;
   newLeaderWrites: string[];
   installReport: string;
+  /** What `osc install --dry-run=server` of N+1 said first. */
+  dryRunReport: string;
+  /** Whether the object N+1 no longer ships is gone after its install. */
+  retiredRemoved: boolean;
   /** What was watched, e.g. `2 MachineConfig, 3 KataNode, ...`. */
   watched: string;
 }
@@ -97,10 +106,13 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
     return image === next.image ? new OscProcess(args, {}, next.root) : new OscProcess(args);
   });
   const distributionFlag = ['--distribution', distribution];
+  let watch: ChangeWatch | undefined;
+  let nodes: NodeWatch | undefined;
+  let probes: ReturnType<typeof probeWebhooks> | undefined;
   try {
     // Version N.
-    if (distribution === 'openshift')
-      await client.create(RuntimeClasses, { metadata: { name: KATA_REMOTE_RUNTIME_CLASS }, handler: 'kata-remote' } as KubeObject);
+    // The probe's kata-remote pod must get past RuntimeClass admission to the webhook, on either platform.
+    await client.create(RuntimeClasses, { metadata: { name: KATA_REMOTE_RUNTIME_CLASS }, handler: 'kata-remote' } as KubeObject);
     const installedN = await runOsc(['install', '--kubeconfig', admin, ...distributionFlag]);
     assert.equal(installedN.code, 0, installedN.stderr);
     const depN = await client.get(Deployments, NAMES.deployment, NS);
@@ -140,7 +152,7 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
     await settled(kubelet, token, 'version N');
 
     // What the upgrade must leave alone, watched from here on.
-    const watch = new ChangeWatch(client);
+    watch = new ChangeWatch(client);
     // Every pod in the namespace but the operator's own (which the upgrade replaces).
     const operand = (o: KubeObject) =>
       !OPERATOR_PODS.split(',').every((kv) => {
@@ -155,25 +167,44 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
     await watch.watch(Secrets, { namespace: NS });
     await watch.watch(Pods, { namespace: NS, filter: operand });
     if (distribution === 'openshift') await watch.watch(MachineConfigs);
-    const nodes = new NodeWatch();
+    nodes = new NodeWatch();
     await nodes.start(client);
     const podsBefore = new Map(
       (await client.list(Pods, { namespace: NS })).items.filter(operand).map((p) => [p.metadata.name ?? '', p.metadata.uid ?? '']),
     );
     const mcoMark = mco.lines.length;
-    const probes = probeWebhooks(client);
+    probes = probeWebhooks(client);
+
+    // An object an earlier version shipped and N+1 does not: marked as osc install marks its own.
+    await client.create(Roles, {
+      metadata: { name: RETIRED_ROLE, namespace: NS, labels: { [INSTALLED_BY_LABEL]: INSTALLED_BY } },
+      rules: [],
+    } as KubeObject);
+    // What N+1 would change, asked first; it writes nothing (the watches would see it).
+    // Its generation: a spec change moves it (the status, which the controller-manager keeps writing, does not).
+    const generation = (await client.get(Deployments, NAMES.deployment, NS)).metadata.generation;
+    const dryRun = await next.run(['install', '--dry-run=server', '--kubeconfig', admin, ...distributionFlag]);
+    assert.equal(dryRun.code, 0, `${dryRun.stdout}${dryRun.stderr}`);
+    assert.equal(
+      (await client.get(Deployments, NAMES.deployment, NS)).metadata.generation,
+      generation,
+      'the dry run changed the Deployment',
+    );
+    assert.ok(await client.find(Roles, RETIRED_ROLE, NS), 'the dry run removed an object');
 
     // Version N+1, through `osc install`.
     const started = Date.now();
     const installed = await next.run(['install', '--kubeconfig', admin, ...distributionFlag]);
     assert.equal(installed.code, 0, `${installed.stdout}${installed.stderr}`);
+    let state = '';
+    let saidAt = Date.now();
     const rolledOut = await waitFor(
       async () => {
         const dep = (await client.get(Deployments, NAMES.deployment, NS)) as KubeObject & {
           status?: { updatedReplicas?: number; replicas?: number; readyReplicas?: number };
         };
         const running = kubelet.running();
-        const old = [...kubelet.replicas.values()].filter((r) => r.image !== next.image && r.proc.child.exitCode === null);
+        const old = [...kubelet.replicas.values()].filter((r) => r.image !== next.image && alive(r));
         const ok =
           dep.status?.updatedReplicas === 2 &&
           dep.status.replicas === 2 &&
@@ -182,6 +213,19 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
           running.every((r) => r.image === next.image && r.ready) &&
           old.length === 0 &&
           kubelet.leader()?.image === next.image;
+        // Where the rollout stands, said when it stays there a while (and so in the log of a timeout).
+        const now = `Deployment ${JSON.stringify(dep.status ?? {})}; replicas ${[...kubelet.replicas.values()]
+          .map(
+            (r) =>
+              `${r.pod} ${r.image.replace(/^.*:/, '')}${r.ready ? ' ready' : ''}${r.terminating ? ' terminating' : ''}${alive(r) ? '' : ` exited ${r.proc.child.exitCode ?? r.proc.child.signalCode}`}`,
+          )
+          .join(', ')}; leader ${kubelet.leader()?.pod ?? 'none'}`;
+        if (now !== state) saidAt = Date.now();
+        else if (Date.now() - saidAt > 30_000) {
+          console.log(`# rollout: ${now}`);
+          saidAt = Date.now();
+        }
+        state = now;
         return ok ? Date.now() : undefined;
       },
       { timeoutMs: 300_000, message: 'version N+1 rolled out: 2 replicas of N+1 ready, one leading, N gone' },
@@ -211,13 +255,17 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
       statusChanges: changes.filter(status),
       restartedPods,
       webhookGapMs: longestGapMs(results),
+      unanswered: results.filter((p) => !p.answered).map((p) => `+${p.at - started} ms ${p.what}: ${p.message}`),
       rolloutMs: rolledOut - started,
       probes: results.length,
       newLeaderWrites,
       installReport: installed.stdout,
+      dryRunReport: dryRun.stdout,
+      retiredRemoved: !(await client.find(Roles, RETIRED_ROLE, NS)),
       watched: watch.watched(),
     };
   } finally {
+    await Promise.allSettled([watch?.stop(), nodes?.stop(), probes?.stop()]);
     await kubelet.stop();
     await service.close();
     next.remove();
@@ -255,8 +303,41 @@ export function describeFigures(f: UpgradeFigures): string {
     `KataConfig/KataNode changes: ${f.statusChanges.length}: ${list(f.statusChanges)}`,
     `operand pods restarted: ${f.restartedPods.length ? f.restartedPods.join(', ') : 'none'}`,
     `webhooks: longest unanswered ${f.webhookGapMs} ms over ${f.probes} probes; operator Deployment rollout ${f.rolloutMs} ms`,
+    ...f.unanswered.map((u) => `unanswered: ${u}`),
     `the new leader's writes (not its lease): ${f.newLeaderWrites.length ? f.newLeaderWrites.join('; ') : 'none'}`,
   ]
     .map((l) => `# ${l}`)
     .join('\n');
+}
+
+/** The report's object lines (`kind/name verb...`), the dry run's marker and the certificate's line left out. */
+export function reportLines(stdout: string): string[] {
+  return stdout
+    .split('\n')
+    .filter((l) => /^[a-z0-9.]+\/\S+ /.test(l) && !l.startsWith('secret/osc-webhook-server-cert '))
+    .map((l) => l.replace(/ \(dry run\)$/, ''));
+}
+
+/**
+ * Checks the install report of N+1: the Deployment configured with its image (and nothing else of it),
+ * the retired object removed, every other object unchanged, and the dry run said the same before.
+ * `operatorManaged` are the objects the operator itself rewrites after an install (the webhook
+ * configurations, where the replicas run outside the cluster and register by URL).
+ */
+export function checkReport(f: UpgradeFigures, operatorManaged: RegExp): void {
+  const lines = reportLines(f.installReport);
+  assert.deepEqual(reportLines(f.dryRunReport), lines, 'the dry run reports what the install then does');
+  assert.ok(
+    lines.includes('deployment.apps/osc-controller-manager configured (spec.template.spec.containers[manager].image)'),
+    lines.join('\n'),
+  );
+  assert.ok(lines.includes(`role.rbac.authorization.k8s.io/${RETIRED_ROLE} removed: no longer shipped`), lines.join('\n'));
+  assert.ok(f.retiredRemoved, 'the retired Role is gone');
+  const others = lines.filter((l) => !l.startsWith('deployment.apps/') && !l.includes(RETIRED_ROLE) && !operatorManaged.test(l));
+  assert.ok(others.length > 10, others.join('\n'));
+  assert.deepEqual(
+    others.filter((l) => !/ unchanged$/.test(l)),
+    [],
+    'objects N+1 ships as N did are unchanged',
+  );
 }

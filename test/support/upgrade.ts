@@ -83,6 +83,7 @@ export class ChangeWatch {
         } catch (e) {
           if (this.stopped.signal.aborted) return;
           console.log(`# watch ${rt.kind}: ${errorMessage(e)}; again from ${rv}`);
+          await new Promise((r) => setTimeout(r, 1000));
         }
       }
     };
@@ -148,6 +149,7 @@ export class NodeWatch {
         } catch (e) {
           if (this.stopped.signal.aborted) return;
           console.log(`# watch nodes: ${errorMessage(e)}`);
+          await new Promise((r) => setTimeout(r, 1000));
         }
       }
     })();
