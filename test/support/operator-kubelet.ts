@@ -27,6 +27,8 @@ export interface Replica {
   ready: boolean;
   terminating: boolean;
   exitReported: boolean;
+  /** How often its process died and was started again, as a kubelet restarts a crashed container. */
+  restarts: number;
 }
 
 export const alive = (r: Replica): boolean => r.proc.child.exitCode === null && r.proc.child.signalCode === null;
@@ -49,6 +51,8 @@ export class OperatorKubelet {
   private readonly dev: DevCluster;
   private readonly service: ServiceProxy;
   private readonly spawn: (pod: Pod, args: string[]) => OscProcess;
+  /** While this says so for a replica, its pod is not reported Ready (its process runs all the same). */
+  holdReady: (r: Replica) => boolean = () => false;
 
   constructor(
     dev: DevCluster,
@@ -104,7 +108,7 @@ export class OperatorKubelet {
       if (!r && pod.spec?.nodeName && !pod.metadata.deletionTimestamp) {
         const proc = this.spawn(pod, replicaArgs(this.dev.kubeconfigPath, this.service.port));
         const image = (pod.spec.containers as { image?: string }[] | undefined)?.[0]?.image ?? '';
-        r = { pod: name, node: pod.spec.nodeName, image, proc, ready: false, terminating: false, exitReported: false };
+        r = { pod: name, node: pod.spec.nodeName, image, proc, ready: false, terminating: false, exitReported: false, restarts: 0 };
         this.replicas.set(name, r);
       }
       if (!r) continue;
@@ -112,7 +116,15 @@ export class OperatorKubelet {
         r.terminating = true;
         r.proc.kill('SIGTERM');
         await this.setStatus(pod, { conditions: [condition('Ready', 'False'), condition('ContainersReady', 'False')] });
-      } else if (!r.terminating && !r.ready && webhookPort(r) && r.proc.stdout.includes('"caches synced"')) {
+      } else if (!r.terminating && !alive(r)) {
+        // A crashed process: started again, its pod not Ready until the new one is.
+        r.proc = this.spawn(pod, replicaArgs(this.dev.kubeconfigPath, this.service.port));
+        r.restarts++;
+        if (r.ready) {
+          r.ready = false;
+          await this.setStatus(pod, { conditions: [condition('Ready', 'False'), condition('ContainersReady', 'False')] });
+        }
+      } else if (!r.terminating && !r.ready && webhookPort(r) && r.proc.stdout.includes('"caches synced"') && !this.holdReady(r)) {
         r.ready = true;
         await this.setStatus(pod, { conditions: [condition('Ready', 'True'), condition('ContainersReady', 'True')] });
       }

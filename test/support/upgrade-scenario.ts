@@ -86,6 +86,8 @@ export interface UpgradeFigures {
   retiredRemoved: boolean;
   /** What was watched, e.g. `2 MachineConfig, 3 KataNode, ...`. */
   watched: string;
+  /** Interrupted: the versions that led, in turn, while the rollout stood halfway. */
+  leaders: string[];
 }
 
 type DS = KubeObject & { status?: { desiredNumberScheduled?: number; numberReady?: number; updatedNumberScheduled?: number } };
@@ -93,7 +95,12 @@ type DS = KubeObject & { status?: { desiredNumberScheduled?: number; numberReady
 const dsReady = (d: DS) => (d.status?.desiredNumberScheduled ?? 0) > 0 && d.status?.numberReady === d.status?.desiredNumberScheduled;
 
 /** Runs the whole upgrade; answers the figures (the caller asserts them). */
-export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution: 'openshift' | 'kubernetes'): Promise<UpgradeFigures> {
+export async function runUpgrade(
+  dev: DevCluster,
+  mco: MCORecords,
+  distribution: 'openshift' | 'kubernetes',
+  opts: { interrupt?: boolean } = {},
+): Promise<UpgradeFigures> {
   const client = dev.client;
   const admin = dev.kubeconfigPath;
   const vN = thisVersion();
@@ -192,10 +199,14 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
     );
     assert.ok(await client.find(Roles, RETIRED_ROLE, NS), 'the dry run removed an object');
 
-    // Version N+1, through `osc install`.
+    // Version N+1, through `osc install`. Interrupted: its first pod is held unready, so the rollout stops
+    // halfway with both versions running and leader election deciding between them.
+    if (opts.interrupt) kubelet.holdReady = (r) => r.image === next.image;
     const started = Date.now();
     const installed = await next.run(['install', '--kubeconfig', admin, ...distributionFlag]);
     assert.equal(installed.code, 0, `${installed.stdout}${installed.stderr}`);
+    const leaders = opts.interrupt ? await interruptHalfway(kubelet, next.image, client) : [];
+    kubelet.holdReady = () => false;
     let state = '';
     let saidAt = Date.now();
     const rolledOut = await waitFor(
@@ -263,6 +274,7 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
       dryRunReport: dryRun.stdout,
       retiredRemoved: !(await client.find(Roles, RETIRED_ROLE, NS)),
       watched: watch.watched(),
+      leaders,
     };
   } finally {
     await Promise.allSettled([watch?.stop(), nodes?.stop(), probes?.stop()]);
@@ -270,6 +282,43 @@ export async function runUpgrade(dev: DevCluster, mco: MCORecords, distribution:
     await service.close();
     next.remove();
   }
+}
+
+/**
+ * The rollout held halfway: N's two replicas and N+1's first run side by side. Crashes the replicas of the
+ * leading version (their processes are started again, as a kubelet restarts crashed containers) until
+ * leadership has gone from N to N+1 and back to N, so both versions have led the same cluster in turn.
+ * Answers the versions that led, in order.
+ */
+async function interruptHalfway(kubelet: OperatorKubelet, newImage: string, client: DevCluster['client']): Promise<string[]> {
+  const version = (r: Replica) => (r.image === newImage ? 'N+1' : 'N');
+  await waitFor(
+    async () => {
+      const dep = (await client.get(Deployments, NAMES.deployment, NS)) as KubeObject & { status?: { updatedReplicas?: number } };
+      const fresh = kubelet.running().filter((r) => r.image === newImage && r.proc.stdout.includes('"caches synced"'));
+      return dep.status?.updatedReplicas === 1 && fresh.length === 1 && kubelet.running().length === 3;
+    },
+    { timeoutMs: 180_000, message: "the rollout halfway: N's two replicas and N+1's first, running" },
+  );
+  const leaders: string[] = [];
+  for (let round = 0; round < 6; round++) {
+    const leader = await waitFor(() => kubelet.leader(), { timeoutMs: 120_000, message: 'a leader' });
+    if (leaders.at(-1) !== version(leader)) leaders.push(version(leader));
+    if (leaders.join(' ').includes('N+1 N')) break;
+    // Every replica of the leading version crashes at once: the other version's running replica takes the
+    // lease once it expires, before the crashed ones are back.
+    const crashed = kubelet.running().filter((r) => version(r) === version(leader));
+    for (const r of crashed) r.proc.kill('SIGKILL');
+    const before = new Set(crashed.map((r) => r.proc));
+    await waitFor(
+      () => {
+        const l = kubelet.leader();
+        return l && !before.has(l.proc);
+      },
+      { timeoutMs: 120_000, message: `a new leader after ${version(leader)}'s replicas crashed` },
+    );
+  }
+  return leaders;
 }
 
 /**
