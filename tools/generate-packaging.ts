@@ -4,12 +4,39 @@
  *
  *   node tools/generate-packaging.ts           write bundle/ and charts/osc/
  *   node tools/generate-packaging.ts --check   only say whether they are up to date (exit 1 if not)
+ *   node tools/generate-packaging.ts --image-digests <file> --out <dir>
+ *                                              the release bundle into <dir>: every image by the digest the
+ *                                              file gives ("<image> sha256:<digest>" per line), none by tag
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { packagingFiles } from '../src/packaging/generate.ts';
+import { parseDigests } from '../src/install/images.ts';
+import { packagingFiles, releaseBundleFiles } from '../src/packaging/generate.ts';
 
 const root = join(import.meta.dirname, '..');
+const flag = (name: string) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+};
+const digestsFile = flag('--image-digests');
+if (digestsFile) {
+  const out = flag('--out');
+  if (!out) {
+    console.error('--image-digests writes the release bundle: say where with --out <dir>');
+    process.exit(2);
+  }
+  try {
+    for (const f of await releaseBundleFiles(parseDigests(readFileSync(digestsFile, 'utf8'), digestsFile))) {
+      mkdirSync(dirname(join(out, f.path)), { recursive: true });
+      writeFileSync(join(out, f.path), f.text);
+      console.log(`wrote ${join(out, f.path)}`);
+    }
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exit(1);
+  }
+  process.exit(0);
+}
 const check = process.argv.includes('--check');
 const files = await packagingFiles();
 const stale: string[] = [];

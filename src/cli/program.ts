@@ -236,7 +236,15 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         `install the operator: namespace ${OPERATOR_NAMESPACE}, CRDs, ServiceAccount, RBAC, Deployment, webhook Service and configurations with certificates`,
       ),
   )
-    .option('--dry-run', 'print the manifests instead of applying them (the same ones are committed under config/)')
+    .addOption(
+      new Option(
+        '--dry-run [mode]',
+        'client (the default): print the manifests instead of applying them (the same ones are committed under config/); ' +
+          'server: print what an install would change in the cluster (created, configured with the fields, unchanged, removed), writing nothing',
+      )
+        .choices(['client', 'server'])
+        .preset('client'),
+    )
     .option('--output-dir <dir>', 'with --dry-run: write one file per group of manifests into this directory')
     .option('--image <image>', 'the operator image (default: quay.io/osc/osc-operator:v<version>)', parseImage)
     .option('--pin-images', 'the release step: name every image by the digest its registry gives for its tag now')
@@ -262,6 +270,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         `${name} install`,
         `${name} install --distribution kubernetes`,
         `${name} install --dry-run > osc.yaml`,
+        `${name} install --dry-run=server          # what an upgrade would change, before making it`,
         `${name} install --dry-run --output-dir config`,
         `${name} install --dry-run --pin-images --image registry.example.com/osc:v1 > release.yaml`,
         `${name} install --image registry.example.com/osc:dev`,

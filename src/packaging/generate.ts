@@ -1,6 +1,7 @@
 /** Every packaging file (bundle/ and charts/osc/), from the manifests of `osc install` with default options. */
 import { DEFAULT_MONITOR_IMAGE } from '../api/names.ts';
 import { operatorPriorityClass } from '../install/availability.ts';
+import { pinImages } from '../install/images.ts';
 import { defaultImage, type ManifestFile, manifestFiles, manifests, packageVersion } from '../install/manifests.ts';
 import { CHART_NAME, chartFiles, TEMPLATE_OPTIONS } from './helm.ts';
 import { bundleFiles, olmBundle } from './olm.ts';
@@ -36,4 +37,15 @@ export async function packagingFiles(): Promise<PackagingFile[]> {
     ...bundleFiles(bundle).map((f) => ({ path: `bundle/${f.path}`, text: f.text })),
     ...chart.map((f) => ({ path: `charts/${CHART_NAME}/${f.path}`, text: f.text })),
   ];
+}
+
+/**
+ * The release bundle: the bundle of packagingFiles() with every image (the operator's and each one it can
+ * deploy, so relatedImages too) named by the digest given for it. Refused, naming each image, when a
+ * digest is missing: a release never ships a tag.
+ */
+export async function releaseBundleFiles(digests: ReadonlyMap<string, string>): Promise<PackagingFile[]> {
+  const objects = pinImages(await manifests({ distribution: packagedPlatform('olm') }), digests);
+  const bundle = olmBundle(objects, { version: packageVersion(), release: true });
+  return bundleFiles(bundle).map((f) => ({ path: f.path, text: f.text }));
 }

@@ -19,8 +19,10 @@
  */
 import { stringify } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
+import { unpinnedImages } from '../install/images.ts';
 import type { PolicyRule } from '../install/rbac.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { upgradeGraph } from './upgrade-graph.ts';
 
 export const PACKAGE = 'sandboxed-containers-operator';
 export const CHANNEL = 'stable';
@@ -211,6 +213,13 @@ export const ALM_EXAMPLES = [
 
 export interface BundleOptions {
   version: string;
+  /** The versions released before this one (default RELEASED_VERSIONS): the upgrade graph's edges. */
+  released?: readonly string[];
+  /**
+   * A release bundle: every image must be named by digest (src/install/images.ts), so that a disconnected
+   * mirror holds exactly what the cluster runs. Refused, naming each image, otherwise.
+   */
+  release?: boolean;
   /** RFC 3339 time the CSV says it was made (left out by default, so that the generated files are reproducible). */
   createdAt?: string;
 }
@@ -308,6 +317,11 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
     ]),
   );
   const operatorImage = images[0]?.image ?? '';
+  if (opts.release) {
+    const loose = unpinnedImages(objects);
+    if (loose.length) throw new Error(`a release bundle names every image by digest; these are by tag: ${loose.join('; ')}`);
+  }
+  const graph = upgradeGraph(PACKAGE, opts.version, opts.released);
   const csv = {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'ClusterServiceVersion',
@@ -319,6 +333,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
         categories: 'Security',
         containerImage: operatorImage,
         ...(opts.createdAt ? { createdAt: opts.createdAt } : {}),
+        ...(graph.skipRange ? { 'olm.skipRange': graph.skipRange } : {}),
         description: 'Kata Containers and peer pods for OpenShift, driven by one KataConfig.',
         'operatorframework.io/suggested-namespace': ns,
         'operators.openshift.io/infrastructure-features': '["disconnected"]',
@@ -330,6 +345,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
     spec: {
       displayName: DISPLAY_NAME,
       version: opts.version,
+      ...(graph.replaces ? { replaces: graph.replaces } : {}),
       maturity: 'stable',
       minKubeVersion: '1.28.0',
       description: [

@@ -72,10 +72,31 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('osc install --dry-run=server: the report of a first install, and nothing written', async () => {
+    // Left by "an earlier install": a namespace osc no longer ships is reported, never removed.
+    const old = await kubectl(['create', 'namespace', 'osc-retired']);
+    assert.equal(old.code, 0, old.stderr);
+    assert.equal((await kubectl(['label', 'namespace', 'osc-retired', 'app.kubernetes.io/managed-by=osc-install'])).code, 0);
+    const dry = await osc(['install', '--dry-run=server', '--kubeconfig', admin]);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^serviceaccount\/osc-controller-manager created \(dry run\)$/m);
+    assert.match(dry.stdout, /^deployment\.apps\/osc-controller-manager created \(dry run\)$/m);
+    assert.match(dry.stdout, /^namespace\/osc-retired kept: no longer shipped, but removing it would delete what it holds/m);
+    assert.match(dry.stdout, /Dry run: nothing was written/);
+    assert.equal(await cluster.dev.client.find(Deployments, NAMES.deployment, ns), undefined, 'no Deployment written');
+    assert.equal(await cluster.dev.client.find(ServiceAccounts, NAMES.serviceAccount, ns), undefined, 'no ServiceAccount written');
+    assert.ok(await cluster.dev.client.find(Namespaces, 'osc-retired'), 'the retired namespace kept');
+    assert.equal((await kubectl(['delete', 'namespace', 'osc-retired', '--wait=false'])).code, 0);
+  });
+
   test('osc install applies every manifest, with the webhook certificate; a second run changes nothing', async () => {
     const first = await osc(['install', '--kubeconfig', admin]);
     assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stdout, /^namespace\/openshift-sandboxed-containers-operator (created|configured|unchanged)$/m);
+    // The dev cluster made the namespace: osc install adds its labels, and says which.
+    assert.match(
+      first.stdout,
+      /^namespace\/openshift-sandboxed-containers-operator (created|configured \(metadata\.labels\..*\)|unchanged)$/m,
+    );
     assert.match(first.stdout, /^serviceaccount\/osc-controller-manager created$/m);
     assert.match(first.stdout, /^clusterrole\.rbac\.authorization\.k8s\.io\/osc-manager-role created$/m);
     assert.match(first.stdout, /^deployment\.apps\/osc-controller-manager created$/m);
@@ -97,7 +118,7 @@ describe('osc install, and the operator under its own ServiceAccount', () => {
     assert.equal(second.code, 0, second.stderr);
     const changed = second.stdout
       .split('\n')
-      .filter((l) => / (created|configured)$/.test(l))
+      .filter((l) => / (created|configured)\b/.test(l))
       .join('\n');
     assert.equal(changed, '', 'a second install is a no-op');
   });

@@ -15,165 +15,23 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { errorMessage } from '../../src/kube/errors.ts';
-import { type Pod, Pods, RuntimeClasses, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
+import { Pods, RuntimeClasses, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/webhooks/setup.ts';
-import { OscProcess, runOsc } from '../support/cli.ts';
+import { runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
+import { alive, OPERATOR_PODS, OPERATOR_PODS_QUERY, OperatorKubelet } from '../support/operator-kubelet.ts';
 import { ServiceProxy } from '../support/serviceproxy.ts';
 import { waitFor } from '../support/wait.ts';
+import { probeWebhooks } from '../support/webhook-probe.ts';
 
 const NS = OPERATOR_NAMESPACE;
-const OPERATOR_PODS = 'app.kubernetes.io/name=osc,app.kubernetes.io/component=operator';
 const cluster = useDevCluster({
   workers: 3,
   rebootMs: 1500,
   // The operator's pods: this test runs their processes and reports their status, as their kubelet would.
-  callerPlayedPods: '.metadata.labels["app.kubernetes.io/name"] == "osc" and .metadata.labels["app.kubernetes.io/component"] == "operator"',
+  callerPlayedPods: OPERATOR_PODS_QUERY,
 });
-
-interface Replica {
-  pod: string;
-  node: string;
-  proc: OscProcess;
-  ready: boolean;
-  terminating: boolean;
-  exitReported: boolean;
-}
-
-const alive = (r: Replica) => r.proc.child.exitCode === null && r.proc.child.signalCode === null;
-const webhookPort = (r: Replica) => Number(/"webhookPort":(\d+)/.exec(r.proc.stdout)?.[1] ?? 0);
-const now = () => new Date().toISOString();
-
-/** The kubelet of the operator's pods, for this test: processes for pods, pod status for processes. */
-class OperatorKubelet {
-  readonly replicas = new Map<string, Replica>();
-  private readonly stopped = new AbortController();
-  private loop: Promise<void> | undefined;
-  private readonly service: ServiceProxy;
-  constructor(service: ServiceProxy) {
-    this.service = service;
-  }
-
-  start(): void {
-    this.loop = (async () => {
-      while (!this.stopped.signal.aborted) {
-        await this.sync().catch((e) => console.log(`# kubelet sync: ${errorMessage(e)}`));
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped.abort();
-    await this.loop;
-    for (const r of this.replicas.values()) r.proc.kill('SIGTERM');
-    await Promise.all([...this.replicas.values()].map((r) => r.proc.exited));
-  }
-
-  /** The replica whose running process leads. */
-  leader(): Replica | undefined {
-    return [...this.replicas.values()].find((r) => alive(r) && !r.terminating && r.proc.stdout.includes('"became leader"'));
-  }
-
-  private async setStatus(pod: Pod, status: Record<string, unknown>): Promise<void> {
-    await cluster.dev.client.patch(
-      Pods,
-      pod.metadata.name ?? '',
-      { status },
-      {
-        namespace: NS,
-        subresource: 'status',
-        type: 'strategic',
-        fieldManager: 'kubelet',
-      },
-    );
-  }
-
-  private async sync(): Promise<void> {
-    const pods = (await cluster.dev.client.list(Pods, { namespace: NS, labelSelector: OPERATOR_PODS })).items;
-    const condition = (type: string, status: string) => ({ type, status, lastTransitionTime: now() });
-    for (const pod of pods) {
-      const name = pod.metadata.name ?? '';
-      let r = this.replicas.get(name);
-      if (!r && pod.spec?.nodeName && !pod.metadata.deletionTimestamp) {
-        const proc = new OscProcess([
-          ...['run', '--kubeconfig', cluster.dev.kubeconfigPath, '--namespace', NS, '--leader-elect'],
-          ...['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '0', '--webhook-bind-address', '127.0.0.1:0'],
-          // Registered at the Service, as in a cluster; the proxy plays it.
-          ...['--webhook-url', `https://127.0.0.1:${this.service.port}`],
-        ]);
-        r = { pod: name, node: pod.spec.nodeName, proc, ready: false, terminating: false, exitReported: false };
-        this.replicas.set(name, r);
-      }
-      if (!r) continue;
-      if (pod.metadata.deletionTimestamp && !r.terminating) {
-        r.terminating = true;
-        r.proc.kill('SIGTERM');
-        await this.setStatus(pod, { conditions: [condition('Ready', 'False'), condition('ContainersReady', 'False')] });
-      } else if (!r.terminating && !r.ready && webhookPort(r) && r.proc.stdout.includes('"caches synced"')) {
-        r.ready = true;
-        await this.setStatus(pod, { conditions: [condition('Ready', 'True'), condition('ContainersReady', 'True')] });
-      }
-      if (r.terminating && !alive(r) && !r.exitReported) {
-        r.exitReported = true;
-        await this.setStatus(pod, { phase: 'Succeeded', conditions: [condition('Ready', 'False'), condition('ContainersReady', 'False')] });
-      }
-    }
-    // The endpoints controller: ready pods that are not terminating.
-    this.service.setEndpoints([...this.replicas.values()].filter((r) => r.ready && !r.terminating && alive(r)).map(webhookPort));
-  }
-}
-
-interface Probe {
-  at: number;
-  what: string;
-  answered: boolean;
-  message: string;
-}
-
-/** Asks both webhooks, over and over, until stopped: answered means allowed, or denied by the webhook itself. */
-function probeWebhooks(): { stop(): Promise<Probe[]> } {
-  const probes: Probe[] = [];
-  const stopped = new AbortController();
-  const client = cluster.dev.client;
-  const ask = async (what: string, create: () => Promise<unknown>) => {
-    const at = Date.now();
-    try {
-      await create();
-      probes.push({ at, what, answered: true, message: 'allowed' });
-    } catch (e) {
-      const message = errorMessage(e);
-      probes.push({ at, what, answered: /denied the request/.test(message), message });
-    }
-  };
-  const loop = (async () => {
-    while (!stopped.signal.aborted) {
-      await ask('KataConfig', () =>
-        client.create(KataConfigs, { metadata: { name: 'second' }, spec: { checkNodeEligibility: false } } as KataConfig, { dryRun: true }),
-      );
-      await ask('kata-remote pod', () =>
-        client.create(
-          Pods,
-          {
-            metadata: { name: 'probe', namespace: 'default', annotations: { 'io.katacontainers.config.hypervisor.default_vcpus': 'two' } },
-            spec: { runtimeClassName: KATA_REMOTE_RUNTIME_CLASS, containers: [{ name: 'app', image: 'registry.example.com/app:1' }] },
-          } as Pod,
-          { namespace: 'default', dryRun: true },
-        ),
-      );
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped.abort();
-      await loop;
-      return probes;
-    },
-  };
-}
 
 describe('the webhooks keep answering while the leader’s node is drained mid-install', () => {
   let service: ServiceProxy | undefined;
@@ -186,7 +44,7 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
 
   test('drain the leader’s node during an install: every webhook call answered, the install completes', async () => {
     service = await ServiceProxy.start();
-    kubelet = new OperatorKubelet(service);
+    kubelet = new OperatorKubelet(cluster.dev, service);
     // The kata-remote RuntimeClass, so that a kata-remote pod gets past RuntimeClass admission to the webhook.
     await cluster.dev.client.create(RuntimeClasses, {
       metadata: { name: KATA_REMOTE_RUNTIME_CLASS },
@@ -212,7 +70,7 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
       { timeoutMs: 60_000, message: 'the webhooks registered at the Service' },
     );
 
-    const probes = probeWebhooks();
+    const probes = probeWebhooks(cluster.dev.client);
     await cluster.dev.client.create(KataConfigs, {
       metadata: { name: 'example' },
       spec: { checkNodeEligibility: false, logLevel: 'info' },

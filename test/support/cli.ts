@@ -17,15 +17,18 @@ export async function runOsc(args: string[], name?: string): Promise<{ code: num
 
 const root = join(import.meta.dirname, '..', '..');
 
-/** `osc ARGS` as a process of its own (e.g. `osc run`), with its output collected. */
+/**
+ * `osc ARGS` as a process of its own (e.g. `osc run`), with its output collected; `tree` runs another copy
+ * of the sources (e.g. the same tree as another version, see test/support/versions.ts).
+ */
 export class OscProcess {
   readonly child: ChildProcess;
   stdout = '';
   stderr = '';
   readonly exited: Promise<number | null>;
-  constructor(args: string[], env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [join(root, 'src', 'cli', 'main.ts'), ...args], {
-      cwd: root,
+  constructor(args: string[], env: Record<string, string> = {}, tree = root) {
+    this.child = spawn(process.execPath, [join(tree, 'src', 'cli', 'main.ts'), ...args], {
+      cwd: tree,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

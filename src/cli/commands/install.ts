@@ -3,12 +3,21 @@ import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
-import { applyAll, deleteAll, displayName, INSTALL_FIELD_MANAGER, isOptionalAPI, OPERATOR_FIELD_MANAGER } from '../../install/apply.ts';
+import {
+  applyAll,
+  deleteAll,
+  displayName,
+  INSTALL_FIELD_MANAGER,
+  isOptionalAPI,
+  OPERATOR_FIELD_MANAGER,
+  pruneUnshipped,
+} from '../../install/apply.ts';
 import { imageReferences, isPinned, parseDigests, pinImages, unpinnedImages } from '../../install/images.ts';
 import { adoptKataDeployIdentity, kataDeployIdentity } from '../../install/katadeploy-rbac.ts';
 import { configFiles, fileText, type ManifestFile, manifestFiles, NAMES, webhookConfigurations } from '../../install/manifests.ts';
 import { LEADER_ELECTION_LEASE } from '../../install/rbac.ts';
 import { resolveDigest } from '../../install/registry.ts';
+import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { PlatformName } from '../../platform/platform.ts';
@@ -28,7 +37,11 @@ import {
 } from '../common.ts';
 
 export interface InstallFlags extends ClusterFlags {
-  dryRun?: boolean;
+  /**
+   * `client` (or bare --dry-run): print the manifests, no cluster needed. `server`: ask the cluster what an
+   * install would change, and print that report (the same lines as an install) without writing anything.
+   */
+  dryRun?: boolean | 'client' | 'server';
   outputDir?: string;
   image?: string;
   logLevel: string;
@@ -84,10 +97,12 @@ async function pinned(files: ManifestFile[], flags: InstallFlags): Promise<Manif
 
 /** `osc install`: the manifests (or, with --dry-run, just print them), then the webhook certificate. */
 export async function install(flags: InstallFlags, io: CliIO, programName: string): Promise<number> {
-  if (flags.outputDir && !flags.dryRun) throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run');
+  const dryRun = flags.dryRun === 'server' ? 'server' : flags.dryRun ? 'client' : undefined;
+  if (flags.outputDir && dryRun !== 'client')
+    throw new CliError('--output-dir writes the manifests instead of installing them: add --dry-run (--dry-run=client)');
   const options = { image: flags.image, logLevel: flags.logLevel };
   // --output-dir without --distribution writes the tree committed as config/: both distributions' (configFiles).
-  const tree = flags.dryRun && flags.outputDir && !flags.distribution;
+  const tree = dryRun === 'client' && flags.outputDir && !flags.distribution;
   const all = tree ? await configFiles(options) : await manifestFiles({ ...options, distribution: flags.distribution });
   // Every OpenShift serves the Prometheus Operator's API; a plain Kubernetes cluster does only where someone
   // installed it, and `kubectl apply` of a ServiceMonitor there fails the whole apply. So the kubernetes
@@ -105,7 +120,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
     );
   }
   const files = await pinned(chosen, flags);
-  if (flags.dryRun) {
+  if (dryRun === 'client') {
     if (flags.outputDir) {
       const dir = await prepareDirectory('--output-dir', flags.outputDir);
       for (const f of files) {
@@ -126,44 +141,69 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
 
   const client = await connect(await loadCluster(flags), { requireKataConfigAPI: false, fieldManager: INSTALL_FIELD_MANAGER });
   try {
-    const out = (line: string) => write(io.stdout, line);
-    const webhookFile = files.find((f) => f.file.includes('webhook'));
-    await applyAll(
-      client,
-      files.filter((f) => f !== webhookFile).flatMap((f) => f.objects),
-      out,
-    );
-    if (flags.distribution === 'kubernetes' && (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE)))
-      out("kata-deploy's ServiceAccount and RBAC taken over from the KataConfig that owned them (an earlier operator made them)");
-    // The webhook certificate, from the source the operator will choose too (the platform's service, else
-    // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
-    const source = chooseCertSource('auto', await discoverCertServices(client), false);
-    const certs = new WebhookCertificates({
-      client,
-      namespace: OPERATOR_NAMESPACE,
-      service: NAMES.webhookService,
-      source,
-      log: pino({ enabled: false }),
-    });
-    await certs.prepare();
-    out(`secret/${certs.secretName} ${source === 'self-signed' ? 'ready' : `requested from ${source}`} (webhook serving certificate)`);
-    await applyAll(client, await webhookConfigurations(certs.trust()), out, OPERATOR_FIELD_MANAGER);
-    write(
-      io.stdout,
-      [
-        '',
-        `osc is installed in namespace ${OPERATOR_NAMESPACE} (deployment ${NAMES.deployment}).`,
-        `Next: create a KataConfig to install kata on the worker nodes, e.g. "kubectl create -f ${SAMPLE_KATACONFIG}",`,
-        `and follow it with "${programName} status --watch".`,
-      ].join('\n'),
-    );
-    return 0;
+    return await applyToCluster(client, files, { dryRun: dryRun === 'server', distribution: flags.distribution }, io, programName);
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw new CliError(`install failed: ${errorMessage(e)}`);
   } finally {
     await client.close();
   }
+}
+
+/**
+ * Installs, or upgrades in place, one line per object (created, configured with the fields it changed,
+ * unchanged, removed because this version no longer ships it); with dryRun, the same report from the API
+ * server's dry run, and nothing written.
+ */
+async function applyToCluster(
+  client: KubeClient,
+  files: ManifestFile[],
+  opts: { dryRun: boolean; distribution?: PlatformName },
+  io: CliIO,
+  programName: string,
+): Promise<number> {
+  const { dryRun } = opts;
+  const out = (line: string) => write(io.stdout, line);
+  const webhookFile = files.find((f) => f.file.includes('webhook'));
+  const objects = files.filter((f) => f !== webhookFile).flatMap((f) => f.objects);
+  await applyAll(client, objects, out, { dryRun });
+  if (!dryRun && opts.distribution === 'kubernetes' && (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE)))
+    out("kata-deploy's ServiceAccount and RBAC taken over from the KataConfig that owned them (an earlier operator made them)");
+  // The webhook certificate, from the source the operator will choose too (the platform's service, else
+  // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
+  const source = chooseCertSource('auto', await discoverCertServices(client), false);
+  const certs = new WebhookCertificates({
+    client,
+    namespace: OPERATOR_NAMESPACE,
+    service: NAMES.webhookService,
+    source,
+    log: pino({ enabled: false }),
+  });
+  if (dryRun) {
+    // Read only: the trust the webhook configurations would get is the one the Secret holds now.
+    const present = await certs.refresh();
+    out(
+      `secret/${certs.secretName} ${present ? 'unchanged' : source === 'self-signed' ? 'created' : `requested from ${source}`} (webhook serving certificate) (dry run)`,
+    );
+  } else {
+    await certs.prepare();
+    out(`secret/${certs.secretName} ${source === 'self-signed' ? 'ready' : `requested from ${source}`} (webhook serving certificate)`);
+  }
+  const webhooks = await webhookConfigurations(certs.trust());
+  await applyAll(client, webhooks, out, { fieldManager: OPERATOR_FIELD_MANAGER, dryRun });
+  await pruneUnshipped(client, [...objects, ...webhooks], out, dryRun);
+  write(
+    io.stdout,
+    dryRun
+      ? '\nDry run: nothing was written. Run the same command without --dry-run=server to make these changes.'
+      : [
+          '',
+          `osc is installed in namespace ${OPERATOR_NAMESPACE} (deployment ${NAMES.deployment}).`,
+          `Next: create a KataConfig to install kata on the worker nodes, e.g. "kubectl create -f ${SAMPLE_KATACONFIG}",`,
+          `and follow it with "${programName} status --watch".`,
+        ].join('\n'),
+  );
+  return 0;
 }
 
 export interface UninstallFlags extends ClusterFlags {
