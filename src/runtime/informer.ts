@@ -254,10 +254,13 @@ export class Informer<T extends KubeObject> {
     const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
     const current: { abort: AbortController; reason?: string } = { abort: new AbortController() };
     this.currentWatch = current;
-    const timer = setTimeout(() => {
-      current.reason = 'it outlived its timeout';
-      current.abort.abort();
-    }, (timeoutSeconds + WATCH_DEADLINE_GRACE_S) * 1000);
+    const timer = setTimeout(
+      () => {
+        current.reason = 'it outlived its timeout';
+        current.abort.abort();
+      },
+      (timeoutSeconds + WATCH_DEADLINE_GRACE_S) * 1000,
+    );
     try {
       await this.watchUntil(timeoutSeconds, AbortSignal.any([signal, current.abort.signal]));
       return undefined;
