@@ -1,8 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { type KataConfig, KataConfigs } from './api/kataconfig.ts';
+import { IN_PROGRESS, type KataConfig, KataConfigs } from './api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, PEER_PODS_CM } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
+
+/**
+ * How long a watch may stay silent while a KataConfig is in progress before it is presumed dead: a third of
+ * the bookmark-based idle timeout, well above how long a healthy watch goes without an event during a
+ * rollout's busy moments, and cheap when wrong (a watch resumed from its last version).
+ */
+const QUIET_WATCH_WHILE_BUSY_MS = 20_000;
 
 export { LEADER_ELECTION_LEASE };
 
@@ -139,7 +146,13 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   };
   const tlsAtStart = opts.webhook !== false;
   if (tlsAtStart) await readClusterTLS();
+  // Work under way: a KataConfig installing, updating or uninstalling waits on the nodes' progress, which
+  // only the watches bring; a watch silent for long then is presumed dead (see InformerOptions.quietWhileBusy).
+  let kataConfigCache: { list(): KataConfig[] } | undefined;
+  const busy = () =>
+    kataConfigCache?.list().some((kc) => kc.status?.conditions?.some((c) => c.type === IN_PROGRESS && c.status === 'True')) ?? false;
   const manager = new Manager({
+    informerDefaults: { quietWhileBusy: { busy, afterMs: QUIET_WATCH_WHILE_BUSY_MS } },
     tlsOptions,
     client,
     log: opts.log,
@@ -150,6 +163,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     healthAddress: opts.healthAddress === undefined ? '0.0.0.0:8081' : opts.healthAddress || undefined,
     leaderElection: opts.leaderElection === false ? undefined : { namespace, name: LEADER_ELECTION_LEASE, ...opts.leaseTimings },
   });
+  kataConfigCache = manager.informer(KataConfigs) as unknown as { list(): KataConfig[] };
   const chosen =
     typeof opts.platform === 'object'
       ? { platform: opts.platform, chosenBy: 'caller' }

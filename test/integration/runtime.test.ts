@@ -270,6 +270,42 @@ describe('controller runtime against a real kube-apiserver', () => {
       }
     });
 
+    test("while work is under way, a silent watch is reconnected after the short limit, and sees others' changes", async () => {
+      const namespace = await ns('informer-busy');
+      const proxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
+      const kc = new KubeConfig();
+      kc.loadFromString((await readFile(cp.kubeconfigPath, 'utf8')).replace(cp.apiserverUrl, proxy.url));
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 2000 });
+      let busy = true;
+      const inf = new Informer(proxied, ConfigMaps, {
+        namespace,
+        idleTimeoutMs: 10 * 60_000,
+        watchTimeoutSeconds: 10 * 60,
+        quietWhileBusy: { busy: () => busy, afterMs: 2000 },
+        backoff: { initialMs: 100, maxMs: 500 },
+        log: testLogger(),
+      });
+      const ac = new AbortController();
+      const run = inf.run(ac.signal);
+      try {
+        await inf.waitForSync();
+        await client.create(ConfigMaps, cm('before', namespace));
+        await waitFor(() => inf.get(`${namespace}/before`), { message: 'seen through the proxy' });
+        assert.ok(proxy.blackholeAll() >= 1, 'the watch black-holed');
+        // Someone else's change (the direct client's), which only a working watch can bring.
+        const made = Date.now();
+        await client.create(ConfigMaps, cm('others', namespace));
+        await waitFor(() => inf.get(`${namespace}/others`), { timeoutMs: 60_000, message: 'seen after the silent watch was reconnected' });
+        assert.ok(Date.now() - made < 20_000, 'within a few short limits, not the idle timeout');
+        busy = false;
+      } finally {
+        ac.abort();
+        await run;
+        await proxied.close();
+        await proxy.close();
+      }
+    });
+
     test('by default, a watch silent for longer than the API server takes to send a bookmark is presumed dead', () => {
       // kube-apiserver bookmarks every watch that allows them about once a minute (its watch cache's
       // bookmark frequency): a healthy watch is never quiet for 90 s.
