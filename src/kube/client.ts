@@ -70,6 +70,14 @@ export class WatchIdleError extends Error {
  * Credentials: a pod's own service account (src/kube/credentials.ts), or a kubeconfig, whose support
  * through the official client is loaded only when a kubeconfig is given.
  */
+/**
+ * How long a request's connection may carry nothing before the request fails and the connection is dropped.
+ * The API server answers an ordinary request in well under a second even when busy (lists are paged); a
+ * connection silent for this long is far more likely dead (a forgotten keep-alive connection) than slow, and
+ * every second here is a second a controller waits before it tries a fresh one.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
 export class KubeClient {
   /** The API server's URL. */
   readonly server: string;
@@ -88,7 +96,7 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
 
   constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number } = {}) {
-    this.requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.source = source;
     const server = 'getCurrentCluster' in source ? source.getCurrentCluster()?.server : source.server;
     if (!server) throw new Error('kubeconfig has no current cluster: set a current-context');

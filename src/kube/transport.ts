@@ -164,7 +164,12 @@ export class Transport {
       };
       const onAbort = () => fail(signal?.reason ?? new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.on('timeout', () => fail(new RequestTimeoutError(url, this.requestTimeoutMs)));
+      req.on('timeout', () => {
+        fail(new RequestTimeoutError(url, this.requestTimeoutMs));
+        // What silenced this pooled connection (a NAT or load balancer forgetting, a peer gone) most likely
+        // silenced its idle siblings too: the next requests get fresh connections rather than a timeout each.
+        if (!opts.dedicated) this.dropIdleConnections();
+      });
       // Set again on every socket: the pool leaves a reused socket with its idle timeout when that equals the
       // request's, and that one may have been shortened by a server's keep-alive hint.
       req.on('socket', (socket) => socket.setTimeout(this.requestTimeoutMs));
@@ -182,6 +187,11 @@ export class Transport {
       });
       req.end(opts.body);
     });
+  }
+
+  /** Closes the pool's idle connections (those in use finish first). */
+  private dropIdleConnections(): void {
+    for (const sockets of Object.values(this.pool.freeSockets)) for (const s of sockets ?? []) s.destroy();
   }
 
   /** Destroys every connection: pooled ones, and those of requests still open (their readers reject). */

@@ -194,6 +194,26 @@ describe('controller runtime against a real kube-apiserver', () => {
       }
     });
 
+    test('a request timed out on a black-holed pooled connection: its idle siblings are dropped too, so the next request works', async () => {
+      const namespace = await ns('client-blackhole-pool');
+      const proxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
+      const kc = new KubeConfig();
+      kc.loadFromString((await readFile(cp.kubeconfigPath, 'utf8')).replace(cp.apiserverUrl, proxy.url));
+      const proxied = new KubeClient(kc, { requestTimeoutMs: 2000 });
+      try {
+        // Several requests at once: several pooled keep-alive connections.
+        await Promise.all([1, 2, 3, 4].map(() => proxied.list(ConfigMaps, { namespace })));
+        assert.ok(proxy.blackholeAll() >= 2, 'several pooled connections black-holed');
+        await assert.rejects(proxied.list(ConfigMaps, { namespace }), 'the request on a dead connection times out');
+        const started = Date.now();
+        await proxied.list(ConfigMaps, { namespace });
+        assert.ok(Date.now() - started < 2000, 'the next request did not wait on another dead connection');
+      } finally {
+        await proxied.close();
+        await proxy.close();
+      }
+    });
+
     test('abandons a watch the server does not end by its timeoutSeconds, however chatty the connection looked', async () => {
       const namespace = await ns('informer-deadline');
       // Black-holed connections: no bookmark can arrive, and the idle timeout is set far away, so only the
