@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { IN_PROGRESS, type KataConfig, KataConfigs } from './api/kataconfig.ts';
+import { activeKataConfig, IN_PROGRESS, type KataConfig, KataConfigs } from './api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, PEER_PODS_CM } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
 
@@ -159,7 +159,12 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   });
   const settled = (kc: KataConfig) =>
     !kc.metadata.deletionTimestamp && !!kc.status?.conditions?.some((c) => c.type === IN_PROGRESS && c.status === 'False');
-  const busy = () => Date.now() - lastWrite < RECENT_WRITE_MS || (kataConfigCache?.list().some((kc) => !settled(kc)) ?? false);
+  const busy = () => {
+    if (Date.now() - lastWrite < RECENT_WRITE_MS) return true;
+    // Only the KataConfig osc acts on: an ignored second one never gets a status.
+    const active = kataConfigCache && activeKataConfig(kataConfigCache.list());
+    return !!active && !settled(active);
+  };
   const manager = new Manager({
     informerDefaults: { quietWhileBusy: { busy, afterMs: QUIET_WATCH_WHILE_BUSY_MS } },
     tlsOptions,
