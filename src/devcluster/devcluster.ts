@@ -29,6 +29,7 @@ import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.t
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
+import { type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
 export type { Distribution };
@@ -87,6 +88,11 @@ export interface DevClusterOptions {
   awsRegion?: string;
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
   podvmImageJobMs?: number;
+  /**
+   * openshift distribution: SecurityContextConstraints admission for every pod, as on OpenShift (default
+   * true; src/devcluster/scc/). False leaves pods to the API server's own admission only.
+   */
+  sccAdmission?: boolean;
 }
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
@@ -112,6 +118,8 @@ export class DevCluster {
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
   private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: SimulatedCloud };
+  /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
+  sccAdmission?: SccAdmission;
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -201,7 +209,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), sccCRD()]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -231,6 +239,8 @@ export class DevCluster {
 
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
+    // Admission comes first: no pod of this cluster is created without it, as on OpenShift.
+    if (this.options.sccAdmission !== false) this.sccAdmission = await startSccAdmission(this.client, this.log, this.signal);
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     await this.createInfrastructure();
     for (const role of ['master', 'worker'] as const) {
@@ -435,6 +445,7 @@ export class DevCluster {
     this.stopped = true;
     this.abort.abort();
     await this.controlPlane.stop();
+    await this.sccAdmission?.stop();
   }
 }
 
