@@ -65,3 +65,17 @@ export const SUPPLEMENTAL_GROUPS_ANNOTATION = 'openshift.io/sa.scc.supplemental-
 
 /** The prefix of SCC admission's refusal, as OpenShift words it. */
 export const SCC_REFUSAL = 'unable to validate against any security context constraint';
+
+// osc's own workloads on OpenShift: each privileged one runs under a ServiceAccount of its own, allowed
+// exactly one SCC of osc's by a `use` grant pinned with resourceNames, and names that SCC on its pods.
+
+/** The cloud-api-adaptor DaemonSet's ServiceAccount. */
+export const CAA_SERVICE_ACCOUNT = 'osc-caa';
+/** The pod VM image jobs' ServiceAccount (they run under restricted-v2). */
+export const PODVM_IMAGE_SERVICE_ACCOUNT = 'osc-podvm-image';
+/** The cloud-api-adaptor's SCC: privileged, the host network, host paths. */
+export const CAA_SCC = 'osc-cloud-api-adaptor';
+/** The kata monitor's SCC: privileged, host paths (the runtime's socket and sandbox state). */
+export const MONITOR_SCC = 'osc-kata-monitor';
+/** The SCC the pod VM image jobs pin: OpenShift's most restrictive, which every ServiceAccount may use. */
+export const PODVM_IMAGE_SCC = 'restricted-v2';

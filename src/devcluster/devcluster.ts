@@ -13,6 +13,7 @@ import {
 } from '../api/openshift.ts';
 import { applyAll } from '../install/apply.ts';
 import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
+import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
@@ -93,6 +94,12 @@ export interface DevClusterOptions {
    * true; src/devcluster/scc/). False leaves pods to the API server's own admission only.
    */
   sccAdmission?: boolean;
+  /**
+   * openshift distribution: seed osc's own SCCs, its workloads' ServiceAccounts and their `use` grants, as
+   * `osc install` ships them (default true: an operator run from a checkout has no install). False leaves
+   * that to the install being tested.
+   */
+  oscSecurityIdentity?: boolean;
 }
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
@@ -242,6 +249,8 @@ export class DevCluster {
     // Admission comes first: no pod of this cluster is created without it, as on OpenShift.
     if (this.options.sccAdmission !== false) this.sccAdmission = await startSccAdmission(this.client, this.log, this.signal);
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
+    if (this.options.oscSecurityIdentity !== false)
+      await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     await this.createInfrastructure();
     for (const role of ['master', 'worker'] as const) {
       for (const mc of baseMachineConfigs(role)) await this.createIfAbsent(this.client.create(MachineConfigs, mc));
