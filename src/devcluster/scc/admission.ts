@@ -39,6 +39,37 @@ export function aggregate(errors: string[]): string {
   return unique.length === 1 ? (unique[0] ?? '') : `[${unique.join(', ')}]`;
 }
 
+/**
+ * Every pod of a namespace is checked against the same SCCs with the same allocation: the sorted providers
+ * are made once per SCC version and namespace allocation (a DaemonSet on a thousand nodes is a thousand pods).
+ */
+const providerCache = new Map<string, { providers: Provider[] } | { errors: string[] }>();
+const PROVIDER_CACHE_SIZE = 512;
+
+function providersFor(
+  sccs: SecurityContextConstraints[],
+  namespace: string,
+  annotations: NamespaceAnnotations,
+): { providers: Provider[] } | { errors: string[] } {
+  const version = (s: SecurityContextConstraints) => s.metadata.resourceVersion ?? JSON.stringify(s);
+  const key = JSON.stringify([namespace, annotations, sccs.map((s) => `${s.metadata.name}@${version(s)}`).sort()]);
+  const cached = providerCache.get(key);
+  if (cached) return cached;
+  const providers: Provider[] = [];
+  const errors: string[] = [];
+  for (const s of sortSCCs(sccs)) {
+    try {
+      providers.push(createProvider(s, namespace, annotations));
+    } catch (e) {
+      errors.push((e as Error).message);
+    }
+  }
+  const made = errors.length ? { errors } : { providers };
+  if (providerCache.size >= PROVIDER_CACHE_SIZE) providerCache.clear();
+  providerCache.set(key, made);
+  return made;
+}
+
 export async function admitPod(input: {
   pod: AdmittedPod;
   namespace: string;
@@ -60,18 +91,11 @@ export async function admitPod(input: {
     candidates = [required];
   } else {
     if (input.sccs.length === 0) return { allowed: false, message: 'no SecurityContextConstraints found in cluster' };
-    candidates = sortSCCs(input.sccs);
+    candidates = [...input.sccs];
   }
-  const providers: Provider[] = [];
-  const creationErrors: string[] = [];
-  for (const s of candidates) {
-    try {
-      providers.push(createProvider(s, namespace, input.namespaceAnnotations));
-    } catch (e) {
-      creationErrors.push((e as Error).message);
-    }
-  }
-  if (creationErrors.length) return { allowed: false, message: aggregate(creationErrors) };
+  const made = providersFor(candidates, namespace, input.namespaceAnnotations);
+  if ('errors' in made) return { allowed: false, message: aggregate(made.errors) };
+  const providers = made.providers;
 
   const sa = pod.spec.serviceAccountName ? serviceAccountUser(namespace, pod.spec.serviceAccountName) : undefined;
   const subjectFor = async (p: Provider): Promise<SubjectType | undefined> => {

@@ -89,7 +89,8 @@ export type NamespaceAnnotations = Record<string, string | undefined>;
 /** The SCC with its MustRunAs ranges and level taken from the namespace; throws as OpenShift words it. */
 export function createProvider(scc: SecurityContextConstraints, namespace: string, annotations: NamespaceAnnotations): Provider {
   const name = scc.metadata.name ?? '';
-  const s: SecurityContextConstraints = structuredClone(scc);
+  // Shallow: every nested field filled in below is replaced, never changed in place.
+  const s: SecurityContextConstraints = { ...scc };
   const missing = (what: string, key: string) =>
     new Error(
       `unable to find pre-allocated ${what} annotation for namespace ${namespace} while trying to configure SCC ${name}: unable to find annotation ${key}`,
