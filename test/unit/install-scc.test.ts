@@ -27,6 +27,7 @@ import type { AdmittedPod } from '../../src/devcluster/scc/provider.ts';
 import { manifests, NAMES } from '../../src/install/manifests.ts';
 import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
+import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -126,6 +127,22 @@ describe("osc's SCCs and grants", () => {
       assert.deepEqual(scc.volumes, ['hostPath']);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
+  });
+
+  test("must-gather's node log pods, made by the administrator, are pinned to privileged and admitted by it", async () => {
+    const p = nodeLogPod('worker-0', 'osc-must-gather-x', 'ubi:9') as unknown as AdmittedPod;
+    assert.equal(p.metadata.annotations?.[REQUIRED_SCC_ANNOTATION], 'privileged');
+    const admin: UserInfo = { username: 'kube:admin', groups: ['system:cluster-admins', 'system:authenticated'] };
+    const v = await admitPod({
+      pod: { ...p, spec: { ...p.spec, serviceAccountName: 'default' } },
+      namespace: 'osc-must-gather-x',
+      namespaceAnnotations: nsAnnotations,
+      sccs: defaultSCCs(),
+      user: admin,
+      authorize: rbac(false),
+    });
+    assert.ok(v.allowed, v.allowed ? '' : v.message);
+    assert.equal(v.scc, 'privileged');
   });
 
   test("the operator's Deployment is admitted under restricted-v2 (no fixed user outside the namespace's range)", async () => {
