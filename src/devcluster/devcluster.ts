@@ -16,7 +16,7 @@ import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
 import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -30,7 +30,7 @@ import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.t
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
-import { type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
+import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
 export type { Distribution };
@@ -248,6 +248,8 @@ export class DevCluster {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
     // Admission comes first: no pod of this cluster is created without it, as on OpenShift.
     if (this.options.sccAdmission !== false) this.sccAdmission = await startSccAdmission(this.client, this.log, this.signal);
+    // A data directory kept from a run with admission must not keep its registration, whose server is gone.
+    else await this.client.delete(MutatingWebhookConfigurations, SCC_WEBHOOK_CONFIGURATION);
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     if (this.options.oscSecurityIdentity !== false)
       await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
