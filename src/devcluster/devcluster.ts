@@ -13,9 +13,10 @@ import {
 } from '../api/openshift.ts';
 import { applyAll } from '../install/apply.ts';
 import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
+import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -30,6 +31,7 @@ import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.t
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
+import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
 export type { Distribution };
@@ -88,6 +90,17 @@ export interface DevClusterOptions {
   awsRegion?: string;
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
   podvmImageJobMs?: number;
+  /**
+   * openshift distribution: SecurityContextConstraints admission for every pod, as on OpenShift (default
+   * true; src/devcluster/scc/). False leaves pods to the API server's own admission only.
+   */
+  sccAdmission?: boolean;
+  /**
+   * openshift distribution: seed osc's own SCCs, its workloads' ServiceAccounts and their `use` grants, as
+   * `osc install` ships them (default true: an operator run from a checkout has no install). False leaves
+   * that to the install being tested.
+   */
+  oscSecurityIdentity?: boolean;
 }
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
@@ -115,6 +128,8 @@ export class DevCluster {
   private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: PeerPodsCloud };
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
+  /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
+  sccAdmission?: SccAdmission;
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -205,7 +220,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), sccCRD()]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -235,7 +250,13 @@ export class DevCluster {
 
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
+    // Admission comes first: no pod of this cluster is created without it, as on OpenShift.
+    if (this.options.sccAdmission !== false) this.sccAdmission = await startSccAdmission(this.client, this.log, this.signal);
+    // A data directory kept from a run with admission must not keep its registration, whose server is gone.
+    else await this.client.delete(MutatingWebhookConfigurations, SCC_WEBHOOK_CONFIGURATION);
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
+    if (this.options.oscSecurityIdentity !== false)
+      await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     await this.createInfrastructure();
     for (const role of ['master', 'worker'] as const) {
       for (const mc of baseMachineConfigs(role)) await this.createIfAbsent(this.client.create(MachineConfigs, mc));
@@ -443,6 +464,7 @@ export class DevCluster {
     this.stopped = true;
     this.abort.abort();
     await this.controlPlane.stop();
+    await this.sccAdmission?.stop();
   }
 }
 

@@ -1,4 +1,5 @@
 import { OPERATOR_FIELD_MANAGER } from '../api/names.ts';
+import { SecurityContextConstraintsType } from '../api/scc.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import {
@@ -45,6 +46,7 @@ const KINDS: ResourceType[] = [
   ServiceMonitors,
   CertManagerIssuers,
   CertManagerCertificates,
+  SecurityContextConstraintsType,
 ];
 
 /** Kinds applied only where their API is served (an add-on's CRD), else reported as skipped. */

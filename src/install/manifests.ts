@@ -34,6 +34,7 @@ import {
 } from './availability.ts';
 import { kataDeployIdentity } from './katadeploy-rbac.ts';
 import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+import { oscSecurityIdentity } from './scc.ts';
 
 export { DEFAULT_REPLICAS, operatorPriorityClass };
 
@@ -298,6 +299,16 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
+    ...((opts.distribution ?? 'openshift') === 'openshift'
+      ? [
+          {
+            file: SCC_FILE,
+            title:
+              "osc's SecurityContextConstraints, its workloads' ServiceAccounts and their use grants, pinned by resourceNames (see src/install/scc.ts)",
+            objects: oscSecurityIdentity(ns),
+          },
+        ]
+      : []),
     ...(opts.distribution === 'kubernetes'
       ? [
           {
@@ -366,6 +377,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
 }
 
 export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
+export const SCC_FILE = '25-security-context-constraints.yaml';
 
 /** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */
 export const KUBERNETES_OVERLAY = 'kubernetes';

@@ -98,7 +98,7 @@ export interface DaemonSet extends KubeObject {
 
 export interface Job extends KubeObject {
   spec: {
-    template: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> };
+    template: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
     backoffLimit?: number;
     [k: string]: unknown;
   };

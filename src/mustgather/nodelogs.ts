@@ -5,7 +5,9 @@
  * everything in it afterwards; each pod's output, read through the pod log API, is the node's journal.
  * Each node has a deadline and its own error; values that look like credentials are scrubbed.
  */
+
 import { randomBytes } from 'node:crypto';
+import { REQUIRED_SCC_ANNOTATION } from '../api/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { errorMessage } from '../kube/errors.ts';
 import { type Namespace, Namespaces, type Node, type Pod, Pods } from '../kube/resources.ts';
@@ -35,6 +37,9 @@ export function nodeLogPod(node: string, namespace: string, image: string): Pod 
       name: `node-logs-${node}`.slice(0, 63).replace(/[-.]+$/, ''),
       namespace,
       labels: { 'app.kubernetes.io/name': 'osc', 'app.kubernetes.io/component': NODE_LOG_COMPONENT },
+      // Made by whoever runs must-gather (a cluster administrator): pinned to OpenShift's privileged SCC,
+      // which is what it needs, so that no other SCC of higher priority is chosen for it.
+      annotations: { [REQUIRED_SCC_ANNOTATION]: 'privileged' },
     },
     spec: {
       nodeName: node,

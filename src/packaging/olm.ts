@@ -66,8 +66,16 @@ export interface Bundle {
   crds: KubeObject[];
   /** Other objects installed alongside the operator (namespace removed: OLM puts them in its own). */
   extras: KubeObject[];
+  /**
+   * What `osc install` applies that no bundle can carry: osc's SecurityContextConstraints (OLM installs a
+   * fixed list of kinds, SCCs not among them). An administrator applies them; the CSV says how.
+   */
+  unbundled: KubeObject[];
   annotations: Record<string, string>;
 }
+
+/** Kinds the bundle leaves to the administrator (see Bundle.unbundled). */
+export const UNBUNDLED_KINDS = ['SecurityContextConstraints'];
 
 interface StrategyDeployment {
   name: string;
@@ -233,6 +241,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
   const nsRules: PolicyRule[] = [];
   const deployments: StrategyDeployment[] = [];
   let serviceAccount = '';
+  const unbundled: KubeObject[] = [];
   const roles = new Map<string, KubeObject & { rules?: PolicyRule[] }>();
   const bound: { role: KubeObject & { rules?: PolicyRule[] }; namespace?: string }[] = [];
   const key = (kind: string, name: string, namespace?: string) => `${kind}/${namespace ?? ''}/${name}`;
@@ -240,22 +249,37 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
     if (o.kind === 'Role' || o.kind === 'ClusterRole') roles.set(key(o.kind, o.metadata.name ?? '', o.metadata.namespace), o);
   // Roles bound to someone other than the operator (e.g. the metrics reader, for scrapers) are no CSV
   // permissions: they ship as manifests of their own, with their bindings.
-  const operatorAccounts = new Set(objects.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name));
+  // The operator's account is the one its Deployment runs as; the others (its workloads', with their SCC
+  // grants) ship as manifests of their own.
+  const operatorAccounts = new Set(
+    objects
+      .filter((o) => o.kind === 'Deployment')
+      .map(
+        (o) => (o as unknown as { spec: { template: { spec: { serviceAccountName?: string } } } }).spec.template.spec.serviceAccountName,
+      ),
+  );
   const forOperator = (binding: KubeObject) =>
     ((binding as unknown as { subjects?: { kind: string; name: string }[] }).subjects ?? []).some(
       (s) => s.kind === 'ServiceAccount' && operatorAccounts.has(s.name),
     );
   const bindings = objects.filter((o) => o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding');
   const foreign = (o: KubeObject) =>
-    (o.kind === 'ClusterRoleBinding' && !forOperator(o)) ||
-    (o.kind === 'ClusterRole' &&
+    (o.kind === 'ServiceAccount' && !operatorAccounts.has(o.metadata.name)) ||
+    ((o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && !forOperator(o)) ||
+    ((o.kind === 'ClusterRole' || o.kind === 'Role') &&
       !bindings.some(
         (b) => forOperator(b) && (b as unknown as { roleRef: { kind: string; name: string } }).roleRef.name === o.metadata.name,
       ));
 
   for (const o of objects) {
+    if (UNBUNDLED_KINDS.includes(o.kind ?? '')) {
+      unbundled.push(clone(o));
+      continue;
+    }
     if (foreign(o)) {
-      extras.push(clone(o));
+      const copy = clone(o);
+      if (OLM_SUPPORTED_KINDS[o.kind ?? '']) delete copy.metadata.namespace;
+      extras.push(copy);
       continue;
     }
     switch (o.kind) {
@@ -358,6 +382,14 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
         'run in the cloud instead, through runtime class `kata-remote`.',
         '',
         `Install it in namespace \`${ns}\`.`,
+        ...(unbundled.length
+          ? [
+              '',
+              `On OpenShift, first apply osc's SecurityContextConstraints (${unbundled.map((o) => `\`${o.metadata.name}\``).join(', ')}),`,
+              'which a bundle cannot carry: `oc apply -f config/25-security-context-constraints.yaml` from the release.',
+              'The bundle grants their use to the cloud-api-adaptor and kata monitor ServiceAccounts alone.',
+            ]
+          : []),
       ].join('\n'),
       keywords: ['sandboxed-containers', 'kata', 'peer-pods', 'isolation', 'security'],
       provider: { name: 'osc' },
@@ -385,6 +417,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
     csv,
     crds,
     extras,
+    unbundled,
     annotations: {
       'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1',
       'operators.operatorframework.io.bundle.manifests.v1': 'manifests/',

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
+import { sccCRD } from '../../src/devcluster/scc/index.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import { CustomResourceDefinitions, Deployments, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import { runOsc as osc } from '../support/cli.ts';
@@ -92,6 +93,8 @@ describe('osc against a cluster without the KataConfig API', () => {
   });
 
   test('the committed config/ manifests apply with kubectl; osc install then only completes them', async () => {
+    // config/ is the OpenShift install, whose API server serves SecurityContextConstraints.
+    await ref.cp.installCRDs([sccCRD()]);
     const applied = await ref.cp.kubectl(['apply', '-f', join(root, 'config')]);
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(applied.stdout, /^namespace\/openshift-sandboxed-containers-operator created$/m);

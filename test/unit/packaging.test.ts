@@ -55,7 +55,12 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.deepEqual(strategy.clusterPermissions, [
       { serviceAccountName: NAMES.serviceAccount, rules: [...clusterRules(), ...eventRules()] },
     ]);
-    const roles = [...byKind('Role'), ...byKind('ClusterRole').filter((r) => r.metadata.name === NAMES.clusterRole)] as (KubeObject & {
+    // The workloads' SCC grants are not the operator's: they ship as manifests of their own.
+    const sccGrant = (o: KubeObject) => (o.kind === 'Role' || o.kind === 'RoleBinding') && !!o.metadata.name?.startsWith('use-scc-');
+    const roles = [
+      ...byKind('Role').filter((r) => !sccGrant(r)),
+      ...byKind('ClusterRole').filter((r) => r.metadata.name === NAMES.clusterRole),
+    ] as (KubeObject & {
       rules: unknown[];
     })[];
     assert.deepEqual(
@@ -68,9 +73,16 @@ describe('packaging: OLM bundle and Helm chart', () => {
     const folded = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'Deployment', 'Role', 'RoleBinding']);
     folded.add('ValidatingWebhookConfiguration').add('MutatingWebhookConfiguration');
     // The metrics reader is for scrapers, not the operator: it ships as manifests of its own.
+    // So do the workloads' ServiceAccounts and SCC grants; the SCCs themselves no bundle can carry.
+    const workloadIdentity = (o: KubeObject) => (o.kind === 'ServiceAccount' && o.metadata.name !== NAMES.serviceAccount) || sccGrant(o);
     const rest = objects.filter(
-      (o) => !folded.has(o.kind ?? '') && !(o.kind?.startsWith('ClusterRole') && o.metadata.name !== NAMES.metricsReader),
+      (o) =>
+        o.kind !== 'SecurityContextConstraints' &&
+        (workloadIdentity(o) ||
+          (!folded.has(o.kind ?? '') && !(o.kind?.startsWith('ClusterRole') && o.metadata.name !== NAMES.metricsReader))),
     );
+    assert.deepEqual(b.unbundled, byKind('SecurityContextConstraints'));
+    assert.match(b.csv.spec.description as string, /oc apply -f config\/25-security-context-constraints\.yaml/);
     assert.ok(rest.length >= 2, 'at least the two Services');
     assert.deepEqual(
       b.extras.map(id),

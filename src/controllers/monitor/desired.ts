@@ -4,6 +4,7 @@
  * Prometheus Operator's API is served, a ServiceMonitor and a recording rule. Pure: from the KataConfig and
  * the cluster's shape to the objects that should exist (none when there is nothing to monitor).
  */
+
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
 import {
   DEFAULT_MONITOR_IMAGE,
@@ -14,6 +15,7 @@ import {
   MONITOR_SERVICE_ACCOUNT,
   MONITOR_SERVICE_MONITOR,
 } from '../../api/names.ts';
+import { MONITOR_SCC, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
 import type { ResourceType } from '../../kube/client.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
@@ -109,7 +111,7 @@ export function desiredMonitor(input: MonitorInput): MonitorObjects | undefined 
     selector: { matchLabels: MONITOR_LABELS },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
     template: {
-      metadata: { labels: { ...MONITOR_LABELS, ...ownedLabels } },
+      metadata: { labels: { ...MONITOR_LABELS, ...ownedLabels }, annotations: { [REQUIRED_SCC_ANNOTATION]: MONITOR_SCC } },
       spec: {
         serviceAccountName: MONITOR_SERVICE_ACCOUNT,
         nodeSelector,

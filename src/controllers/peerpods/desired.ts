@@ -14,6 +14,7 @@ import {
   PODVM_IMAGE_DELETION_JOB,
 } from '../../api/names.ts';
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
+import { CAA_SCC, CAA_SERVICE_ACCOUNT, PODVM_IMAGE_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { defaultCloud } from '../../peerpods/clouds/index.ts';
@@ -155,8 +156,13 @@ export function desiredDaemonSet(opts: {
     selector: { matchLabels: labels },
     updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
     template: {
-      metadata: { labels: { ...labels, ...ownedLabels('cloud-api-adaptor') }, annotations: { [CONFIG_HASH_ANNOTATION]: opts.configHash } },
+      metadata: {
+        labels: { ...labels, ...ownedLabels('cloud-api-adaptor') },
+        // Pinned: an administrator's SCC of higher priority must not change what the adaptor runs with.
+        annotations: { [CONFIG_HASH_ANNOTATION]: opts.configHash, [REQUIRED_SCC_ANNOTATION]: CAA_SCC },
+      },
       spec: {
+        serviceAccountName: CAA_SERVICE_ACCOUNT,
         nodeSelector: opts.placement.nodeSelector,
         ...(opts.placement.tolerations.length ? { tolerations: opts.placement.tolerations } : {}),
         hostNetwork: true,
@@ -241,8 +247,11 @@ export function desiredImageJob(opts: {
       completions: 1,
       backoffLimit: opts.backoffLimit,
       template: {
-        metadata: { labels },
+        metadata: { labels, annotations: { [REQUIRED_SCC_ANNOTATION]: PODVM_IMAGE_SCC } },
         spec: {
+          serviceAccountName: PODVM_IMAGE_SERVICE_ACCOUNT,
+          // The builder talks to the cloud, never to the cluster's API.
+          automountServiceAccountToken: false,
           restartPolicy: 'Never',
           containers: [
             {

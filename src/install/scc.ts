@@ -1,0 +1,99 @@
+/**
+ * What OpenShift's SCC admission requires of osc's privileged workloads, shipped with the install
+ * (`osc install`, config/, the Helm chart) rather than made by the operator at run time: an operator that
+ * creates SCCs and grants their use could grant any SCC to anyone. Each SCC allows exactly what its one
+ * workload does (docs/openshift-security.md says what and why), and its `use` is granted by a Role in the
+ * operator's namespace, pinned by resourceNames, to that workload's ServiceAccount alone.
+ */
+import { MONITOR_SERVICE_ACCOUNT } from '../api/names.ts';
+import { CAA_SCC, CAA_SERVICE_ACCOUNT, MONITOR_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, type SecurityContextConstraints } from '../api/scc.ts';
+import type { KubeObject } from '../kube/types.ts';
+
+const RBAC = 'rbac.authorization.k8s.io/v1';
+const labels = {
+  'app.kubernetes.io/name': 'osc',
+  'app.kubernetes.io/component': 'security',
+  'app.kubernetes.io/part-of': 'openshift-sandboxed-containers',
+};
+
+/**
+ * A privileged pod on the host's paths, as root, nothing else: no host PID or IPC, no host ports, no
+ * volume type but hostPath, a read-only root file system. Privileged containers need privilege escalation
+ * allowed (the API refuses the two together otherwise) and run with every capability, so the SCC lists none.
+ */
+function privilegedOnHostPaths(name: string, description: string, hostNetwork: boolean): SecurityContextConstraints {
+  return {
+    apiVersion: 'security.openshift.io/v1',
+    kind: 'SecurityContextConstraints',
+    metadata: { name, labels, annotations: { 'kubernetes.io/description': description } },
+    priority: null,
+    allowPrivilegedContainer: true,
+    allowPrivilegeEscalation: true,
+    allowHostNetwork: hostNetwork,
+    allowHostPorts: false,
+    allowHostPID: false,
+    allowHostIPC: false,
+    allowHostDirVolumePlugin: true,
+    volumes: ['hostPath'],
+    allowedCapabilities: null,
+    defaultAddCapabilities: null,
+    requiredDropCapabilities: null,
+    readOnlyRootFilesystem: true,
+    runAsUser: { type: 'RunAsAny' },
+    seLinuxContext: { type: 'RunAsAny' },
+    fsGroup: { type: 'RunAsAny' },
+    supplementalGroups: { type: 'RunAsAny' },
+    seccompProfiles: ['runtime/default'],
+    users: [],
+    groups: [],
+  };
+}
+
+export function oscSCCs(): SecurityContextConstraints[] {
+  return [
+    privilegedOnHostPaths(
+      CAA_SCC,
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns.",
+      true,
+    ),
+    privilegedOnHostPaths(
+      MONITOR_SCC,
+      "osc's kata monitor: a privileged container reading the container runtime's socket and the sandboxes' state under /run/vc/sbs on the host.",
+      false,
+    ),
+  ];
+}
+
+/** The ServiceAccounts osc's install makes for its workloads (the kata monitor's is made by the operator). */
+export const INSTALLED_SERVICE_ACCOUNTS = [CAA_SERVICE_ACCOUNT, PODVM_IMAGE_SERVICE_ACCOUNT];
+
+/** Which ServiceAccount may use which of osc's SCCs. */
+export const SCC_GRANTS: { scc: string; serviceAccount: string }[] = [
+  { scc: CAA_SCC, serviceAccount: CAA_SERVICE_ACCOUNT },
+  { scc: MONITOR_SCC, serviceAccount: MONITOR_SERVICE_ACCOUNT },
+];
+
+/** The SCCs, the workloads' ServiceAccounts and the pinned `use` grants, for the operator's namespace. */
+export function oscSecurityIdentity(namespace: string): KubeObject[] {
+  const accounts = INSTALLED_SERVICE_ACCOUNTS.map((name) => ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace, labels },
+  }));
+  const grants = SCC_GRANTS.flatMap(({ scc, serviceAccount }) => [
+    {
+      apiVersion: RBAC,
+      kind: 'Role',
+      metadata: { name: `use-scc-${scc}`, namespace, labels },
+      rules: [{ apiGroups: ['security.openshift.io'], resources: ['securitycontextconstraints'], resourceNames: [scc], verbs: ['use'] }],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: { name: `use-scc-${scc}`, namespace, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `use-scc-${scc}` },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+    },
+  ]);
+  return [...oscSCCs(), ...accounts, ...grants] as KubeObject[];
+}
