@@ -160,7 +160,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
         });
   const { platform } = chosen;
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
-  setupKataConfigController(manager, platform, opts.kataConfig);
+  setupKataConfigController(manager, platform, { ...opts.kataConfig, namespace });
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
@@ -17,9 +18,11 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
 import { WriteLane } from '../../runtime/writelane.ts';
+import type { ConfidentialClasses } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
+import type { DesiredRuntimeClass } from './runtimeclasses.ts';
 import {
   classifyRecords,
   done,
@@ -85,6 +88,8 @@ export interface KataConfigContext {
   options: KataConfigOptions;
   /** For what happens beside a reconcile (KataNode writes retried). */
   log?: Logger;
+  /** The feature gates, the TEE and the classes beyond kata and kata-remote (confidential.ts). */
+  confidential?: ConfidentialClasses;
 }
 
 const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
@@ -101,7 +106,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
     };
   }
   if (prev && prev.reason === next.reason && next.reason !== 'Failed') return undefined;
-  const type = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' ? ('Warning' as const) : ('Normal' as const);
+  const warn = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' || next.reason === 'UnsupportedOCPVersion';
+  const type = warn ? ('Warning' as const) : ('Normal' as const);
   return { type, reason: next.reason || 'Progressing', note: next.message || eventNotes.progressing(kc.metadata.name) };
 }
 
@@ -201,19 +207,42 @@ export class KataConfigReconciler {
     const records = view.records();
     const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
-    const state = installCondition(classification, selection, rt, initial);
+    let state = installCondition(classification, selection, rt, initial);
+    const installed = state === done;
+    const extra = await this.ctx.confidential?.pass(kc, nodes, input.selected, this.ctx.pods.list(), signal);
+    // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
+    if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
-    const wanted = runtimeClassesFor(kc.spec);
-    if (state === done) {
+    const wanted = [...runtimeClassesFor(kc.spec), ...(extra?.classes.map((c) => c.name) ?? [])];
+    // A class whose handler must change (the TEE changed) goes first, and is made again once gone.
+    const replaced = (extra?.classes ?? []).filter((c) => this.ownedWithOtherHandler(c)).map((c) => c.name);
+    if (installed) {
       // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
       for (const name of wanted) {
-        await this.ensureRuntimeClass(name, nodes, ownerOf(kc), signal);
+        if (replaced.includes(name)) continue;
+        await this.ensureRuntimeClass(
+          name,
+          nodes,
+          ownerOf(kc),
+          signal,
+          extra?.classes.find((c) => c.name === name),
+        );
         if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
       }
     }
-    // A RuntimeClass no longer offered (peer pods turned off) goes once no pod uses it.
-    for (const name of runtimeClasses.filter((n) => !wanted.includes(n))) {
-      if (podsUsing(this.ctx.pods.list(), new Set([name])).length) continue;
+    // A RuntimeClass no longer offered (peer pods or a feature gate turned off) goes once no pod uses it.
+    const frozen = extra?.frozen ?? [];
+    let waitingForPods = false;
+    for (const name of runtimeClasses.filter((n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n))) {
+      const using = podsUsing(this.ctx.pods.list(), new Set([name]));
+      if (using.length) {
+        log.info(
+          { runtimeClass: name, pods: using.slice(0, 20), count: using.length },
+          'RuntimeClass no longer wanted: waiting for its pods',
+        );
+        waitingForPods = true;
+        continue;
+      }
       await this.deleteOwnRuntimeClass(name, signal);
       runtimeClasses = runtimeClasses.filter((n) => n !== name);
     }
@@ -250,6 +279,8 @@ export class KataConfigReconciler {
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
+      // Pod deletions do not wake an install pass: a class waiting for its pods looks again.
+      waitingForPods ? this.ctx.options.blockedRecheckMs : undefined,
       plan.recheckAfterMs,
       nodeRecords.promoteInMs,
     );
@@ -452,11 +483,23 @@ export class KataConfigReconciler {
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
   }
 
-  private async ensureRuntimeClass(rt: string, nodes: readonly Node[], owner: OwnerReference, signal: AbortSignal): Promise<void> {
+  /** Whether osc made this class with a handler other than the one it now needs. */
+  private ownedWithOtherHandler(d: DesiredRuntimeClass): boolean {
+    const existing = this.ctx.runtimeClasses.get(d.name);
+    return !!existing?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig') && existing.handler !== d.handler;
+  }
+
+  private async ensureRuntimeClass(
+    rt: string,
+    nodes: readonly Node[],
+    owner: OwnerReference,
+    signal: AbortSignal,
+    desired?: DesiredRuntimeClass,
+  ): Promise<void> {
     // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
     // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
     const existing = this.ctx.runtimeClasses.get(rt);
-    const spec = this.ctx.platform.runtimeClass(rt, nodes);
+    const spec = desired ?? this.ctx.platform.runtimeClass(rt, nodes);
     const nodeSelector = spec.nodeSelector;
     if (existing) {
       const refs = existing.metadata.ownerReferences ?? [];
@@ -466,15 +509,19 @@ export class KataConfigReconciler {
       if (refs.some((r) => r.kind === 'KataConfig') && Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) {
         await this.ctx.client.patch(RuntimeClasses, rt, { scheduling: { nodeSelector } }, { signal });
       }
+      // One osc made before it guarded its classes gets the guard (a merge patch replaces the whole list).
+      if (refs.some((r) => r.kind === 'KataConfig') && !existing.metadata.deletionTimestamp)
+        await addFinalizer(this.ctx.client, RuntimeClasses, existing, RUNTIME_CLASS_CLEANUP_FINALIZER);
       if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
       const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
       await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
       return;
     }
     const rc: RuntimeClass = {
-      metadata: { name: rt, ownerReferences: [owner] },
+      // The finalizer keeps the class while pods use it, whoever deletes it (runtimeclass-cleanup.ts).
+      metadata: { name: rt, ownerReferences: [owner], finalizers: [RUNTIME_CLASS_CLEANUP_FINALIZER] },
       handler: spec.handler,
-      ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
+      ...(spec.overhead ? { overhead: { podFixed: { ...spec.overhead } } } : {}),
       scheduling: { nodeSelector: spec.nodeSelector },
     };
     await this.writer.create(RuntimeClasses, rc, signal);
