@@ -114,6 +114,9 @@ export const confidentialTexts = {
   /** A gate turned off while pods still use the class. */
   removalBlocked: (rc: string, pods: readonly string[]) =>
     `RuntimeClass ${rc} is no longer wanted but ${pods.length} pod${pods.length === 1 ? '' : 's'} still use${pods.length === 1 ? 's' : ''} it (${pods.slice(0, 5).join(', ')}${pods.length > 5 ? ', …' : ''}): delete ${pods.length === 1 ? 'it' : 'them'} for the class to go`,
+  /** The runtime-class-cleanup finalizer holding a deleted class. */
+  keptForPods: (rc: string, pods: readonly string[]) =>
+    `RuntimeClass ${rc} is being deleted and is kept while ${pods.length} pod${pods.length === 1 ? '' : 's'} (Running, Pending or Unknown) use${pods.length === 1 ? 's' : ''} it: ${pods.slice(0, 5).join(', ')}${pods.length > 5 ? ', …' : ''}`,
   noGpuNodes: () => 'no selected node carries the NVIDIA GPU operator labels: kata-nvidia-gpu is not created',
   /** A node labelled with the TEE but advertising no key slot: no kata-cc pod can be scheduled there. */
   noKeySlots: (nodes: readonly string[], resource: string) =>

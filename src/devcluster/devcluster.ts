@@ -22,10 +22,12 @@ import { silentLogger } from '../runtime/log.ts';
 import { CLOUD_JOBS, SimulatedCloud } from './cloud.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
+import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './nfd-rules.ts';
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
@@ -87,6 +89,8 @@ export interface DevClusterOptions {
   awsRegion?: string;
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
   podvmImageJobMs?: number;
+  /** TEE and GPU nodes, and the OpenShift release reported (hardware.ts). */
+  hardware?: DevHardware;
 }
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
@@ -149,7 +153,7 @@ export class DevCluster {
         drainRetryMs: opts.drainRetryMs,
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
-      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
+      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
       cloud: new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs }),
     };
   }
@@ -201,7 +205,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), nodeFeatureRuleCRD()]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -233,6 +237,7 @@ export class DevCluster {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     await this.createInfrastructure();
+    await seedHardware(this.client, this.options.hardware ?? {}, true);
     for (const role of ['master', 'worker'] as const) {
       for (const mc of baseMachineConfigs(role)) await this.createIfAbsent(this.client.create(MachineConfigs, mc));
     }
@@ -265,6 +270,14 @@ export class DevCluster {
       deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
     );
+    const teeLabel = teeLabelOf(this.options.hardware ?? {});
+    if (teeLabel)
+      await this.poll(
+        () =>
+          inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
+        deadline,
+        'Node Feature Discovery to label the TEE nodes',
+      );
   }
 
   /**
@@ -283,6 +296,7 @@ export class DevCluster {
   /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */
   private initialNodes(extra: (role: 'master' | 'worker') => Partial<NodeInit>): NodeInit[] {
     const { masters, workers, compact } = this.options;
+    const hw = (name: string, role: 'master' | 'worker') => nodeHardware(this.options.hardware ?? {}, name, role);
     return [
       ...Array.from({ length: masters }, (_, i) => ({
         name: `master-${i}`,
@@ -290,8 +304,15 @@ export class DevCluster {
         index: i,
         schedulableMaster: compact,
         ...extra('master'),
+        ...hw(`master-${i}`, 'master'),
       })),
-      ...Array.from({ length: workers }, (_, i) => ({ name: `worker-${i}`, role: 'worker' as const, index: i, ...extra('worker') })),
+      ...Array.from({ length: workers }, (_, i) => ({
+        name: `worker-${i}`,
+        role: 'worker' as const,
+        index: i,
+        ...extra('worker'),
+        ...hw(`worker-${i}`, 'worker'),
+      })),
     ];
   }
 

@@ -2,9 +2,7 @@ import type { Logger } from 'pino';
 import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP, featureGateTexts, type ParsedFeatureGates, parseFeatureGates } from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
-import { ClusterVersions } from '../../api/openshift.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import { errorMessage } from '../../kube/errors.ts';
+import type { ClusterVersion } from '../../api/openshift.ts';
 import type { ConfigMap, Node, Pod } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -13,16 +11,14 @@ import { EXTRA_RUNTIME_CLASSES, type ExtraClasses, extraRuntimeClasses } from '.
 import { detectTee, type TeeDetection } from './tee.ts';
 
 export interface ConfidentialDeps {
-  client: KubeClient;
   featureGates: Informer<ConfigMap>;
+  /** OpenShift's ClusterVersion `version` (watched by name); absent where the platform has no release. */
+  clusterVersions?: Informer<ClusterVersion>;
   namespace: string;
   platform: Platform<unknown>;
   events: EventRecorder;
   log?: Logger;
 }
-
-/** How long a read of the ClusterVersion serves: a cluster upgrade takes far longer. */
-const VERSION_TTL_MS = 30_000;
 
 export interface ConfidentialPass extends ExtraClasses {
   parsed: ParsedFeatureGates;
@@ -32,11 +28,10 @@ export interface ConfidentialPass extends ExtraClasses {
 /**
  * What a KataConfig pass needs of the feature gates, the TEE and the cluster's release: the gates from
  * their ConfigMap's cache, the TEE from the selected nodes' labels, and (on OpenShift, with the
- * confidential gate on) the release, read at most every 30 s. Notes each new warning or gate problem once
+ * confidential gate on) the release from the ClusterVersion's cache. Notes each new warning or gate problem once
  * as an event, so that an administrator sees a bad edit where they look first.
  */
 export class ConfidentialClasses {
-  private version: { value: string | undefined; until: number } | undefined;
   private readonly noted = new Set<string>();
 
   private readonly deps: ConfidentialDeps;
@@ -51,12 +46,12 @@ export class ConfidentialClasses {
     return parseFeatureGates(cm?.data);
   }
 
-  async pass(kc: KataConfig, nodes: readonly Node[], selected: ReadonlySet<string>, pods: readonly Pod[], signal: AbortSignal) {
-    const { platform, namespace } = this.deps;
+  async pass(kc: KataConfig, nodes: readonly Node[], selected: ReadonlySet<string>, pods: readonly Pod[]) {
+    const { platform, namespace, clusterVersions } = this.deps;
     const parsed = this.gates();
     const tee = detectTee(nodes, selected, pods, new Set(EXTRA_RUNTIME_CLASSES));
-    const checkRelease = platform.name === 'openshift' && parsed.gates.confidential && !kc.spec?.enablePeerPods;
-    const clusterVersion = checkRelease ? { version: await this.clusterVersion(signal) } : undefined;
+    const release = clusterVersions?.get(CLUSTER_VERSION_NAME)?.status?.desired?.version || undefined;
+    const clusterVersion = clusterVersions ? { version: release } : undefined;
     const extra = extraRuntimeClasses({
       gates: parsed.gates,
       problems: parsed.problems,
@@ -87,19 +82,5 @@ export class ConfidentialClasses {
     // A problem fixed and made again is noted again.
     for (const id of this.noted) if (!current.has(id)) this.noted.delete(id);
     return { ...extra, parsed, tee } satisfies ConfidentialPass;
-  }
-
-  private async clusterVersion(signal: AbortSignal): Promise<string | undefined> {
-    if (this.version && this.version.until > Date.now()) return this.version.value;
-    try {
-      const cv = await this.deps.client.find(ClusterVersions, CLUSTER_VERSION_NAME, undefined, signal);
-      const value = cv?.status?.desired?.version || undefined;
-      this.version = { value, until: Date.now() + VERSION_TTL_MS };
-      return value;
-    } catch (e) {
-      if (signal.aborted) throw e;
-      this.deps.log?.warn({ err: errorMessage(e) }, 'cannot read the ClusterVersion');
-      return undefined;
-    }
   }
 }

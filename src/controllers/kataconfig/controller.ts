@@ -1,8 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
+import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
@@ -50,7 +52,10 @@ export function setupKataConfigController(
   const kataMetrics = new KataMetrics(mgr.metrics.registry);
   const featureGates = mgr.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CONFIGMAP}` });
   const log = mgr.log.child({ controller: KATACONFIG_CONTROLLER });
-  const confidential = new ConfidentialClasses({ client: mgr.client, featureGates, namespace, platform, events: mgr.events, log });
+  // Only OpenShift has a release to check (and serves the type).
+  const clusterVersions =
+    platform.name === 'openshift' ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` }) : undefined;
+  const confidential = new ConfidentialClasses({ featureGates, clusterVersions, namespace, platform, events: mgr.events, log });
 
   const reconciler = new KataConfigReconciler({
     client: mgr.client,
@@ -68,7 +73,7 @@ export function setupKataConfigController(
     log,
     confidential,
   });
-  setupRuntimeClassCleanup(mgr, { runtimeClasses, pods });
+  setupRuntimeClassCleanup(mgr, { runtimeClasses, pods, events: mgr.events });
 
   // A node patch the cache shows is no longer awaited (see KataConfigReconciler.applyPlan).
   nodes.addEventHandler({
@@ -96,8 +101,9 @@ export function setupKataConfigController(
       { informer: kataNodes, keys: all, updated: () => false },
       ...platformCaches.informers.map((informer) => ({ informer, keys: all })),
       { informer: runtimeClasses, keys: all },
-      // An edit of the feature gates changes the classes offered.
+      // An edit of the feature gates, or an upgrade, changes the classes offered.
       { informer: featureGates, keys: all },
+      ...(clusterVersions ? [{ informer: clusterVersions, keys: all }] : []),
       // Pods matter only to a blocked uninstall: their deletion lets it proceed at once.
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },
     ],

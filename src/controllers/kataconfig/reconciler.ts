@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
+import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
@@ -209,7 +209,7 @@ export class KataConfigReconciler {
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     let state = installCondition(classification, selection, rt, initial);
     const installed = state === done;
-    const extra = await this.ctx.confidential?.pass(kc, nodes, input.selected, this.ctx.pods.list(), signal);
+    const extra = await this.ctx.confidential?.pass(kc, nodes, input.selected, this.ctx.pods.list());
     // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
     if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
@@ -240,6 +240,7 @@ export class KataConfigReconciler {
           { runtimeClass: name, pods: using.slice(0, 20), count: using.length },
           'RuntimeClass no longer wanted: waiting for its pods',
         );
+        await this.ctx.events.record(kc, 'Warning', 'RuntimeClassInUse', 'Reconcile', confidentialTexts.removalBlocked(name, using));
         waitingForPods = true;
         continue;
       }

@@ -1,8 +1,9 @@
-import { ACTIVE_POD_PHASES, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
+import { ACTIVE_POD_PHASES, confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { type Pod, Pods, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
+import type { EventRecorder } from '../../runtime/events.ts';
 import { hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
@@ -31,10 +32,10 @@ const deleting = (rc: RuntimeClass | undefined): rc is RuntimeClass =>
  */
 export function setupRuntimeClassCleanup(
   mgr: Manager,
-  caches: { runtimeClasses: Informer<RuntimeClass>; pods: Informer<Pod> },
+  caches: { runtimeClasses: Informer<RuntimeClass>; pods: Informer<Pod>; events: EventRecorder },
   recheckMs = CLEANUP_RECHECK_MS,
 ): void {
-  const { runtimeClasses, pods } = caches;
+  const { runtimeClasses, pods, events } = caches;
   mgr.addController({
     name: RUNTIME_CLASS_CLEANUP_CONTROLLER,
     watches: [
@@ -45,25 +46,27 @@ export function setupRuntimeClassCleanup(
         keys: (p) => (p.spec?.runtimeClassName && deleting(runtimeClasses.get(p.spec.runtimeClassName)) ? [p.spec.runtimeClassName] : []),
       },
     ],
-    reconcile: (name, { log, signal }) => releaseWhenUnused(mgr.client, runtimeClasses, pods, name, recheckMs, log, signal),
+    reconcile: (name, { log, signal }) =>
+      releaseWhenUnused({ client: mgr.client, runtimeClasses, pods, events }, name, recheckMs, log, signal),
   });
 }
 
 async function releaseWhenUnused(
-  client: KubeClient,
-  runtimeClasses: Informer<RuntimeClass>,
-  pods: Informer<Pod>,
+  deps: { client: KubeClient; runtimeClasses: Informer<RuntimeClass>; pods: Informer<Pod>; events: EventRecorder },
   name: string,
   recheckMs: number,
   log: { info: (o: object, m: string) => void },
   signal: AbortSignal,
 ): Promise<ReconcileResult | undefined> {
+  const { client, runtimeClasses, pods, events } = deps;
   const rc = runtimeClasses.get(name);
   if (!deleting(rc)) return undefined;
-  if (activePodsUsing(pods.list(), name).length) return { requeueAfterMs: recheckMs };
-  const live = activePodsUsing((await client.list(Pods, { signal })).items, name);
+  const cached = activePodsUsing(pods.list(), name);
+  const live = cached.length ? cached : activePodsUsing((await client.list(Pods, { signal })).items, name);
   if (live.length) {
     log.info({ runtimeClass: name, pods: live.slice(0, 20), count: live.length }, 'RuntimeClass deleted: kept while pods use it');
+    // On the class itself, where `kubectl describe runtimeclass` shows why it does not go (one series).
+    await events.record(rc, 'Normal', 'WaitingForPods', 'Delete', confidentialTexts.keptForPods(name, live));
     return { requeueAfterMs: recheckMs };
   }
   try {
