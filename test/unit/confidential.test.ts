@@ -3,9 +3,10 @@ import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
 import { DEFAULT_FEATURE_GATES, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
-import { type ExtraClassesInput, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
+import { type ExtraClassesInput, extraHandlers, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
 import { checkVersion, detectTee } from '../../src/controllers/kataconfig/tee.ts';
 import type { Node, Pod } from '../../src/kube/resources.ts';
+import { configId, installerConfig, installerEnv } from '../../src/platform/kubernetes/katadeploy.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
 const TDX = 'intel.feature.node.kubernetes.io/tdx';
@@ -280,5 +281,33 @@ describe('the runtime-class-cleanup finalizer', () => {
       pod('o', 'kata', 'w1', 'Running'),
     ];
     assert.deepEqual(activePodsUsing(pods, 'kata-cc'), ['app/p', 'app/r', 'app/u']);
+  });
+});
+
+describe('the nodes keep the handlers of the extra classes', () => {
+  const rc = (name: string, handler: string, owned = true) => ({
+    metadata: { name, ...(owned ? { ownerReferences: [{ kind: 'KataConfig' }] } : {}) },
+    handler,
+  });
+  test('wanted classes, and extra classes osc made that still exist (waiting for pods, or frozen)', () => {
+    const wanted = [{ name: 'kata-nvidia-gpu', handler: 'kata-qemu-nvidia-gpu', overhead: {}, nodeSelector: {} }];
+    assert.deepEqual(
+      extraHandlers(wanted, [rc('kata-cc', 'kata-qemu-tdx'), rc('kata', 'kata-qemu'), rc('kata-cc-nvidia-gpu', 'x', false)]),
+      ['kata-qemu-nvidia-gpu', 'kata-qemu-tdx'],
+    );
+  });
+  test("kata-deploy's env lists the TEE shim beside the default one, on the architecture that has it", () => {
+    const c = installerConfig('img', 'qemu', 'info', 'k8s', ['qemu-tdx', 'qemu-se']);
+    const env = Object.fromEntries(installerEnv(c).map((e) => [e.name, e.value]));
+    assert.equal(env.SHIMS_X86_64, 'qemu qemu-tdx');
+    assert.equal(env.SHIMS_S390X, 'qemu qemu-se');
+    assert.equal(env.DEFAULT_SHIM_X86_64, 'qemu');
+  });
+  test('a configuration without extra shims keeps the id it had before they existed (no rollout on upgrade)', () => {
+    assert.equal(configId(installerConfig('img', 'qemu', 'info')), configId({ image: 'img', shim: 'qemu', debug: false }));
+    assert.notEqual(
+      configId(installerConfig('img', 'qemu', 'info', 'k8s', ['qemu-tdx'])),
+      configId(installerConfig('img', 'qemu', 'info')),
+    );
   });
 });

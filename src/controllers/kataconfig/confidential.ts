@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
+import { CLUSTER_VERSION_NAME, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP, featureGateTexts, type ParsedFeatureGates, parseFeatureGates } from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
 import type { ClusterVersion } from '../../api/openshift.ts';
@@ -7,7 +7,7 @@ import type { ConfigMap, Node, Pod } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import { EXTRA_RUNTIME_CLASSES, type ExtraClasses, extraRuntimeClasses } from './runtimeclasses.ts';
+import { type ExtraClasses, extraRuntimeClasses } from './runtimeclasses.ts';
 import { detectTee, type TeeDetection } from './tee.ts';
 
 export interface ConfidentialDeps {
@@ -49,7 +49,7 @@ export class ConfidentialClasses {
   async pass(kc: KataConfig, nodes: readonly Node[], selected: ReadonlySet<string>, pods: readonly Pod[]) {
     const { platform, namespace, clusterVersions } = this.deps;
     const parsed = this.gates();
-    const tee = detectTee(nodes, selected, pods, new Set(EXTRA_RUNTIME_CLASSES));
+    const tee = detectTee(nodes, selected, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]));
     const release = clusterVersions?.get(CLUSTER_VERSION_NAME)?.status?.desired?.version || undefined;
     const clusterVersion = clusterVersions ? { version: release } : undefined;
     const extra = extraRuntimeClasses({

@@ -22,7 +22,7 @@ import type { ConfidentialClasses } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
-import type { DesiredRuntimeClass } from './runtimeclasses.ts';
+import { type DesiredRuntimeClass, extraHandlers } from './runtimeclasses.ts';
 import {
   classifyRecords,
   done,
@@ -127,6 +127,8 @@ export class KataConfigReconciler {
   private readonly kataNodeLane: WriteLane<KataNodeWrite>;
   /** The platform's writes (platformwrites.ts). */
   private readonly writer: PlatformWriter;
+  /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
+  private extraHandlers: readonly string[] = [];
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -199,7 +201,10 @@ export class KataConfigReconciler {
     const t0 = performance.now();
     const nodes = this.ctx.nodes.list();
     const selection = platform.select(nodes, kc.spec);
-    const input = this.platformInput(kc, nodes, new Set(selection.nodes), new Date());
+    const selected = new Set(selection.nodes);
+    const extra = await this.ctx.confidential?.pass(kc, nodes, selected, this.ctx.pods.list());
+    this.extraHandlers = extraHandlers(extra?.classes ?? [], this.ctx.runtimeClasses.list());
+    const input = this.platformInput(kc, nodes, selected, new Date());
 
     // The status comes first: it is computed from the desired selection and the platform's view of the
     // nodes, not from our own writes below, and on a large cluster it must not wait for them.
@@ -209,7 +214,6 @@ export class KataConfigReconciler {
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
     let state = installCondition(classification, selection, rt, initial);
     const installed = state === done;
-    const extra = await this.ctx.confidential?.pass(kc, nodes, input.selected, this.ctx.pods.list());
     // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
     if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
     let runtimeClasses = kc.status?.runtimeClasses ?? [];
@@ -429,7 +433,8 @@ export class KataConfigReconciler {
     now: Date,
   ): PlatformInput<unknown> {
     const soakMs = this.ctx.options.soakMs;
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs };
+    const extraHandlers = this.extraHandlers;
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs, extraHandlers };
   }
 
   /**

@@ -154,3 +154,19 @@ export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
   }
   return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
 }
+
+/**
+ * The handlers the nodes must keep for the extra classes: those wanted, and those of the extra classes osc
+ * made that still exist (one waiting for its pods, or frozen by a gate osc cannot read, keeps its handler
+ * on the nodes until it is gone).
+ */
+export function extraHandlers(
+  wanted: readonly DesiredRuntimeClass[],
+  existing: readonly { metadata: { name?: string; ownerReferences?: { kind: string }[] }; handler: string }[],
+): string[] {
+  const handlers = new Set(wanted.map((c) => c.handler));
+  for (const rc of existing)
+    if (EXTRA_RUNTIME_CLASSES.includes(rc.metadata.name ?? '') && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
+      handlers.add(rc.handler);
+  return [...handlers].sort();
+}
