@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER, type TeeKind, teePlatform } from '../../src/api/confidential.ts';
+import { renderConfidential } from '../../src/api/confidential-summary.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../src/api/featuregates.ts';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { KATA_NODE_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
+import { readConfidential } from '../../src/cli/commands/confidential-status.ts';
 import { setClusterVersion } from '../../src/devcluster/hardware.ts';
 import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd-rules.ts';
 import { ConfigMaps, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
@@ -119,6 +121,15 @@ for (const t of table) {
       assert.equal(refused.reason, 'Unschedulable');
       assert.match(refused.message ?? '', new RegExp(`Insufficient ${t.slots.replace(/\./g, '\\.')}`));
       assert.equal((await client.get(Pods, 'cc-4', NS)).status?.phase, 'Pending');
+
+      // osc status: every slot of both TEE nodes in use.
+      const summary = await readConfidential(client, (await client.list(Nodes)).items);
+      assert.equal(summary.tee, t.kind);
+      assert.deepEqual(summary.keySlots, [
+        { node: 'worker-0', resource: t.slots, allocatable: 2, used: 2 },
+        { node: 'worker-1', resource: t.slots, allocatable: 2, used: 2 },
+      ]);
+      assert.match(renderConfidential(summary), /worker-0 {2}2 used, 0 free of 2/);
     });
 
     test('the gate turned off: kata-cc stays while its pods run, and goes once they are gone', async () => {

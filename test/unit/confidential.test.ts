@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
+import { gateProblemTexts, renderConfidential } from '../../src/api/confidential-summary.ts';
 import { DEFAULT_FEATURE_GATES, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
 import { type ExtraClassesInput, extraHandlers, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
@@ -309,5 +310,45 @@ describe('the nodes keep the handlers of the extra classes', () => {
       configId(installerConfig('img', 'qemu', 'info', 'k8s', ['qemu-tdx'])),
       configId(installerConfig('img', 'qemu', 'info')),
     );
+  });
+});
+
+describe('osc status: gates, TEE and key slots', () => {
+  test('a TDX cluster: the gates, the TEE, each node used/free', () => {
+    const text = renderConfidential({
+      gates: { ...DEFAULT_FEATURE_GATES, confidential: true },
+      gateProblems: [],
+      tee: 'tdx',
+      keySlots: [
+        { node: 'worker-0', resource: 'tdx.intel.com/keys', allocatable: 2, used: 2 },
+        { node: 'worker-10', resource: 'tdx.intel.com/keys', allocatable: 4, used: 1 },
+      ],
+    });
+    assert.equal(
+      text,
+      [
+        'Feature gates: confidential=true deploymentMode=DaemonSetFallback caaUpdateStrategy=RollingUpdate',
+        'TEE: Intel TDX',
+        'Key slots (used/free per node):',
+        '  worker-0   2 used, 0 free of 2 tdx.intel.com/keys',
+        '  worker-10  1 used, 3 free of 4 tdx.intel.com/keys',
+        '',
+      ].join('\n'),
+    );
+  });
+  test('a bad gate and two TEE kinds are shown as such', () => {
+    const parsed = parseFeatureGates({ confidential: 'yes' });
+    const text = renderConfidential({
+      gates: parsed.gates,
+      gateProblems: gateProblemTexts(NS, parsed.problems),
+      tee: 'multiple',
+      teesFound: [
+        { kind: 'tdx', nodes: ['w1'] },
+        { kind: 'snp', nodes: ['w2'] },
+      ],
+      keySlots: [],
+    });
+    assert.match(text, /! feature gate "confidential" .* is "yes"/);
+    assert.match(text, /TEE: several kinds \(Intel TDX on w1; AMD SEV-SNP on w2\): only one per cluster is supported/);
   });
 });

@@ -1,0 +1,43 @@
+import { type TeeKind, teePlatform } from './confidential.ts';
+import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from './featuregates.ts';
+
+/**
+ * The feature gates and the confidential computing picture in words, for `osc status`: the gates as the
+ * operator reads them, the TEE its nodes have, and the key slots each TEE node has free.
+ */
+export interface ConfidentialSummary {
+  gates: FeatureGates;
+  /** The texts of the gate values osc cannot read (namespace-qualified). */
+  gateProblems: string[];
+  /** `none`, `multiple`, or the TEE's kind. */
+  tee: 'none' | 'multiple' | TeeKind;
+  /** With `multiple`: which TEEs, on which nodes. */
+  teesFound?: { kind: TeeKind; nodes: string[] }[];
+  /** Per TEE node: the key slots it advertises and those that pods of the confidential classes hold. */
+  keySlots: { node: string; resource: string; allocatable: number; used: number }[];
+}
+
+export function gateProblemTexts(namespace: string, problems: readonly FeatureGateProblem[]): string[] {
+  return problems.map((p) => featureGateTexts.invalid(namespace, p));
+}
+
+/** Lines to print under the KataConfigs. */
+export function renderConfidential(s: ConfidentialSummary): string {
+  const lines = [`Feature gates: ${featureGateTexts.summary(s.gates)}`];
+  for (const p of s.gateProblems) lines.push(`  ! ${p}`);
+  if (s.tee === 'none') lines.push('TEE: none found on the nodes');
+  else if (s.tee === 'multiple')
+    lines.push(
+      `TEE: several kinds (${(s.teesFound ?? []).map((f) => `${teePlatform(f.kind).title} on ${f.nodes.join(', ')}`).join('; ')}): only one per cluster is supported`,
+    );
+  else lines.push(`TEE: ${teePlatform(s.tee).title}`);
+  if (s.keySlots.length) {
+    lines.push('Key slots (used/free per node):');
+    const width = Math.max(...s.keySlots.map((k) => k.node.length));
+    for (const k of s.keySlots)
+      lines.push(
+        `  ${k.node.padEnd(width)}  ${k.used} used, ${Math.max(0, k.allocatable - k.used)} free of ${k.allocatable} ${k.resource}`,
+      );
+  }
+  return `${lines.join('\n')}\n`;
+}
