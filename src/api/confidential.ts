@@ -109,6 +109,8 @@ export const confidentialTexts = {
   noTeePeerPods: () => 'no selected node has a TEE: kata-cc is not created on bare metal (confidential peer pods are unaffected)',
   unsupportedVersion: (version: string, minimum: string) =>
     `OpenShift version ${version} does not support confidential containers on bare metal (minimum required: ${minimum} or higher)`,
+  unsupportedGpuVersion: (version: string, minimum: string) =>
+    `OpenShift version ${version || '(unknown)'} does not support GPUs in kata VMs (minimum required: ${minimum} or higher): kata-nvidia-gpu and kata-cc-nvidia-gpu are not created`,
   unreadableVersion: (version: string) => `OpenShift version ${JSON.stringify(version)} cannot be read as major.minor.patch`,
   versionUnknown: () => 'the ClusterVersion "version" reports no version yet: confidential containers wait for it',
   /** A gate turned off while pods still use the class. */

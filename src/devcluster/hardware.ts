@@ -24,8 +24,8 @@ export interface DevHardware {
   clusterVersion?: string;
 }
 
-/** A release osc supports (product documentation: 4.18.38 or later). */
-export const DEFAULT_CLUSTER_VERSION = '4.20.18';
+/** The newest minimum the product documentation lists (4.21.9: GPUs in kata VMs too). */
+export const DEFAULT_CLUSTER_VERSION = '4.21.9';
 export const DEFAULT_KEY_SLOTS = 4;
 export const TEE_KINDS: readonly TeeKind[] = ['tdx', 'snp'];
 

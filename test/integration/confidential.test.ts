@@ -28,9 +28,10 @@ const podOf = (name: string, runtimeClassName: string): Pod => ({
   spec: { runtimeClassName, containers: [{ name: 'app', image: 'registry.access.redhat.com/ubi9/ubi-minimal' }] } as Pod['spec'],
 });
 
-const table: { kind: TeeKind; handler: string; slots: string }[] = [
-  { kind: 'tdx', handler: 'kata-tdx', slots: 'tdx.intel.com/keys' },
-  { kind: 'snp', handler: 'kata-snp', slots: 'sev-snp.amd.com/esids' },
+// On the TDX cluster worker-2 also has a GPU the NVIDIA GPU operator prepared: kata-nvidia-gpu goes there.
+const table: { kind: TeeKind; handler: string; slots: string; gpuNodes: string[] }[] = [
+  { kind: 'tdx', handler: 'kata-tdx', slots: 'tdx.intel.com/keys', gpuNodes: ['worker-2'] },
+  { kind: 'snp', handler: 'kata-snp', slots: 'sev-snp.amd.com/esids', gpuNodes: [] },
 ];
 
 for (const t of table) {
@@ -39,10 +40,11 @@ for (const t of table) {
     const cluster = useDevCluster({
       workers: 3,
       rebootMs: 300,
-      hardware: { tee: { kind: t.kind, nodes: ['worker-0', 'worker-1'], keySlots: 2 } },
+      hardware: { tee: { kind: t.kind, nodes: ['worker-0', 'worker-1'], keySlots: 2 }, gpuNodes: t.gpuNodes },
     });
     let op: RunningOperator | undefined;
     let rec: StatusRecorder;
+    const gpu = t.gpuNodes.length ? ['kata-nvidia-gpu'] : [];
     before(async () => {
       const { client } = cluster.dev;
       await client.create(Namespaces, { metadata: { name: NS } });
@@ -78,7 +80,16 @@ for (const t of table) {
         timeoutMs: 180_000,
         message: 'installed with kata-cc',
       });
-      assert.deepEqual(rec.seen.at(-1)?.runtimeClasses, ['kata', 'kata-cc']);
+      assert.deepEqual([...(rec.seen.at(-1)?.runtimeClasses ?? [])].sort(), ['kata', 'kata-cc', ...gpu]);
+      if (gpu.length) {
+        const g = await client.get(RuntimeClasses, 'kata-nvidia-gpu');
+        // 4096Mi as the API server writes it back.
+        assert.deepEqual(g.overhead?.podFixed, { cpu: '1', memory: '4Gi' });
+        assert.equal(g.scheduling?.nodeSelector?.['nvidia.com/gpu.present'], 'true');
+        assert.equal(g.scheduling?.nodeSelector?.[KATA_NODE_ROLE_LABEL], '');
+      } else {
+        assert.equal(await client.find(RuntimeClasses, 'kata-nvidia-gpu'), undefined, 'no GPU node, no GPU class');
+      }
       const rc = await client.get(RuntimeClasses, 'kata-cc');
       assert.equal(rc.handler, t.handler);
       assert.deepEqual(rc.overhead?.podFixed, { cpu: '250m', memory: '350Mi', [t.slots]: '1' });
@@ -151,10 +162,12 @@ for (const t of table) {
       for (const p of (await client.list(Pods, { namespace: NS })).items)
         await client.delete(Pods, p.metadata.name ?? '', { namespace: NS });
       await waitFor(async () => !(await client.find(RuntimeClasses, 'kata-cc')), { timeoutMs: 120_000, message: 'kata-cc removed' });
-      await waitFor(() => settled(rec.seen.at(-1)) && JSON.stringify(rec.seen.at(-1)?.runtimeClasses) === '["kata"]', {
-        timeoutMs: 60_000,
-        message: 'status lists kata only',
-      });
+      await waitFor(
+        () =>
+          settled(rec.seen.at(-1)) &&
+          JSON.stringify([...(rec.seen.at(-1)?.runtimeClasses ?? [])].sort()) === JSON.stringify(['kata', ...gpu]),
+        { timeoutMs: 60_000, message: 'status lists kata (and the GPU class) only' },
+      );
       assert.ok(await client.find(RuntimeClasses, 'kata'), 'kata stays');
     });
 
@@ -220,7 +233,7 @@ for (const t of table) {
       await waitFor(() => last()?.reason === 'UnsupportedOCPVersion', { timeoutMs: 60_000, message: 'UnsupportedOCPVersion' });
       assert.equal(last()?.status, 'False');
       assert.equal(last()?.message, confidentialTexts.unsupportedVersion('4.16.20', '4.18.38'));
-      await setClusterVersion(client, '4.20.18');
+      await setClusterVersion(client, '4.21.9');
       await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled after the upgrade' });
     });
   });

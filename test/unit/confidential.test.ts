@@ -159,7 +159,7 @@ describe('the RuntimeClasses beyond kata', () => {
       kataNodeSelector: KATA,
       selected,
       peerPods: false,
-      clusterVersion: { version: '4.20.1' },
+      clusterVersion: { version: '4.21.9' },
       ...over,
     };
   };
@@ -247,6 +247,17 @@ describe('the RuntimeClasses beyond kata', () => {
     assert.deepEqual(out.classes, [
       { name: 'kata-nvidia-gpu', handler: 'kata-nvidia-gpu', overhead: { cpu: '1', memory: '4096Mi' }, nodeSelector: { ...KATA, ...GPU } },
     ]);
+  });
+  test('GPU nodes on OpenShift below 4.21.9: no GPU class, a warning naming the minimum', () => {
+    const out = extraRuntimeClasses(
+      input({ nodes: [node('g1', { ...KATA, ...GPU })], gates: DEFAULT_FEATURE_GATES, clusterVersion: { version: '4.20.18' } }),
+    );
+    assert.deepEqual(out.classes, []);
+    assert.equal(out.refusal, undefined);
+    assert.match(
+      out.warnings[0] ?? '',
+      /OpenShift version 4.20.18 does not support GPUs in kata VMs \(minimum required: 4.21.9 or higher\)/,
+    );
   });
   test('no GPU node: no GPU class', () => {
     const out = extraRuntimeClasses(input({ nodes: tdxNodes }));

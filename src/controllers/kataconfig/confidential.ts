@@ -49,7 +49,11 @@ export class ConfidentialClasses {
   async pass(kc: KataConfig, nodes: readonly Node[], selected: ReadonlySet<string>, pods: readonly Pod[]) {
     const { platform, namespace, clusterVersions } = this.deps;
     const parsed = this.gates();
-    const tee = detectTee(nodes, selected, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]));
+    // The TEE (a walk over the nodes, and over every pod for the key slots in use) only matters with the
+    // gate on: a cluster that does not ask for confidential containers pays nothing per pass for them.
+    const tee: TeeDetection = parsed.gates.confidential
+      ? detectTee(nodes, selected, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]))
+      : { kind: 'none' };
     const release = clusterVersions?.get(CLUSTER_VERSION_NAME)?.status?.desired?.version || undefined;
     const clusterVersion = clusterVersions ? { version: release } : undefined;
     const extra = extraRuntimeClasses({

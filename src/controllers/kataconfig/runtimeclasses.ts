@@ -8,6 +8,7 @@ import {
   KATA_NVIDIA_GPU_RUNTIME_CLASS,
   KATA_NVIDIA_GPU_SHIM,
   MINIMUM_OCP_VERSION,
+  MINIMUM_OCP_VERSION_GPU,
   NVIDIA_CC_GPU_NODE_LABELS,
   NVIDIA_GPU_NODE_LABELS,
   type TeePlatform,
@@ -98,8 +99,13 @@ export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
   const gateProblem = input.problems[0];
   if (gateProblem) refusal = { status: 'True', reason: 'Failed', message: featureGateTexts.invalid(input.namespace, gateProblem) };
 
-  // GPUs in kata VMs need no gate: the class exists where the GPU operator has prepared nodes.
-  if (anySelected(input, NVIDIA_GPU_NODE_LABELS)) {
+  // GPUs in kata VMs need no gate: the class exists where the GPU operator has prepared nodes, on an
+  // OpenShift release that supports them.
+  const gpuRelease = !input.clusterVersion || checkVersion(input.clusterVersion.version, MINIMUM_OCP_VERSION_GPU).ok;
+  const gpuNodes = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
+  if (gpuNodes && !gpuRelease)
+    warnings.push(confidentialTexts.unsupportedGpuVersion(input.clusterVersion?.version ?? '', MINIMUM_OCP_VERSION_GPU));
+  if (gpuRelease && anySelected(input, NVIDIA_GPU_NODE_LABELS)) {
     classes.push({
       name: KATA_NVIDIA_GPU_RUNTIME_CLASS,
       handler: handlerFor(input.platform, KATA_NVIDIA_GPU_HANDLER, KATA_NVIDIA_GPU_SHIM),
@@ -144,7 +150,7 @@ export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
   if (tee.withoutSlots.length && tee.tee.keySlots) warnings.push(confidentialTexts.noKeySlots(tee.withoutSlots, tee.tee.keySlots));
   classes.push(confidentialClass(tee.tee, input));
   const ccGpuLabels = { ...NVIDIA_CC_GPU_NODE_LABELS, [tee.tee.label]: 'true' };
-  if (tee.tee.gpuHandler && tee.tee.gpuShim && anySelected(input, ccGpuLabels)) {
+  if (gpuRelease && tee.tee.gpuHandler && tee.tee.gpuShim && anySelected(input, ccGpuLabels)) {
     classes.push({
       name: KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
       handler: handlerFor(input.platform, tee.tee.gpuHandler, tee.tee.gpuShim),

@@ -41,31 +41,38 @@ export function detectTee(
   pods: readonly { spec?: { nodeName?: string; runtimeClassName?: string }; status?: { phase?: string } }[] = [],
   slotClasses: ReadonlySet<string> = new Set(),
 ): TeeDetection {
-  const byKind = new Map<TeeKind, string[]>();
+  const byKind = new Map<TeeKind, Node[]>();
   for (const n of nodes) {
-    const name = n.metadata.name ?? '';
-    if (!selected.has(name)) continue;
-    for (const t of TEE_PLATFORMS) if (n.metadata.labels?.[t.label] === 'true') byKind.set(t.kind, [...(byKind.get(t.kind) ?? []), name]);
+    const labels = n.metadata.labels;
+    if (!labels || !selected.has(n.metadata.name ?? '')) continue;
+    for (const t of TEE_PLATFORMS) {
+      if (labels[t.label] !== 'true') continue;
+      const list = byKind.get(t.kind);
+      if (list) list.push(n);
+      else byKind.set(t.kind, [n]);
+    }
   }
   if (byKind.size === 0) return { kind: 'none' };
-  const found = TEE_PLATFORMS.filter((t) => byKind.has(t.kind)).map((t) => ({ kind: t.kind, nodes: (byKind.get(t.kind) ?? []).sort() }));
+  const names = (ns: readonly Node[]) => ns.map((n) => n.metadata.name ?? '').sort();
+  const found = TEE_PLATFORMS.filter((t) => byKind.has(t.kind)).map((t) => ({ kind: t.kind, nodes: names(byKind.get(t.kind) ?? []) }));
   if (found.length > 1) return { kind: 'multiple', found };
   const [only] = found as [{ kind: TeeKind; nodes: string[] }];
   const tee = TEE_PLATFORMS.find((t) => t.kind === only.kind) as TeePlatform;
+  const teeNodes = new Map((byKind.get(only.kind) ?? []).map((n) => [n.metadata.name ?? '', n]));
   const slots: KeySlots[] = [];
   const withoutSlots: string[] = [];
   if (tee.keySlots) {
     const used = new Map<string, number>();
     for (const p of pods) {
+      const rc = p.spec?.runtimeClassName;
+      if (!rc || !slotClasses.has(rc)) continue;
       const node = p.spec?.nodeName;
       const phase = p.status?.phase;
-      if (!node || !p.spec?.runtimeClassName || !slotClasses.has(p.spec.runtimeClassName)) continue;
-      if (phase === 'Succeeded' || phase === 'Failed') continue;
+      if (!node || phase === 'Succeeded' || phase === 'Failed') continue;
       used.set(node, (used.get(node) ?? 0) + 1);
     }
-    const byName = new Map(nodes.map((n) => [n.metadata.name ?? '', n]));
     for (const name of only.nodes) {
-      const allocatable = count(byName.get(name)?.status?.allocatable?.[tee.keySlots]);
+      const allocatable = count(teeNodes.get(name)?.status?.allocatable?.[tee.keySlots]);
       if (allocatable === 0) withoutSlots.push(name);
       slots.push({ node: name, allocatable, used: used.get(name) ?? 0 });
     }
