@@ -171,70 +171,94 @@ for (const t of table) {
       assert.ok(await client.find(RuntimeClasses, 'kata'), 'kata stays');
     });
 
-    if (t.kind !== 'tdx') return;
+    if (t.kind === 'tdx') {
+      test("an administrator's delete of kata-cc waits for its pods (the cleanup finalizer); then the operator makes it again", async () => {
+        const { client } = cluster.dev;
+        await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'true' } }, { namespace: OPERATOR_NAMESPACE });
+        const first = await waitFor(() => client.find(RuntimeClasses, 'kata-cc'), { timeoutMs: 60_000, message: 'kata-cc again' });
+        await client.create(Pods, podOf('held', 'kata-cc'));
+        await waitFor(async () => (await client.get(Pods, 'held', NS)).status?.phase === 'Running', {
+          timeoutMs: 60_000,
+          message: 'pod running',
+        });
+        await client.delete(RuntimeClasses, 'kata-cc');
+        await waitFor(
+          async () =>
+            (await client.list(Events, { namespace: 'default' })).items.find(
+              (e) => e.reason === 'WaitingForPods' && e.regarding?.name === 'kata-cc',
+            ),
+          { timeoutMs: 60_000, message: 'the finalizer holding kata-cc' },
+        );
+        const held = await client.get(RuntimeClasses, 'kata-cc');
+        assert.ok(held.metadata.deletionTimestamp, 'being deleted');
+        assert.equal(held.metadata.uid, first.metadata.uid, 'the same class, kept');
 
-    test("an administrator's delete of kata-cc waits for its pods (the cleanup finalizer); then the operator makes it again", async () => {
+        await client.delete(Pods, 'held', { namespace: NS });
+        const again = await waitFor(
+          async () => {
+            const rc = await client.find(RuntimeClasses, 'kata-cc');
+            return rc && rc.metadata.uid !== first.metadata.uid ? rc : undefined;
+          },
+          { timeoutMs: 120_000, message: 'kata-cc released, then made again' },
+        );
+        assert.equal(again.handler, 'kata-tdx');
+      });
+
+      test('refusals: a second TEE kind, a bad gate value, an OpenShift release below the minimum; each cleared converges', async () => {
+        const { client } = cluster.dev;
+        const last = () => rec.seen.at(-1)?.inProgress;
+        // worker-2's firmware turns on SEV-SNP, and the administrator adds NFD's rule for it: two TEE kinds
+        // among the selected nodes.
+        await client.create(NodeFeatureRules, teeNodeFeatureRule('snp'));
+        await client.patch(Nodes, 'worker-2', { metadata: { annotations: { [CPU_SECURITY_ANNOTATION]: teeHardware('snp', 2) } } });
+        await waitFor(() => last()?.message.startsWith('multiple TEE platforms detected; only one per cluster supported'), {
+          timeoutMs: 60_000,
+          message: 'the multiple-TEE refusal',
+        });
+        assert.equal(last()?.reason, 'Failed');
+        assert.match(last()?.message ?? '', /Intel TDX on worker-0, worker-1; AMD SEV-SNP on worker-2/);
+        await client.patch(Nodes, 'worker-2', { metadata: { annotations: { [CPU_SECURITY_ANNOTATION]: null } } });
+        await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled again' });
+
+        await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'yes' } }, { namespace: OPERATOR_NAMESPACE });
+        await waitFor(() => last()?.message.includes('feature gate "confidential"'), {
+          timeoutMs: 60_000,
+          message: 'the bad-gate refusal',
+        });
+        assert.equal(last()?.reason, 'Failed');
+        assert.match(last()?.message ?? '', /is "yes": it must be one of true, false/);
+        assert.ok(await client.find(RuntimeClasses, 'kata-cc'), 'kata-cc neither made nor removed on a value osc cannot read');
+        await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'true' } }, { namespace: OPERATOR_NAMESPACE });
+        await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled after the fix' });
+
+        await setClusterVersion(client, '4.16.20');
+        await waitFor(() => last()?.reason === 'UnsupportedOCPVersion', { timeoutMs: 60_000, message: 'UnsupportedOCPVersion' });
+        assert.equal(last()?.status, 'False');
+        assert.equal(last()?.message, confidentialTexts.unsupportedVersion('4.16.20', '4.18.38'));
+        await setClusterVersion(client, '4.21.9');
+        await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled after the upgrade' });
+      });
+    }
+
+    test('uninstall: blocked while a kata-cc pod runs, then every class goes, its finalizer released', async () => {
       const { client } = cluster.dev;
       await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'true' } }, { namespace: OPERATOR_NAMESPACE });
-      const first = await waitFor(() => client.find(RuntimeClasses, 'kata-cc'), { timeoutMs: 60_000, message: 'kata-cc again' });
-      await client.create(Pods, podOf('held', 'kata-cc'));
-      await waitFor(async () => (await client.get(Pods, 'held', NS)).status?.phase === 'Running', {
+      await waitFor(() => settled(rec.seen.at(-1)) && rec.seen.at(-1)?.runtimeClasses?.includes('kata-cc'), {
+        timeoutMs: 120_000,
+        message: 'kata-cc offered',
+      });
+      await client.create(Pods, podOf('last', 'kata-cc'));
+      await waitFor(async () => (await client.get(Pods, 'last', NS)).status?.phase === 'Running', {
         timeoutMs: 60_000,
         message: 'pod running',
       });
-      await client.delete(RuntimeClasses, 'kata-cc');
-      await waitFor(
-        async () =>
-          (await client.list(Events, { namespace: 'default' })).items.find(
-            (e) => e.reason === 'WaitingForPods' && e.regarding?.name === 'kata-cc',
-          ),
-        { timeoutMs: 60_000, message: 'the finalizer holding kata-cc' },
-      );
-      const held = await client.get(RuntimeClasses, 'kata-cc');
-      assert.ok(held.metadata.deletionTimestamp, 'being deleted');
-      assert.equal(held.metadata.uid, first.metadata.uid, 'the same class, kept');
-
-      await client.delete(Pods, 'held', { namespace: NS });
-      const again = await waitFor(
-        async () => {
-          const rc = await client.find(RuntimeClasses, 'kata-cc');
-          return rc && rc.metadata.uid !== first.metadata.uid ? rc : undefined;
-        },
-        { timeoutMs: 120_000, message: 'kata-cc released, then made again' },
-      );
-      assert.equal(again.handler, 'kata-tdx');
-    });
-
-    test('refusals: a second TEE kind, a bad gate value, an OpenShift release below the minimum; each cleared converges', async () => {
-      const { client } = cluster.dev;
-      const last = () => rec.seen.at(-1)?.inProgress;
-      // worker-2's firmware turns on SEV-SNP, and the administrator adds NFD's rule for it: two TEE kinds
-      // among the selected nodes.
-      await client.create(NodeFeatureRules, teeNodeFeatureRule('snp'));
-      await client.patch(Nodes, 'worker-2', { metadata: { annotations: { [CPU_SECURITY_ANNOTATION]: teeHardware('snp', 2) } } });
-      await waitFor(() => last()?.message.startsWith('multiple TEE platforms detected; only one per cluster supported'), {
-        timeoutMs: 60_000,
-        message: 'the multiple-TEE refusal',
-      });
-      assert.equal(last()?.reason, 'Failed');
-      assert.match(last()?.message ?? '', /Intel TDX on worker-0, worker-1; AMD SEV-SNP on worker-2/);
-      await client.patch(Nodes, 'worker-2', { metadata: { annotations: { [CPU_SECURITY_ANNOTATION]: null } } });
-      await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled again' });
-
-      await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'yes' } }, { namespace: OPERATOR_NAMESPACE });
-      await waitFor(() => last()?.message.includes('feature gate "confidential"'), { timeoutMs: 60_000, message: 'the bad-gate refusal' });
-      assert.equal(last()?.reason, 'Failed');
-      assert.match(last()?.message ?? '', /is "yes": it must be one of true, false/);
-      assert.ok(await client.find(RuntimeClasses, 'kata-cc'), 'kata-cc neither made nor removed on a value osc cannot read');
-      await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'true' } }, { namespace: OPERATOR_NAMESPACE });
-      await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled after the fix' });
-
-      await setClusterVersion(client, '4.16.20');
-      await waitFor(() => last()?.reason === 'UnsupportedOCPVersion', { timeoutMs: 60_000, message: 'UnsupportedOCPVersion' });
-      assert.equal(last()?.status, 'False');
-      assert.equal(last()?.message, confidentialTexts.unsupportedVersion('4.16.20', '4.18.38'));
-      await setClusterVersion(client, '4.21.9');
-      await waitFor(() => settled(rec.seen.at(-1)), { timeoutMs: 60_000, message: 'settled after the upgrade' });
+      await client.delete(KataConfigs, KC);
+      await waitFor(() => rec.seen.at(-1)?.inProgress?.reason === 'BlockedByExistingKataPods', { timeoutMs: 60_000, message: 'blocked' });
+      assert.match(rec.seen.at(-1)?.inProgress?.message ?? '', /"kata-cc" RuntimeClass/);
+      await client.delete(Pods, 'last', { namespace: NS });
+      await waitFor(async () => !(await client.find(KataConfigs, KC)), { timeoutMs: 240_000, message: 'uninstalled' });
+      for (const rc of ['kata', 'kata-cc', 'kata-nvidia-gpu'])
+        await waitFor(async () => !(await client.find(RuntimeClasses, rc)), { timeoutMs: 60_000, message: `${rc} gone` });
     });
   });
 }

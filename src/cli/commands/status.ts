@@ -35,7 +35,8 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
       const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
       const nodes = items.length ? (await client.list(Nodes)).items : [];
       const summaries = items.map((kc) => summarize(kc, nodes));
-      const confidential = items.length ? await readConfidential(client, nodes) : undefined;
+      // What a user may not read (the operator's ConfigMap, every pod) leaves the section out, not the status.
+      const confidential = items.length ? await readConfidential(client, nodes).catch(() => undefined) : undefined;
       if (flags.output === 'text' || !confidential) {
         io.stdout.write(format(summaries, flags.output, false));
         if (confidential && flags.output === 'text') io.stdout.write(`\n${renderConfidential(confidential)}`);
