@@ -1,5 +1,6 @@
-import { type TeeKind, teePlatform } from './confidential.ts';
-import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from './featuregates.ts';
+import { KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, type TeeKind, teePlatform } from './confidential.ts';
+import { type FeatureGateProblem, type FeatureGates, featureGateTexts, parseFeatureGates } from './featuregates.ts';
+import { detectTee, type TeeNode } from './tee.ts';
 
 /**
  * The feature gates and the confidential computing picture in words, for `osc status`: the gates as the
@@ -20,6 +21,34 @@ export interface ConfidentialSummary {
 export function gateProblemTexts(namespace: string, problems: readonly FeatureGateProblem[]): string[] {
   return problems.map((p) => featureGateTexts.invalid(namespace, p));
 }
+
+/**
+ * The summary from the gates ConfigMap's data, the nodes (all of them: this shows what is there; the
+ * operator looks at the selected ones) and the pods (for the key slots in use).
+ */
+export function summarizeConfidential(
+  gatesData: Readonly<Record<string, string>> | undefined,
+  nodes: readonly TeeNode[],
+  pods: readonly { spec?: { nodeName?: string; runtimeClassName?: string }; status?: { phase?: string } }[],
+  namespace: string,
+): ConfidentialSummary {
+  const parsed = parseFeatureGates(gatesData);
+  const all = new Set(nodes.map((n) => n.metadata.name ?? ''));
+  const tee = detectTee(nodes, all, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]));
+  const base = { gates: parsed.gates, gateProblems: gateProblemTexts(namespace, parsed.problems) };
+  if (tee.kind === 'none') return { ...base, tee: 'none', keySlots: [] };
+  if (tee.kind === 'multiple') return { ...base, tee: 'multiple', teesFound: tee.found, keySlots: [] };
+  const resource = tee.tee.keySlots;
+  return {
+    ...base,
+    tee: tee.tee.kind,
+    keySlots: resource ? tee.slots.map((k) => ({ node: k.node, resource, allocatable: k.allocatable, used: k.used })) : [],
+  };
+}
+
+/** Whether any node carries a TEE label (then the pods are worth reading for the key slots). */
+export const anyTeeNode = (nodes: readonly TeeNode[]): boolean =>
+  detectTee(nodes, new Set(nodes.map((n) => n.metadata.name ?? ''))).kind !== 'none';
 
 /** Lines to print under the KataConfigs. */
 export function renderConfidential(s: ConfidentialSummary): string {

@@ -3,9 +3,9 @@ import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
 import { gateProblemTexts, renderConfidential } from '../../src/api/confidential-summary.ts';
 import { DEFAULT_FEATURE_GATES, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
+import { checkVersion, detectTee } from '../../src/api/tee.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
 import { type ExtraClassesInput, extraHandlers, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
-import { checkVersion, detectTee } from '../../src/controllers/kataconfig/tee.ts';
 import type { Node, Pod } from '../../src/kube/resources.ts';
 import { configId, installerConfig, installerEnv } from '../../src/platform/kubernetes/katadeploy.ts';
 

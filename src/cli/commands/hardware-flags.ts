@@ -1,5 +1,5 @@
 import type { TeeKind } from '../../api/confidential.ts';
-import { parseVersion } from '../../controllers/kataconfig/tee.ts';
+import { parseVersion } from '../../api/tee.ts';
 import { type DevHardware, TEE_KINDS } from '../../devcluster/hardware.ts';
 import { CliError } from '../common.ts';
 

@@ -3,12 +3,12 @@ import { CLUSTER_VERSION_NAME, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME
 import { FEATURE_GATES_CONFIGMAP, featureGateTexts, type ParsedFeatureGates, parseFeatureGates } from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
 import type { ClusterVersion } from '../../api/openshift.ts';
+import { detectTee, type TeeDetection } from '../../api/tee.ts';
 import type { ConfigMap, Node, Pod } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import { type ExtraClasses, extraRuntimeClasses } from './runtimeclasses.ts';
-import { detectTee, type TeeDetection } from './tee.ts';
 
 export interface ConfidentialDeps {
   featureGates: Informer<ConfigMap>;

@@ -21,7 +21,7 @@ export const LEFTOVERS_KEY = '<none>';
 /** Pods are cached reduced to what the uninstall check reads: a big cluster's pods then cost little memory. */
 export const minimalPod = (p: Pod): Pod => ({
   metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
-  // The node: key slots in use per TEE node (tee.ts).
+  // The node: key slots in use per TEE node (api/tee.ts).
   spec: { runtimeClassName: p.spec?.runtimeClassName, ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}), containers: [] },
   // The kata_*_remote_pods gauges (src/controllers/monitor) count pods by phase.
   status: { phase: p.status?.phase },

@@ -15,8 +15,8 @@ import {
   UNSUPPORTED_OCP_VERSION,
 } from '../../api/confidential.ts';
 import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from '../../api/featuregates.ts';
+import { checkVersion, type TeeDetection } from '../../api/tee.ts';
 import type { Node } from '../../kube/resources.ts';
-import { checkVersion, type TeeDetection } from './tee.ts';
 
 /**
  * The RuntimeClasses osc offers beside `kata` and `kata-remote`: `kata-cc` on the TEE nodes when the

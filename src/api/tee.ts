@@ -1,7 +1,16 @@
-import { TEE_PLATFORMS, type TeeKind, type TeePlatform } from '../../api/confidential.ts';
-import type { Node } from '../../kube/resources.ts';
+import { TEE_PLATFORMS, type TeeKind, type TeePlatform } from './confidential.ts';
 
-/** Which Trusted Execution Environment the selected nodes have, from Node Feature Discovery's labels (pure). */
+/** A node as far as TEE detection reads it (the cached Node, or the console's). */
+export interface TeeNode {
+  metadata: { name?: string; labels?: Record<string, string> };
+  status?: { allocatable?: Record<string, string> };
+}
+type Node = TeeNode;
+
+/**
+ * Which Trusted Execution Environment the selected nodes have, from Node Feature Discovery's labels, and
+ * the OpenShift release check (pure: the controller, `osc status` and the console share it).
+ */
 
 /** Key slots on one node: what it advertises and how many pods on it take one. */
 export interface KeySlots {
