@@ -87,6 +87,12 @@ export const featureGateTexts = {
     `feature gate "${p.key}" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} is ${JSON.stringify(p.value)}: it must be one of ${p.allowed.join(', ')}; fix the value (or remove the key for its default, ${FEATURE_GATE_KEYS[p.key].default})`,
   unknown: (namespace: string, keys: readonly string[]) =>
     `ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} has ${keys.length === 1 ? 'a key' : 'keys'} osc does not know, ignored: ${keys.join(', ')} (known: ${Object.keys(FEATURE_GATE_KEYS).join(', ')})`,
+  /** deploymentMode names another platform than the one running: it is read when the operator starts. */
+  modeMismatch: (mode: DeploymentMode, running: string) =>
+    `feature gate deploymentMode is ${mode} but the operator runs the ${running} platform: the mode is read when the operator starts (restart it for the change to take effect; kata already on the nodes stays until the KataConfig is deleted)`,
+  /** MachineConfig asked for on a cluster without the Machine Config Operator. */
+  noMachineConfigApi: (fallback: string) =>
+    `feature gate deploymentMode is MachineConfig but this cluster does not serve the MachineConfig API: running the ${fallback} platform instead`,
   /** One line per gate, for `osc status`. */
   summary: (g: FeatureGates) =>
     `confidential=${g.confidential} deploymentMode=${g.deploymentMode} caaUpdateStrategy=${g.caaUpdateStrategy}`,

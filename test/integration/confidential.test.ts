@@ -247,7 +247,16 @@ for (const t of table) {
         timeoutMs: 120_000,
         message: 'kata-cc offered',
       });
-      await client.create(Pods, podOf('last', 'kata-cc'));
+      // The API server's RuntimeClass admission reads its own cache of classes: a class just made again (the
+      // refusals before took it away) may not be there yet, and the pod is refused until it is.
+      await waitFor(
+        () =>
+          client.create(Pods, podOf('last', 'kata-cc')).catch((e: Error) => {
+            if (/RuntimeClass "kata-cc" not found/.test(e.message)) return undefined;
+            throw e;
+          }),
+        { timeoutMs: 60_000, message: 'the pod admitted' },
+      );
       await waitFor(async () => (await client.get(Pods, 'last', NS)).status?.phase === 'Running', {
         timeoutMs: 60_000,
         message: 'pod running',
@@ -260,5 +269,22 @@ for (const t of table) {
       for (const rc of ['kata', 'kata-cc', 'kata-nvidia-gpu'])
         await waitFor(async () => !(await client.find(RuntimeClasses, rc)), { timeoutMs: 60_000, message: `${rc} gone` });
     });
+
+    if (t.kind === 'tdx') {
+      test('deploymentMode at start: DaemonSet runs the kata-deploy platform on OpenShift, MachineConfig the MCO one', async () => {
+        const { client } = cluster.dev;
+        const modeAtStart = async (mode: string) => {
+          await op?.stop();
+          await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { deploymentMode: mode } }, { namespace: OPERATOR_NAMESPACE });
+          op = await startOperator(cluster.dev);
+          return op.operator.platform.name;
+        };
+        assert.equal(await modeAtStart('DaemonSet'), 'kubernetes');
+        assert.equal(await modeAtStart('MachineConfig'), 'openshift');
+        assert.equal(await modeAtStart('DaemonSetFallback'), 'openshift');
+        // A value osc cannot read leaves the choice to discovery (the KataConfig's condition names it).
+        assert.equal(await modeAtStart('Daemonset'), 'openshift');
+      });
+    }
   });
 }

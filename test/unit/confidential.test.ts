@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
 import { gateProblemTexts, renderConfidential } from '../../src/api/confidential-summary.ts';
-import { DEFAULT_FEATURE_GATES, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
+import { DEFAULT_FEATURE_GATES, type DeploymentMode, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
 import { checkVersion, detectTee } from '../../src/api/tee.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
 import { type ExtraClassesInput, extraHandlers, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
 import type { Node, Pod } from '../../src/kube/resources.ts';
+import { modeMatches, platformForMode } from '../../src/platform/index.ts';
 import { configId, installerConfig, installerEnv } from '../../src/platform/kubernetes/katadeploy.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
@@ -361,5 +362,33 @@ describe('osc status: gates, TEE and key slots', () => {
     });
     assert.match(text, /! feature gate "confidential" .* is "yes"/);
     assert.match(text, /TEE: several kinds \(Intel TDX on w1; AMD SEV-SNP on w2\): only one per cluster is supported/);
+  });
+});
+
+describe('deploymentMode chooses the platform at start', () => {
+  const openshift = new Set(['machineconfiguration.openshift.io', 'apps']);
+  const plain = new Set(['apps']);
+  const cases: [DeploymentMode, Set<string>, string, boolean][] = [
+    ['DaemonSetFallback', openshift, 'openshift', false],
+    ['DaemonSetFallback', plain, 'kubernetes', false],
+    ['DaemonSet', openshift, 'kubernetes', false],
+    ['DaemonSet', plain, 'kubernetes', false],
+    ['MachineConfig', openshift, 'openshift', false],
+    ['MachineConfig', plain, 'kubernetes', true],
+  ];
+  for (const [mode, served, name, warns] of cases) {
+    test(`${mode} on ${served === plain ? 'plain Kubernetes' : 'OpenShift'}: ${name}${warns ? ', with a warning' : ''}`, () => {
+      const chosen = platformForMode(mode, served);
+      assert.equal(chosen.name, name);
+      assert.equal(!!chosen.warning, warns);
+      if (warns)
+        assert.match(chosen.warning ?? '', /deploymentMode is MachineConfig but this cluster does not serve the MachineConfig API/);
+    });
+  }
+  test('a mode naming another platform than the running one is noticed', () => {
+    assert.equal(modeMatches('DaemonSet', 'openshift'), false);
+    assert.equal(modeMatches('MachineConfig', 'kubernetes'), false);
+    assert.equal(modeMatches('DaemonSetFallback', 'kubernetes'), true);
+    assert.equal(modeMatches('DaemonSet', 'kubernetes'), true);
   });
 });

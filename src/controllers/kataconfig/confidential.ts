@@ -5,6 +5,7 @@ import type { KataConfig } from '../../api/kataconfig.ts';
 import type { ClusterVersion } from '../../api/openshift.ts';
 import { detectTee, type TeeDetection } from '../../api/tee.ts';
 import type { ConfigMap, Node, Pod } from '../../kube/resources.ts';
+import { modeMatches } from '../../platform/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import type { Informer } from '../../runtime/informer.ts';
@@ -68,7 +69,12 @@ export class ConfidentialClasses {
       peerPods: kc.spec?.enablePeerPods === true,
       ...(clusterVersion ? { clusterVersion } : {}),
     });
+    const modeMismatch =
+      !modeMatches(parsed.gates.deploymentMode, platform.name) && !parsed.problems.some((p) => p.key === 'deploymentMode')
+        ? [['FeatureGateMode', featureGateTexts.modeMismatch(parsed.gates.deploymentMode, platform.name)] as const]
+        : [];
     const notes = [
+      ...modeMismatch,
       ...parsed.problems.map((p) => ['FeatureGateInvalid', `${p.key}=${p.value}`] as const),
       ...(parsed.unknown.length ? [['FeatureGateUnknown', featureGateTexts.unknown(namespace, parsed.unknown)] as const] : []),
       ...extra.warnings.map((w) => ['Confidential', w] as const),
