@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
@@ -22,7 +21,8 @@ import type { ConfidentialClasses } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
-import { type DesiredRuntimeClass, extraHandlers } from './runtimeclasses.ts';
+import { RuntimeClassWrites } from './runtimeclass-writes.ts';
+import { extraHandlers } from './runtimeclasses.ts';
 import {
   classifyRecords,
   done,
@@ -129,6 +129,8 @@ export class KataConfigReconciler {
   private readonly writer: PlatformWriter;
   /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
   private extraHandlers: readonly string[] = [];
+  /** The RuntimeClasses' writes (runtimeclass-writes.ts). */
+  private readonly runtimeClassWrites: RuntimeClassWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -139,6 +141,7 @@ export class KataConfigReconciler {
       ...(ctx.log ? { log: ctx.log } : {}),
     });
     this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
+    this.runtimeClassWrites = new RuntimeClassWrites({ ...ctx, writer: this.writer });
   }
 
   /** Answers once the writes handed to the lanes are made (for tests). */
@@ -216,41 +219,12 @@ export class KataConfigReconciler {
     const installed = state === done;
     // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
     if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
-    let runtimeClasses = kc.status?.runtimeClasses ?? [];
-    const wanted = [...runtimeClassesFor(kc.spec), ...(extra?.classes.map((c) => c.name) ?? [])];
-    // A class whose handler must change (the TEE changed) goes first, and is made again once gone.
-    const replaced = (extra?.classes ?? []).filter((c) => this.ownedWithOtherHandler(c)).map((c) => c.name);
-    if (installed) {
-      // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
-      for (const name of wanted) {
-        if (replaced.includes(name)) continue;
-        await this.ensureRuntimeClass(
-          name,
-          nodes,
-          ownerOf(kc),
-          signal,
-          extra?.classes.find((c) => c.name === name),
-        );
-        if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
-      }
-    }
-    // A RuntimeClass no longer offered (peer pods or a feature gate turned off) goes once no pod uses it.
-    const frozen = extra?.frozen ?? [];
-    let waitingForPods = false;
-    for (const name of runtimeClasses.filter((n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n))) {
-      const using = podsUsing(this.ctx.pods.list(), new Set([name]));
-      if (using.length) {
-        log.info(
-          { runtimeClass: name, pods: using.slice(0, 20), count: using.length },
-          'RuntimeClass no longer wanted: waiting for its pods',
-        );
-        await this.ctx.events.record(kc, 'Warning', 'RuntimeClassInUse', 'Reconcile', confidentialTexts.removalBlocked(name, using));
-        waitingForPods = true;
-        continue;
-      }
-      await this.deleteOwnRuntimeClass(name, signal);
-      runtimeClasses = runtimeClasses.filter((n) => n !== name);
-    }
+    const { runtimeClasses, waitingForPods } = await this.runtimeClassWrites.sync(
+      kc,
+      { wanted: runtimeClassesFor(kc.spec), extra, installed, nodes, owner: ownerOf(kc) },
+      log,
+      signal,
+    );
     const t1 = performance.now();
     await this.writeStatus(
       kc,
@@ -462,7 +436,7 @@ export class KataConfigReconciler {
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
   private async cleanUp(kc: KataConfig, input: PlatformInput<unknown>, signal: AbortSignal): Promise<void> {
     const { client } = this.ctx;
-    for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
+    for (const rc of kc.status?.runtimeClasses ?? []) await this.runtimeClassWrites.deleteOwn(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
     await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
@@ -487,57 +461,6 @@ export class KataConfigReconciler {
       readyNodes,
     );
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
-  }
-
-  /** Whether osc made this class with a handler other than the one it now needs. */
-  private ownedWithOtherHandler(d: DesiredRuntimeClass): boolean {
-    const existing = this.ctx.runtimeClasses.get(d.name);
-    return !!existing?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig') && existing.handler !== d.handler;
-  }
-
-  private async ensureRuntimeClass(
-    rt: string,
-    nodes: readonly Node[],
-    owner: OwnerReference,
-    signal: AbortSignal,
-    desired?: DesiredRuntimeClass,
-  ): Promise<void> {
-    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
-    // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
-    const existing = this.ctx.runtimeClasses.get(rt);
-    const spec = desired ?? this.ctx.platform.runtimeClass(rt, nodes);
-    const nodeSelector = spec.nodeSelector;
-    if (existing) {
-      const refs = existing.metadata.ownerReferences ?? [];
-      // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry
-      // are put back (an administrator may add others, narrowing it further).
-      const have = existing.scheduling?.nodeSelector ?? {};
-      if (refs.some((r) => r.kind === 'KataConfig') && Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) {
-        await this.ctx.client.patch(RuntimeClasses, rt, { scheduling: { nodeSelector } }, { signal });
-      }
-      // One osc made before it guarded its classes gets the guard (a merge patch replaces the whole list).
-      if (refs.some((r) => r.kind === 'KataConfig') && !existing.metadata.deletionTimestamp)
-        await addFinalizer(this.ctx.client, RuntimeClasses, existing, RUNTIME_CLASS_CLEANUP_FINALIZER);
-      if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
-      const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
-      await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
-      return;
-    }
-    const rc: RuntimeClass = {
-      // The finalizer keeps the class while pods use it, whoever deletes it (runtimeclass-cleanup.ts).
-      metadata: { name: rt, ownerReferences: [owner], finalizers: [RUNTIME_CLASS_CLEANUP_FINALIZER] },
-      handler: spec.handler,
-      ...(spec.overhead ? { overhead: { podFixed: { ...spec.overhead } } } : {}),
-      scheduling: { nodeSelector: spec.nodeSelector },
-    };
-    await this.writer.create(RuntimeClasses, rc, signal);
-  }
-
-  /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
-  private async deleteOwnRuntimeClass(name: string, signal: AbortSignal): Promise<void> {
-    const existing = this.ctx.runtimeClasses.get(name) ?? (await this.ctx.client.find(RuntimeClasses, name, undefined, signal));
-    if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
-      await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
 }
 
