@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { type DeploymentMode, FEATURE_GATES_CONFIGMAP, parseFeatureGates } from './api/featuregates.ts';
 import { activeKataConfig, IN_PROGRESS, type KataConfig, KataConfigs } from './api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, METRICS_SERVICE, OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, PEER_PODS_CM } from './api/names.ts';
 import type { Credentials } from './kube/credentials.ts';
@@ -181,14 +182,20 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const chosen =
     typeof opts.platform === 'object'
       ? { platform: opts.platform, chosenBy: 'caller' }
-      : await choosePlatform(client, opts.platform, {
-          // A platform's own objects (the kubernetes platform's installer) live in the operator's namespace.
-          namespace,
-          ...opts.platformOptions,
-        });
+      : await choosePlatform(
+          client,
+          opts.platform,
+          {
+            // A platform's own objects (the kubernetes platform's installer) live in the operator's namespace.
+            namespace,
+            ...opts.platformOptions,
+          },
+          opts.platform ? undefined : await deploymentModeAtStart(client, namespace, opts.log),
+        );
   const { platform } = chosen;
+  if ('warning' in chosen && chosen.warning) opts.log.warn(chosen.warning);
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
-  setupKataConfigController(manager, platform, opts.kataConfig);
+  setupKataConfigController(manager, platform, { ...opts.kataConfig, namespace });
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
 
@@ -346,6 +353,22 @@ async function secureMetrics(client: KubeClient, namespace: string, certDir: str
   const svc = `${METRICS_SERVICE}.${namespace}.svc`;
   const cert = reuse ?? (await metricsServingCert({ certDir, dnsNames: [svc, `${svc}.cluster.local`] }));
   return { cert, auth: new DelegatingAuth(apiServerReviews(client)) };
+}
+
+/**
+ * The deploymentMode gate as the operator starts: it chooses the platform. A value osc cannot read (the
+ * KataConfig's condition says which) or a ConfigMap it cannot read leaves the choice to discovery.
+ */
+async function deploymentModeAtStart(client: KubeClient, namespace: string, log: Logger): Promise<DeploymentMode> {
+  try {
+    const cm = await client.find(ConfigMaps, FEATURE_GATES_CONFIGMAP, namespace);
+    const parsed = parseFeatureGates(cm?.data);
+    if (parsed.problems.some((p) => p.key === 'deploymentMode')) return 'DaemonSetFallback';
+    return parsed.gates.deploymentMode;
+  } catch (e) {
+    log.warn({ err: errorMessage(e) }, `cannot read ${namespace}/${FEATURE_GATES_CONFIGMAP}: the platform is chosen by discovery`);
+    return 'DaemonSetFallback';
+  }
 }
 
 function isLoopback(host: string): boolean {

@@ -160,7 +160,16 @@ export const IMAGE_JOB_FAILED = 'PodVMImageJobFailed';
 export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
 export const IMAGE_CONDITIONS = [IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
 
-export type InProgressReason = 'Installing' | 'Updating' | 'Uninstalling' | 'Failed' | 'BlockedByExistingKataPods' | 'Ignored' | '';
+export type InProgressReason =
+  | 'Installing'
+  | 'Updating'
+  | 'Uninstalling'
+  | 'Failed'
+  | 'BlockedByExistingKataPods'
+  | 'Ignored'
+  /** The confidential gate is on and OpenShift is older than confidential containers need (src/api/confidential.ts). */
+  | 'UnsupportedOCPVersion'
+  | '';
 
 /** The InProgress condition's text (docs/kataconfig.md, "The InProgress condition"). `rt` is kata or kata-remote. */
 export const messages = {

@@ -117,3 +117,16 @@ export interface TLSSecurityProfile {
   type?: TLSProfileType | string;
   custom?: { ciphers?: string[]; minTLSVersion?: string };
 }
+
+/** The cluster's release (one, named `version`): confidential containers on bare metal need a minimum. */
+export interface ClusterVersion extends KubeObject {
+  spec?: { channel?: string; clusterID?: string };
+  status?: { desired?: { version?: string }; history?: { state?: string; version?: string }[] };
+}
+export const ClusterVersions: ResourceType<ClusterVersion> = {
+  group: 'config.openshift.io',
+  version: 'v1',
+  plural: 'clusterversions',
+  kind: 'ClusterVersion',
+  namespaced: false,
+};

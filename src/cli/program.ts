@@ -60,6 +60,16 @@ function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
           )
           .default('openshift'),
       )
+      .addOption(
+        new Option('--tee <kind>', 'give nodes a Trusted Execution Environment NFD finds (Intel TDX or AMD SEV-SNP)').choices([
+          'tdx',
+          'snp',
+        ]),
+      )
+      .option('--tee-nodes <nodes>', 'which nodes have the TEE: a comma-separated list (default: every worker)')
+      .option('--key-slots <n>', 'TEE key slots per TEE node, advertised as an extended resource; 4 unless given', parsePositiveInt)
+      .option('--gpu-nodes <nodes>', 'nodes the NVIDIA GPU operator has labelled for GPUs in kata VMs: a comma-separated list')
+      .option('--cluster-version <v>', 'the OpenShift release the ClusterVersion reports (default: 4.21.9)')
       .option('--home <dir>', 'where the kubeconfig and the log are written (default: $OSC_HOME, else ./.osc)')
       .addOption(new Option('--log-level <level>', 'log level of the log file').choices(LOG_LEVELS).default('info'))
   );

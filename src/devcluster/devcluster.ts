@@ -24,10 +24,12 @@ import { CLOUD_JOBS } from './cloud.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
+import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './nfd-rules.ts';
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
@@ -101,6 +103,8 @@ export interface DevClusterOptions {
    * that to the install being tested.
    */
   oscSecurityIdentity?: boolean;
+  /** TEE and GPU nodes, and the OpenShift release reported (hardware.ts). */
+  hardware?: DevHardware;
 }
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
@@ -168,7 +172,7 @@ export class DevCluster {
         drainRetryMs: opts.drainRetryMs,
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
-      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
+      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
       cloud: simulatedCloud(opts.platform, { client: this.client, log, imageJobMs: opts.podvmImageJobMs }, this.infrastructureName),
     };
   }
@@ -220,7 +224,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), sccCRD()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), sccCRD(), nodeFeatureRuleCRD()]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -258,6 +262,7 @@ export class DevCluster {
     if (this.options.oscSecurityIdentity !== false)
       await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     await this.createInfrastructure();
+    await seedHardware(this.client, this.options.hardware ?? {}, true);
     for (const role of ['master', 'worker'] as const) {
       for (const mc of baseMachineConfigs(role)) await this.createIfAbsent(this.client.create(MachineConfigs, mc));
     }
@@ -290,6 +295,14 @@ export class DevCluster {
       deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
     );
+    const teeLabel = teeLabelOf(this.options.hardware ?? {});
+    if (teeLabel)
+      await this.poll(
+        () =>
+          inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
+        deadline,
+        'Node Feature Discovery to label the TEE nodes',
+      );
   }
 
   /**
@@ -308,6 +321,7 @@ export class DevCluster {
   /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */
   private initialNodes(extra: (role: 'master' | 'worker') => Partial<NodeInit>): NodeInit[] {
     const { masters, workers, compact } = this.options;
+    const hw = (name: string, role: 'master' | 'worker') => nodeHardware(this.options.hardware ?? {}, name, role);
     return [
       ...Array.from({ length: masters }, (_, i) => ({
         name: `master-${i}`,
@@ -315,8 +329,15 @@ export class DevCluster {
         index: i,
         schedulableMaster: compact,
         ...extra('master'),
+        ...hw(`master-${i}`, 'master'),
       })),
-      ...Array.from({ length: workers }, (_, i) => ({ name: `worker-${i}`, role: 'worker' as const, index: i, ...extra('worker') })),
+      ...Array.from({ length: workers }, (_, i) => ({
+        name: `worker-${i}`,
+        role: 'worker' as const,
+        index: i,
+        ...extra('worker'),
+        ...hw(`worker-${i}`, 'worker'),
+      })),
     ];
   }
 

@@ -6,6 +6,7 @@ import { type Node, Nodes } from '../kube/resources.ts';
 import { Controller } from '../runtime/controller.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { evaluateRules, NFD_EXTENDED_RESOURCES_ANNOTATION, type NodeFeatureRule, NodeFeatureRules, nodeFeatures } from './nfd-rules.ts';
 
 /**
  * Dev-cluster only: stands for the node's hardware. `"true"` means the machine can run VMs (VT-x/AMD-V and
@@ -25,6 +26,8 @@ export interface NodeFeatureDiscoveryOptions {
   log?: Logger;
   /** A shared node informer; one is created if absent. */
   nodes?: Informer<Node>;
+  /** Read NodeFeatureRules (nfd-rules.ts): their CRD must be served. */
+  rules?: boolean;
 }
 
 /**
@@ -35,6 +38,7 @@ export interface NodeFeatureDiscoveryOptions {
  */
 export class NodeFeatureDiscovery {
   readonly nodes: Informer<Node>;
+  readonly rules?: Informer<NodeFeatureRule>;
   private readonly client: KubeClient;
   private readonly controller: Controller;
 
@@ -42,12 +46,18 @@ export class NodeFeatureDiscovery {
     this.client = opts.client;
     const log = opts.log ?? silentLogger();
     this.nodes = opts.nodes ?? new Informer(opts.client, Nodes, { log });
+    if (opts.rules) this.rules = new Informer(opts.client, NodeFeatureRules, { log });
+    const allNodes = () => this.nodes.list().map((n) => n.metadata.name ?? '');
     this.controller = new Controller(
       {
         name: 'nfd-simulator',
         workers: 4,
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
-        watches: [{ informer: this.nodes, keys: (n: Node) => [n.metadata.name ?? ''] }],
+        watches: [
+          { informer: this.nodes, keys: (n: Node) => [n.metadata.name ?? ''] },
+          // A rule added, changed or removed is read again on every node.
+          ...(this.rules ? [{ informer: this.rules, keys: allNodes }] : []),
+        ],
         reconcile: async (key, ctx) => {
           await this.reconcile(key, ctx.signal);
           return undefined;
@@ -61,6 +71,10 @@ export class NodeFeatureDiscovery {
   async start(signal: AbortSignal): Promise<void> {
     void this.nodes.run(signal);
     await this.nodes.waitForSync(signal);
+    if (this.rules) {
+      void this.rules.run(signal);
+      await this.rules.waitForSync(signal);
+    }
     void this.controller.run(signal);
   }
 
@@ -73,7 +87,9 @@ export class NodeFeatureDiscovery {
   private async reconcile(name: string, signal: AbortSignal): Promise<void> {
     const node = this.nodes.get(name);
     if (!node || node.metadata.deletionTimestamp) return;
-    const want = NodeFeatureDiscovery.featureLabels(node);
+    const fromRules = evaluateRules(this.rules?.list() ?? [], nodeFeatures(node));
+    const want = { ...NodeFeatureDiscovery.featureLabels(node), ...fromRules.labels };
+    await this.advertise(node, fromRules.extendedResources, signal);
     const labels = node.metadata.labels ?? {};
     const managed = (node.metadata.annotations?.[NFD_FEATURE_LABELS_ANNOTATION] ?? '').split(',').filter(Boolean);
     const patch: Record<string, string | null> = {};
@@ -89,6 +105,47 @@ export class NodeFeatureDiscovery {
         { metadata: { labels: patch, annotations: { [NFD_FEATURE_LABELS_ANNOTATION]: record || null } } },
         { signal, fieldManager: 'nfd-master' },
       );
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  /**
+   * nfd-master's extended resources: written into the node's status capacity, those it no longer
+   * publishes removed, and recorded in an annotation. The kubelet mirrors a capacity it does not manage
+   * into allocatable; kwok does not, so the copy is made here, as the kubelet's.
+   */
+  private async advertise(node: Node, want: Record<string, string>, signal: AbortSignal): Promise<void> {
+    const name = node.metadata.name ?? '';
+    const managed = (node.metadata.annotations?.[NFD_EXTENDED_RESOURCES_ANNOTATION] ?? '').split(',').filter(Boolean);
+    const capacity = node.status?.capacity ?? {};
+    const allocatable = node.status?.allocatable ?? {};
+    const change: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(want)) if (capacity[k] !== v || allocatable[k] !== v) change[k] = v;
+    for (const k of managed) if (!(k in want) && (k in capacity || k in allocatable)) change[k] = null;
+    const record = Object.keys(want).sort().join(',');
+    try {
+      if (Object.keys(change).length) {
+        await this.client.patch(
+          Nodes,
+          name,
+          { status: { capacity: change } },
+          { signal, subresource: 'status', fieldManager: 'nfd-master' },
+        );
+        await this.client.patch(
+          Nodes,
+          name,
+          { status: { allocatable: change } },
+          { signal, subresource: 'status', fieldManager: 'kubelet' },
+        );
+      }
+      if (record !== [...managed].sort().join(','))
+        await this.client.patch(
+          Nodes,
+          name,
+          { metadata: { annotations: { [NFD_EXTENDED_RESOURCES_ANNOTATION]: record || null } } },
+          { signal, fieldManager: 'nfd-master' },
+        );
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

@@ -55,6 +55,9 @@ export interface NodeInit {
   index?: number;
   cpu?: string;
   memory?: string;
+  /** What stands for the node's hardware (e.g. its TEE, nfd-rules.ts) and labels it registers with besides. */
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
 }
 
 const hex = (s: string, n: number) => createHash('sha256').update(s).digest('hex').slice(0, n);
@@ -89,7 +92,13 @@ export function nodeAddress(role: NodeRole, index: number): string {
  * controlplane/kwok.ts). The kwok label puts the node under kwok's management.
  */
 export function nodeObject(init: NodeInit, now = new Date()): Node {
-  if (init.distribution === 'kubernetes') return plainNodeObject(init, now);
+  const node = init.distribution === 'kubernetes' ? plainNodeObject(init, now) : openshiftNodeObject(init, now);
+  Object.assign((node.metadata.labels ??= {}), init.labels);
+  Object.assign((node.metadata.annotations ??= {}), init.annotations);
+  return node;
+}
+
+function openshiftNodeObject(init: NodeInit, now: Date): Node {
   const labels: Record<string, string> = {
     'beta.kubernetes.io/arch': 'amd64',
     'beta.kubernetes.io/os': 'linux',

@@ -357,7 +357,35 @@ export function apiServerCRD(): CustomResourceDefinition {
   });
 }
 
+/** The cluster's release (`version`): confidential containers on bare metal need a minimum. */
+export function clusterVersionCRD(): CustomResourceDefinition {
+  return crd({
+    group: 'config.openshift.io',
+    plural: 'clusterversions',
+    singular: 'clusterversion',
+    kind: 'ClusterVersion',
+    status: true,
+    schema: topLevel(
+      obj({ channel: str(), clusterID: str() }, { 'x-kubernetes-preserve-unknown-fields': true }),
+      obj(
+        { desired: obj({ version: str(), image: str() }, { 'x-kubernetes-preserve-unknown-fields': true }) },
+        { 'x-kubernetes-preserve-unknown-fields': true },
+      ),
+      ['spec'],
+    ),
+    columns: [{ name: 'Version', jsonPath: '.status.desired.version', type: 'string' }],
+  });
+}
+
 /** Every OpenShift CRD the dev cluster serves. */
 export function openshiftCRDs(): CustomResourceDefinition[] {
-  return [machineConfigCRD(), machineConfigPoolCRD(), containerRuntimeConfigCRD(), kubeletConfigCRD(), infrastructureCRD(), apiServerCRD()];
+  return [
+    machineConfigCRD(),
+    machineConfigPoolCRD(),
+    containerRuntimeConfigCRD(),
+    kubeletConfigCRD(),
+    infrastructureCRD(),
+    apiServerCRD(),
+    clusterVersionCRD(),
+  ];
 }

@@ -6,6 +6,7 @@
  * `metadata.name=` field selector is authorized against resourceNames).
  */
 
+import { KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, KATA_NVIDIA_GPU_RUNTIME_CLASS } from '../api/confidential.ts';
 import { KataConfigs } from '../api/kataconfig.ts';
 import { KataNodes } from '../api/katanode.ts';
 import {
@@ -56,13 +57,20 @@ export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRu
     { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
     ...platform,
     // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted, and
-    // adopted (owner reference patched) when an earlier KataConfig made them.
+    // adopted (owner reference patched) when an earlier KataConfig made them; the runtime-class-cleanup
+    // finalizer is added and removed with a patch.
     { apiGroups: ['node.k8s.io'], resources: ['runtimeclasses'], verbs: [...READ, 'create'] },
     {
       apiGroups: ['node.k8s.io'],
       resources: ['runtimeclasses'],
       verbs: ['patch', 'delete'],
-      resourceNames: [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS],
+      resourceNames: [
+        KATA_RUNTIME_CLASS,
+        KATA_REMOTE_RUNTIME_CLASS,
+        KATA_CC_RUNTIME_CLASS,
+        KATA_NVIDIA_GPU_RUNTIME_CLASS,
+        KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
+      ],
     },
     // The admission webhooks register themselves (server-side apply: patch, and create the first time), and
     // the leader watches the two registrations by name to restore them (list/watch with a name field selector).
@@ -109,7 +117,8 @@ export function namespaceRules(distribution: PlatformName = 'openshift'): Policy
       verbs: ['get', 'patch'],
       resourceNames: [CERT_MANAGER.selfSignedIssuer, CERT_MANAGER.caIssuer, CERT_MANAGER.caCertificate, CERT_MANAGER.servingCertificate],
     },
-    // peer-pods-cm: read by the pod webhook and the peer pods controller, PODVM_AMI_ID written back.
+    // peer-pods-cm: read by the pod webhook and the peer pods controller, PODVM_AMI_ID written back;
+    // osc-feature-gates: read (watched by name) by the KataConfig controller.
     { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'update', 'patch'] },
     // Peer pods: the cloud-api-adaptor DaemonSet, the pod VM image jobs and the PeerPodConfig.
     { apiGroups: ['apps'], resources: ['daemonsets'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },

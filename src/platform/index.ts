@@ -1,3 +1,4 @@
+import { type DeploymentMode, featureGateTexts } from '../api/featuregates.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { kubernetes } from './kubernetes/descriptor.ts';
 import { openshift } from './openshift/descriptor.ts';
@@ -67,14 +68,37 @@ export async function servedGroups(client: KubeClient, signal?: AbortSignal): Pr
 }
 
 /**
- * The platform to run on: the one asked for (`osc run --distribution`), else the one discovery finds.
- * Answers it with how it was chosen, for the log.
+ * The platform the deploymentMode feature gate asks for on a cluster serving these groups: `DaemonSet`
+ * osc's kata-deploy installer (kubernetes) even on OpenShift, `MachineConfig` the Machine Config Operator
+ * (openshift; where its API is absent, discovery's choice and a warning), `DaemonSetFallback` discovery.
+ */
+export function platformForMode(mode: DeploymentMode, served: ReadonlySet<string>): { name: PlatformName; warning?: string } {
+  const discovered = discoverPlatform(served);
+  if (mode === 'DaemonSet') return { name: 'kubernetes' };
+  if (mode === 'MachineConfig' && !platformDescriptor('openshift').recognises(served))
+    return { name: discovered, warning: featureGateTexts.noMachineConfigApi(discovered) };
+  return { name: mode === 'MachineConfig' ? 'openshift' : discovered };
+}
+
+/** Whether the running platform is the one deploymentMode asks for (DaemonSetFallback: whichever discovery chose). */
+export const modeMatches = (mode: DeploymentMode, running: string): boolean =>
+  mode === 'DaemonSetFallback' || (mode === 'DaemonSet' ? running === 'kubernetes' : running === 'openshift');
+
+/**
+ * The platform to run on: the one asked for (`osc run --distribution`), else the one the deploymentMode
+ * feature gate asks for, else the one discovery finds. Answers it with how it was chosen, for the log.
  */
 export async function choosePlatform(
   client: KubeClient,
   requested: PlatformName | undefined,
   opts: PlatformOptions = {},
-): Promise<{ platform: Platform; chosenBy: 'flag' | 'discovery' }> {
-  const name = requested ?? discoverPlatform(await servedGroups(client));
-  return { platform: await createPlatform(name, opts), chosenBy: requested ? 'flag' : 'discovery' };
+  mode: DeploymentMode = 'DaemonSetFallback',
+): Promise<{ platform: Platform; chosenBy: 'flag' | 'discovery' | 'deploymentMode'; warning?: string }> {
+  if (requested) return { platform: await createPlatform(requested, opts), chosenBy: 'flag' };
+  const chosen = platformForMode(mode, await servedGroups(client));
+  return {
+    platform: await createPlatform(chosen.name, opts),
+    chosenBy: mode === 'DaemonSetFallback' ? 'discovery' : 'deploymentMode',
+    ...(chosen.warning ? { warning: chosen.warning } : {}),
+  };
 }

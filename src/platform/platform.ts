@@ -160,6 +160,12 @@ export interface PlatformInput<O> {
   now: Date;
   /** How long a node runs its assigned configuration without error before it is its last known good. */
   soakMs: number;
+  /**
+   * The handlers of the RuntimeClasses beyond kata and kata-remote that exist or are wanted (kata-cc's
+   * `kata-qemu-tdx`, say): a platform that installs handlers itself puts them on the nodes too; one whose
+   * nodes carry every handler (OpenShift's extension) ignores them.
+   */
+  extraHandlers?: readonly string[];
 }
 
 /** The RuntimeClass a platform provides for one runtime class name (kata or kata-remote). */

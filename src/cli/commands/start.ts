@@ -22,8 +22,9 @@ import {
   write,
 } from '../common.ts';
 import { lockHome } from '../homelock.ts';
+import { devHardware, type HardwareFlags } from './hardware-flags.ts';
 
-export interface DevFlags {
+export interface DevFlags extends HardwareFlags {
   workers?: number;
   masters?: number;
   compact?: boolean;
@@ -115,6 +116,7 @@ export async function runDevEnvironment(
   if (plain && cloud !== 'None')
     throw new CliError('--cloud sets the OpenShift Infrastructure, which the kubernetes distribution does not have: drop --cloud');
   const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
+  const hardware = devHardware(flags, devNodeNames(flags), plain);
   const home = await prepareDirectory(
     flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
     oscHome(flags.home),
@@ -130,7 +132,7 @@ export async function runDevEnvironment(
       `(${display(lock.path)} was left behind by ${lock.tookOverFrom.command} pid ${lock.tookOverFrom.pid}, which no longer runs: taken over)`,
     );
   try {
-    return await runLocked(flags, io, opts, { home, eligible, distribution, cloud });
+    return await runLocked(flags, io, opts, { home, eligible, distribution, cloud, hardware });
   } finally {
     await lock.release();
   }
@@ -140,9 +142,15 @@ async function runLocked(
   flags: StartFlags,
   io: CliIO,
   opts: { withOperator: boolean; programName: string },
-  checked: { home: string; eligible: ReturnType<typeof virtualizationCapable>; distribution: Distribution; cloud: DevCloud },
+  checked: {
+    home: string;
+    eligible: ReturnType<typeof virtualizationCapable>;
+    distribution: Distribution;
+    cloud: DevCloud;
+    hardware: ReturnType<typeof devHardware>;
+  },
 ): Promise<number> {
-  const { home, eligible, distribution, cloud } = checked;
+  const { home, eligible, distribution, cloud, hardware } = checked;
   const plain = distribution === 'kubernetes';
   const logPath = resolve(home, 'osc.log');
   const logStream = createWriteStream(logPath, { flags: 'w' });
@@ -177,6 +185,7 @@ async function runLocked(
       rebootMs: flags.rebootMs,
       virtualizationCapable: eligible,
       platform: cloud,
+      hardware,
       logDir: resolve(home, 'logs'),
       log,
     });

@@ -1,10 +1,12 @@
 import { stringify } from 'yaml';
+import { renderConfidential } from '../../api/confidential-summary.ts';
 import { eventNotes } from '../../api/events.ts';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../../api/summary.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { type CliIO, type ClusterFlags, connect, displayPath, loadCluster, onShutdownSignal, SAMPLE_KATACONFIG, write } from '../common.ts';
+import { readConfidential } from './confidential-status.ts';
 
 export type OutputFormat = 'text' | 'json' | 'yaml';
 
@@ -32,13 +34,16 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
     if (!flags.watch) {
       const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
       const nodes = items.length ? (await client.list(Nodes)).items : [];
-      io.stdout.write(
-        format(
-          items.map((kc) => summarize(kc, nodes)),
-          flags.output,
-          false,
-        ),
-      );
+      const summaries = items.map((kc) => summarize(kc, nodes));
+      // What a user may not read (the operator's ConfigMap, every pod) leaves the section out, not the status.
+      const confidential = items.length ? await readConfidential(client, nodes).catch(() => undefined) : undefined;
+      if (flags.output === 'text' || !confidential) {
+        io.stdout.write(format(summaries, flags.output, false));
+        if (confidential && flags.output === 'text') io.stdout.write(`\n${renderConfidential(confidential)}`);
+      } else {
+        const value = { kataConfigs: summaries, confidential };
+        io.stdout.write(flags.output === 'json' ? `${JSON.stringify(value, null, 2)}\n` : stringify(value, { lineWidth: 0 }));
+      }
       return 0;
     }
     return await watch(flags, io, new Informer<KataConfig>(client, KataConfigs, {}), new Informer<Node>(client, Nodes, {}));

@@ -2,12 +2,13 @@ import { memo } from 'preact/compat';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { IN_PROGRESS } from '../../api/kataconfig.ts';
 import { type KataConfigObj, type KubeObj, kube, statusMessage, useLink, useTick, useWatch } from './api.ts';
+import { ConfidentialPanel } from './confidential.tsx';
 import { age, blockingPods, type Condition, conditionOf, headlineOf, KATACONFIG_API, rememberUninstall, selectorText } from './model.ts';
 import { NodeTiles } from './nodes.tsx';
 import { toYaml } from './yaml.ts';
 
 const KIND = { apiVersion: 'kataconfiguration.openshift.io/v1', kind: 'KataConfig' };
-const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote']);
+const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote', 'kata-cc', 'kata-nvidia-gpu', 'kata-cc-nvidia-gpu']);
 
 /**
  * One KataConfig, live: every change arrives through a watch, so the status, the tiles and the YAML move
@@ -160,6 +161,7 @@ function DetailsTab({ kc, uninstallSeen }: { kc: KataConfigObj; uninstallSeen: R
         </dd>
       </dl>
       <RuntimeClasses names={kc.status?.runtimeClasses ?? []} />
+      <ConfidentialPanel nodes={nodesWatch.items} />
     </div>
   );
 }

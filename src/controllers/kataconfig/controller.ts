@@ -1,12 +1,18 @@
 import { isDeepStrictEqual } from 'node:util';
+import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
+import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
-import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { ClusterVersions } from '../../api/openshift.ts';
+import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
+import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
+import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
 /** The work-queue key for "no KataConfig exists" (not a valid object name, so it never names one). */
@@ -15,7 +21,8 @@ export const LEFTOVERS_KEY = '<none>';
 /** Pods are cached reduced to what the uninstall check reads: a big cluster's pods then cost little memory. */
 export const minimalPod = (p: Pod): Pod => ({
   metadata: { name: p.metadata.name, namespace: p.metadata.namespace, uid: p.metadata.uid, resourceVersion: p.metadata.resourceVersion },
-  spec: { runtimeClassName: p.spec?.runtimeClassName, containers: [] },
+  // The node: key slots in use per TEE node (api/tee.ts).
+  spec: { runtimeClassName: p.spec?.runtimeClassName, ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}), containers: [] },
   // The kata_*_remote_pods gauges (src/controllers/monitor) count pods by phase.
   status: { phase: p.status?.phase },
 });
@@ -33,8 +40,9 @@ const nodeChanged = (a: Node, b: Node): boolean =>
 export function setupKataConfigController(
   mgr: Manager,
   platform: Platform<unknown>,
-  options: Partial<KataConfigOptions> = {},
+  options: Partial<KataConfigOptions> & { namespace?: string } = {},
 ): KataConfigReconciler {
+  const { namespace = OPERATOR_NAMESPACE, ...kataOptions } = options;
   const kataConfigs = mgr.informer(KataConfigs);
   const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const kataNodes = mgr.informer(KataNodes);
@@ -42,6 +50,12 @@ export function setupKataConfigController(
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, { transform: minimalPod });
   const kataMetrics = new KataMetrics(mgr.metrics.registry);
+  const featureGates = mgr.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CONFIGMAP}` });
+  const log = mgr.log.child({ controller: KATACONFIG_CONTROLLER });
+  // Only OpenShift has a release to check (and serves the type).
+  const clusterVersions =
+    platform.name === 'openshift' ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` }) : undefined;
+  const confidential = new ConfidentialClasses({ featureGates, clusterVersions, namespace, platform, events: mgr.events, log });
 
   const reconciler = new KataConfigReconciler({
     client: mgr.client,
@@ -55,9 +69,11 @@ export function setupKataConfigController(
     events: mgr.events,
     metrics: mgr.metrics,
     kataMetrics,
-    options: { ...defaultKataConfigOptions, ...options },
-    log: mgr.log.child({ controller: KATACONFIG_CONTROLLER }),
+    options: { ...defaultKataConfigOptions, ...kataOptions },
+    log,
+    confidential,
   });
+  setupRuntimeClassCleanup(mgr, { runtimeClasses, pods, events: mgr.events });
 
   // A node patch the cache shows is no longer awaited (see KataConfigReconciler.applyPlan).
   nodes.addEventHandler({
@@ -85,6 +101,9 @@ export function setupKataConfigController(
       { informer: kataNodes, keys: all, updated: () => false },
       ...platformCaches.informers.map((informer) => ({ informer, keys: all })),
       { informer: runtimeClasses, keys: all },
+      // An edit of the feature gates, or an upgrade, changes the classes offered.
+      { informer: featureGates, keys: all },
+      ...(clusterVersions ? [{ informer: clusterVersions, keys: all }] : []),
       // Pods matter only to a blocked uninstall: their deletion lets it proceed at once.
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },
     ],

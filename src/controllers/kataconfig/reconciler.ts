@@ -17,9 +17,12 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import { applyStatusIfChanged } from '../../runtime/status.ts';
 import { WriteLane } from '../../runtime/writelane.ts';
+import type { ConfidentialClasses } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
 import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
+import { RuntimeClassWrites } from './runtimeclass-writes.ts';
+import { extraHandlers } from './runtimeclasses.ts';
 import {
   classifyRecords,
   done,
@@ -85,6 +88,8 @@ export interface KataConfigContext {
   options: KataConfigOptions;
   /** For what happens beside a reconcile (KataNode writes retried). */
   log?: Logger;
+  /** The feature gates, the TEE and the classes beyond kata and kata-remote (confidential.ts). */
+  confidential?: ConfidentialClasses;
 }
 
 const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
@@ -101,7 +106,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
     };
   }
   if (prev && prev.reason === next.reason && next.reason !== 'Failed') return undefined;
-  const type = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' ? ('Warning' as const) : ('Normal' as const);
+  const warn = next.reason === 'Failed' || next.reason === 'BlockedByExistingKataPods' || next.reason === 'UnsupportedOCPVersion';
+  const type = warn ? ('Warning' as const) : ('Normal' as const);
   return { type, reason: next.reason || 'Progressing', note: next.message || eventNotes.progressing(kc.metadata.name) };
 }
 
@@ -121,6 +127,10 @@ export class KataConfigReconciler {
   private readonly kataNodeLane: WriteLane<KataNodeWrite>;
   /** The platform's writes (platformwrites.ts). */
   private readonly writer: PlatformWriter;
+  /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
+  private extraHandlers: readonly string[] = [];
+  /** The RuntimeClasses' writes (runtimeclass-writes.ts). */
+  private readonly runtimeClassWrites: RuntimeClassWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -131,6 +141,7 @@ export class KataConfigReconciler {
       ...(ctx.log ? { log: ctx.log } : {}),
     });
     this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
+    this.runtimeClassWrites = new RuntimeClassWrites({ ...ctx, writer: this.writer });
   }
 
   /** Answers once the writes handed to the lanes are made (for tests). */
@@ -193,7 +204,10 @@ export class KataConfigReconciler {
     const t0 = performance.now();
     const nodes = this.ctx.nodes.list();
     const selection = platform.select(nodes, kc.spec);
-    const input = this.platformInput(kc, nodes, new Set(selection.nodes), new Date());
+    const selected = new Set(selection.nodes);
+    const extra = await this.ctx.confidential?.pass(kc, nodes, selected, this.ctx.pods.list());
+    this.extraHandlers = extraHandlers(extra?.classes ?? [], this.ctx.runtimeClasses.list());
+    const input = this.platformInput(kc, nodes, selected, new Date());
 
     // The status comes first: it is computed from the desired selection and the platform's view of the
     // nodes, not from our own writes below, and on a large cluster it must not wait for them.
@@ -201,22 +215,16 @@ export class KataConfigReconciler {
     const records = view.records();
     const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
     const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
-    const state = installCondition(classification, selection, rt, initial);
-    let runtimeClasses = kc.status?.runtimeClasses ?? [];
-    const wanted = runtimeClassesFor(kc.spec);
-    if (state === done) {
-      // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
-      for (const name of wanted) {
-        await this.ensureRuntimeClass(name, nodes, ownerOf(kc), signal);
-        if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
-      }
-    }
-    // A RuntimeClass no longer offered (peer pods turned off) goes once no pod uses it.
-    for (const name of runtimeClasses.filter((n) => !wanted.includes(n))) {
-      if (podsUsing(this.ctx.pods.list(), new Set([name])).length) continue;
-      await this.deleteOwnRuntimeClass(name, signal);
-      runtimeClasses = runtimeClasses.filter((n) => n !== name);
-    }
+    let state = installCondition(classification, selection, rt, initial);
+    const installed = state === done;
+    // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
+    if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
+    const { runtimeClasses, waitingForPods } = await this.runtimeClassWrites.sync(
+      kc,
+      { wanted: runtimeClassesFor(kc.spec), extra, installed, nodes, owner: ownerOf(kc) },
+      log,
+      signal,
+    );
     const t1 = performance.now();
     await this.writeStatus(
       kc,
@@ -250,6 +258,8 @@ export class KataConfigReconciler {
     if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
     return soonest(
       selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
+      // Pod deletions do not wake an install pass: a class waiting for its pods looks again.
+      waitingForPods ? this.ctx.options.blockedRecheckMs : undefined,
       plan.recheckAfterMs,
       nodeRecords.promoteInMs,
     );
@@ -397,7 +407,8 @@ export class KataConfigReconciler {
     now: Date,
   ): PlatformInput<unknown> {
     const soakMs = this.ctx.options.soakMs;
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs };
+    const extraHandlers = this.extraHandlers;
+    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs, extraHandlers };
   }
 
   /**
@@ -425,7 +436,7 @@ export class KataConfigReconciler {
   /** Everything osc created goes, then the finalizer: nothing may be left behind. */
   private async cleanUp(kc: KataConfig, input: PlatformInput<unknown>, signal: AbortSignal): Promise<void> {
     const { client } = this.ctx;
-    for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
+    for (const rc of kc.status?.runtimeClasses ?? []) await this.runtimeClassWrites.deleteOwn(rc, signal);
     // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
     // make us leave an object behind.
     await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
@@ -450,41 +461,6 @@ export class KataConfigReconciler {
       readyNodes,
     );
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
-  }
-
-  private async ensureRuntimeClass(rt: string, nodes: readonly Node[], owner: OwnerReference, signal: AbortSignal): Promise<void> {
-    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
-    // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
-    const existing = this.ctx.runtimeClasses.get(rt);
-    const spec = this.ctx.platform.runtimeClass(rt, nodes);
-    const nodeSelector = spec.nodeSelector;
-    if (existing) {
-      const refs = existing.metadata.ownerReferences ?? [];
-      // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry
-      // are put back (an administrator may add others, narrowing it further).
-      const have = existing.scheduling?.nodeSelector ?? {};
-      if (refs.some((r) => r.kind === 'KataConfig') && Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) {
-        await this.ctx.client.patch(RuntimeClasses, rt, { scheduling: { nodeSelector } }, { signal });
-      }
-      if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
-      const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
-      await this.ctx.client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
-      return;
-    }
-    const rc: RuntimeClass = {
-      metadata: { name: rt, ownerReferences: [owner] },
-      handler: spec.handler,
-      ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
-      scheduling: { nodeSelector: spec.nodeSelector },
-    };
-    await this.writer.create(RuntimeClasses, rc, signal);
-  }
-
-  /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
-  private async deleteOwnRuntimeClass(name: string, signal: AbortSignal): Promise<void> {
-    const existing = this.ctx.runtimeClasses.get(name) ?? (await this.ctx.client.find(RuntimeClasses, name, undefined, signal));
-    if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
-      await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
 }
 

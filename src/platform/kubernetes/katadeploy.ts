@@ -82,7 +82,19 @@ export interface InstallerConfig {
   debug: boolean;
   /** kata-deploy's K8S_DISTRIBUTION, where containerd is not plain Kubernetes's (absent: `k8s`). */
   flavour?: KubernetesFlavour;
+  /** Shims installed beside `shim` (the confidential RuntimeClasses' TEE shims), sorted; absent: none. */
+  extraShims?: string[];
 }
+
+/** The architectures kata-deploy ships the TEE and GPU shims for. */
+const EXTRA_SHIM_ARCHES: Record<string, string[]> = {
+  'qemu-tdx': ['X86_64'],
+  'qemu-snp': ['X86_64'],
+  'qemu-se': ['S390X'],
+  'qemu-nvidia-gpu': ['X86_64'],
+  'qemu-nvidia-gpu-tdx': ['X86_64'],
+  'qemu-nvidia-gpu-snp': ['X86_64'],
+};
 
 /** logLevel maps to kata-deploy's one switch: debug and trace turn DEBUG on, anything else leaves it off. */
 export const debugFor = (logLevel: LogLevel | undefined): boolean => logLevel === 'debug' || logLevel === 'trace';
@@ -92,8 +104,16 @@ export function installerConfig(
   shim: string,
   logLevel: LogLevel | undefined,
   flavour: KubernetesFlavour = 'k8s',
+  extraShims: readonly string[] = [],
 ): InstallerConfig {
-  return { image, shim, debug: debugFor(logLevel), ...(flavour !== 'k8s' ? { flavour } : {}) };
+  const extra = [...new Set(extraShims)].filter((s) => s !== shim).sort();
+  return {
+    image,
+    shim,
+    debug: debugFor(logLevel),
+    ...(flavour !== 'k8s' ? { flavour } : {}),
+    ...(extra.length ? { extraShims: extra } : {}),
+  };
 }
 
 /**
@@ -102,7 +122,8 @@ export function installerConfig(
  */
 export function configId(c: InstallerConfig): string {
   const flavour = c.flavour && c.flavour !== 'k8s' ? { flavour: c.flavour } : {};
-  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim, ...flavour });
+  const extra = c.extraShims?.length ? { extraShims: c.extraShims } : {};
+  const canonical = JSON.stringify({ debug: c.debug, image: c.image, shim: c.shim, ...flavour, ...extra });
   return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
 }
 
@@ -115,7 +136,8 @@ export function installerEnv(c: InstallerConfig): { name: string; value?: string
   ];
   for (const [arch, shims] of Object.entries(ARCHES)) {
     if (!shims.includes(c.shim)) continue;
-    env.push({ name: `SHIMS_${arch}`, value: c.shim }, { name: `DEFAULT_SHIM_${arch}`, value: c.shim });
+    const extra = (c.extraShims ?? []).filter((s) => EXTRA_SHIM_ARCHES[s]?.includes(arch));
+    env.push({ name: `SHIMS_${arch}`, value: [c.shim, ...extra].join(' ') }, { name: `DEFAULT_SHIM_${arch}`, value: c.shim });
   }
   env.push(
     { name: 'INSTALLATION_PREFIX', value: '' },

@@ -102,7 +102,7 @@ export function readStopMark(ds: DaemonSet | undefined): StopMark | undefined {
 }
 
 export const describeConfig = (c: InstallerConfig): string =>
-  `kata-deploy ${c.image}, shim ${c.shim}, debug ${c.debug ? 'on' : 'off'}${c.flavour ? `, for ${c.flavour}` : ''}`;
+  `kata-deploy ${c.image}, shim ${c.shim}${c.extraShims?.length ? ` (and ${c.extraShims.join(', ')})` : ''}, debug ${c.debug ? 'on' : 'off'}${c.flavour ? `, for ${c.flavour}` : ''}`;
 
 export class KubernetesPlatform implements Platform<KubernetesObserved> {
   readonly name = 'kubernetes' as const;
@@ -137,8 +137,10 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   }
 
   /** The installer configuration for a spec, on this cluster's flavour of Kubernetes (from its nodes). */
-  config(spec: KataConfigSpec | undefined, nodes: readonly Node[] = []): InstallerConfig {
-    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel, flavourOf(nodes));
+  config(spec: KataConfigSpec | undefined, nodes: readonly Node[] = [], extraHandlers: readonly string[] = []): InstallerConfig {
+    // A handler is `kata-<shim>` (handlerFor): kata-deploy installs it when its shim is listed.
+    const extraShims = extraHandlers.filter((h) => h.startsWith('kata-')).map((h) => h.slice('kata-'.length));
+    return installerConfig(this.opts.image, this.opts.shim, spec?.logLevel, flavourOf(nodes), extraShims);
   }
 
   /**
@@ -163,7 +165,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
       observations,
       memory,
       selected: input.selected,
-      target: configId(this.config(input.kataConfig?.spec, input.nodes)),
+      target: configId(this.config(input.kataConfig?.spec, input.nodes, input.extraHandlers)),
       daemonSet: {
         config: templateConfigId(ds),
         observed: !!ds && Number(ds.status?.observedGeneration ?? 0) >= (ds.metadata.generation ?? 1),
@@ -211,7 +213,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   private describer(input: PlatformInput<KubernetesObserved>): (id: string) => ConfigRef {
     const known = new Map<string, string>();
     for (const c of recordedSettings(input.observed.daemonSet)) known.set(configId(c), describeConfig(c));
-    const target = this.config(input.kataConfig?.spec, input.nodes);
+    const target = this.config(input.kataConfig?.spec, input.nodes, input.extraHandlers);
     known.set(configId(target), describeConfig(target));
     return (id) => ({ id, description: known.get(id) ?? `kata-deploy configuration ${id}` });
   }
@@ -220,7 +222,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const ds = input.observed.daemonSet;
     return (
       !plan.stopped &&
-      plan.template === configId(this.config(input.kataConfig?.spec, input.nodes)) &&
+      plan.template === configId(this.config(input.kataConfig?.spec, input.nodes, input.extraHandlers)) &&
       templateConfigId(ds) === plan.template
     );
   }
@@ -340,7 +342,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
 
   /** The settings behind a configuration id osc can (re)install: the target's, or the DaemonSet's recorded ones. */
   private configFor(id: string, input: PlatformInput<KubernetesObserved>): InstallerConfig | undefined {
-    const target = this.config(input.kataConfig?.spec, input.nodes);
+    const target = this.config(input.kataConfig?.spec, input.nodes, input.extraHandlers);
     if (configId(target) === id) return target;
     return recordedSettings(input.observed.daemonSet).find((c) => configId(c) === id);
   }

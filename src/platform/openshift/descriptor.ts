@@ -35,6 +35,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       },
       // The cluster's TLS security profile, followed by the webhook and metrics servers (a watch by name).
       { apiGroups: ['config.openshift.io'], resources: ['apiservers'], verbs: [...READ], resourceNames: ['cluster'] },
+      // The cluster's release: confidential containers on bare metal need a minimum (watched by name).
+      { apiGroups: ['config.openshift.io'], resources: ['clusterversions'], verbs: [...READ], resourceNames: ['version'] },
     ],
     namespace: [],
   },

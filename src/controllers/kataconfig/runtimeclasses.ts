@@ -1,0 +1,178 @@
+import {
+  confidentialTexts,
+  KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
+  KATA_CC_OVERHEAD,
+  KATA_CC_RUNTIME_CLASS,
+  KATA_NVIDIA_GPU_HANDLER,
+  KATA_NVIDIA_GPU_OVERHEAD,
+  KATA_NVIDIA_GPU_RUNTIME_CLASS,
+  KATA_NVIDIA_GPU_SHIM,
+  MINIMUM_OCP_VERSION,
+  MINIMUM_OCP_VERSION_GPU,
+  NVIDIA_CC_GPU_NODE_LABELS,
+  NVIDIA_GPU_NODE_LABELS,
+  type TeePlatform,
+  UNSUPPORTED_OCP_VERSION,
+} from '../../api/confidential.ts';
+import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from '../../api/featuregates.ts';
+import { checkVersion, type TeeDetection } from '../../api/tee.ts';
+import type { Node } from '../../kube/resources.ts';
+
+/**
+ * The RuntimeClasses osc offers beside `kata` and `kata-remote`: `kata-cc` on the TEE nodes when the
+ * confidential gate is on, and the GPU classes on the NVIDIA GPU operator's nodes (pure). Which of them,
+ * with which handler, overhead and node selector, and why a wanted one is refused.
+ */
+
+/** One RuntimeClass as osc makes it. */
+export interface DesiredRuntimeClass {
+  name: string;
+  handler: string;
+  overhead: Record<string, string>;
+  nodeSelector: Record<string, string>;
+}
+
+export const EXTRA_RUNTIME_CLASSES: readonly string[] = [
+  KATA_CC_RUNTIME_CLASS,
+  KATA_NVIDIA_GPU_RUNTIME_CLASS,
+  KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
+];
+
+/** A refusal that the InProgress condition reports (status True/Failed, or False/UnsupportedOCPVersion). */
+export interface ConfidentialRefusal {
+  status: 'True' | 'False';
+  reason: 'Failed' | typeof UNSUPPORTED_OCP_VERSION;
+  message: string;
+}
+
+export interface ExtraClassesInput {
+  gates: FeatureGates;
+  /** Keys of the gates ConfigMap whose value is wrong: what they govern stays as it is. */
+  problems: readonly FeatureGateProblem[];
+  namespace: string;
+  tee: TeeDetection;
+  /** The platform's name: handlers differ (OpenShift's extension vs kata-deploy's shims). */
+  platform: string;
+  /** The platform's selector of kata nodes, which every class narrows. */
+  kataNodeSelector: Record<string, string>;
+  nodes: readonly Node[];
+  selected: ReadonlySet<string>;
+  peerPods: boolean;
+  /** OpenShift's release (ClusterVersion `version`), where the platform has one; undefined elsewhere. */
+  clusterVersion?: { version: string | undefined };
+}
+
+export interface ExtraClasses {
+  classes: DesiredRuntimeClass[];
+  /** Classes neither made nor removed this pass: the gate governing them cannot be read. */
+  frozen: string[];
+  refusal?: ConfidentialRefusal;
+  /** Worth an event, not a failed status. */
+  warnings: string[];
+}
+
+const handlerFor = (platform: string, openshiftHandler: string, shim: string) =>
+  platform === 'openshift' ? openshiftHandler : `kata-${shim}`;
+
+const matches = (n: Node, labels: Readonly<Record<string, string>>) =>
+  Object.entries(labels).every(([k, v]) => n.metadata.labels?.[k] === v);
+
+/** Whether any selected node carries these labels. */
+const anySelected = (input: ExtraClassesInput, labels: Readonly<Record<string, string>>) =>
+  input.nodes.some((n) => input.selected.has(n.metadata.name ?? '') && matches(n, labels));
+
+function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredRuntimeClass {
+  return {
+    name: KATA_CC_RUNTIME_CLASS,
+    handler: handlerFor(input.platform, tee.handler, tee.shim),
+    overhead: { ...KATA_CC_OVERHEAD, ...(tee.keySlots ? { [tee.keySlots]: '1' } : {}) },
+    nodeSelector: { ...input.kataNodeSelector, [tee.label]: 'true' },
+  };
+}
+
+/** The classes beyond kata and kata-remote, from the gates, the TEE found and the GPU nodes. */
+export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
+  const classes: DesiredRuntimeClass[] = [];
+  const warnings: string[] = [];
+  const frozen: string[] = [];
+  let refusal: ConfidentialRefusal | undefined;
+  const gateProblem = input.problems[0];
+  if (gateProblem) refusal = { status: 'True', reason: 'Failed', message: featureGateTexts.invalid(input.namespace, gateProblem) };
+
+  // GPUs in kata VMs need no gate: the class exists where the GPU operator has prepared nodes, on an
+  // OpenShift release that supports them.
+  const gpuRelease = !input.clusterVersion || checkVersion(input.clusterVersion.version, MINIMUM_OCP_VERSION_GPU).ok;
+  const gpuNodes = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
+  if (gpuNodes && !gpuRelease)
+    warnings.push(confidentialTexts.unsupportedGpuVersion(input.clusterVersion?.version ?? '', MINIMUM_OCP_VERSION_GPU));
+  if (gpuRelease && anySelected(input, NVIDIA_GPU_NODE_LABELS)) {
+    classes.push({
+      name: KATA_NVIDIA_GPU_RUNTIME_CLASS,
+      handler: handlerFor(input.platform, KATA_NVIDIA_GPU_HANDLER, KATA_NVIDIA_GPU_SHIM),
+      overhead: { ...KATA_NVIDIA_GPU_OVERHEAD },
+      nodeSelector: { ...input.kataNodeSelector, ...NVIDIA_GPU_NODE_LABELS },
+    });
+  }
+
+  if (input.problems.some((p) => p.key === 'confidential')) {
+    frozen.push(KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS);
+    return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
+  }
+  if (!input.gates.confidential) return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
+
+  const refuse = (r: ConfidentialRefusal) => {
+    refusal ??= r;
+    return { classes, frozen, refusal, warnings };
+  };
+  // Peer pods are confidential in the cloud's VMs: bare-metal kata-cc is a bonus there, never a failure.
+  if (input.clusterVersion && !input.peerPods) {
+    const v = input.clusterVersion.version;
+    const check = checkVersion(v, MINIMUM_OCP_VERSION);
+    if (!check.ok) {
+      const message =
+        check.reason === 'below'
+          ? confidentialTexts.unsupportedVersion(v ?? '', MINIMUM_OCP_VERSION)
+          : check.reason === 'unreadable'
+            ? confidentialTexts.unreadableVersion(v ?? '')
+            : confidentialTexts.versionUnknown();
+      return refuse({ status: 'False', reason: UNSUPPORTED_OCP_VERSION, message });
+    }
+  }
+  const { tee } = input;
+  if (tee.kind === 'multiple') return refuse({ status: 'True', reason: 'Failed', message: confidentialTexts.multipleTees(tee.found) });
+  if (tee.kind === 'none') {
+    if (input.peerPods) {
+      warnings.push(confidentialTexts.noTeePeerPods());
+      return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
+    }
+    return refuse({ status: 'True', reason: 'Failed', message: confidentialTexts.noTee() });
+  }
+  if (tee.withoutSlots.length && tee.tee.keySlots) warnings.push(confidentialTexts.noKeySlots(tee.withoutSlots, tee.tee.keySlots));
+  classes.push(confidentialClass(tee.tee, input));
+  const ccGpuLabels = { ...NVIDIA_CC_GPU_NODE_LABELS, [tee.tee.label]: 'true' };
+  if (gpuRelease && tee.tee.gpuHandler && tee.tee.gpuShim && anySelected(input, ccGpuLabels)) {
+    classes.push({
+      name: KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
+      handler: handlerFor(input.platform, tee.tee.gpuHandler, tee.tee.gpuShim),
+      overhead: { ...KATA_CC_OVERHEAD, ...(tee.tee.keySlots ? { [tee.tee.keySlots]: '1' } : {}) },
+      nodeSelector: { ...input.kataNodeSelector, ...ccGpuLabels },
+    });
+  }
+  return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
+}
+
+/**
+ * The handlers the nodes must keep for the extra classes: those wanted, and those of the extra classes osc
+ * made that still exist (one waiting for its pods, or frozen by a gate osc cannot read, keeps its handler
+ * on the nodes until it is gone).
+ */
+export function extraHandlers(
+  wanted: readonly DesiredRuntimeClass[],
+  existing: readonly { metadata: { name?: string; ownerReferences?: { kind: string }[] }; handler: string }[],
+): string[] {
+  const handlers = new Set(wanted.map((c) => c.handler));
+  for (const rc of existing)
+    if (EXTRA_RUNTIME_CLASSES.includes(rc.metadata.name ?? '') && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
+      handlers.add(rc.handler);
+  return [...handlers].sort();
+}
