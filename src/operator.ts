@@ -9,6 +9,7 @@ export { LEADER_ELECTION_LEASE };
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
+import { watchSetupInfo } from './controllers/monitor/setup-info.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
@@ -163,6 +164,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   setupKataConfigController(manager, platform, opts.kataConfig);
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
+  watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 
   // Followed even when it was empty at start: the platform may write the certificate after the pod started.
   const certDir = opts.metricsCertDir;

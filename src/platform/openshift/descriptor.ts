@@ -35,6 +35,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       },
       // The cluster's TLS security profile, followed by the webhook and metrics servers (a watch by name).
       { apiGroups: ['config.openshift.io'], resources: ['apiservers'], verbs: [...READ], resourceNames: ['cluster'] },
+      // The cloud the cluster runs on, for the osc_setup_info metric (a watch by name).
+      { apiGroups: ['config.openshift.io'], resources: ['infrastructures'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
   },
