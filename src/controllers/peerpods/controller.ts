@@ -18,6 +18,7 @@ import { cachedNode } from '../nodecache.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
 import { PeerPodsMetrics } from './metrics.ts';
 import { defaultPeerPodsOptions, type PeerPodsOptions, PeerPodsReconciler, REMOTE_PODS_INDEX } from './reconciler.ts';
+import { PodVMMetrics, watchAdaptorRestarts } from './vm-metrics.ts';
 
 export const PEERPODS_CONTROLLER = 'peerpods';
 
@@ -57,6 +58,8 @@ export function setupPeerPodsController(
   // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
+  const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
+  watchAdaptorRestarts(daemonSets, vmMetrics);
 
   const reconciler = new PeerPodsReconciler({
     client: mgr.client,
