@@ -11,6 +11,7 @@ import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
 import { watchSetupInfo } from './controllers/monitor/setup-info.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
+import type { LeakCollectorOptions } from './controllers/peerpods/leaks-controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
@@ -73,6 +74,8 @@ export interface OperatorOptions {
   platformOptions?: PlatformOptions;
   /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
+  /** The cloud's pod VMs, to find and delete leaked ones (docs/peerpods.md, "Leaked pod VMs"); off without. */
+  leakedVMs?: LeakCollectorOptions;
   /** The kata monitor DaemonSet (image). */
   monitor?: Partial<Omit<MonitorOptions, 'namespace'>>;
   identity?: string;
@@ -162,7 +165,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const { platform } = chosen;
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
   setupKataConfigController(manager, platform, opts.kataConfig);
-  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
+  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, leakedVMs: opts.leakedVMs });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
   watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 

@@ -30,6 +30,7 @@ import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.t
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
+import { SimulatedPodVMs } from './podvms.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
 export type { Distribution };
@@ -113,6 +114,8 @@ export class DevCluster {
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
   private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: PeerPodsCloud };
+  /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
+  readonly podVMs?: SimulatedPodVMs;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
@@ -156,6 +159,7 @@ export class DevCluster {
       nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
       cloud: simulatedCloud(opts.platform, { client: this.client, log, imageJobMs: opts.podvmImageJobMs }, this.infrastructureName),
     };
+    this.podVMs = new SimulatedPodVMs({ client: this.client, log });
   }
 
   private openshiftPart<K extends 'mco' | 'nfd' | 'cloud'>(k: K): NonNullable<DevCluster['openshift']>[K] {
@@ -245,6 +249,7 @@ export class DevCluster {
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
+    await this.podVMs?.start(this.signal);
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;
