@@ -3,12 +3,14 @@
  * force-deleted while the adaptor is down, and an adaptor crash between creating a VM and recording it,
  * leave VMs behind. osc finds them through the cloud's inventory and deletes them after the grace period,
  * with an event and a metric per VM, and never touches a VM of a live pod. A deletion the cloud refuses is
- * the condition PodVMDeletionFailed, cleared once a change of peer-pods-cm lets the deletion through.
+ * the condition PodVMDeletionFailed, cleared once a change of peer-pods-cm lets the deletion through. And the
+ * adaptor-restart counter counts the adaptor pods an edit of peer-pods-cm restarts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import {
+  CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
   OPERATOR_NAMESPACE,
   PEER_POD_VM_RESOURCE,
@@ -16,8 +18,9 @@ import {
   PEER_PODS_SECRET,
 } from '../../src/api/names.ts';
 import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, POD_UID_TAG, PODVM_DELETION_FAILED } from '../../src/api/podvm-leaks.ts';
+import { CONFIG_HASH_ANNOTATION } from '../../src/controllers/peerpods/desired.ts';
 import { CRASH_BEFORE_RECORD_ANNOTATION, FAIL_PODVM_DELETION_ANNOTATION, type SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
-import { ConfigMaps, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
+import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
@@ -183,5 +186,19 @@ describe('leaked pod VMs are found and deleted', () => {
       message: 'the condition removed',
     });
     assert.match(await metrics(), /^osc_peerpods_leaked_vm_delete_failures_total\{cloud="aws"\} 1$/m);
+  });
+
+  test('osc_peerpods_adaptor_restarts_total counts the adaptor pods an edit of peer-pods-cm restarts', async () => {
+    const restarts = async () => Number(/^osc_peerpods_adaptor_restarts_total (\d+)$/m.exec(await metrics())?.[1]);
+    const ds = () => c().get(DaemonSets, CAA_DAEMONSET, NS);
+    const scheduled = await waitFor(async () => (await ds()).status?.currentNumberScheduled as number | undefined);
+    assert.equal(scheduled, 2);
+    const before = await restarts();
+    const hash = (await ds()).spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION];
+    await c().patch(ConfigMaps, PEER_PODS_CM, { data: { PROXY_TIMEOUT: '6m' } }, { namespace: NS });
+    await waitFor(async () => (await ds()).spec.template.metadata?.annotations?.[CONFIG_HASH_ANNOTATION] !== hash, {
+      message: 'the adaptor pod template changed',
+    });
+    await waitFor(async () => (await restarts()) === before + 2, { message: 'two adaptor restarts counted' });
   });
 });
