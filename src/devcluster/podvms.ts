@@ -28,7 +28,7 @@ const isPeerPod = (p: Pod) => p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_C
  */
 export class SimulatedPodVMs implements PodVMInventory {
   readonly vms = new Map<string, PodVM>();
-  readonly stats = { created: 0, deletedByAdaptor: 0, deletedByOsc: 0, crashes: 0, refusedDeletions: 0, lists: 0 };
+  readonly stats = { created: 0, deletedByAdaptor: 0, deletedByOsc: 0, crashes: 0, refusedDeletions: 0, lists: 0, liveVMsDeletedByOsc: 0 };
   readonly pods: Informer<Pod>;
   private readonly client: KubeClient;
   private readonly namespace: string;
@@ -85,6 +85,8 @@ export class SimulatedPodVMs implements PodVMInventory {
       this.stats.refusedDeletions++;
       throw new Error(refusal || 'the cloud refused the request');
     }
+    // A VM the adaptor holds for a live pod: what osc must never delete (tests read the count).
+    if ([...this.records.values()].includes(id)) this.stats.liveVMsDeletedByOsc++;
     // Terminating a VM that is already gone succeeds, as on the clouds.
     if (this.vms.delete(id)) this.stats.deletedByOsc++;
   }

@@ -10,7 +10,8 @@
  * - a VM whose tags name a pod that exists (by UID; by namespace/name when the VM has no UID tag) is never
  *   touched, however the pod fares: the adaptor deletes it with the pod;
  * - a VM younger than the grace period is left alone, so that a create in flight (the VM made, the pod not
- *   yet in the cache) is never mistaken for a leak;
+ *   yet in the cache) is never mistaken for a leak; so is one first seen without a pod less than the grace
+ *   period ago, so that the adaptor's own deletion of a VM whose pod just went is not raced;
  * - a VM whose deletion failed is not tried again on its own (no silent retry loop): it is reported in a
  *   condition until the inputs that could fix it (peer-pods-cm, peer-pods-secret) change, or it is gone.
  */
@@ -58,6 +59,8 @@ export interface LeakInput {
   failures: readonly FailedDeletion[];
   /** The digest of peer-pods-cm and peer-pods-secret now. */
   inputs: string;
+  /** When each VM was first seen without a live pod (ms since the epoch), from the previous plan. */
+  unownedSince: ReadonlyMap<string, number>;
 }
 
 export interface LeakPlan {
@@ -71,6 +74,8 @@ export interface LeakPlan {
   requeueAfterMs?: number;
   /** VMs a live pod owns. */
   owned: number;
+  /** When each VM without a live pod was first seen so (for the next plan). */
+  unownedSince: Map<string, number>;
 }
 
 const podKey = (ns: string, name: string) => `${ns}/${name}`;
@@ -88,19 +93,23 @@ export function planLeakedVMs(input: LeakInput): LeakPlan {
   const uids = new Set(input.pods.map((p) => p.uid));
   const names = new Set(input.pods.map((p) => podKey(p.namespace, p.name)));
   const failures = new Map(input.failures.map((f) => [f.id, f]));
-  const plan: LeakPlan = { delete: [], failed: [], young: [], owned: 0 };
+  const plan: LeakPlan = { delete: [], failed: [], young: [], owned: 0, unownedSince: new Map() };
+  const now = input.now.getTime();
   for (const vm of input.vms) {
     if (vm.tags[CLUSTER_UID_TAG] !== input.clusterUID) continue;
     if (ownedBy(vm, uids, names)) {
       plan.owned++;
       continue;
     }
+    const since = input.unownedSince.get(vm.id) ?? now;
+    plan.unownedSince.set(vm.id, since);
     const created = Date.parse(vm.createdAt);
     // A VM whose creation time cannot be read is as young as can be: never deleted on a guess.
-    const age = Number.isNaN(created) ? 0 : input.now.getTime() - created;
-    if (age < input.graceMs) {
+    const age = Number.isNaN(created) ? 0 : now - created;
+    const waited = Math.min(age, now - since);
+    if (waited < input.graceMs) {
       plan.young.push(vm);
-      const left = input.graceMs - age;
+      const left = input.graceMs - waited;
       plan.requeueAfterMs = Math.min(plan.requeueAfterMs ?? left, left);
       continue;
     }

@@ -201,4 +201,78 @@ describe('leaked pod VMs are found and deleted', () => {
     });
     await waitFor(async () => (await restarts()) === before + 2, { message: 'two adaptor restarts counted' });
   });
+
+  test('chaos: 60 faults (adaptor kills, force-deletes while it is down, crashes before record), then 0 leaked VMs', async () => {
+    let seed = 21;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const keep = [await c().get(Pods, 'keep-a', APP), await c().get(Pods, 'keep-b', APP)];
+    const keptVMs = keep.flatMap(vmsOf);
+    const before = { ...vms().stats };
+    const faults = { created: 0, crashBeforeRecord: 0, forceDeletedWhileDown: 0, adaptorKills: 0, plainDeletes: 0 };
+    const live: string[] = [];
+    let next = 0;
+    const create = async () => {
+      const crash = rand() < 0.4;
+      const name = `chaos-${next++}`;
+      await c().create(Pods, pod(name, crash ? { [CRASH_BEFORE_RECORD_ANNOTATION]: 'true' } : undefined));
+      live.push(name);
+      faults.created++;
+      if (crash) faults.crashBeforeRecord++;
+    };
+    const take = () => live.splice(Math.floor(rand() * live.length), 1)[0] as string;
+    // Gone from the adaptor's own view too, so that it cannot see the deletion once back.
+    const goneEverywhere = (name: string) =>
+      waitFor(async () => (await c().find(Pods, name, APP)) === undefined && vms().pods.get(`${APP}/${name}`) === undefined);
+    const faultCount = () => faults.crashBeforeRecord + faults.forceDeletedWhileDown + faults.adaptorKills;
+    while (faultCount() < 60) {
+      const r = rand();
+      if (r < 0.35 || live.length < 2) await create();
+      else if (r < 0.7) {
+        vms().setAdaptorDown(true);
+        const victims = [take(), ...(rand() < 0.5 && live.length > 1 ? [take()] : [])];
+        for (const v of victims) await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 });
+        for (const v of victims) await goneEverywhere(v);
+        vms().setAdaptorDown(false);
+        faults.forceDeletedWhileDown += victims.length;
+      } else if (r < 0.85) {
+        // The adaptor killed and restarted, a pod made meanwhile.
+        vms().setAdaptorDown(true);
+        await create();
+        vms().setAdaptorDown(false);
+        faults.adaptorKills++;
+      } else {
+        const v = take();
+        await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 });
+        await goneEverywhere(v);
+        faults.plainDeletes++;
+      }
+    }
+    const t0 = Date.now();
+    // Every live pod's VMs exist and every other VM is gone.
+    await waitFor(
+      async () => {
+        const pods = (await c().list(Pods, { namespace: APP })).items;
+        const uids = new Set(pods.map((p) => p.metadata.uid));
+        if (!pods.every((p) => vms().vms.has(vms().recorded(p.metadata.uid ?? '') ?? ''))) return false;
+        return [...vms().vms.values()].every((vm) => uids.has(vm.tags[POD_UID_TAG]));
+      },
+      { timeoutMs: 120_000, message: 'only VMs of live pods left' },
+    );
+    const convergedMs = Date.now() - t0;
+    for (const name of live) await c().delete(Pods, name, { namespace: APP, gracePeriodSeconds: 0 });
+    await waitFor(() => vms().vms.size === keptVMs.length, { timeoutMs: 120_000, message: 'every chaos VM gone' });
+    assert.deepEqual([...vms().vms.keys()].sort(), [...keptVMs].sort(), 'the VMs of live pods were never touched');
+    const made = vms().stats.created - before.created;
+    const byOsc = vms().stats.deletedByOsc - before.deletedByOsc;
+    const byAdaptor = vms().stats.deletedByAdaptor - before.deletedByAdaptor;
+    assert.equal(byOsc + byAdaptor, made, 'every VM made was deleted by the adaptor or by osc');
+    assert.equal(vms().stats.liveVMsDeletedByOsc, 0, 'osc never deleted a VM the adaptor held for a live pod');
+    console.log(
+      `# chaos: ${faultCount()} faults (${JSON.stringify(faults)}); VMs made ${made}, leaked and deleted by osc ${byOsc}, ` +
+        `by the adaptor ${byAdaptor}; converged in ${convergedMs} ms; leaked VMs left: ${vms().vms.size - keptVMs.length}`,
+    );
+  });
 });

@@ -25,6 +25,7 @@ const vm = (id: string, pod: { ns?: string; name?: string; uid?: string }, ageMs
   },
 });
 
+/** Unless a test says otherwise, every VM was already seen without a pod a grace period ago. */
 const input = (over: Partial<LeakInput>): LeakInput => ({
   clusterUID: CLUSTER,
   vms: [],
@@ -33,6 +34,7 @@ const input = (over: Partial<LeakInput>): LeakInput => ({
   graceMs: GRACE,
   failures: [],
   inputs: 'digest-1',
+  unownedSince: new Map((over.vms ?? []).map((v) => [v.id, NOW.getTime() - GRACE])),
   ...over,
 });
 
@@ -46,7 +48,7 @@ describe('leaked pod VMs: the plan', () => {
         pods: [{ namespace: 'app', name: 'web', uid: 'u1' }],
       }),
     );
-    assert.deepEqual(plan, { delete: [], failed: [], young: [], owned: 1 });
+    assert.deepEqual(plan, { delete: [], failed: [], young: [], owned: 1, unownedSince: new Map() });
   });
 
   test('a VM of a deleted pod past the grace period is deleted, also when a new pod took the name', () => {
@@ -77,6 +79,22 @@ describe('leaked pod VMs: the plan', () => {
     assert.deepEqual(plan.delete, []);
     assert.deepEqual(ids(plan.young), ['i-young', 'i-younger']);
     assert.equal(plan.requeueAfterMs, 60_000);
+  });
+
+  test('an old VM first seen without its pod now (the adaptor may be deleting it) waits a grace period', () => {
+    const old = vm('i-old', { ns: 'app', name: 'web', uid: 'u1' }, 100 * GRACE);
+    const first = planLeakedVMs(input({ vms: [old], unownedSince: new Map() }));
+    assert.deepEqual(first.delete, []);
+    assert.deepEqual(ids(first.young), ['i-old']);
+    assert.equal(first.requeueAfterMs, GRACE);
+    assert.deepEqual([...first.unownedSince], [['i-old', NOW.getTime()]]);
+    const later = new Date(NOW.getTime() + GRACE);
+    assert.deepEqual(ids(planLeakedVMs(input({ vms: [old], now: later, unownedSince: first.unownedSince })).delete), ['i-old']);
+    // Owned again (its pod back in the cache): forgotten.
+    const owned = planLeakedVMs(
+      input({ vms: [old], pods: [{ namespace: 'app', name: 'web', uid: 'u1' }], unownedSince: first.unownedSince }),
+    );
+    assert.equal(owned.unownedSince.size, 0);
   });
 
   test('exactly at the grace period the VM is collected', () => {

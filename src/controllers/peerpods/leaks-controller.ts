@@ -69,6 +69,7 @@ export class LeakedVMCollector {
   /** Deletions that failed, by VM ID, kept until the VM is gone or a retry succeeds. */
   readonly failures = new Map<string, FailedDeletion>();
   private readonly counted = new Set<string>();
+  private unownedSince = new Map<string, number>();
   private clusterUID: string | undefined;
 
   private readonly mgr: Manager;
@@ -111,7 +112,9 @@ export class LeakedVMCollector {
       graceMs: this.opts.graceMs ?? DEFAULT_LEAK_GRACE_MS,
       failures: [...this.failures.values()],
       inputs,
+      unownedSince: this.unownedSince,
     });
+    this.unownedSince = plan.unownedSince;
 
     for (const vm of plan.delete) {
       if (!this.counted.has(vm.id)) {
