@@ -202,6 +202,16 @@ describe('leaked pod VMs are found and deleted', () => {
     await waitFor(async () => (await restarts()) === before + 2, { message: 'two adaptor restarts counted' });
   });
 
+  test('osc_setup_info and osc_kata_pods describe the installation, as the original exposes them', async () => {
+    await waitFor(async () => /^osc_kata_pods\{runtimeclass="kata-remote"\} 2$/m.test(await metrics()), {
+      message: 'osc_kata_pods counts keep-a and keep-b',
+    });
+    const m = await metrics();
+    assert.match(m, /^osc_setup_info\{setup_type="peerpods",cloud_provider="aws"\} 1$/m);
+    assert.match(m, /^osc_kata_pods\{runtimeclass="kata"\} 0$/m);
+    assert.doesNotMatch(m, /runtimeclass="kata-cc"/, 'no series for a RuntimeClass that does not exist');
+  });
+
   test('chaos: 60 faults (adaptor kills, force-deletes while it is down, crashes before record), then 0 leaked VMs', async () => {
     let seed = 21;
     const rand = () => {
