@@ -19,7 +19,9 @@ export { LEADER_ELECTION_LEASE };
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
+import { watchSetupInfo } from './controllers/monitor/setup-info.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
+import type { LeakCollectorOptions } from './controllers/peerpods/leaks-controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
@@ -82,6 +84,8 @@ export interface OperatorOptions {
   platformOptions?: PlatformOptions;
   /** Peer pods: images (cloud-api-adaptor, pod VM builder) and timings. */
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
+  /** The cloud's pod VMs, to find and delete leaked ones (docs/peerpods.md, "Leaked pod VMs"); off without. */
+  leakedVMs?: LeakCollectorOptions;
   /** The kata monitor DaemonSet (image). */
   monitor?: Partial<Omit<MonitorOptions, 'namespace'>>;
   identity?: string;
@@ -196,8 +200,9 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   if ('warning' in chosen && chosen.warning) opts.log.warn(chosen.warning);
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
   setupKataConfigController(manager, platform, { ...opts.kataConfig, namespace });
-  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace });
+  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, leakedVMs: opts.leakedVMs });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
+  watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 
   // Followed even when it was empty at start: the platform may write the certificate after the pod started.
   const certDir = opts.metricsCertDir;

@@ -33,6 +33,7 @@ import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './n
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
+import { SimulatedPodVMs } from './podvms.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
@@ -130,6 +131,8 @@ export class DevCluster {
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
   private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: PeerPodsCloud };
+  /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
+  readonly podVMs?: SimulatedPodVMs;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
@@ -175,6 +178,7 @@ export class DevCluster {
       nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
       cloud: simulatedCloud(opts.platform, { client: this.client, log, imageJobMs: opts.podvmImageJobMs }, this.infrastructureName),
     };
+    this.podVMs = new SimulatedPodVMs({ client: this.client, log });
   }
 
   private openshiftPart<K extends 'mco' | 'nfd' | 'cloud'>(k: K): NonNullable<DevCluster['openshift']>[K] {
@@ -271,6 +275,7 @@ export class DevCluster {
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
+    await this.podVMs?.start(this.signal);
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;

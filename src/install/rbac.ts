@@ -55,6 +55,8 @@ export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRu
     { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },
     // Uninstall refuses while pods use the runtime: pods are listed and watched cluster-wide, never written.
     { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+    // The cluster's UID (kube-system's), which the adaptor tags every pod VM with: how leaked ones are found.
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get'], resourceNames: ['kube-system'] },
     ...platform,
     // RuntimeClasses: all are read (never overwrite one that exists), ours are created and deleted, and
     // adopted (owner reference patched) when an earlier KataConfig made them; the runtime-class-cleanup

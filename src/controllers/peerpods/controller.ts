@@ -16,8 +16,10 @@ import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
+import { type LeakCollectorOptions, setupLeakedVMCollector } from './leaks-controller.ts';
 import { PeerPodsMetrics } from './metrics.ts';
 import { defaultPeerPodsOptions, type PeerPodsOptions, PeerPodsReconciler, REMOTE_PODS_INDEX } from './reconciler.ts';
+import { PodVMMetrics, watchAdaptorRestarts } from './vm-metrics.ts';
 
 export const PEERPODS_CONTROLLER = 'peerpods';
 
@@ -37,7 +39,7 @@ const nodeChanged = (a: Node, b: Node): boolean =>
 export function setupPeerPodsController(
   mgr: Manager,
   platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>,
-  options: Partial<PeerPodsOptions> = {},
+  options: Partial<PeerPodsOptions> & { leakedVMs?: LeakCollectorOptions } = {},
 ): PeerPodsReconciler {
   const opts: PeerPodsOptions = {
     namespace: OPERATOR_NAMESPACE,
@@ -57,6 +59,9 @@ export function setupPeerPodsController(
   // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
+  const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
+  watchAdaptorRestarts(daemonSets, vmMetrics);
+  if (options.leakedVMs) setupLeakedVMCollector(mgr, vmMetrics, { namespace, ...options.leakedVMs });
 
   const reconciler = new PeerPodsReconciler({
     client: mgr.client,

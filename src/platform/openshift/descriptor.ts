@@ -37,6 +37,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       { apiGroups: ['config.openshift.io'], resources: ['apiservers'], verbs: [...READ], resourceNames: ['cluster'] },
       // The cluster's release: confidential containers on bare metal need a minimum (watched by name).
       { apiGroups: ['config.openshift.io'], resources: ['clusterversions'], verbs: [...READ], resourceNames: ['version'] },
+      // The cloud the cluster runs on, for the osc_setup_info metric (a watch by name).
+      { apiGroups: ['config.openshift.io'], resources: ['infrastructures'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
   },

@@ -1,0 +1,193 @@
+/**
+ * The leaked pod VM collector (docs/peerpods.md, "Leaked pod VMs"): observe (the cloud's pod VMs of this
+ * cluster through its inventory, the live pods from the shared cache), plan (src/peerpods/leaks.ts, pure),
+ * act (delete each leaked VM, with an event and a metric per VM; a failure becomes the KataConfig condition
+ * PodVMDeletionFailed and is not retried until peer-pods-cm or peer-pods-secret changes). It runs beside the
+ * peer pods controller, with its own key and its own condition (its own status field manager), only while
+ * the KataConfig enables peer pods and a pod VM inventory is given.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
+import {
+  deletionFailedConditionMessage,
+  LEAKED_VM_DELETED_EVENT,
+  LEAKED_VM_DELETION_FAILED_EVENT,
+  leakedVMDeletedMessage,
+  leakedVMDeletionFailedMessage,
+  PODVM_DELETION_FAILED,
+  PODVM_DELETION_FAILED_REASON,
+} from '../../api/podvm-leaks.ts';
+import { type ConfigMap, ConfigMaps, Namespaces, type Pod, Pods, type Secret, Secrets } from '../../kube/resources.ts';
+import type { Condition } from '../../kube/types.ts';
+import { type FailedDeletion, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
+import { setCondition } from '../../runtime/conditions.ts';
+import type { ReconcileResult } from '../../runtime/controller.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { Manager } from '../../runtime/manager.ts';
+import { applyStatusIfChanged, type StatusShare } from '../../runtime/status.ts';
+import { minimalPod } from '../kataconfig/controller.ts';
+import type { PodVMMetrics } from './vm-metrics.ts';
+
+export const LEAKS_CONTROLLER = 'podvm-leaks';
+const KEY = 'podvm-leaks';
+
+export interface LeakCollectorOptions {
+  /** The cloud's pod VMs (behind the provider seam); without one, nothing is collected. */
+  inventory: PodVMInventory;
+  /** How young an unowned VM may be and still be a create in flight (default 10 minutes). */
+  graceMs?: number;
+  /** How often the cloud is listed (default 5 minutes); a kata-remote pod's deletion also wakes it. */
+  intervalMs?: number;
+  /** The `cloud` label of the metrics (default: peer-pods-cm's CLOUD_PROVIDER). */
+  cloud?: string;
+  namespace?: string;
+  now?: () => Date;
+}
+
+export const DEFAULT_LEAK_GRACE_MS = 10 * 60_000;
+export const DEFAULT_LEAK_INTERVAL_MS = 5 * 60_000;
+
+/** The KataConfig status field this collector owns: its one condition, only while it is True. */
+export const leaksStatusShare: StatusShare<KataConfigStatus> = {
+  fieldManager: 'osc-podvm-leaks',
+  owned: (s) => {
+    const conditions = (s?.conditions ?? []).filter((c) => c.type === PODVM_DELETION_FAILED);
+    return conditions.length ? { conditions } : {};
+  },
+};
+
+interface LeakCaches {
+  kataConfigs: Informer<KataConfig>;
+  pods: Informer<Pod>;
+  configMaps: Informer<ConfigMap>;
+  secrets: Informer<Secret>;
+}
+
+export class LeakedVMCollector {
+  /** Deletions that failed, by VM ID, kept until the VM is gone or a retry succeeds. */
+  readonly failures = new Map<string, FailedDeletion>();
+  private readonly counted = new Set<string>();
+  private unownedSince = new Map<string, number>();
+  private clusterUID: string | undefined;
+
+  private readonly mgr: Manager;
+  private readonly opts: LeakCollectorOptions & { namespace: string };
+  private readonly metrics: PodVMMetrics;
+  private readonly caches: LeakCaches;
+
+  constructor(mgr: Manager, opts: LeakCollectorOptions & { namespace: string }, metrics: PodVMMetrics, caches: LeakCaches) {
+    this.mgr = mgr;
+    this.opts = opts;
+    this.metrics = metrics;
+    this.caches = caches;
+  }
+
+  async reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const kc = activeKataConfig(this.caches.kataConfigs.list());
+    if (!kc?.spec?.enablePeerPods || kc.metadata.deletionTimestamp) return undefined;
+    const ns = this.opts.namespace;
+    this.clusterUID ??= (await this.mgr.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
+    const cm = this.caches.configMaps.get(`${ns}/${PEER_PODS_CM}`);
+    const secret = this.caches.secrets.get(`${ns}/${PEER_PODS_SECRET}`);
+    // Any change of either may fix a refused deletion (new credentials, say): compared by their versions.
+    const inputs = createHash('sha256')
+      .update(JSON.stringify([cm?.metadata.resourceVersion ?? null, secret?.metadata.resourceVersion ?? null]))
+      .digest('hex');
+    const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
+
+    const vms = await this.opts.inventory.list(this.clusterUID, signal);
+    const pods = this.caches.pods.list().map((p) => ({
+      namespace: p.metadata.namespace ?? '',
+      name: p.metadata.name ?? '',
+      uid: p.metadata.uid ?? '',
+    }));
+    const now = this.opts.now?.() ?? new Date();
+    const plan = planLeakedVMs({
+      clusterUID: this.clusterUID,
+      vms,
+      pods,
+      now,
+      graceMs: this.opts.graceMs ?? DEFAULT_LEAK_GRACE_MS,
+      failures: [...this.failures.values()],
+      inputs,
+      unownedSince: this.unownedSince,
+    });
+    this.unownedSince = plan.unownedSince;
+
+    for (const vm of plan.delete) {
+      if (!this.counted.has(vm.id)) {
+        this.counted.add(vm.id);
+        this.metrics.leakedVMsFound.inc({ cloud });
+      }
+      try {
+        await this.opts.inventory.delete(vm.id, signal);
+        this.failures.delete(vm.id);
+        this.metrics.leakedVMsDeleted.inc({ cloud });
+        const age = Math.round((now.getTime() - Date.parse(vm.createdAt)) / 1000);
+        log.info({ vm: vm.id }, 'leaked pod VM deleted');
+        await this.mgr.events.record(kc, 'Normal', LEAKED_VM_DELETED_EVENT, 'Delete', leakedVMDeletedMessage(vm.id, vm.tags, age));
+      } catch (e) {
+        if (signal.aborted) throw e;
+        const error = e instanceof Error ? e.message : String(e);
+        this.failures.set(vm.id, { id: vm.id, error, inputs });
+        this.metrics.leakedVMDeleteFailures.inc({ cloud });
+        log.warn({ vm: vm.id, err: error }, 'leaked pod VM not deleted');
+        await this.mgr.events.record(
+          kc,
+          'Warning',
+          LEAKED_VM_DELETION_FAILED_EVENT,
+          'Delete',
+          leakedVMDeletionFailedMessage(vm.id, vm.tags, error),
+        );
+      }
+    }
+    // A VM no longer listed (deleted by hand) is no longer a failure.
+    const listed = new Set(vms.map((v) => v.id));
+    for (const id of this.failures.keys()) if (!listed.has(id)) this.failures.delete(id);
+    await this.writeCondition(kc);
+
+    const interval = this.opts.intervalMs ?? DEFAULT_LEAK_INTERVAL_MS;
+    return { requeueAfterMs: Math.min(interval, plan.requeueAfterMs ?? interval) };
+  }
+
+  private async writeCondition(kc: KataConfig): Promise<void> {
+    const failed = [...this.failures.values()];
+    const conditions: Condition[] = failed.length
+      ? setCondition(kc.status?.conditions, {
+          type: PODVM_DELETION_FAILED,
+          status: 'True',
+          reason: PODVM_DELETION_FAILED_REASON,
+          message: deletionFailedConditionMessage(failed),
+        })
+      : [];
+    const status = leaksStatusShare.owned({ conditions } as KataConfigStatus);
+    await applyStatusIfChanged(this.mgr.client, KataConfigs, kc, status, leaksStatusShare, this.mgr.metrics);
+  }
+}
+
+/** Wires the collector into a manager, on the caches the peer pods controller shares. */
+export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, options: LeakCollectorOptions): LeakedVMCollector {
+  const namespace = options.namespace ?? OPERATOR_NAMESPACE;
+  const byName = (name: string) => ({ namespace, fieldSelector: `metadata.name=${name}` });
+  const caches = {
+    kataConfigs: mgr.informer(KataConfigs),
+    pods: mgr.informer(Pods, { transform: minimalPod }),
+    configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
+    secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
+  };
+  const collector = new LeakedVMCollector(mgr, { ...options, namespace }, metrics, caches);
+  mgr.addController({
+    name: LEAKS_CONTROLLER,
+    watches: [
+      { informer: caches.kataConfigs, keys: () => [KEY], updated: (a, b) => a.spec?.enablePeerPods !== b.spec?.enablePeerPods },
+      // A peer pod gone may have left its VM behind; a change of peer-pods-cm or the secret may unblock a failure.
+      { informer: caches.pods, keys: (p: Pod) => (p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS ? [KEY] : []) },
+      { informer: caches.configMaps, keys: () => [KEY] },
+      { informer: caches.secrets, keys: () => [KEY] },
+    ],
+    reconcile: (_key, { log, signal }) => collector.reconcile(log, signal),
+  });
+  return collector;
+}
