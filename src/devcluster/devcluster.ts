@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, type CredentialsMode } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
@@ -19,6 +20,9 @@ import { type CustomResourceDefinition, Namespaces, type Node, Nodes } from '../
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { AwsAccount } from './aws-account.ts';
+import { CloudCredentialOperator } from './cco.ts';
+import { ccoCRDs } from './cco-crds.ts';
 import { CLOUD_JOBS, SimulatedCloud } from './cloud.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
@@ -87,13 +91,28 @@ export interface DevClusterOptions {
   awsRegion?: string;
   /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
   podvmImageJobMs?: number;
+  /**
+   * Platform AWS: IAM users an administrator made (full rights) whose keys the simulated account accepts
+   * beside the root credentials and what the Cloud Credential Operator mints.
+   */
+  awsUsers?: { accessKeyId: string; secretAccessKey: string }[];
+  /** The CloudCredential's spec.credentialsMode at start; default '' (mint on AWS). */
+  credentialsMode?: CredentialsMode;
 }
+
+const PART_NAMES = {
+  mco: 'Machine Config Operator',
+  nfd: 'Node Feature Discovery',
+  cloud: 'peer-pods cloud',
+  cco: 'Cloud Credential Operator',
+  account: 'AWS account',
+} as const;
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
 const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 /** The namespaces an OpenShift cluster has that osc uses. */
-export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd'];
+export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd', CCO_NAMESPACE];
 
 /**
  * A simulated OpenShift cluster (docs/devcluster.md): a real etcd and kube-apiserver, the OpenShift API types as
@@ -111,7 +130,13 @@ export class DevCluster {
   readonly distribution: Distribution;
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
-  private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: SimulatedCloud };
+  private readonly openshift?: {
+    mco: MachineConfigOperator;
+    nfd: NodeFeatureDiscovery;
+    cloud: SimulatedCloud;
+    cco: CloudCredentialOperator;
+    account: AwsAccount;
+  };
   /** The shared informers the simulators run on (tests may read them; do not mutate their objects). */
   readonly informers: { nodes: Informer<Node>; pools: Informer<MachineConfigPool>; machineConfigs: Informer<MachineConfig> };
   readonly options: Readonly<DevClusterOptions> & { workers: number; masters: number; compact: boolean };
@@ -140,7 +165,12 @@ export class DevCluster {
       this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing });
       return;
     }
+    const account = new AwsAccount();
+    for (const [i, key] of (opts.awsUsers ?? []).entries()) account.createUser(`administrator-${i}`, undefined, key);
+    const aws = opts.platform === 'AWS';
     this.openshift = {
+      account,
+      cco: new CloudCredentialOperator({ client: this.client, log, account }),
       mco: new MachineConfigOperator({
         client: this.client,
         log,
@@ -150,15 +180,12 @@ export class DevCluster {
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
       nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes }),
-      cloud: new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs }),
+      cloud: new SimulatedCloud({ client: this.client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) }),
     };
   }
 
-  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud'>(k: K): NonNullable<DevCluster['openshift']>[K] {
-    if (!this.openshift)
-      throw new Error(
-        `the ${this.distribution} dev cluster has no ${k === 'mco' ? 'Machine Config Operator' : k === 'nfd' ? 'Node Feature Discovery' : 'peer-pods cloud'}`,
-      );
+  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
+    if (!this.openshift) throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES[k]}`);
     return this.openshift[k];
   }
 
@@ -170,6 +197,16 @@ export class DevCluster {
   /** The simulated Node Feature Discovery (openshift distribution). */
   get nfd(): NodeFeatureDiscovery {
     return this.openshiftPart('nfd');
+  }
+
+  /** The simulated Cloud Credential Operator (src/devcluster/cco.ts; openshift distribution). */
+  get cco(): CloudCredentialOperator {
+    return this.openshiftPart('cco');
+  }
+
+  /** The simulated AWS account behind the cloud and the CCO (src/devcluster/aws-account.ts; openshift distribution). */
+  get awsAccount(): AwsAccount {
+    return this.openshiftPart('account');
   }
 
   /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts; openshift distribution). */
@@ -201,7 +238,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), ...ccoCRDs()]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -229,6 +266,21 @@ export class DevCluster {
     return this.abort.signal;
   }
 
+  /** The CloudCredential configuration, the CCO, and on AWS the root credentials the installer leaves. */
+  private async seedCloudCredentials(): Promise<void> {
+    const mode = this.options.credentialsMode ?? '';
+    await this.createIfAbsent(
+      this.client.create(CloudCredentials, {
+        apiVersion: 'operator.openshift.io/v1',
+        kind: 'CloudCredential',
+        metadata: { name: CLOUD_CREDENTIAL_NAME },
+        spec: { credentialsMode: mode, managementState: 'Managed' },
+      }),
+    );
+    if (this.options.platform === 'AWS' && mode !== 'Manual') await this.cco.seedRootCredentials();
+    await this.cco.start(this.signal);
+  }
+
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
@@ -241,6 +293,7 @@ export class DevCluster {
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
+    await this.seedCloudCredentials();
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;

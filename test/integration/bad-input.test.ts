@@ -629,7 +629,12 @@ const rows: Row[] = [
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('bad input on a live cluster: refused with the field and the fix, or healed; the operator survives', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 2,
+    platform: 'AWS',
+    rebootMs: 300,
+    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+  });
   let operator: Operator;
   let stopped: unknown = 'running';
   const ac = new AbortController();

@@ -140,7 +140,12 @@ const badConfigMaps: { name: string; data: Record<string, string | null>; messag
 const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.conditions?.find((c) => c.type === type);
 
 describe('peer pods: configuration checks, restarts, image job failures, turning peer pods off', () => {
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 1,
+    platform: 'AWS',
+    rebootMs: 300,
+    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+  });
   let op: RunningOperator;
 
   before(async () => {
