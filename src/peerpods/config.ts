@@ -47,9 +47,14 @@ export { parseGoDuration } from './config-values.ts';
 
 /**
  * Validates `peer-pods-cm` and `peer-pods-secret`. `config` is returned, with defaults applied, only when
- * there is no problem at all.
+ * there is no problem at all. `checkCredentials`, when given, replaces the Secret's checks (credentials
+ * from the cluster instead: src/peerpods/credentials.ts); it adds its problems and answers the key names.
  */
-export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret | undefined): PeerPodsValidation {
+export function validatePeerPodsConfig(
+  cm: ConfigMap | undefined,
+  secret: Secret | undefined,
+  checkCredentials: (problems: Problem[]) => string[] = (p) => validateSecret(secret, p),
+): PeerPodsValidation {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
 
@@ -60,7 +65,7 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
         `ConfigMap ${PEER_PODS_CM} not found in namespace ${OPERATOR_NAMESPACE}: peer pods need it; create it as documented ` +
         `(oc create -f peer-pods-cm.yaml) with at least CLOUD_PROVIDER, AWS_REGION, AWS_SUBNET_ID, AWS_VPC_ID and AWS_SG_IDS`,
     });
-    validateSecret(secret, problems);
+    checkCredentials(problems);
     return { problems, warnings };
   }
 
@@ -346,7 +351,7 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
   };
   problems.sort((a, b) => rank(a.key) - rank(b.key));
 
-  const secretKeys = validateSecret(secret, problems);
+  const secretKeys = checkCredentials(problems);
 
   if (problems.length > 0 || provider !== 'aws' || !region || !subnetId || !vpcId || !securityGroupIds) {
     return { problems, warnings };

@@ -17,6 +17,7 @@ import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
+import { type CredentialsWiring, credentialsWiring } from '../../peerpods/credentials.ts';
 import { matchesSelector, type Toleration } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
@@ -147,7 +148,10 @@ export function desiredDaemonSet(opts: {
   configHash: string;
   placement: KataNodePlacement;
   owner: OwnerReference;
+  /** How the adaptor gets its cloud credentials; default peer-pods-secret, whole. */
+  credentials?: CredentialsWiring;
 }): DaemonSet {
+  const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
   const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
   const spec: DaemonSet['spec'] = {
     selector: { matchLabels: labels },
@@ -167,19 +171,21 @@ export function desiredDaemonSet(opts: {
             image: opts.image,
             imagePullPolicy: 'IfNotPresent',
             command: ['/usr/local/bin/entrypoint.sh'],
-            envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM } }],
-            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM } }],
+            env: [...creds.env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
             securityContext: { privileged: true, readOnlyRootFilesystem: true },
             resources: { requests: { cpu: '10m', memory: '64Mi' } },
             volumeMounts: [
               { name: 'pods-dir', mountPath: '/run/peerpod' },
               { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer' },
+              ...creds.volumeMounts,
             ],
           },
         ],
         volumes: [
           { name: 'pods-dir', hostPath: { path: '/run/peerpod', type: 'DirectoryOrCreate' } },
           { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
+          ...creds.volumes,
         ],
       },
     },
@@ -215,7 +221,10 @@ export function desiredImageJob(opts: {
   amiId?: string;
   /** A deletion job's inputs (deletionInputs). */
   inputs?: string;
+  /** How the job gets its cloud credentials; default peer-pods-secret, whole. */
+  credentials?: CredentialsWiring;
 }): Job {
+  const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
   const name = imageJobName(opts.kind);
   const labels = { ...ownedLabels(IMAGE_JOB_COMPONENT), 'job-name': name };
   return {
@@ -243,11 +252,13 @@ export function desiredImageJob(opts: {
               name: opts.kind === 'creation' ? 'create' : 'delete',
               image: opts.image,
               command: ['/podvm-builder.sh', opts.kind === 'creation' ? 'create' : 'delete'],
-              envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
-              env: opts.amiId ? [{ name: 'AMI_ID', value: opts.amiId }] : [],
+              envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
+              env: [...creds.env, ...(opts.amiId ? [{ name: 'AMI_ID', value: opts.amiId }] : [])],
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              ...(creds.volumeMounts.length ? { volumeMounts: creds.volumeMounts } : {}),
             },
           ],
+          ...(creds.volumes.length ? { volumes: creds.volumes } : {}),
         },
       },
     },

@@ -144,6 +144,7 @@ export function planImageCreation(
     backoffLimit: o.options.imageJobBackoffLimit,
     configHash: hash,
     owner,
+    ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
   });
   const start: Write = { op: 'apply', resource: Jobs, object: creation };
   return step({
@@ -250,6 +251,7 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     owner,
     amiId,
     inputs: deletionInputs(cm, o.secret),
+    ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
   });
   const start: Write = { op: 'apply', resource: Jobs, object: deletion };
   return step({
