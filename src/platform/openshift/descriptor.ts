@@ -35,6 +35,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       },
       // The cluster's TLS security profile, followed by the webhook and metrics servers (a watch by name).
       { apiGroups: ['config.openshift.io'], resources: ['apiservers'], verbs: [...READ], resourceNames: ['cluster'] },
+      // The cluster's credentials mode (Mint, Passthrough, Manual), for peer pods' cloud credentials (a watch by name).
+      { apiGroups: ['operator.openshift.io'], resources: ['cloudcredentials'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
   },
