@@ -98,6 +98,8 @@ export interface DevClusterOptions {
   awsUsers?: { accessKeyId: string; secretAccessKey: string }[];
   /** The CloudCredential's spec.credentialsMode at start; default '' (mint on AWS). */
   credentialsMode?: CredentialsMode;
+  /** false: an OpenShift without the CloudCredential capability (no CCO API, no CCO); default true. */
+  cloudCredentialOperator?: boolean;
 }
 
 const PART_NAMES = {
@@ -238,7 +240,7 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), ...ccoCRDs()]),
+        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), ...(opts.cloudCredentialOperator === false ? [] : ccoCRDs())]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -268,6 +270,7 @@ export class DevCluster {
 
   /** The CloudCredential configuration, the CCO, and on AWS the root credentials the installer leaves. */
   private async seedCloudCredentials(): Promise<void> {
+    if (this.options.cloudCredentialOperator === false) return;
     const mode = this.options.credentialsMode ?? '';
     await this.createIfAbsent(
       this.client.create(CloudCredentials, {

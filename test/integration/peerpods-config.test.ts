@@ -144,7 +144,14 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
     workers: 1,
     platform: 'AWS',
     rebootMs: 300,
-    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+    // The administrator's key, and the one a test below rotates its secret to.
+    awsUsers: [
+      { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+      { accessKeyId: ACCESS_KEY, secretAccessKey: `${SECRET_KEY}2` },
+    ],
+    // An OpenShift without the Cloud Credential Operator: peer-pods-secret is the only source, and its
+    // checks are what is tested here (the cluster's credentials: peerpods-credentials.test.ts).
+    cloudCredentialOperator: false,
   });
   let op: RunningOperator;
 
