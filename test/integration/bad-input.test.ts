@@ -634,6 +634,8 @@ describe('bad input on a live cluster: refused with the field and the fix, or he
     platform: 'AWS',
     rebootMs: 300,
     awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+    // No Cloud Credential Operator: peer-pods-secret is the only source, so its absence is bad input here.
+    cloudCredentialOperator: false,
   });
   let operator: Operator;
   let stopped: unknown = 'running';

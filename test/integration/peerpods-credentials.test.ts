@@ -3,7 +3,8 @@
  * Operator and AWS account: the product documentation's AWS procedure (its Configure chapter) followed literally,
  * with no step that creates a Secret; the minted key followed through rotation and loss; a request the CCO
  * cannot satisfy; removal leaving nothing minted behind. Then a Manual-mode cluster: the condition that
- * says what to do, and the documented ccoctl steps (a role and a projected token) ending in working peer pods.
+ * says what to do, the documented ccoctl steps (a role and a projected token) ending in working peer pods,
+ * and an administrator's peer-pods-secret (first in the order) lacking one action: refused as AWS does.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -19,7 +20,8 @@ import { CONFIG_VALID, type KataConfig, KataConfigs } from '../../src/api/kataco
 import { CAA_DAEMONSET, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
 import { AwsError } from '../../src/devcluster/aws-account.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
-import { ConfigMaps, DaemonSets, Pods, type Secret, Secrets } from '../../src/kube/resources.ts';
+import { ConfigMaps, DaemonSets, Jobs, Pods, type Secret, Secrets } from '../../src/kube/resources.ts';
+import { peerPodsStatementEntries } from '../../src/peerpods/credentials.ts';
 import { useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -286,5 +288,43 @@ ${awsStsCredentialsFile(arn)
     assert.ok(await h.ccoSecret(), "the administrator's ccoctl Secret stays");
     await waitFor(async () => !(await h.c().find(KataConfigs, KC)), { ...LONG, message: 'the KataConfig gone' });
     assert.equal(await h.amiId(), '', 'the image osc built deleted with the role');
+  });
+
+  test("an administrator's peer-pods-secret comes first; an action it lacks is refused as AWS refuses it", async () => {
+    // The administrator drops the ccoctl Secret and supplies an IAM user's keys instead: a user with the
+    // policy osc asks for, less one action peer pods need.
+    await h.c().delete(Secrets, PEER_PODS_CCO_SECRET, { namespace: NS });
+    const policy = peerPodsStatementEntries().map((e) => ({ ...e, action: e.action.filter((a) => a !== 'ec2:RegisterImage') }));
+    const key = cluster.dev.awsAccount.createUser('narrow', policy);
+    await h.c().create(Secrets, {
+      metadata: { name: 'peer-pods-secret', namespace: NS },
+      stringData: { AWS_ACCESS_KEY_ID: key.accessKeyId, AWS_SECRET_ACCESS_KEY: key.secretAccessKey },
+    });
+    await h.ok(['create', '-f', '-'], kataConfigYaml);
+    const failed = await waitFor(
+      async () => {
+        const k = await h.c().find(KataConfigs, KC);
+        const f = k?.status?.conditions?.find((x) => x.type === 'PodVMImageJobFailed');
+        return f?.status === 'True' ? f : undefined;
+      },
+      { ...LONG, message: 'PodVMImageJobFailed' },
+    );
+    assert.equal(failed.reason, 'ImageCreationFailed');
+    assert.equal(await h.request(), undefined, 'no request: the administrator supplied the credentials');
+    const pods = (await h.c().list(Pods, { namespace: NS, labelSelector: 'job-name=osc-podvm-image-creation' })).items;
+    const messages = pods.map(
+      (p) =>
+        (p.status?.containerStatuses as { state?: { terminated?: { message?: string } } }[] | undefined)?.[0]?.state?.terminated?.message,
+    );
+    assert.ok(messages.length > 0);
+    for (const m of messages)
+      assert.match(
+        m ?? '',
+        /^An error occurred \(UnauthorizedOperation\) when calling the RegisterImage operation: You are not authorized to perform this operation\. User: arn:aws:iam::123456789012:user\/narrow is not authorized to perform: ec2:RegisterImage/,
+      );
+    // Granted the action, the administrator retries (the documented job deletion): the image is built.
+    cluster.dev.awsAccount.putUserPolicy('narrow', peerPodsStatementEntries());
+    await h.c().delete(Jobs, 'osc-podvm-image-creation', { namespace: NS, propagationPolicy: 'Background' });
+    await waitFor(async () => /^ami-[0-9a-f]{17}$/.test(await h.amiId()), { ...LONG, message: 'the image built once allowed' });
   });
 });
