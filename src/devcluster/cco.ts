@@ -10,6 +10,7 @@ import {
   CloudCredentials,
   CR_CONDITIONS,
   CREDENTIALS_REQUEST_ANNOTATION,
+  type CredentialsMode,
   type CredentialsRequest,
   type CredentialsRequestCondition,
   CredentialsRequests,
@@ -110,6 +111,25 @@ export class CloudCredentialOperator {
     for (const inf of informers) void inf.run(signal);
     for (const inf of informers) await inf.waitForSync(signal);
     void this.controller.run(signal);
+  }
+
+  /**
+   * What the installer leaves and the CCO then runs on: the CloudCredential `cluster` in `mode`, on AWS the
+   * root credentials (not in Manual mode, as on an STS cluster); then the CCO starts.
+   */
+  async install(mode: CredentialsMode, aws: boolean, signal: AbortSignal): Promise<void> {
+    try {
+      await this.client.create(CloudCredentials, {
+        apiVersion: 'operator.openshift.io/v1',
+        kind: 'CloudCredential',
+        metadata: { name: CLOUD_CREDENTIAL_NAME },
+        spec: { credentialsMode: mode, managementState: 'Managed' },
+      });
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+    if (aws && mode !== 'Manual') await this.seedRootCredentials();
+    await this.start(signal);
   }
 
   /** The cluster's root credentials, as the installer leaves them: the account's administrator's key in kube-system/aws-creds. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, type CredentialsMode } from '../api/cloudcredential.ts';
+import { CCO_NAMESPACE, type CredentialsMode } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
@@ -268,22 +268,6 @@ export class DevCluster {
     return this.abort.signal;
   }
 
-  /** The CloudCredential configuration, the CCO, and on AWS the root credentials the installer leaves. */
-  private async seedCloudCredentials(): Promise<void> {
-    if (this.options.cloudCredentialOperator === false) return;
-    const mode = this.options.credentialsMode ?? '';
-    await this.createIfAbsent(
-      this.client.create(CloudCredentials, {
-        apiVersion: 'operator.openshift.io/v1',
-        kind: 'CloudCredential',
-        metadata: { name: CLOUD_CREDENTIAL_NAME },
-        spec: { credentialsMode: mode, managementState: 'Managed' },
-      }),
-    );
-    if (this.options.platform === 'AWS' && mode !== 'Manual') await this.cco.seedRootCredentials();
-    await this.cco.start(this.signal);
-  }
-
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
@@ -296,7 +280,8 @@ export class DevCluster {
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
-    await this.seedCloudCredentials();
+    if (this.options.cloudCredentialOperator !== false)
+      await this.cco.install(this.options.credentialsMode ?? '', this.options.platform === 'AWS', this.signal);
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;
