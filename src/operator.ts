@@ -16,6 +16,7 @@ const RECENT_WRITE_MS = 30_000;
 
 export { LEADER_ELECTION_LEASE };
 
+import { CredentialsRequests } from './api/cloudcredential.ts';
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
@@ -26,7 +27,7 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
 import { ConfigMaps } from './kube/resources.ts';
-import { choosePlatform, type PlatformOptions } from './platform/index.ts';
+import { choosePlatform, type PlatformOptions, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
 import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
@@ -200,7 +201,10 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   if ('warning' in chosen && chosen.warning) opts.log.warn(chosen.warning);
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
   setupKataConfigController(manager, platform, { ...opts.kataConfig, namespace });
-  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, leakedVMs: opts.leakedVMs });
+  // Where the cluster has a Cloud Credential Operator, peer pods ask it for credentials (docs/cloud-credentials.md).
+  const cloudCredentials =
+    opts.peerPods?.cloudCredentials ?? (platform.supportsPeerPods && (await servedGroups(client)).has(CredentialsRequests.group));
+  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, cloudCredentials, leakedVMs: opts.leakedVMs });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
   watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 

@@ -177,6 +177,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     rebootMs: 300,
     pickupDelayMs: 100,
     platform: 'AWS',
+    // The administrator's IAM user whose key peer-pods-secret holds (below).
+    awsUsers: [{ accessKeyId: 'AKIAIOSFODNN7CHAOS00', secretAccessKey: 'chaos/secret/key/not/a/real/one/000000000' }],
     podvmImageJobMs: 300,
     log: opts.log ?? silentLogger(),
     apiserverArgs: [

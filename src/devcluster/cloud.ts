@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../api/names.ts';
+import { CAA_DAEMONSET, OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { ConfigMaps, Jobs, type Pod, Pods } from '../kube/resources.ts';
@@ -9,6 +9,19 @@ import { rfc3339 } from '../runtime/conditions.ts';
 import { Controller } from '../runtime/controller.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { ACCOUNT_ID, type AwsAccount, type AwsCredentials, AwsError } from './aws-account.ts';
+import { podCredentials } from './pod-credentials.ts';
+
+const ADAPTOR_KEY = 'adaptor:';
+
+/** One call of a job: the action and the resource it acts on. */
+type AwsCall = [action: string, resource: string];
+/** The calls a deletion job makes. */
+const DELETION_CALLS: AwsCall[] = [
+  ['ec2:DescribeImages', '*'],
+  ['ec2:DeregisterImage', '*'],
+  ['ec2:DeleteSnapshot', '*'],
+];
 
 /**
  * Dev-cluster only: failure injection for the pod VM image jobs. Put `osc.dev/fail-podvm-image-creation:
@@ -23,6 +36,11 @@ export interface SimulatedCloudOptions {
   client: KubeClient;
   log?: Logger;
   namespace?: string;
+  /**
+   * The AWS account whose credentials every call is checked against (aws-account.ts). Without one the
+   * cloud takes any credentials (a cloud the dev cluster models no account of).
+   */
+  account?: AwsAccount;
   /** How long building or deleting a pod VM image takes once its pod runs; default 300ms. */
   imageJobMs?: number;
 }
@@ -59,19 +77,32 @@ export class SimulatedCloud {
   private readonly namespace: string;
   private readonly imageJobMs: number;
   private readonly controller: Controller;
+  readonly account?: AwsAccount;
+  /** The pod VMs the adaptor created (runPodVm), by instance id: the node whose adaptor made it. */
+  readonly instances = new Map<string, string>();
+  private vmimportRole = false;
+  private readonly adaptorPods: Informer<Pod>;
+  /** The credentials each pod started with, by UID. */
+  private readonly podEnv = new Map<string, Promise<AwsCredentials | undefined>>();
 
   constructor(opts: SimulatedCloudOptions) {
     this.client = opts.client;
+    if (opts.account) this.account = opts.account;
     this.namespace = opts.namespace ?? OPERATOR_NAMESPACE;
     this.imageJobMs = opts.imageJobMs ?? 300;
     const log = opts.log ?? silentLogger();
     this.pods = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `job-name in (${CLOUD_JOBS.join(',')})`, log });
+    this.adaptorPods = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `app=${CAA_DAEMONSET}`, log });
     this.controller = new Controller(
       {
         name: 'cloud-simulator',
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
-        watches: [{ informer: this.pods, keys: (p: Pod) => (isRunning(p) ? [keyOf(p)] : []) }],
-        reconcile: (key, ctx) => this.reconcilePod(key, ctx.signal),
+        watches: [
+          { informer: this.pods, keys: (p: Pod) => (isRunning(p) ? [keyOf(p)] : []) },
+          { informer: this.adaptorPods, keys: (p: Pod) => (isRunning(p) ? [`${ADAPTOR_KEY}${keyOf(p)}`] : []) },
+        ],
+        reconcile: (key, ctx) =>
+          key.startsWith(ADAPTOR_KEY) ? this.startAdaptor(key.slice(ADAPTOR_KEY.length), ctx.signal) : this.reconcilePod(key, ctx.signal),
       },
       log,
     );
@@ -80,12 +111,22 @@ export class SimulatedCloud {
   /** Starts the cache and the controller; answers once synced. */
   async start(signal: AbortSignal): Promise<void> {
     void this.pods.run(signal);
+    void this.adaptorPods.run(signal);
     await this.pods.waitForSync(signal);
+    await this.adaptorPods.waitForSync(signal);
     void this.controller.run(signal);
+  }
+
+  /** An adaptor pod started: its environment is fixed now, as the kubelet fixes a container's. */
+  private async startAdaptor(key: string, signal: AbortSignal): Promise<undefined> {
+    const pod = this.adaptorPods.get(key);
+    if (pod && isRunning(pod)) await this.credentialsOf(pod, signal);
+    return undefined;
   }
 
   private async reconcilePod(key: string, signal: AbortSignal): Promise<{ requeueAfterMs: number } | undefined> {
     const pod = this.pods.get(key);
+    if (pod && isRunning(pod)) await this.credentialsOf(pod, signal);
     const kind = kindOf(pod && jobNameOf(pod));
     if (!pod || !kind || !isRunning(pod)) return undefined;
     const started = Date.parse(String(pod.status?.startTime ?? '')) || Date.now();
@@ -97,12 +138,14 @@ export class SimulatedCloud {
     const failAnnotation = kind === 'creation' ? FAIL_IMAGE_CREATION_ANNOTATION : FAIL_IMAGE_DELETION_ANNOTATION;
     let failure = job?.metadata.annotations?.[failAnnotation] ?? cm?.metadata.annotations?.[failAnnotation];
     if (failure === undefined && kind === 'creation' && !cm) failure = `configmap "${PEER_PODS_CM}" not found`;
+    if (failure === undefined) failure = await this.refusal(pod, kind === 'creation' ? this.creationCalls() : DELETION_CALLS, signal);
     if (failure !== undefined) {
       this.stats.failures++;
       await this.exit(pod, failure || 'the cloud refused the request', signal);
       return undefined;
     }
     if (kind === 'creation') {
+      this.vmimportRole = true;
       const amiId = `ami-${randomBytes(9).toString('hex').slice(0, 17)}`;
       this.images.set(amiId, new Date().toISOString());
       this.stats.builds++;
@@ -118,6 +161,78 @@ export class SimulatedCloud {
     }
     await this.exit(pod, undefined, signal);
     return undefined;
+  }
+
+  /** The calls a creation job makes: the vmimport role (made once), the disk through a bucket, the import, the AMI. */
+  private creationCalls(): AwsCall[] {
+    const bucket = `arn:aws:s3:::podvm-${randomBytes(4).toString('hex')}`;
+    const role = `arn:aws:iam::${ACCOUNT_ID}:role/vmimport`;
+    return [
+      ['iam:GetRole', role],
+      ...(this.vmimportRole
+        ? []
+        : ([
+            ['iam:CreateRole', role],
+            ['iam:PutRolePolicy', role],
+          ] as AwsCall[])),
+      ['s3:CreateBucket', bucket],
+      ['s3:PutObject', `${bucket}/podvm.raw`],
+      ['ec2:ImportSnapshot', '*'],
+      ['ec2:DescribeImportSnapshotTasks', '*'],
+      ['ec2:RegisterImage', '*'],
+      ['ec2:CreateTags', '*'],
+      ['ec2:DescribeImages', '*'],
+      ['s3:DeleteObject', `${bucket}/podvm.raw`],
+      ['s3:DeleteBucket', bucket],
+    ];
+  }
+
+  /** The AWS error that stops a job's calls with the pod's credentials, or undefined when all pass (or no account is modelled). */
+  private async refusal(pod: Pod, calls: AwsCall[], signal: AbortSignal): Promise<string | undefined> {
+    if (!this.account) return undefined;
+    const creds = await this.credentialsOf(pod, signal);
+    try {
+      for (const [action, resource] of calls) this.account.authorize(creds, action, resource);
+      return undefined;
+    } catch (e) {
+      if (e instanceof AwsError) return e.message;
+      throw e;
+    }
+  }
+
+  /**
+   * The credentials a pod's first container presents, as an AWS SDK would find them in its environment:
+   * AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (from values, Secrets whole or by key), else AWS_ROLE_ARN
+   * with AWS_WEB_IDENTITY_TOKEN_FILE in a projected ServiceAccount token volume.
+   */
+  async credentialsOf(pod: Pod, signal?: AbortSignal): Promise<AwsCredentials | undefined> {
+    // Read once per pod, when it starts: a Secret changed later reaches only the pods started after.
+    const uid = pod.metadata.uid ?? '';
+    let creds = this.podEnv.get(uid);
+    if (!creds) {
+      creds = podCredentials(this.client, pod, signal);
+      this.podEnv.set(uid, creds);
+      creds.catch(() => this.podEnv.delete(uid));
+      if (this.podEnv.size > 1000) this.podEnv.delete(this.podEnv.keys().next().value ?? '');
+    }
+    return creds;
+  }
+
+  /**
+   * What the cloud-api-adaptor on `node` does for a new peer pod: runs a pod VM (RunInstances with its
+   * tags, then DescribeInstances for its address) with the adaptor pod's credentials. Answers the instance
+   * id; throws the AwsError AWS would answer.
+   */
+  async runPodVm(node: string, signal?: AbortSignal): Promise<string> {
+    const pods = await this.client.list(Pods, { namespace: this.namespace, labelSelector: `app=${CAA_DAEMONSET}`, signal });
+    const pod = pods.items.find((p) => p.spec?.nodeName === node && isRunning(p));
+    if (!pod) throw new Error(`no running cloud-api-adaptor pod on node ${node}`);
+    const creds = await this.credentialsOf(pod, signal);
+    for (const action of ['ec2:DescribeImages', 'ec2:RunInstances', 'ec2:CreateTags', 'ec2:DescribeInstances'])
+      this.account?.authorize(creds, action);
+    const id = `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
+    this.instances.set(id, node);
+    return id;
   }
 
   /** Ends the pod as its container's exit would: code 0, or 1 with the error as termination message. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { CCO_NAMESPACE, type CredentialsMode } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
@@ -20,6 +21,9 @@ import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespace
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { AwsAccount } from './aws-account.ts';
+import { CloudCredentialOperator } from './cco.ts';
+import { ccoCRDs } from './cco-crds.ts';
 import { CLOUD_JOBS } from './cloud.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
@@ -106,13 +110,30 @@ export interface DevClusterOptions {
   oscSecurityIdentity?: boolean;
   /** TEE and GPU nodes, and the OpenShift release reported (hardware.ts). */
   hardware?: DevHardware;
+  /**
+   * Platform AWS: IAM users an administrator made (full rights) whose keys the simulated account accepts
+   * beside the root credentials and what the Cloud Credential Operator mints.
+   */
+  awsUsers?: { accessKeyId: string; secretAccessKey: string }[];
+  /** The CloudCredential's spec.credentialsMode at start; default '' (mint on AWS). */
+  credentialsMode?: CredentialsMode;
+  /** false: an OpenShift without the CloudCredential capability (no CCO API, no CCO); default true. */
+  cloudCredentialOperator?: boolean;
 }
+
+const PART_NAMES = {
+  mco: 'Machine Config Operator',
+  nfd: 'Node Feature Discovery',
+  cloud: 'peer-pods cloud',
+  cco: 'Cloud Credential Operator',
+  account: 'AWS account',
+} as const;
 
 /** The taint every node registers with until the node lifecycle controller sees it Ready. */
 const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
 
 /** The namespaces an OpenShift cluster has that osc uses. */
-export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd'];
+export const DEV_NAMESPACES = [OPERATOR_NAMESPACE, 'openshift-machine-config-operator', 'openshift-config', 'openshift-nfd', CCO_NAMESPACE];
 
 /**
  * A simulated OpenShift cluster (docs/devcluster.md): a real etcd and kube-apiserver, the OpenShift API types as
@@ -130,7 +151,13 @@ export class DevCluster {
   readonly distribution: Distribution;
   /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
   readonly kataDeploy?: KataDeploySimulator;
-  private readonly openshift?: { mco: MachineConfigOperator; nfd: NodeFeatureDiscovery; cloud: PeerPodsCloud };
+  private readonly openshift?: {
+    mco: MachineConfigOperator;
+    nfd: NodeFeatureDiscovery;
+    cloud: PeerPodsCloud;
+    cco: CloudCredentialOperator;
+    account: AwsAccount;
+  };
   /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
   readonly podVMs?: SimulatedPodVMs;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
@@ -165,7 +192,12 @@ export class DevCluster {
       this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing });
       return;
     }
+    const account = new AwsAccount();
+    for (const [i, key] of (opts.awsUsers ?? []).entries()) account.createUser(`administrator-${i}`, undefined, key);
+    const aws = opts.platform === 'AWS';
     this.openshift = {
+      account,
+      cco: new CloudCredentialOperator({ client: this.client, log, account }),
       mco: new MachineConfigOperator({
         client: this.client,
         log,
@@ -176,16 +208,17 @@ export class DevCluster {
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
       nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
-      cloud: simulatedCloud(opts.platform, { client: this.client, log, imageJobMs: opts.podvmImageJobMs }, this.infrastructureName),
+      cloud: simulatedCloud(
+        opts.platform,
+        { client: this.client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) },
+        this.infrastructureName,
+      ),
     };
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
   }
 
-  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud'>(k: K): NonNullable<DevCluster['openshift']>[K] {
-    if (!this.openshift)
-      throw new Error(
-        `the ${this.distribution} dev cluster has no ${k === 'mco' ? 'Machine Config Operator' : k === 'nfd' ? 'Node Feature Discovery' : 'peer-pods cloud'}`,
-      );
+  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
+    if (!this.openshift) throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES[k]}`);
     return this.openshift[k];
   }
 
@@ -197,6 +230,16 @@ export class DevCluster {
   /** The simulated Node Feature Discovery (openshift distribution). */
   get nfd(): NodeFeatureDiscovery {
     return this.openshiftPart('nfd');
+  }
+
+  /** The simulated Cloud Credential Operator (src/devcluster/cco.ts; openshift distribution). */
+  get cco(): CloudCredentialOperator {
+    return this.openshiftPart('cco');
+  }
+
+  /** The simulated AWS account behind the cloud and the CCO (src/devcluster/aws-account.ts; openshift distribution). */
+  get awsAccount(): AwsAccount {
+    return this.openshiftPart('account');
   }
 
   /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts; openshift distribution). */
@@ -228,7 +271,15 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
-        ...(plain ? [] : [...openshiftCRDs(), ...monitoringCRDs(), sccCRD(), nodeFeatureRuleCRD()]),
+        ...(plain
+          ? []
+          : [
+              ...openshiftCRDs(),
+              ...monitoringCRDs(),
+              sccCRD(),
+              nodeFeatureRuleCRD(),
+              ...(opts.cloudCredentialOperator === false ? [] : ccoCRDs()),
+            ]),
         ...oscCRDs(),
         ...(opts.extraCRDs ?? []),
       ]);
@@ -276,6 +327,8 @@ export class DevCluster {
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
     await this.podVMs?.start(this.signal);
+    if (this.options.cloudCredentialOperator !== false)
+      await this.cco.install(this.options.credentialsMode ?? '', this.options.platform === 'AWS', this.signal);
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;

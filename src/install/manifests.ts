@@ -5,6 +5,7 @@
  * committed copy can be checked against what `osc install --dry-run` prints.
  */
 import { stringify } from 'yaml';
+import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
 import {
   CAA_IMAGE_ENV,
@@ -33,7 +34,7 @@ import {
   spreadOverNodes,
 } from './availability.ts';
 import { kataDeployIdentity } from './katadeploy-rbac.ts';
-import { clusterRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
+import { clusterRules, credentialsRequestRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 import { oscSecurityIdentity } from './scc.ts';
 
 export { DEFAULT_REPLICAS, operatorPriorityClass };
@@ -47,6 +48,7 @@ export const NAMES = {
   roleBinding: 'osc-manager-rolebinding',
   eventsRole: 'osc-events-role',
   eventsRoleBinding: 'osc-events-rolebinding',
+  credentialsRole: 'osc-credentials-requests',
   webhookService: WEBHOOK_SERVICE,
   metricsService: METRICS_SERVICE,
   metricsCertSecret: 'osc-metrics-server-cert',
@@ -282,6 +284,24 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.eventsRole },
           subjects: [sa],
         },
+        // OpenShift: peer pods' CredentialsRequest, where the Cloud Credential Operator reads it.
+        ...(opts.distribution === 'kubernetes'
+          ? []
+          : [
+              {
+                apiVersion: rbac,
+                kind: 'Role',
+                metadata: { name: NAMES.credentialsRole, namespace: CCO_NAMESPACE, labels: labels('rbac') },
+                rules: credentialsRequestRules(),
+              },
+              {
+                apiVersion: rbac,
+                kind: 'RoleBinding',
+                metadata: { name: NAMES.credentialsRole, namespace: CCO_NAMESPACE, labels: labels('rbac') },
+                roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.credentialsRole },
+                subjects: [sa],
+              },
+            ]),
         // Who may scrape /metrics: bind this ClusterRole to a scraper's ServiceAccount (the operator asks the
         // API server with a SubjectAccessReview). Bound here to OpenShift's cluster Prometheus.
         {

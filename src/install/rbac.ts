@@ -6,7 +6,9 @@
  * `metadata.name=` field selector is authorized against resourceNames).
  */
 
+import { CredentialsRequests } from '../api/cloudcredential.ts';
 import { KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, KATA_NVIDIA_GPU_RUNTIME_CLASS } from '../api/confidential.ts';
+import { PEER_PODS_CREDENTIALS_REQUEST } from '../api/credentials-text.ts';
 import { KataConfigs } from '../api/kataconfig.ts';
 import { KataNodes } from '../api/katanode.ts';
 import {
@@ -143,6 +145,23 @@ export function namespaceRules(distribution: PlatformName = 'openshift'): Policy
       resources: ['prometheusrules'],
       verbs: ['get', 'patch', 'delete'],
       resourceNames: [MONITOR_RULES],
+    },
+  ];
+}
+
+/**
+ * In the Cloud Credential Operator's namespace (OpenShift), where it reads CredentialsRequests: osc's one
+ * request for peer pods' cloud credentials, applied (server-side: create the first time), watched by name,
+ * deleted with peer pods (docs/cloud-credentials.md). The Secret it names lands in osc's own namespace.
+ */
+export function credentialsRequestRules(): PolicyRule[] {
+  return [
+    { apiGroups: [CredentialsRequests.group], resources: [CredentialsRequests.plural], verbs: ['create'] },
+    {
+      apiGroups: [CredentialsRequests.group],
+      resources: [CredentialsRequests.plural],
+      verbs: [...READ, 'patch', 'delete'],
+      resourceNames: [PEER_PODS_CREDENTIALS_REQUEST],
     },
   ];
 }

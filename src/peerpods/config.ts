@@ -34,9 +34,16 @@ export { parseGoDuration } from './config-values.ts';
 /**
  * Validates `peer-pods-cm` and `peer-pods-secret`. `config` is returned, with defaults applied, only when
  * there is no problem at all. `expectedCloud` is the CLOUD_PROVIDER the cluster's Infrastructure suggests,
- * for the messages that must name one before the ConfigMap does (AWS when unknown).
+ * for the messages that must name one before the ConfigMap does (AWS when unknown). `checkCredentials`, when
+ * given, replaces the Secret's checks (credentials from the cluster instead: src/peerpods/credentials.ts); it
+ * adds its problems and answers the key names.
  */
-export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret | undefined, expectedCloud?: string): PeerPodsValidation {
+export function validatePeerPodsConfig(
+  cm: ConfigMap | undefined,
+  secret: Secret | undefined,
+  expectedCloud?: string,
+  checkCredentials: (problems: Problem[], cloud: CloudProvider) => string[] = (p, c) => validateSecret(secret, p, c),
+): PeerPodsValidation {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
   const expected = cloudProvider(expectedCloud) ?? defaultCloud();
@@ -48,7 +55,7 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
         `ConfigMap ${PEER_PODS_CM} not found in namespace ${OPERATOR_NAMESPACE}: peer pods need it; create it as documented ` +
         `(oc create -f peer-pods-cm.yaml) with at least ${expected.requiredInWords}`,
     });
-    validateSecret(secret, problems, expected);
+    checkCredentials(problems, expected);
     return { problems, warnings };
   }
 
@@ -265,7 +272,7 @@ export function validatePeerPodsConfig(cm: ConfigMap | undefined, secret: Secret
   };
   problems.sort((a, b) => rank(a.key) - rank(b.key));
 
-  const secretKeys = validateSecret(secret, problems, cloud);
+  const secretKeys = checkCredentials(problems, cloud);
 
   if (problems.length > 0 || !provider || !settings || !sizes || !tags) return { problems, warnings };
   return {

@@ -1,6 +1,7 @@
 /**
  * End to end, as a user does it: `osc start --cloud AWS` in its own process, then only kubectl (with the
- * kubeconfig it writes) for the documented peer pods procedure (docs/peerpods.md): ConfigMap and Secret, a KataConfig with
+ * kubeconfig it writes) for the documented peer pods procedure (docs/peerpods.md): the ConfigMap (no Secret: the
+ * Cloud Credential Operator mints the credentials, docs/cloud-credentials.md), a KataConfig with
  * enablePeerPods, kata-remote and the pod VM image, a mutated pod, deletion with PODVM_AMI_ID left empty.
  */
 import assert from 'node:assert/strict';
@@ -73,18 +74,7 @@ describe('e2e: osc start --cloud AWS, then the peer pods walkthrough with kubect
 
   test('install with peer pods, a mutated workload pod, and uninstall', async () => {
     assert.ok(existsSync(join(home, 'kubeconfig')));
-    await ok([
-      'create',
-      'secret',
-      'generic',
-      'peer-pods-secret',
-      '-n',
-      NS,
-      '--from-literal',
-      'AWS_ACCESS_KEY_ID=AKIAE2E',
-      '--from-literal',
-      'AWS_SECRET_ACCESS_KEY=e2e-secret',
-    ]);
+    // No step creates a Secret: osc asks the cluster's Cloud Credential Operator (docs/cloud-credentials.md).
     const region = await ok(['get', 'infrastructure/cluster', '-o', 'jsonpath={.status.platformStatus.aws.region}']);
     await ok(
       ['create', '-f', '-'],

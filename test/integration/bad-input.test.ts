@@ -629,7 +629,14 @@ const rows: Row[] = [
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('bad input on a live cluster: refused with the field and the fix, or healed; the operator survives', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 2,
+    platform: 'AWS',
+    rebootMs: 300,
+    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+    // No Cloud Credential Operator: peer-pods-secret is the only source, so its absence is bad input here.
+    cloudCredentialOperator: false,
+  });
   let operator: Operator;
   let stopped: unknown = 'running';
   const ac = new AbortController();

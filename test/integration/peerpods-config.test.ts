@@ -140,7 +140,19 @@ const badConfigMaps: { name: string; data: Record<string, string | null>; messag
 const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.conditions?.find((c) => c.type === type);
 
 describe('peer pods: configuration checks, restarts, image job failures, turning peer pods off', () => {
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 1,
+    platform: 'AWS',
+    rebootMs: 300,
+    // The administrator's key, and the one a test below rotates its secret to.
+    awsUsers: [
+      { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+      { accessKeyId: ACCESS_KEY, secretAccessKey: `${SECRET_KEY}2` },
+    ],
+    // An OpenShift without the Cloud Credential Operator: peer-pods-secret is the only source, and its
+    // checks are what is tested here (the cluster's credentials: peerpods-credentials.test.ts).
+    cloudCredentialOperator: false,
+  });
   let op: RunningOperator;
 
   before(async () => {

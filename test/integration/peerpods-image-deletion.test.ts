@@ -35,7 +35,13 @@ const data: Record<string, string> = {
 const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.conditions?.find((c) => c.type === type);
 
 describe('peer pods: a failed pod VM image deletion', () => {
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 1,
+    platform: 'AWS',
+    rebootMs: 300,
+    // the administrator's IAM user, whose key peer-pods-secret holds
+    awsUsers: [{ accessKeyId: 'AKIAIOSFODNN7OSCTEST', secretAccessKey: 'not-a-real-secret-access-key' }],
+  });
   let op: RunningOperator;
   before(async () => {
     op = await startOperator(cluster.dev);

@@ -102,7 +102,12 @@ const onePair = (a: string[] | undefined, b: string[] | undefined) =>
 const cond = (kc: KataConfig | undefined, type: string) => kc?.status?.conditions?.find((c) => c.type === type);
 
 describe('the documented peer pods procedure on AWS, with kubectl', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 2,
+    platform: 'AWS',
+    rebootMs: 300,
+    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+  });
   const running = useOperator(cluster, KC);
   let firstAmi = '';
 

@@ -49,7 +49,12 @@ function leaks(where: string, text: string): string[] {
 }
 
 describe('no secret value in logs, events, status, metrics or must-gather', () => {
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({
+    workers: 1,
+    platform: 'AWS',
+    rebootMs: 300,
+    awsUsers: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+  });
   const dir = mkdtempSync(join(tmpdir(), 'osc-leak-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 

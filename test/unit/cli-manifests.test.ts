@@ -74,6 +74,9 @@ describe('osc install manifests', () => {
         'RoleBinding',
         'Role',
         'RoleBinding',
+        // peer pods' CredentialsRequest, in the Cloud Credential Operator's namespace
+        'Role',
+        'RoleBinding',
         'ClusterRole',
         'ClusterRoleBinding',
         'SecurityContextConstraints',

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { defaultImage, manifestFiles, manifests, NAMES } from '../../src/install/manifests.ts';
-import { clusterRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
+import { clusterRules, credentialsRequestRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { packagingFiles } from '../../src/packaging/generate.ts';
 import { DEFAULT_CHART_DISTRIBUTION, distributionTemplate, TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
@@ -51,9 +51,10 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.deepEqual(strategy.deployments[0]?.label, deployment.metadata.labels);
 
     assert.deepEqual(strategy.permissions, [{ serviceAccountName: NAMES.serviceAccount, rules: namespaceRules() }]);
-    // OLM binds CSV permissions only in the operator's namespace: the events rules for `default` go cluster-wide.
+    // OLM binds CSV permissions only in the operator's namespace: the events rules for `default` and the
+    // CredentialsRequest rules for the Cloud Credential Operator's namespace go cluster-wide.
     assert.deepEqual(strategy.clusterPermissions, [
-      { serviceAccountName: NAMES.serviceAccount, rules: [...clusterRules(), ...eventRules()] },
+      { serviceAccountName: NAMES.serviceAccount, rules: [...clusterRules(), ...eventRules(), ...credentialsRequestRules()] },
     ]);
     // The workloads' SCC grants are not the operator's: they ship as manifests of their own.
     const sccGrant = (o: KubeObject) => (o.kind === 'Role' || o.kind === 'RoleBinding') && !!o.metadata.name?.startsWith('use-scc-');

@@ -1,4 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
+import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
+import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
@@ -57,6 +59,18 @@ export function setupPeerPodsController(
   const jobs = mgr.informer(Jobs, { namespace, labelSelector: IMAGE_JOB_SELECTOR });
   const nodes = mgr.informer(Nodes, { transform: cachedNode });
   // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
+  // Where a Cloud Credential Operator runs (OpenShift): osc's CredentialsRequest, the Secret it names and
+  // the cluster's credentials mode (docs/cloud-credentials.md).
+  const cco = opts.cloudCredentials
+    ? {
+        requests: mgr.informer(CredentialsRequests, {
+          namespace: CCO_NAMESPACE,
+          fieldSelector: `metadata.name=${PEER_PODS_CREDENTIALS_REQUEST}`,
+        }),
+        secrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),
+        config: mgr.informer(CloudCredentials, { fieldSelector: `metadata.name=${CLOUD_CREDENTIAL_NAME}` }),
+      }
+    : undefined;
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
@@ -74,6 +88,7 @@ export function setupPeerPodsController(
     nodes,
     platform,
     pods,
+    ...(cco ? { cloudCredentials: cco } : {}),
     events: mgr.events,
     metrics: mgr.metrics,
     peerPodsMetrics: new PeerPodsMetrics(mgr.metrics.registry),
@@ -96,6 +111,13 @@ export function setupPeerPodsController(
       { informer: daemonSets, keys: all },
       { informer: jobs, keys: all },
       { informer: nodes, keys: all, updated: nodeChanged },
+      ...(cco
+        ? [
+            { informer: cco.requests, keys: all },
+            { informer: cco.secrets, keys: all },
+            { informer: cco.config, keys: all },
+          ]
+        : []),
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS ? all() : []) },
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),

@@ -20,6 +20,7 @@ import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { defaultCloud } from '../../peerpods/clouds/index.ts';
 import type { CloudImage } from '../../peerpods/clouds/provider.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
+import { type CredentialsWiring, credentialsWiring } from '../../peerpods/credentials.ts';
 import { matchesSelector, type Toleration } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
@@ -150,7 +151,10 @@ export function desiredDaemonSet(opts: {
   configHash: string;
   placement: KataNodePlacement;
   owner: OwnerReference;
+  /** How the adaptor gets its cloud credentials; default peer-pods-secret, whole. */
+  credentials?: CredentialsWiring;
 }): DaemonSet {
+  const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
   const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
   const spec: DaemonSet['spec'] = {
     selector: { matchLabels: labels },
@@ -175,19 +179,21 @@ export function desiredDaemonSet(opts: {
             image: opts.image,
             imagePullPolicy: 'IfNotPresent',
             command: ['/usr/local/bin/entrypoint.sh'],
-            envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM } }],
-            env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM } }],
+            env: [...creds.env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
             securityContext: { privileged: true, readOnlyRootFilesystem: true },
             resources: { requests: { cpu: '10m', memory: '64Mi' } },
             volumeMounts: [
               { name: 'pods-dir', mountPath: '/run/peerpod' },
               { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer' },
+              ...creds.volumeMounts,
             ],
           },
         ],
         volumes: [
           { name: 'pods-dir', hostPath: { path: '/run/peerpod', type: 'DirectoryOrCreate' } },
           { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
+          ...creds.volumes,
         ],
       },
     },
@@ -227,7 +233,10 @@ export function desiredImageJob(opts: {
   creationEnv?: Readonly<Record<string, string>>;
   /** A deletion job's inputs (deletionInputs). */
   inputs?: string;
+  /** How the job gets its cloud credentials; default peer-pods-secret, whole. */
+  credentials?: CredentialsWiring;
 }): Job {
+  const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
   const name = imageJobName(opts.kind);
   const labels = { ...ownedLabels(IMAGE_JOB_COMPONENT), 'job-name': name };
   return {
@@ -258,14 +267,17 @@ export function desiredImageJob(opts: {
               name: opts.kind === 'creation' ? 'create' : 'delete',
               image: opts.image,
               command: ['/podvm-builder.sh', opts.kind === 'creation' ? 'create' : 'delete'],
-              envFrom: [{ secretRef: { name: PEER_PODS_SECRET } }, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
+              envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM, optional: true } }],
               env: [
+                ...creds.env,
                 ...(opts.amiId ? [{ name: opts.imageEnv ?? 'AMI_ID', value: opts.amiId }] : []),
                 ...Object.entries(opts.creationEnv ?? {}).map(([name, value]) => ({ name, value })),
               ],
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              ...(creds.volumeMounts.length ? { volumeMounts: creds.volumeMounts } : {}),
             },
           ],
+          ...(creds.volumes.length ? { volumes: creds.volumes } : {}),
         },
       },
     },

@@ -1,6 +1,8 @@
+import type { CredentialsMode, CredentialsRequest } from '../../api/cloudcredential.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
+import type { CredentialsWiring } from '../../peerpods/credentials.ts';
 import type { KataNodePlacement, PeerPodsImages } from './desired.ts';
 
 /** What the peer pods controller knows when it plans a pass: its caches, read once (observe.ts), and its options. */
@@ -32,7 +34,23 @@ export interface PeerPodsObserved {
    * deletion job it just started runs on, and the finished job stays behind.
    */
   jobsAwaited: { creation: boolean; deletion: boolean };
+  /** Where the cluster's Cloud Credential Operator runs (OpenShift): what osc reads of it. */
+  cloudCredentials?: ObservedCloudCredentials;
+  /**
+   * How the pods get their credentials, once the plan has chosen (plan.ts sets it, with `secret` then the
+   * Secret chosen): the image jobs are made with it.
+   */
+  credentialsWiring?: CredentialsWiring;
   options: PeerPodsPlanOptions;
+}
+
+export interface ObservedCloudCredentials {
+  /** osc's CredentialsRequest for peer pods. */
+  request?: CredentialsRequest;
+  /** The Secret it names (cco-secret), written by the CCO or ccoctl. */
+  secret?: Secret;
+  /** The cluster's CloudCredential spec.credentialsMode. */
+  mode: CredentialsMode;
 }
 
 export interface PeerPodsPlanOptions {

@@ -147,6 +147,7 @@ export function planImageCreation(
     backoffLimit: o.options.imageJobBackoffLimit,
     configHash: hash,
     owner,
+    ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
   });
   const start: Write = { op: 'apply', resource: Jobs, object: creation };
   return step({
@@ -257,6 +258,7 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     amiId,
     imageEnv: imageDeletionEnvOf(cm?.data),
     inputs: deletionInputs(cm, o.secret),
+    ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
   });
   const start: Write = { op: 'apply', resource: Jobs, object: deletion };
   return step({

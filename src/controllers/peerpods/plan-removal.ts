@@ -15,6 +15,7 @@ import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
 import { hasAnyCondition, imageConditions, jobPhase, MANAGED_BY, MANAGED_BY_LABEL, ownConditions, PEERPODS_FINALIZER } from './desired.ts';
 import type { PeerPodsObserved } from './observed.ts';
+import { deleteRequest } from './plan-credentials.ts';
 import { completeDeletion, deleteJob, fillGraceLeft, planImageDeletion, recordImage } from './plan-image.ts';
 import { nodeCapacityWrites } from './plan-nodes.ts';
 import { emptyPlan, type PeerPodsPlan } from './plan-types.ts';
@@ -104,8 +105,10 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
     return plan;
   }
 
-  // 3. The rest: PeerPodConfig, node capacities; then the conditions and the finalizer.
+  // 3. The rest: PeerPodConfig, node capacities, the CredentialsRequest (the image is gone: nothing needs
+  //    the credentials any more); then the conditions and the finalizer.
   plan.writes.push(...deleteOwn(o, PeerPodConfigs, PEER_POD_CONFIG, o.peerPodConfig));
+  plan.writes.push(...deleteRequest(o));
   plan.writes.push(...nodeCapacityWrites(o, undefined).writes);
   // Turned off, peer pods leaves no condition behind, except the word that the image was kept.
   if (mode === 'disable')
@@ -147,6 +150,7 @@ export function planLeftovers(o: PeerPodsObserved): PeerPodsPlan {
     plan.writes.push(deleteJob(o, 'creation', creation));
   finishStrayDeletion(o, plan);
   plan.writes.push(...nodeCapacityWrites(o, undefined).writes);
+  plan.writes.push(...deleteRequest(o));
   if (ds || ppc) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
   plan.gauges = 'reset';
   return plan;

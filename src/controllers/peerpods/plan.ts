@@ -19,6 +19,7 @@ import {
   configHash,
   DELETES_IMAGE_ANNOTATION,
   desiredDaemonSet,
+  desiredImageJob,
   desiredPeerPodConfig,
   imageConditions,
   isKataNode,
@@ -28,6 +29,7 @@ import {
   PEERPODS_FINALIZER,
 } from './desired.ts';
 import type { PeerPodsObserved } from './observed.ts';
+import { type CredentialsPlan, planCredentials } from './plan-credentials.ts';
 import { completeDeletion, deleteJob, planImageCreation } from './plan-image.ts';
 import { nodeCapacityWrites } from './plan-nodes.ts';
 import { planLeftovers, planRemoval } from './plan-removal.ts';
@@ -38,18 +40,38 @@ export function planPeerPods(o: PeerPodsObserved, now: Date): PeerPodsPlan {
   if (!kc) return o.kataConfigs.length === 0 ? planLeftovers(o) : emptyPlan();
   const oldest = activeKataConfig(o.kataConfigs);
   if (oldest && oldest.metadata.name !== o.key) return emptyPlan();
-  if (kc.metadata.deletionTimestamp) return planRemoval(o, kc, 'delete', now);
+  const credentials = planCredentials(o, () => podServiceAccounts(o));
+  // A removal uses the credentials it finds (its deletion job needs them) and makes no request.
+  if (kc.metadata.deletionTimestamp) return planRemoval(credentials.observed, kc, 'delete', now);
   // A platform without peer pods gets none of their parts (the KataConfig controller says why).
-  if (!kc.spec?.enablePeerPods || !o.supportsPeerPods) return planRemoval(o, kc, 'disable', now);
-  return planInstall(o, kc, now);
+  if (!kc.spec?.enablePeerPods || !o.supportsPeerPods) return planRemoval(credentials.observed, kc, 'disable', now);
+  return planInstall(credentials, kc, now);
 }
 
-function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPlan {
+/** The ServiceAccounts the adaptor and the image jobs run as. */
+function podServiceAccounts(o: PeerPodsObserved): (string | undefined)[] {
+  const owner = { apiVersion: '', kind: '', name: '', uid: '' };
+  const ds = desiredDaemonSet({
+    namespace: o.options.namespace,
+    image: '',
+    configHash: '',
+    placement: { nodeSelector: {}, tolerations: [] },
+    owner,
+  });
+  const job = desiredImageJob({ kind: 'creation', namespace: o.options.namespace, image: '', backoffLimit: 0, configHash: '', owner });
+  const sa = (spec: { serviceAccountName?: unknown } | undefined) =>
+    typeof spec?.serviceAccountName === 'string' ? spec.serviceAccountName : undefined;
+  return [sa(ds.spec?.template.spec), sa(job.spec?.template.spec)];
+}
+
+function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): PeerPodsPlan {
+  const o = credentials.observed;
   const plan = emptyPlan();
   const ns = o.options.namespace;
   plan.addFinalizer = !hasFinalizer(kc, PEERPODS_FINALIZER);
   const { configMap: cm, secret } = o;
-  const validation = validatePeerPodsConfig(cm, secret);
+  plan.writes.push(...credentials.writes);
+  const validation = validatePeerPodsConfig(cm, secret, undefined, credentials.check);
   let conditions = setCondition(ownConditions(kc.status?.conditions), configCondition(validation), now);
   const owner = kataConfigOwner(kc, false);
 
@@ -77,7 +99,14 @@ function planInstall(o: PeerPodsObserved, kc: KataConfig, now: Date): PeerPodsPl
     // The adaptor starts only with a valid configuration; a later invalid edit does not restart it. It is
     // rewritten when what osc wants changes, not on every hand edit: a `kubectl rollout restart` or an
     // administrator's debugging image stays until then (deleting the DaemonSet brings osc's back).
-    const ds = desiredDaemonSet({ namespace: ns, image: o.options.images.caa, configHash: hash, placement: o.placement, owner });
+    const ds = desiredDaemonSet({
+      namespace: ns,
+      image: o.options.images.caa,
+      configHash: hash,
+      placement: o.placement,
+      owner,
+      ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
+    });
     plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds, rewriteOn: 'plan' });
     if (!deleting) {
       const image = planImageCreation(o, kc, imageIdOf(validation.config.data), hash, owner, now);

@@ -1,4 +1,12 @@
 import type { Logger } from 'pino';
+import {
+  CCO_NAMESPACE,
+  CLOUD_CREDENTIAL_NAME,
+  type CloudCredential,
+  type CredentialsRequest,
+  CredentialsRequests,
+} from '../../api/cloudcredential.ts';
+import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
 import { type KataConfig, KataConfigs, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, PEER_POD_CONFIG, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import { type PeerPodConfig, PeerPodConfigs } from '../../api/peerpodconfig.ts';
@@ -29,13 +37,16 @@ import { writeStatusIfChanged } from '../../runtime/status.ts';
 import { DEFAULT_IMAGES, type ImageJobKind, imageJobName, jobPhase, PEERPODS_FINALIZER, peerPodsStatusShare } from './desired.ts';
 import { conditionEvent } from './events.ts';
 import type { PeerPodsMetrics } from './metrics.ts';
-import type { PeerPodsObserved, PeerPodsPlanOptions } from './observed.ts';
+import type { ObservedCloudCredentials, PeerPodsObserved, PeerPodsPlanOptions } from './observed.ts';
 import { planPeerPods } from './plan.ts';
 import type { PeerPodsPlan } from './plan-types.ts';
 
 export { kataUninstallStarted } from './plan-removal.ts';
 
-export type PeerPodsOptions = PeerPodsPlanOptions;
+export interface PeerPodsOptions extends PeerPodsPlanOptions {
+  /** Whether the cluster serves the Cloud Credential Operator's API (OpenShift): osc then asks it for credentials. */
+  cloudCredentials?: boolean;
+}
 
 export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
   images: DEFAULT_IMAGES,
@@ -60,6 +71,8 @@ export interface PeerPodsContext {
   platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>;
   /** Pods, indexed by runtime class under REMOTE_PODS_INDEX. */
   pods: Informer<Pod>;
+  /** Where a Cloud Credential Operator runs: osc's request, the Secret it names, the cluster's mode. */
+  cloudCredentials?: { requests: Informer<CredentialsRequest>; secrets: Informer<Secret>; config: Informer<CloudCredential> };
   events: EventRecorder;
   metrics?: RuntimeMetrics;
   peerPodsMetrics?: PeerPodsMetrics;
@@ -88,6 +101,7 @@ export class PeerPodsReconciler {
     this.applier.watch(DaemonSets, ctx.daemonSets);
     this.applier.watch(Jobs, ctx.jobs);
     this.applier.watch(Nodes, ctx.nodes);
+    if (ctx.cloudCredentials) this.applier.watch(CredentialsRequests, ctx.cloudCredentials.requests);
   }
 
   private get ns(): string {
@@ -140,8 +154,16 @@ export class PeerPodsReconciler {
         creation: this.applier.awaits(Jobs, imageJobName('creation'), this.ns, creationJob),
         deletion: this.applier.awaits(Jobs, imageJobName('deletion'), this.ns, deletionJob),
       },
+      ...(ctx.cloudCredentials ? { cloudCredentials: this.observeCloudCredentials(ctx.cloudCredentials) } : {}),
       options: ctx.options,
     };
+  }
+
+  private observeCloudCredentials(cc: NonNullable<PeerPodsContext['cloudCredentials']>): ObservedCloudCredentials {
+    const request = cc.requests.get(`${CCO_NAMESPACE}/${PEER_PODS_CREDENTIALS_REQUEST}`);
+    const secret = this.cached(cc.secrets, PEER_PODS_CCO_SECRET);
+    const mode = cc.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
+    return { ...(request ? { request } : {}), ...(secret ? { secret } : {}), mode };
   }
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -157,6 +179,7 @@ export class PeerPodsReconciler {
     if (rt === DaemonSets) return this.cached(ctx.daemonSets, name);
     if (rt === Jobs) return this.cached(ctx.jobs, name);
     if (rt === KataConfigs) return ctx.kataConfigs.get(name);
+    if (rt === CredentialsRequests) return ctx.cloudCredentials?.requests.get(`${CCO_NAMESPACE}/${name}`);
     return ctx.nodes.get(name);
   };
 

@@ -39,6 +39,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       { apiGroups: ['config.openshift.io'], resources: ['clusterversions'], verbs: [...READ], resourceNames: ['version'] },
       // The cloud the cluster runs on, for the osc_setup_info metric (a watch by name).
       { apiGroups: ['config.openshift.io'], resources: ['infrastructures'], verbs: [...READ], resourceNames: ['cluster'] },
+      // The cluster's credentials mode (Mint, Passthrough, Manual), for peer pods' cloud credentials (a watch by name).
+      { apiGroups: ['operator.openshift.io'], resources: ['cloudcredentials'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
   },

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import type { StatementEntry } from '../api/cloudcredential.ts';
+
+/**
+ * The dev cluster's AWS account, as far as credentials go (docs/devcluster.md): IAM users with access keys
+ * and policies, roles that trust ServiceAccounts (what ccoctl creates for an STS cluster), and the one
+ * question every simulated API call asks: may these credentials do this action on this resource? The
+ * answers are AWS's, with its error codes and message forms.
+ *
+ * A key is valid while it exists: the root key (kube-system/aws-creds), keys the Cloud Credential
+ * Operator minted, keys of users an administrator created; a rotated-away or deleted key is refused.
+ */
+
+export const ACCOUNT_ID = '123456789012';
+
+/** What a caller presents: keys, or a role assumed with a web identity (a ServiceAccount token). */
+export type AwsCredentials =
+  | { accessKeyId: string; secretAccessKey: string }
+  | { roleArn: string; webIdentity: { serviceAccount: string; audience: string } };
+
+/** An error as AWS answers it: the code, and the message form the AWS CLI prints. */
+export class AwsError extends Error {
+  readonly code: string;
+  readonly operation: string;
+  constructor(code: string, operation: string, detail: string) {
+    super(`An error occurred (${code}) when calling the ${operation} operation: ${detail}`);
+    this.name = 'AwsError';
+    this.code = code;
+    this.operation = operation;
+  }
+}
+
+interface User {
+  name: string;
+  /** undefined: the account's administrator (every action). */
+  policy?: StatementEntry[];
+  keys: Map<string, string>;
+}
+
+interface Role {
+  arn: string;
+  policy: StatementEntry[];
+  /** `system:serviceaccount:<namespace>:<name>` subjects the role's trust policy names. */
+  trusted: string[];
+}
+
+const ALL: StatementEntry[] = [{ effect: 'Allow', action: ['*'], resource: '*' }];
+
+const glob = (pattern: string, value: string, ignoreCase: boolean): boolean => {
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    ignoreCase ? 'i' : '',
+  );
+  return re.test(value);
+};
+
+/** IAM's evaluation: an explicit Deny wins, then any Allow; actions match case-insensitively, resources by glob. */
+export function policyAllows(policy: readonly StatementEntry[], action: string, resource: string): boolean {
+  const matches = (s: StatementEntry) => s.action.some((a) => glob(a, action, true)) && glob(s.resource, resource, false);
+  if (policy.some((s) => s.effect === 'Deny' && matches(s))) return false;
+  return policy.some((s) => s.effect === 'Allow' && matches(s));
+}
+
+/** The API name of an action for error messages: `ec2:RunInstances` -> RunInstances. */
+const operationOf = (action: string) => action.slice(action.indexOf(':') + 1);
+const serviceOf = (action: string) => action.slice(0, action.indexOf(':'));
+
+export class AwsAccount {
+  readonly accountId = ACCOUNT_ID;
+  private readonly users = new Map<string, User>();
+  private readonly roles = new Map<string, Role>();
+  /** Every call answered, and those refused, for tests and the docs' figures. */
+  readonly stats = { calls: 0, refused: 0 };
+  /** The refusals, newest last (at most 100). */
+  readonly refusals: { action: string; code: string; message: string }[] = [];
+
+  private newKey(): { accessKeyId: string; secretAccessKey: string } {
+    return {
+      accessKeyId: `AKIA${randomBytes(8).toString('hex').toUpperCase().slice(0, 16)}`,
+      secretAccessKey: randomBytes(30).toString('base64').slice(0, 40),
+    };
+  }
+
+  /**
+   * Creates a user with a policy (undefined: the administrator's every right) and an access key, or with
+   * the given key (an administrator's user whose key a test already knows).
+   */
+  createUser(name: string, policy?: StatementEntry[], key?: { accessKeyId: string; secretAccessKey: string }) {
+    const k = key ?? this.newKey();
+    this.users.set(name, {
+      name,
+      ...(policy ? { policy: structuredClone(policy) } : {}),
+      keys: new Map([[k.accessKeyId, k.secretAccessKey]]),
+    });
+    return k;
+  }
+
+  hasUser(name: string): boolean {
+    return this.users.has(name);
+  }
+
+  deleteUser(name: string): void {
+    this.users.delete(name);
+  }
+
+  putUserPolicy(name: string, policy: StatementEntry[]): void {
+    const u = this.users.get(name);
+    if (u) u.policy = structuredClone(policy);
+  }
+
+  /** A new access key for the user; every older key of the user is deleted (refused from now on). */
+  rotateKey(name: string): { accessKeyId: string; secretAccessKey: string } {
+    const u = this.users.get(name);
+    if (!u) throw new Error(`no IAM user ${name}`);
+    const k = this.newKey();
+    u.keys = new Map([[k.accessKeyId, k.secretAccessKey]]);
+    return k;
+  }
+
+  /** The user whose key this is, when the key exists and its secret matches. */
+  userOfKey(accessKeyId: string, secretAccessKey: string): User | undefined {
+    for (const u of this.users.values()) if (u.keys.get(accessKeyId) === secretAccessKey) return u;
+    return undefined;
+  }
+
+  /** What ccoctl's `aws create-iam-roles` makes: a role trusting the ServiceAccounts, with the request's policy. */
+  createRole(name: string, policy: StatementEntry[], trusted: string[]): string {
+    const arn = `arn:aws:iam::${ACCOUNT_ID}:role/${name}`;
+    this.roles.set(arn, { arn, policy: structuredClone(policy), trusted: [...trusted] });
+    return arn;
+  }
+
+  deleteRole(arn: string): void {
+    this.roles.delete(arn);
+  }
+
+  /**
+   * Answers one call: returns when the credentials may do `action` on `resource`, throws the AwsError AWS
+   * would answer otherwise (an unknown or deleted key, a role that does not trust the caller, an action
+   * outside the policy).
+   */
+  authorize(creds: AwsCredentials | undefined, action: string, resource = '*'): void {
+    this.stats.calls++;
+    try {
+      this.check(creds, action, resource);
+    } catch (e) {
+      this.stats.refused++;
+      if (e instanceof AwsError) {
+        this.refusals.push({ action, code: e.code, message: e.message });
+        if (this.refusals.length > 100) this.refusals.shift();
+      }
+      throw e;
+    }
+  }
+
+  private check(creds: AwsCredentials | undefined, action: string, resource: string): void {
+    const op = operationOf(action);
+    const service = serviceOf(action);
+    if (!creds) throw new AwsError('NoCredentialProviders', op, 'no valid providers in chain: unable to locate credentials');
+    let principal: string;
+    let policy: readonly StatementEntry[];
+    if ('accessKeyId' in creds) {
+      const user = this.userOfKey(creds.accessKeyId, creds.secretAccessKey);
+      if (!user) {
+        // EC2 says AuthFailure; the other services say the token is invalid.
+        if (service === 'ec2') throw new AwsError('AuthFailure', op, 'AWS was not able to validate the provided access credentials');
+        throw new AwsError('InvalidClientTokenId', op, 'The security token included in the request is invalid.');
+      }
+      principal = `arn:aws:iam::${ACCOUNT_ID}:user/${user.name}`;
+      policy = user.policy ?? ALL;
+    } else {
+      const role = this.roles.get(creds.roleArn);
+      const { serviceAccount, audience } = creds.webIdentity;
+      if (!role || audience !== 'openshift' || !role.trusted.includes(serviceAccount))
+        throw new AwsError('AccessDenied', 'AssumeRoleWithWebIdentity', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
+      principal = `arn:aws:sts::${ACCOUNT_ID}:assumed-role/${role.arn.slice(role.arn.lastIndexOf('/') + 1)}/${serviceAccount}`;
+      policy = role.policy;
+    }
+    if (policyAllows(policy, action, resource)) return;
+    if (service === 'ec2')
+      throw new AwsError(
+        'UnauthorizedOperation',
+        op,
+        `You are not authorized to perform this operation. User: ${principal} is not authorized to perform: ${action} on resource: ${resource}`,
+      );
+    throw new AwsError('AccessDenied', op, `User: ${principal} is not authorized to perform: ${action} on resource: ${resource}`);
+  }
+}
