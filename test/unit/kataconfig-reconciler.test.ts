@@ -23,7 +23,11 @@ const KATA_OC = 'node-role.kubernetes.io/kata-oc';
 /** An informer's read side over a map the test changes, as watch events would. */
 function cache<T extends KubeObject>(items: T[] = []) {
   const store = new Map(items.map((o) => [o.metadata.name ?? '', o]));
-  const informer = { get: (name: string) => store.get(name), list: () => [...store.values()] } as unknown as Informer<T>;
+  const informer = {
+    get: (name: string) => store.get(name),
+    list: () => [...store.values()],
+    addEventHandler: () => {},
+  } as unknown as Informer<T>;
   return { informer, store };
 }
 
@@ -77,7 +81,7 @@ const workerPool = (machineCount: number): MachineConfigPool => ({
   status: { observedGeneration: 1, machineCount },
 });
 
-/** The OpenShift platform's KataConfig reconciler over in-memory caches; a pass is a reconcile and its lanes' writes. */
+/** The OpenShift platform's KataConfig reconciler over in-memory caches; a pass is a reconcile and its writes. */
 function reconcilerOver(opts: {
   client: KubeClient;
   kataConfigs: Informer<KataConfig>;
@@ -100,7 +104,6 @@ function reconcilerOver(opts: {
   const signal = new AbortController().signal;
   return async () => {
     await reconciler.reconcile('example', silentLogger(), signal);
-    await reconciler.idle();
   };
 }
 

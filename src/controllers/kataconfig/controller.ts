@@ -59,12 +59,6 @@ export function setupKataConfigController(
     log: mgr.log.child({ controller: KATACONFIG_CONTROLLER }),
   });
 
-  // A node patch the cache shows is no longer awaited (see KataConfigReconciler.applyPlan).
-  nodes.addEventHandler({
-    add: (n) => reconciler.nodeSeen(n.metadata.name ?? ''),
-    update: (_old, n) => reconciler.nodeSeen(n.metadata.name ?? ''),
-  });
-
   // With no KataConfig left, node and platform changes still matter: what the last one left behind goes.
   const all = () => {
     const names = kataConfigs.list().map((k) => k.metadata.name ?? '');

@@ -21,55 +21,6 @@ export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
 /** JSON round trip: drops undefined fields, as the server would. */
 const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
 
-/** How long a status this controller wrote stands in for the cache's, while the cache catches up. */
-export const WRITTEN_GRACE_MS = 10_000;
-
-/**
- * The statuses this controller planned lately. They are written beside the controller's worker (a
- * WriteLane), so the next pass may start before they are written, or before the watch brings them back:
- * planned against the stale cache, every status would be planned again, and a lastKnownGood promotion
- * would be forgotten by the platform reading it. Until the cache shows a planned status (or a short grace
- * passes after its write, should someone else have written since), planning reads the planned one instead.
- */
-export class WrittenStatuses {
-  private readonly written = new Map<string, { node: KataNode; at: number }>();
-
-  /** A KataNode as this controller planned or just wrote it (made, or its status applied). */
-  remember(node: KataNode, status: KataNodeStatus, now: number): void {
-    this.written.set(node.metadata.name ?? '', { node: { ...node, status }, at: now });
-  }
-
-  forget(name: string): void {
-    this.written.delete(name);
-  }
-
-  /**
-   * The cached KataNodes, each with the status written last where the cache has not caught up yet, and
-   * those just made that the cache does not show yet.
-   */
-  overlay(cached: readonly KataNode[], now: number, writing: (name: string) => boolean = () => false): KataNode[] {
-    const seen = new Set<string>();
-    const expired = (name: string, at: number) => now - at > WRITTEN_GRACE_MS && !writing(name);
-    const merged = cached.map((k) => {
-      const name = k.metadata.name ?? '';
-      seen.add(name);
-      const mine = this.written.get(name);
-      if (!mine) return k;
-      if (expired(name, mine.at) || isDeepStrictEqual(normalize(k.status), normalize(mine.node.status))) {
-        this.written.delete(name);
-        return k;
-      }
-      return { ...k, status: mine.node.status };
-    });
-    for (const [name, mine] of this.written) {
-      if (seen.has(name)) continue;
-      if (expired(name, mine.at)) this.written.delete(name);
-      else merged.push(mine.node);
-    }
-    return merged;
-  }
-}
-
 const sameId = (a: ConfigRef | undefined, b: ConfigRef | undefined) => a?.id === b?.id;
 
 export interface KataNodeStatusResult {

@@ -1,56 +1,36 @@
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
+import { DEFAULT_SOAK_MS, type KataNode, KataNodes } from '../../api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
-import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
+import { errorMessage } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
-import { Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import { type NodeRecord, type Platform, type PlatformInput, platformView } from '../../platform/platform.ts';
-import { mapLimit } from '../../runtime/concurrency.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { Applier, type CacheLookup, type PlannedWrite } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { applyStatusIfChanged } from '../../runtime/status.ts';
-import { WriteLane } from '../../runtime/writelane.ts';
-import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
 import type { KataMetrics } from './metrics.ts';
-import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
+import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
 import {
-  classifyRecords,
   done,
   type InProgressState,
   inProgressOf,
-  installCondition,
   type KataStatusChange,
   kataConfigStatusShare,
   kataStatusApply,
-  podsUsing,
-  runtimeClassesFor,
-  runtimeClassesInUse,
   runtimeClassFor,
-  uninstallCondition,
 } from './state.ts';
 
-/**
- * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
- * owner reference put right first, where `adopt` says so), or deleted.
- */
-type KataNodeWrite =
-  | { op: 'create'; node: KataNode; status: KataNodeStatus }
-  | { op: 'status'; cached: KataNode; status: KataNodeStatus; adopt?: OwnerReference[] }
-  | { op: 'delete' };
-
-/** A write planned while an older one for the same KataNode waits: a create not yet made stays a create. */
-function mergeKataNodeWrites(pending: KataNodeWrite, next: KataNodeWrite): KataNodeWrite {
-  if (pending.op === 'create' && next.op === 'status') return { op: 'create', node: pending.node, status: next.status };
-  if (pending.op === 'status' && pending.adopt && next.op === 'status' && !next.adopt) return { ...next, adopt: pending.adopt };
-  return next;
-}
+/** The field manager of everything the KataConfig controller applies (its status share's, too). */
+export const KATACONFIG_FIELD_MANAGER = kataConfigStatusShare.fieldManager;
+/** Writes in flight at once within one step of a plan (e.g. node label patches, KataNode statuses). */
+export const WRITES_IN_FLIGHT = 16;
 
 export interface KataConfigOptions {
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
@@ -83,8 +63,9 @@ export interface KataConfigContext {
   metrics?: RuntimeMetrics;
   kataMetrics?: KataMetrics;
   options: KataConfigOptions;
-  /** For what happens beside a reconcile (KataNode writes retried). */
   log?: Logger;
+  /** The clock the plan is given (tests set it). */
+  now?: () => Date;
 }
 
 const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
@@ -106,45 +87,35 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 }
 
 /**
- * Reconciles the (single) KataConfig: reads everything from the informer caches, computes the desired state
- * and the status with pure functions (state.ts, the platform's records and plans), then writes only what
- * differs.
- * Every step is idempotent, so a restart at any point converges to the same end state.
+ * Reconciles the (single) KataConfig in three steps: observe (the informer caches, with this controller's
+ * own writes the caches do not show yet as the applier knows them), plan (plan.ts: pure, given the
+ * observation and the time), apply (the runtime applier: the RuntimeClasses, the status, then the platform's
+ * writes and the KataNodes). Every step is idempotent, so a restart at any point converges to the same end
+ * state; a write that fails (a 409 included) fails the pass, and the work queue retries it.
  */
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
-  private readonly writtenKataNodes = new WrittenStatuses();
-  /**
-   * KataNode writes go beside the worker: a thousand nodes changing at once mean a thousand writes, and the
-   * next KataConfig status must not wait behind them.
-   */
-  private readonly kataNodeLane: WriteLane<KataNodeWrite>;
-  /** The platform's writes (platformwrites.ts). */
-  private readonly writer: PlatformWriter;
+  private readonly applier: Applier;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
-    this.kataNodeLane = new WriteLane<KataNodeWrite>({
-      write: (name, w, signal) => this.writeKataNode(name, w, signal),
-      inFlight: WRITES_IN_FLIGHT,
-      merge: mergeKataNodeWrites,
-      ...(ctx.log ? { log: ctx.log } : {}),
+    this.applier = new Applier({
+      client: ctx.client,
+      fieldManager: KATACONFIG_FIELD_MANAGER,
+      ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     });
-    this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
+    this.applier.watch(Nodes, ctx.nodes);
+    this.applier.watch(KataNodes, ctx.kataNodes);
+    this.applier.watch(Pods, ctx.pods);
   }
 
-  /** Answers once the writes handed to the lanes are made (for tests). */
-  async idle(): Promise<void> {
-    await Promise.all([this.writer.idle(), this.kataNodeLane.idle()]);
-  }
-
-  /** A node as its cache now shows it (see PlatformWriter.nodeSeen). */
-  nodeSeen(name: string): void {
-    this.writer.nodeSeen(name);
+  /** Writes the caches do not show yet (for tests and logs). */
+  get awaitedWrites(): number {
+    return this.applier.pending;
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const kc = this.ctx.kataConfigs.get(name);
+    let kc = this.ctx.kataConfigs.get(name);
     if (!kc) {
       if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
       return undefined;
@@ -155,249 +126,95 @@ export class KataConfigReconciler {
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
-      const written = await applyStatusIfChanged(
-        this.ctx.client,
-        KataConfigs,
-        kc,
-        kataStatusApply(kc.status, { inProgress: state }),
-        kataConfigStatusShare,
-        this.ctx.metrics,
-      );
-      if (written && inProgressOf(kc)?.reason !== 'Ignored')
-        await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
+      await this.writeStatus(kc, { inProgress: state }, 0, new Date());
       return undefined;
     }
-    return kc.metadata.deletionTimestamp ? this.uninstall(kc, log, signal) : this.install(kc, log, signal);
-  }
+    const deleting = !!kc.metadata.deletionTimestamp;
+    if (deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
+    if (!deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER))
+      kc = await addFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
-  private async install(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const { client } = this.ctx;
-    const rt = runtimeClassFor(kc.spec);
-    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) kc = await addFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
-
-    // An ignored KataConfig whose rival is gone starts from the beginning.
-    if (!inProgressOf(kc) || inProgressOf(kc)?.reason === 'Ignored') {
-      // The documented first state: Installing, before any node is counted.
-      const state = { status: 'True' as const, reason: 'Installing' as const, message: messages.installing(rt) };
-      await this.writeStatus(kc, { inProgress: state, kataNodes: { nodeCount: 0, readyNodeCount: 0 } }, rt, 0);
-      return undefined;
-    }
-
-    const { platform } = this.ctx;
-    if (kc.spec?.enablePeerPods && !platform.supportsPeerPods) {
-      // Refused, not half done: nothing is installed until the spec asks for what this platform has.
-      const state = { status: 'True' as const, reason: 'Failed' as const, message: messages.peerPodsUnsupported(platform.name) };
-      await this.writeStatus(kc, { inProgress: state }, rt, 0);
-      return undefined;
-    }
+    const now = this.ctx.now?.() ?? new Date();
     const t0 = performance.now();
-    const nodes = this.ctx.nodes.list();
-    const selection = platform.select(nodes, kc.spec);
-    const input = this.platformInput(kc, nodes, new Set(selection.nodes), new Date());
-
-    // The status comes first: it is computed from the desired selection and the platform's view of the
-    // nodes, not from our own writes below, and on a large cluster it must not wait for them.
-    const view = platformView(platform, input);
-    const records = view.records();
-    const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
-    const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
-    const state = installCondition(classification, selection, rt, initial);
-    let runtimeClasses = kc.status?.runtimeClasses ?? [];
-    const wanted = runtimeClassesFor(kc.spec);
-    if (state === done) {
-      // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
-      for (const name of wanted) {
-        await this.ensureRuntimeClass(name, nodes, ownerOf(kc), signal);
-        if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
-      }
+    const observed = this.observe(kc);
+    let plan = deleting ? planUninstall(observed, now) : planInstall(observed, now);
+    if (plan.needsLivePods) {
+      // The cache wakes a blocked uninstall; a live list decides.
+      observed.livePods = await this.livePods(signal);
+      plan = planUninstall(observed, now);
     }
-    // A RuntimeClass no longer offered (peer pods turned off) goes once no pod uses it.
-    for (const name of runtimeClasses.filter((n) => !wanted.includes(n))) {
-      if (podsUsing(this.ctx.pods.list(), new Set([name])).length) continue;
-      await this.deleteOwnRuntimeClass(name, signal);
-      runtimeClasses = runtimeClasses.filter((n) => n !== name);
-    }
-    const t1 = performance.now();
-    await this.writeStatus(
-      kc,
-      { inProgress: state, kataNodes: classification.kataNodes, runtimeClasses },
-      rt,
-      classification.kataNodes.readyNodeCount,
-    );
-    this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
-
-    const t2 = performance.now();
-    const plan = view.installPlan();
-    const written = await this.writer.applyPlan(plan, signal);
-    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
-
-    // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
-    const ms = { compute: t1 - t0, status: t2 - t1, rest: performance.now() - t2 };
-    log.debug(
-      {
-        phase: state.reason || 'Installed',
-        nodes: classification.kataNodes.nodeCount,
-        ready: classification.kataNodes.readyNodeCount,
-        pending: plan.pending,
-        written: written.length,
-        ms,
-      },
-      'reconciled',
-    );
-    // More writes to make: another pass at once, with a status write in between. When this pass made or
-    // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
-    // them wake the controller; a slow poll covers a write the cache never shows.
-    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
-    return soonest(
-      selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
-      plan.recheckAfterMs,
-      nodeRecords.promoteInMs,
-    );
+    const ms = performance.now() - t0;
+    const result = await this.apply(kc, plan, now, log, signal);
+    for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
+    return result;
   }
 
-  private async uninstall(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
-    const { client, platform } = this.ctx;
-    const rt = runtimeClassFor(kc.spec);
-    const nodes = this.ctx.nodes.list();
-    // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
-    const started = kc.status?.uninstallStarted === true;
+  /** What the caches show for one pass, with this controller's writes they do not show yet. */
+  private observe(kc: KataConfig): KataConfigObserved {
+    const { ctx } = this;
+    return {
+      kataConfig: kc,
+      nodes: ctx.nodes.list(),
+      kataNodes: this.applier.latestList(KataNodes, ctx.kataNodes.list()),
+      platform: ctx.platform,
+      platformObserved: ctx.observe(),
+      pods: ctx.pods.list(),
+      soakMs: ctx.options.soakMs,
+      blockedRecheckMs: ctx.options.blockedRecheckMs,
+      eligibilityRecheckMs: ctx.options.eligibilityRecheckMs,
+    };
+  }
 
-    if (!started) {
-      // Until the check for pods passes, kata stays where it is: the records are still the install's.
-      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes), new Date());
-      const installView = platformView(platform, installInput);
-      const nodeRecords = this.syncKataNodes(kc, installView.records(), installInput.now, signal);
-      // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
-      const installing = installView.installing();
-      if (installing.length) {
-        log.info({ installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
-        return undefined;
-      }
-      // Any pod still using the runtime keeps kata in place. The cache wakes us; a live list decides.
-      const classes = new Set([...(kc.status?.runtimeClasses ?? []), rt]);
-      let blocked: InProgressState | undefined;
-      try {
-        const live = await client.list(Pods, { signal });
-        const using = podsUsing(live.items, classes);
-        if (using.length) {
-          const used = runtimeClassesInUse(live.items, classes);
-          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(used) };
-          log.info({ pods: using.slice(0, 20), count: using.length }, 'uninstall blocked by pods using the runtime');
-        }
-      } catch (e) {
-        if (signal.aborted) throw e;
-        blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.listPodsFailed(errorMessage(e)) };
-      }
-      if (blocked) {
-        await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
-      }
+  private async livePods(signal: AbortSignal): Promise<Pod[] | { error: string }> {
+    try {
+      return (await this.ctx.client.list(Pods, { signal })).items;
+    } catch (e) {
+      if (signal.aborted) throw e;
+      return { error: errorMessage(e) };
     }
+  }
 
-    const input = this.platformInput(kc, nodes, new Set(), new Date());
-    const view = platformView(platform, input);
-    const plan = view.uninstallPlan();
-    const written = await this.writer.applyPlan(plan, signal);
+  /** Where the applier finds the cached copy of a write's target. */
+  private readonly lookup: CacheLookup = (rt, name, namespace) => {
+    const { ctx } = this;
+    if (rt === Nodes) return ctx.nodes.get(name);
+    if (rt === KataNodes) return ctx.kataNodes.get(name);
+    if (rt === Pods) return ctx.pods.get(`${namespace}/${name}`);
+    if (rt === RuntimeClasses) return ctx.runtimeClasses.get(name);
+    return undefined;
+  };
 
-    const records = view.records();
-    const classification = classifyRecords(records, 0, true);
-    const state = uninstallCondition(classification, rt);
-    const kataNodes = classification.kataNodes;
-    const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
-    if (plan.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
-      await this.cleanUp(kc, input, signal);
+  /**
+   * The plan's writes: RuntimeClasses before the status that names them, the status, then the platform's
+   * writes and the KataNodes (on a large cluster a thousand of them; the status does not wait for them).
+   */
+  private async apply(
+    kc: KataConfig,
+    plan: KataConfigPlan,
+    now: Date,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult | undefined> {
+    const rt = runtimeClassFor(kc.spec);
+    for (const name of plan.ensureRuntimeClasses) await this.ensureRuntimeClass(name, this.ctx.nodes.list(), ownerOf(kc), signal);
+    for (const name of plan.deleteRuntimeClasses) await this.deleteOwnRuntimeClass(name, signal);
+    if (plan.status) await this.writeStatus(kc, plan.status, plan.readyNodes, now);
+    if (plan.gauges) this.ctx.kataMetrics?.observe(plan.gauges.kataNodes, plan.gauges.state, plan.gauges.runtimeClasses);
+    const outcomes = await this.applier.runSteps(plan.steps, this.lookup, WRITES_IN_FLIGHT, signal);
+    this.applier.settleCreates(plan.steps.flat());
+    if (plan.cleanUp) {
+      await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
+      await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', eventNotes.uninstalled(rt));
       log.info('uninstalled');
       return undefined;
     }
-    // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
-    await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
-    this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
-    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
-    return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
-  }
-
-  /**
-   * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. KataNodes only report: no plan reads them back, so their writes go to the lane,
-   * beside the worker, and what was planned is remembered until the cache shows it. Answers how soon a
-   * lastKnownGood is due, to look again then.
-   */
-  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], now: Date, signal: AbortSignal): { promoteInMs?: number } {
-    const known = this.kataNodes(now.getTime());
-    const plan = planKataNodes(kc, records, known, now, this.ctx.options.soakMs);
-    const knownByName = new Map(known.map((k) => [k.metadata.name ?? '', k]));
-    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
-    const writes: [string, KataNodeWrite][] = [
-      ...plan.status.map(({ cached, status }): [string, KataNodeWrite] => [cached.metadata.name ?? '', { op: 'status', cached, status }]),
-      ...plan.adopt.map(({ metadata }): [string, KataNodeWrite] => {
-        const cached = knownByName.get(metadata.name ?? '') ?? { metadata };
-        return [metadata.name ?? '', { op: 'status', cached, status: cached.status ?? {}, adopt: metadata.ownerReferences ?? [] }];
-      }),
-      ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
-      ...plan.create.map(({ node, status }): [string, KataNodeWrite] => [node.metadata.name ?? '', { op: 'create', node, status }]),
-    ];
-    for (const [name, w] of writes) {
-      if (w.op === 'delete') this.writtenKataNodes.forget(name);
-      else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
-      this.kataNodeLane.submit(name, w, signal);
-    }
-    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
-  }
-
-  /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
-  private kataNodes(now: number): KataNode[] {
-    return this.writtenKataNodes.overlay(this.ctx.kataNodes.list(), now, (name) => this.kataNodeLane.has(name));
-  }
-
-  /** One KataNode write, made by the lane. */
-  private async writeKataNode(name: string, w: KataNodeWrite, signal: AbortSignal): Promise<void> {
-    const { client, metrics } = this.ctx;
-    if (w.op === 'delete') {
-      await client.delete(KataNodes, name, { signal });
-      return;
-    }
-    let target: KataNode | undefined;
-    if (w.op === 'create') {
-      try {
-        target = await client.create(KataNodes, w.node, { signal });
-      } catch (e) {
-        // Made before (a retry, or a cache behind our own create): its status is what is left to write.
-        if (!isAlreadyExists(e)) throw e;
-        target = await client.find(KataNodes, name, undefined, signal);
-        if (!target) throw e;
-      }
-    } else {
-      target = w.cached;
-      if (w.adopt) await client.patch(KataNodes, name, { metadata: { ownerReferences: w.adopt } }, { signal });
-    }
-    // Written over the status the planner last saw (a create has none): only a real change goes out.
-    if (await applyStatusIfChanged(client, KataNodes, target, w.status, kataNodeStatusShare, metrics))
-      this.writtenKataNodes.remember(target, w.status, Date.now());
-  }
-
-  /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
-  private async deleteKataNodes(signal: AbortSignal): Promise<string[]> {
-    // Nothing planned earlier may make or write one after this: pending writes are dropped, those in flight end.
-    await this.kataNodeLane.clear();
-    const names = this.kataNodes(Date.now()).map((k) => k.metadata.name ?? '');
-    for (const name of names) this.writtenKataNodes.forget(name);
-    await mapLimit(names, WRITES_IN_FLIGHT, (name) => this.ctx.client.delete(KataNodes, name, { signal }));
-    return names;
-  }
-
-  /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
-  private platformInput(
-    kc: KataConfig | undefined,
-    nodes: readonly Node[],
-    selected: ReadonlySet<string>,
-    now: Date,
-  ): PlatformInput<unknown> {
-    const soakMs = this.ctx.options.soakMs;
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs };
+    // More writes to make: another pass at once, with a status write in between. When this pass made none
+    // (the next ones wait for the cache to show earlier ones), the node events that show them wake the
+    // controller; a slow poll covers a write the cache never shows.
+    if (plan.morePending) return { requeueAfterMs: outcomes.flat().includes('written') ? 0 : 1000 };
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
 
   /**
@@ -410,35 +227,36 @@ export class KataConfigReconciler {
   private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
-    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set(), new Date());
-    const removed = (await this.writer.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
-    for (const rc of this.ctx.runtimeClasses.list()) {
-      if (!owned(rc)) continue;
-      await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
-      removed.push(`delete runtimeclass/${rc.metadata.name}`);
-    }
-    for (const name of await this.deleteKataNodes(signal)) removed.push(`delete katanode/${name}`);
+    const { ctx } = this;
+    const input = platformInput(
+      { ...this.observe({ metadata: {} } as KataConfig), kataConfig: undefined },
+      new Set(),
+      ctx.now?.() ?? new Date(),
+    );
+    const steps = ctx.platform.leftoversPlan(input).steps.map((s) => s.map(plannedWrite));
+    steps.push([
+      ...ctx.runtimeClasses
+        .list()
+        .filter(owned)
+        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: rc.metadata.name ?? '' })),
+      ...this.applier
+        .latestList(KataNodes, ctx.kataNodes.list())
+        .map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
+    ]);
+    const outcomes = await this.applier.runSteps(steps, this.lookup, WRITES_IN_FLIGHT, signal);
+    const removed = steps.flat().filter((w, i) => w.op === 'delete' && outcomes.flat()[i] === 'written');
     if (removed.length)
-      log.info({ removed: removed.map((r) => r.slice('delete '.length)) }, 'no KataConfig exists: removed what the last one left behind');
-  }
-
-  /** Everything osc created goes, then the finalizer: nothing may be left behind. */
-  private async cleanUp(kc: KataConfig, input: PlatformInput<unknown>, signal: AbortSignal): Promise<void> {
-    const { client } = this.ctx;
-    for (const rc of kc.status?.runtimeClasses ?? []) await this.deleteOwnRuntimeClass(rc, signal);
-    // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
-    // make us leave an object behind.
-    await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
-    await this.deleteKataNodes(signal);
-    await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
+      log.info(
+        { removed: removed.map((w) => `${w.resource.kind.toLowerCase()}/${w.op === 'delete' ? w.name : ''}`) },
+        'no KataConfig exists: removed what the last one left behind',
+      );
   }
 
   /** Applies this controller's status fields (and only those), with an event for a phase change. */
-  private async writeStatus(kc: KataConfig, change: KataStatusChange, rt: string, readyNodes: number): Promise<void> {
+  private async writeStatus(kc: KataConfig, change: KataStatusChange, readyNodes: number, now: Date): Promise<void> {
     const prev = inProgressOf(kc);
     const state = change.inProgress;
-    const status = kataStatusApply(kc.status, change);
-    const written = await applyStatusIfChanged(this.ctx.client, KataConfigs, kc, status, kataConfigStatusShare, this.ctx.metrics);
+    const written = await this.applier.applyStatus(KataConfigs, kc, kataStatusApply(kc.status, change, now), kataConfigStatusShare);
     if (!written) return;
     const ev = phaseEvent(
       prev
@@ -446,7 +264,7 @@ export class KataConfigReconciler {
         : undefined,
       state,
       kc,
-      rt,
+      runtimeClassFor(kc.spec),
       readyNodes,
     );
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
@@ -477,7 +295,7 @@ export class KataConfigReconciler {
       ...(spec.overhead ? { overhead: { podFixed: { memory: spec.overhead.memory, cpu: spec.overhead.cpu } } } : {}),
       scheduling: { nodeSelector: spec.nodeSelector },
     };
-    await this.writer.create(RuntimeClasses, rc, signal);
+    await this.applier.write({ op: 'create', resource: RuntimeClasses, object: rc }, undefined, signal);
   }
 
   /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
@@ -486,10 +304,4 @@ export class KataConfigReconciler {
     if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'))
       await this.ctx.client.delete(RuntimeClasses, name, { signal });
   }
-}
-
-/** The soonest of several "look again after" delays, if any. */
-function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
-  const given = delays.filter((d): d is number => d !== undefined);
-  return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
 }
