@@ -126,7 +126,10 @@ export class KataConfigReconciler {
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
-      await this.writeStatus(kc, { inProgress: state }, 0, new Date());
+      const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
+      const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
+      if (written && inProgressOf(kc)?.reason !== 'Ignored')
+        await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
     }
     const deleting = !!kc.metadata.deletionTimestamp;
