@@ -271,18 +271,27 @@ export class Applier {
 
   /** A cached list as this controller knows it (see latest): the objects it made that the cache does not show yet included. */
   latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): T[] {
-    const listed = new Set<string>();
+    // Read on every pass of a thousand objects: only those with a write awaited are looked at.
+    const prefix = `${resource.group}/${resource.plural}/`;
+    const awaited = new Map<string, string>();
+    for (const key of this.inFlight.keys()) if (key.startsWith(prefix)) awaited.set(key.slice(prefix.length), key);
+    if (awaited.size === 0) return [...cached];
     const out: T[] = [];
     for (const o of cached) {
-      const { name = '', namespace } = o.metadata;
-      listed.add(targetKey(resource, name, namespace));
-      const l = this.latest(resource, name, namespace, o);
+      const key = awaited.get(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      if (key === undefined) {
+        out.push(o);
+        continue;
+      }
+      awaited.delete(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      const r = this.record(key, o);
+      const l = r ? (r.written as T | undefined) : o;
       if (l) out.push(l);
     }
-    const prefix = `${resource.group}/${resource.plural}/`;
-    for (const [key, r] of this.inFlight) {
-      if (!key.startsWith(prefix) || listed.has(key) || !r.written) continue;
-      if (this.record(key, undefined)) out.push(r.written as T);
+    // Made by this controller, not in the cache yet.
+    for (const key of awaited.values()) {
+      const r = this.record(key, undefined);
+      if (r?.written) out.push(r.written as T);
     }
     return out;
   }

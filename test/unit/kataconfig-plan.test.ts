@@ -143,8 +143,8 @@ describe('KataConfig plan', () => {
       install: { steps: [[labelPatch('worker-0'), labelPatch('worker-1')]], pending: 0 },
     });
     const plan = planInstall(observed(kataConfig({ status: inProgress('Installing') }), p), NOW);
-    assert.deepEqual(described(plan.steps), [
-      ['patch node/worker-0', 'patch node/worker-1'],
+    assert.deepEqual(described(plan.steps), [['patch node/worker-0', 'patch node/worker-1']]);
+    assert.deepEqual(described(plan.kataNodes?.writes ?? []), [
       ['apply katanode/worker-0', 'apply katanode/worker-1'],
       ['status katanode/worker-0 WaitingToInstall', 'status katanode/worker-1 WaitingToInstall'],
     ]);
@@ -155,14 +155,14 @@ describe('KataConfig plan', () => {
       { metadata: { labels: { [LABEL]: 'true' } } },
       'the applier skips it once the node cache shows the label',
     );
-    const made = plan.steps[1]?.[0];
+    const made = plan.kataNodes?.writes[0]?.[0];
     assert.ok(made?.op === 'apply');
     assert.deepEqual(
       made.object.metadata.ownerReferences?.map((r) => r.uid),
       ['kc-uid'],
       'owned by the KataConfig in effect',
     );
-    const status = plan.steps[2]?.[0];
+    const status = plan.kataNodes?.writes[1]?.[0];
     assert.ok(status?.op === 'status');
     assert.deepEqual(status.status, { phase: 'WaitingToInstall', assigned: config, error: '', lastTransitionTime: '2026-03-01T12:00:00Z' });
     assert.equal(plan.status?.inProgress.reason, 'Installing');
@@ -180,8 +180,9 @@ describe('KataConfig plan', () => {
     });
     const kataNodes = [kataNode('worker-0', waiting), kataNode('worker-1', waiting)];
     const plan = planInstall(observed(kataConfig({ status: inProgress('Installing') }), p, { kataNodes }), NOW);
-    assert.deepEqual(described(plan.steps), [['status katanode/worker-0 Installing']]);
-    const status = plan.steps[0]?.[0];
+    assert.deepEqual(plan.steps, []);
+    assert.deepEqual(described(plan.kataNodes?.writes ?? []), [['status katanode/worker-0 Installing']]);
+    const status = plan.kataNodes?.writes[0]?.[0];
     assert.ok(status?.op === 'status');
     assert.equal((status.status as { lastTransitionTime: string }).lastTransitionTime, '2026-03-01T12:00:00Z');
     assert.deepEqual(plan.status?.kataNodes, { nodeCount: 2, readyNodeCount: 0, installing: ['worker-0'], waitingToInstall: ['worker-1'] });
@@ -203,10 +204,10 @@ describe('KataConfig plan', () => {
       kataNodes: { nodeCount: 1, readyNodeCount: 1, installed: ['worker-0'] },
       runtimeClasses: ['kata'],
     });
-    assert.deepEqual(described(plan.steps), [['status katanode/worker-0 Installed']]);
+    assert.deepEqual(described(plan.kataNodes?.writes ?? []), [['status katanode/worker-0 Installed']]);
     assert.equal(plan.requeueAfterMs, SOAK, 'looks again when the soak period makes the configuration known good');
     // Nothing changed since: nothing is written.
-    const written = plan.steps[0]?.[0];
+    const written = plan.kataNodes?.writes[0]?.[0];
     assert.ok(written?.op === 'status');
     const settled = planInstall(
       observed(kataConfig({ status: { ...inProgress('', 'False'), runtimeClasses: ['kata'] } }), p, {
@@ -216,6 +217,7 @@ describe('KataConfig plan', () => {
       new Date(NOW.getTime() + 1000),
     );
     assert.deepEqual(settled.steps, []);
+    assert.deepEqual(settled.kataNodes?.writes, []);
   });
 
   test('uninstall blocked by pods: the plan asks for the pods as the API server lists them, then says who blocks', () => {
@@ -244,6 +246,7 @@ describe('KataConfig plan', () => {
       },
     });
     assert.deepEqual(plan.steps, [], 'kata stays on the nodes: no platform write');
+    assert.deepEqual(plan.kataNodes?.writes, []);
     assert.equal(plan.cleanUp, undefined);
     assert.equal(plan.requeueAfterMs, 15_000);
   });

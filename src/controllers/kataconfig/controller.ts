@@ -5,10 +5,13 @@ import { type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/res
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
+import { BESIDE_WORKERS } from './besidewrites.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
+/** The controller that makes the KataConfig controller's KataNode writes and detached node patches. */
+export const BESIDE_WRITES_CONTROLLER = 'kataconfig-writes';
 /** The work-queue key for "no KataConfig exists" (not a valid object name, so it never names one). */
 export const LEFTOVERS_KEY = '<none>';
 
@@ -84,5 +87,13 @@ export function setupKataConfigController(
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
   });
+  // The KataNodes' writes and the detached node patches: a work queue of their own, fed by the passes above.
+  const beside = mgr.addController({
+    name: BESIDE_WRITES_CONTROLLER,
+    workers: BESIDE_WORKERS,
+    watches: [],
+    reconcile: (key, { signal }) => reconciler.beside.reconcile(key, signal),
+  });
+  reconciler.beside.attach((key) => beside.queue.add(key));
   return reconciler;
 }

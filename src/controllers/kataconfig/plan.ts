@@ -57,8 +57,15 @@ export interface KataConfigPlan {
   /** RuntimeClasses to make sure of first (the rollout is done), and to delete (no longer offered, unused). */
   ensureRuntimeClasses: string[];
   deleteRuntimeClasses: string[];
-  /** Writes after the status: each step after the one before (the platform's steps, then KataNodes). */
+  /** The platform's writes, after the status: each step after the one before. */
   steps: PlannedWrite[][];
+  /**
+   * The KataNodes this pass finds to change (made, owned, their status written, or deleted), and the records
+   * they report: handed to the KataNode work queue (katanodereconciler.ts), after the status.
+   */
+  kataNodes?: { records: NodeRecord[]; writes: PlannedWrite[][] };
+  /** Node patches nothing in the plan waits for (the platform's `detached`): handed to the same work queue. */
+  detached: PlannedWrite[];
   /** The platform left writes for the next pass (a per-pass batch limit): look again at once. */
   morePending: boolean;
   /** Everything is off the nodes: these writes, then the KataConfig's finalizer goes. */
@@ -76,6 +83,7 @@ const emptyPlan = (): KataConfigPlan => ({
   ensureRuntimeClasses: [],
   deleteRuntimeClasses: [],
   steps: [],
+  detached: [],
   morePending: false,
   notes: [],
 });
@@ -114,11 +122,9 @@ const isMetadataOnly = (patch: unknown): boolean => {
   return keys.length === 1 && keys[0] === 'metadata';
 };
 
-/** A platform plan's writes: its steps, then its detached node patches (nothing depends on them). */
-const platformSteps = (plan: PlatformPlan): PlannedWrite[][] => [
-  ...plan.steps.map((s) => s.map(plannedWrite)),
-  ...(plan.detached?.length ? [plan.detached.map(plannedWrite)] : []),
-];
+/** A platform plan's steps. */
+const platformSteps = (plan: PlatformPlan): PlannedWrite[][] => plan.steps.map((s) => s.map(plannedWrite));
+const detached = (plan: PlatformPlan): PlannedWrite[] => (plan.detached ?? []).map(plannedWrite);
 
 /**
  * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
@@ -211,7 +217,9 @@ export function planInstall(obs: KataConfigObserved, now: Date): KataConfigPlan 
 
   const writes = view.installPlan();
   const kataNodes = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs);
-  plan.steps = [...platformSteps(writes), ...kataNodes.steps];
+  plan.steps = platformSteps(writes);
+  plan.detached = detached(writes);
+  plan.kataNodes = { records, writes: kataNodes.steps };
   plan.morePending = writes.pending > 0;
   plan.notes.push({
     level: 'debug',
@@ -242,14 +250,15 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
     // Until the check for pods passes, the records are still the install's.
     const installInput = platformInput(obs, new Set(platform.select(obs.nodes, kc.spec).nodes), now);
     const installView = platformView(platform, installInput);
-    const kataNodes = kataNodeSteps(kc, installView.records(), obs.kataNodes, now, obs.soakMs);
-    plan.steps = kataNodes.steps;
+    const installRecords = installView.records();
+    const kataNodes = kataNodeSteps(kc, installRecords, obs.kataNodes, now, obs.soakMs);
+    plan.kataNodes = { records: installRecords, writes: kataNodes.steps };
     const installing = installView.installing();
     if (installing.length) {
       plan.notes.push({ level: 'info', fields: { installing }, msg: 'KataConfig deleted during a rollout: waiting for it to settle' });
       return plan;
     }
-    if (!obs.livePods) return { ...emptyPlan(), needsLivePods: true };
+    if (!obs.livePods) return { ...plan, needsLivePods: true };
     // Any pod still using the runtime keeps kata in place.
     const classes = new Set([...(kc.status?.runtimeClasses ?? []), rt]);
     let blocked: InProgressState | undefined;
@@ -286,6 +295,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
   const kataNodes = classification.kataNodes;
   const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
   plan.steps = platformSteps(writes);
+  plan.detached = detached(writes);
   if (writes.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
     // Everything osc created goes (RuntimeClasses first), then the finalizer: nothing may be left behind.
     plan.deleteRuntimeClasses = kc.status?.runtimeClasses ?? [];
@@ -297,14 +307,21 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
         ...(k.metadata.uid ? { uid: k.metadata.uid } : {}),
       }),
     );
-    plan.cleanUp = [...platformSteps(platform.cleanupPlan(input)), ...(deleteKataNodes.length ? [deleteKataNodes] : [])];
+    delete plan.kataNodes;
+    const cleanup = platform.cleanupPlan(input);
+    const cleanupDetached = detached(cleanup);
+    plan.cleanUp = [
+      ...platformSteps(cleanup),
+      ...(cleanupDetached.length ? [cleanupDetached] : []),
+      ...(deleteKataNodes.length ? [deleteKataNodes] : []),
+    ];
     return plan;
   }
   // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
   plan.status = { inProgress: state, kataNodes, uninstallStarted: true };
   plan.gauges = { kataNodes, state, runtimeClasses: kc.status?.runtimeClasses ?? [] };
   const kataNodeWrites = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs);
-  plan.steps = [...plan.steps, ...kataNodeWrites.steps];
+  plan.kataNodes = { records, writes: kataNodeWrites.steps };
   plan.morePending = writes.pending > 0;
   const requeue = soonest(writes.recheckAfterMs, kataNodeWrites.promoteInMs);
   if (requeue !== undefined) plan.requeueAfterMs = requeue;

@@ -9,12 +9,13 @@ import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { Applier, type CacheLookup, type PlannedWrite } from '../../runtime/applier.ts';
+import { Applier, type CacheLookup, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
+import { BesideWrites } from './besidewrites.ts';
 import type { KataMetrics } from './metrics.ts';
 import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
 import {
@@ -96,6 +97,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly applier: Applier;
+  /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
+  readonly beside: BesideWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -107,6 +110,13 @@ export class KataConfigReconciler {
     this.applier.watch(Nodes, ctx.nodes);
     this.applier.watch(KataNodes, ctx.kataNodes);
     this.applier.watch(Pods, ctx.pods);
+    this.beside = new BesideWrites({
+      applier: this.applier,
+      kataNodes: ctx.kataNodes,
+      nodes: ctx.nodes,
+      soakMs: ctx.options.soakMs,
+      ...(ctx.now ? { now: ctx.now } : {}),
+    });
   }
 
   /** Writes the caches do not show yet (for tests and logs). */
@@ -205,7 +215,14 @@ export class KataConfigReconciler {
     if (plan.gauges) this.ctx.kataMetrics?.observe(plan.gauges.kataNodes, plan.gauges.state, plan.gauges.runtimeClasses);
     const outcomes = await this.applier.runSteps(plan.steps, this.lookup, WRITES_IN_FLIGHT, signal);
     this.applier.settleCreates(plan.steps.flat());
+    await this.beside.patchNodes(plan.detached, signal);
+    if (plan.kataNodes) {
+      const writes = plan.kataNodes.writes.flat();
+      const named = (op: PlannedWrite['op'][]) => [...new Set(writes.filter((w) => op.includes(w.op)).map(nameOf))];
+      await this.beside.want(kc, plan.kataNodes.records, named(['apply', 'status']), named(['delete']), signal);
+    }
     if (plan.cleanUp) {
+      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => k.metadata.name ?? ''));
       await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
       await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
@@ -216,7 +233,7 @@ export class KataConfigReconciler {
     // More writes to make: another pass at once, with a status write in between. When this pass made none
     // (the next ones wait for the cache to show earlier ones), the node events that show them wake the
     // controller; a slow poll covers a write the cache never shows.
-    if (plan.morePending) return { requeueAfterMs: outcomes.flat().includes('written') ? 0 : 1000 };
+    if (plan.morePending) return { requeueAfterMs: outcomes.flat().includes('written') || plan.detached.length ? 0 : 1000 };
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
 
@@ -236,15 +253,16 @@ export class KataConfigReconciler {
       new Set(),
       ctx.now?.() ?? new Date(),
     );
-    const steps = ctx.platform.leftoversPlan(input).steps.map((s) => s.map(plannedWrite));
+    const leftovers = ctx.platform.leftoversPlan(input);
+    const steps = [...leftovers.steps, ...(leftovers.detached?.length ? [leftovers.detached] : [])].map((s) => s.map(plannedWrite));
+    const kataNodes = this.applier.latestList(KataNodes, ctx.kataNodes.list());
+    this.beside.goneAll(kataNodes.map((k) => k.metadata.name ?? ''));
     steps.push([
       ...ctx.runtimeClasses
         .list()
         .filter(owned)
         .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: rc.metadata.name ?? '' })),
-      ...this.applier
-        .latestList(KataNodes, ctx.kataNodes.list())
-        .map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
+      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
     ]);
     const outcomes = await this.applier.runSteps(steps, this.lookup, WRITES_IN_FLIGHT, signal);
     const removed = steps.flat().filter((w, i) => w.op === 'delete' && outcomes.flat()[i] === 'written');
