@@ -132,6 +132,7 @@ describe('KataConfig plan', () => {
     });
     assert.deepEqual(plan.steps, []);
     assert.deepEqual(plan.ensureRuntimeClasses, []);
+    assert.equal(plan.requeueAfterMs, 0, 'the install proper starts at once');
   });
 
   test('the next pass: the platform writes (a node patch saying what the node shows once made), then each KataNode made, then its status', () => {

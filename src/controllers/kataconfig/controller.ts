@@ -76,7 +76,11 @@ export function setupKataConfigController(
     name: KATACONFIG_CONTROLLER,
     watches: [
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
-      { informer: kataConfigs, keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])] },
+      {
+        informer: kataConfigs,
+        keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])],
+        updated: (before, after) => !reconciler.ownStatusWrite(before, after),
+      },
       { informer: nodes, keys: all, updated: nodeChanged },
       // A KataNode made or deleted by someone else is put right; our own status writes wake nothing.
       { informer: kataNodes, keys: all, updated: () => false },

@@ -139,7 +139,7 @@ export function kataNodeSteps(
 ): { steps: PlannedWrite[][]; promoteInMs?: number } {
   const plan = planKataNodes(kc, records, kataNodes, now, soakMs);
   const owner = kataConfigOwner(kc, true);
-  const uids = new Map(kataNodes.map((k) => [k.metadata.name ?? '', k.metadata.uid]));
+  const uids = new Map(plan.delete.length ? kataNodes.map((k) => [k.metadata.name ?? '', k.metadata.uid]) : []);
   const objects: PlannedWrite[] = [
     ...plan.create.map(({ node }): PlannedWrite => ({ op: 'apply', resource: KataNodes, object: node, rewriteOn: 'plan' })),
     ...plan.adopt.map(
@@ -182,6 +182,8 @@ export function planInstall(obs: KataConfigObserved, now: Date): KataConfigPlan 
       inProgress: { status: 'True', reason: 'Installing', message: messages.installing(rt) },
       kataNodes: { nodeCount: 0, readyNodeCount: 0 },
     };
+    // The install proper starts at the next pass (this controller's own status write wakes none).
+    plan.requeueAfterMs = 0;
     return plan;
   }
   if (kc.spec?.enablePeerPods && !platform.supportsPeerPods) {

@@ -97,6 +97,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly applier: Applier;
+  /** The version each of our last KataConfig status writes made (see ownStatusWrite). */
+  private readonly ownVersions: string[] = [];
   /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
   readonly beside: BesideWrites;
 
@@ -119,6 +121,26 @@ export class KataConfigReconciler {
     });
   }
 
+  /**
+   * Whether a KataConfig's new version is our own status write and nothing else: the pass that made it
+   * planned from everything it shows, so it wakes no pass (at 1,000 nodes, half the passes of an install).
+   */
+  ownStatusWrite(before: KataConfig, after: KataConfig): boolean {
+    const version = after.metadata.resourceVersion;
+    return (
+      !!version &&
+      this.ownVersions.includes(version) &&
+      before.metadata.generation === after.metadata.generation &&
+      before.metadata.deletionTimestamp === after.metadata.deletionTimestamp &&
+      (before.metadata.finalizers ?? []).join() === (after.metadata.finalizers ?? []).join()
+    );
+  }
+
+  private remember(written: KataConfig): void {
+    this.ownVersions.push(written.metadata.resourceVersion ?? '');
+    if (this.ownVersions.length > 4) this.ownVersions.shift();
+  }
+
   /** Writes the caches do not show yet (for tests and logs). */
   get awaitedWrites(): number {
     return this.applier.pending;
@@ -138,6 +160,7 @@ export class KataConfigReconciler {
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
       const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
       const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
+      if (written) this.remember(written);
       if (written && inProgressOf(kc)?.reason !== 'Ignored')
         await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
@@ -279,6 +302,7 @@ export class KataConfigReconciler {
     const state = change.inProgress;
     const written = await this.applier.applyStatus(KataConfigs, kc, kataStatusApply(kc.status, change, now), kataConfigStatusShare);
     if (!written) return;
+    this.remember(written);
     const ev = phaseEvent(
       prev
         ? { status: prev.status as 'True' | 'False', reason: (prev.reason ?? '') as InProgressState['reason'], message: prev.message ?? '' }
