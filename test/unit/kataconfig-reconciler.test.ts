@@ -206,3 +206,35 @@ describe('KataConfig reconciler', () => {
     assert.equal(calls.filter((c) => c.verb === 'patch' && c.resource === 'nodes').length, 1, 'written once');
   });
 });
+
+describe('KataConfig reconciler: what wakes it', () => {
+  test('its own status write wakes no pass; a spec change, a deletion or someone else’s write does', async () => {
+    const { client } = recordingClient();
+    let rv = 0;
+    (client as unknown as { patch: unknown }).patch = async (_rt: unknown, name: string, body: KataConfig) => ({
+      ...installing,
+      ...body,
+      metadata: { ...installing.metadata, name, resourceVersion: String(++rv) },
+    });
+    const reconciler = new KataConfigReconciler({
+      client,
+      kataConfigs: cache<KataConfig>([{ ...installing, status: undefined } as KataConfig]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      kataNodes: cache<KataNode>().informer,
+      platform: openShiftPlatform() as unknown as Platform<unknown>,
+      observe: () => ({ pools: [workerPool(1)] }),
+      runtimeClasses: cache<RuntimeClass>().informer,
+      pods: cache<Pod>().informer,
+      events: { record: async () => {} } as unknown as EventRecorder,
+      options: { ...defaultKataConfigOptions, passGapMs: 0 },
+    });
+    await reconciler.reconcile('example', silentLogger(), new AbortController().signal);
+    const before = { ...installing, metadata: { ...installing.metadata, resourceVersion: '0' } };
+    const own = { ...installing, metadata: { ...installing.metadata, resourceVersion: String(rv) } };
+    assert.ok(rv > 0, 'the pass wrote the status');
+    assert.equal(reconciler.ownStatusWrite(before, own), true);
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, generation: 2 } }), false, 'a spec change');
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, deletionTimestamp: 'now' } }), false);
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, resourceVersion: 'other' } }), false);
+  });
+});

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
@@ -40,12 +41,24 @@ export interface KataConfigOptions {
   eligibilityRecheckMs: number;
   /** How long a node runs its assigned configuration without error before it is its KataNode's lastKnownGood. */
   soakMs: number;
+  /**
+   * The least time between the starts of two passes over the nodes. Node changes that come meanwhile are
+   * taken in by the next pass together: during an install a pass would otherwise follow every node event,
+   * each reading every node. The gap grows with a pass's computation (PASS_GAP_PER_COMPUTE times it), so a
+   * larger cluster costs the same share of a core per node.
+   */
+  passGapMs: number;
 }
+
+/** A pass's computation times this is the least gap before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
+export const PASS_GAP_PER_COMPUTE = 20;
+export const MAX_PASS_GAP_MS = 2_000;
 
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
   eligibilityRecheckMs: 30_000,
   soakMs: DEFAULT_SOAK_MS,
+  passGapMs: 250,
 };
 
 /** What the reconciler reads and writes through; injected so that it can be built over any caches. */
@@ -97,6 +110,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly applier: Applier;
+  /** When the next pass over the nodes may start (performance.now() time; see passGapMs). */
+  private nextPassAt = 0;
   /** The version each of our last KataConfig status writes made (see ownStatusWrite). */
   private readonly ownVersions: string[] = [];
   /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
@@ -170,6 +185,9 @@ export class KataConfigReconciler {
     if (!deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER))
       kc = await addFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
+    // Node changes that came since the last pass began are taken in together (passGapMs).
+    const wait = this.nextPassAt - performance.now();
+    if (wait > 0) await delay(wait, undefined, { signal });
     const now = this.ctx.now?.() ?? new Date();
     const t0 = performance.now();
     const observed = this.observe(kc);
@@ -180,6 +198,7 @@ export class KataConfigReconciler {
       plan = planUninstall(observed, now);
     }
     const ms = performance.now() - t0;
+    this.nextPassAt = t0 + Math.min(MAX_PASS_GAP_MS, Math.max(this.ctx.options.passGapMs, PASS_GAP_PER_COMPUTE * ms));
     const result = await this.apply(kc, plan, now, log, signal);
     for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
     return result;
