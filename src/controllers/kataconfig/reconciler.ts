@@ -138,7 +138,7 @@ export class KataConfigReconciler {
 
   /**
    * Whether a KataConfig's new version is our own status write and nothing else: the pass that made it
-   * planned from everything it shows, so it wakes no pass (at 1,000 nodes, half the passes of an install).
+   * planned from everything it shows, so it wakes no pass (each would read every node to find nothing to do).
    */
   ownStatusWrite(before: KataConfig, after: KataConfig): boolean {
     const version = after.metadata.resourceVersion;
