@@ -75,6 +75,8 @@ interface Mark {
   requests: Requests;
   /** Watch events received so far, by resource. */
   watchEvents: Record<string, number>;
+  /** Writes the API server answered with the version the object had already, by resource. */
+  redundantWrites: Record<string, number>;
 }
 interface Report {
   importRSSKiB: number;
@@ -267,6 +269,9 @@ async function runOnce(workers: number) {
         .filter(([, n]) => Number(n) > 0),
     ),
     idleWritesBy: writesBetween(m1, m2),
+    installWritesBy: writesBetween(m0, m1),
+    redundantWrites: sum(m2.redundantWrites) - sum(m0.redundantWrites),
+    redundantWritesBy: countsBetween(m0.redundantWrites, m2.redundantWrites),
     settleWritesBy: writesBetween(mInstalled, m1),
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorPeakRssAnonMiB: +(report.peakRssAnonKiB / 1024).toFixed(1),
@@ -331,6 +336,15 @@ const writesBetween = (a: Mark, b: Mark) =>
       .filter(([, n]) => Number(n) > 0),
   );
 
+const sum = (counts: Record<string, number> = {}) => Object.values(counts).reduce((a, n) => a + n, 0);
+/** Counts by key grown from `a` to `b`. */
+const countsBetween = (a: Record<string, number> = {}, b: Record<string, number> = {}) =>
+  Object.fromEntries(
+    Object.entries(b)
+      .map(([k, n]) => [k, n - (a[k] ?? 0)])
+      .filter(([, n]) => Number(n) > 0),
+  );
+
 /** Each control plane component's usage, and this process's (the simulators run here). */
 async function clusterUsage(dev: DevCluster): Promise<Record<string, ProcessUsage>> {
   const r = process.resourceUsage();
@@ -353,12 +367,13 @@ for (const n of sizes) {
       `status delay p50=${r.delayP50Ms}ms p99=${r.delayP99Ms}ms (${r.transitionsMeasured} transitions; the API server answered status writes in p50=${r.statusWriteRoundTripMs.p50}ms p99=${r.statusWriteRoundTripMs.p99}ms)`,
       `status writes=${r.statusWrites} (${r.statusWritesPerNode}/node, ${r.statusWriteErrors} failed; 409s of all requests: ${r.conflicts409}${r.conflicts409 ? ` ${JSON.stringify(r.conflicts409By)}` : ''})`,
       `node patches/node=${r.nodePatchesPerNode}${r.repeatedNodePatches.nodes ? ` (${r.repeatedNodePatches.nodes} nodes patched more than once)` : ''}`,
-      `API requests/node=${r.apiRequestsPerNode}`,
+      `API requests/node=${r.apiRequestsPerNode} (target ≤ 4; writes ${JSON.stringify(r.installWritesBy)})`,
+      `redundant writes=${r.redundantWrites}${r.redundantWrites ? ` ${JSON.stringify(r.redundantWritesBy)}` : ''} (target 0)`,
     ].join('  '),
   );
   console.log(
     [
-      `  operator CPU install=${r.installCpuS}s idle(${r.idleS}s)=${r.idleCpuS}s`,
+      `  operator CPU install=${r.installCpuS}s (target ≤ ${(9 * r.workers) / 1000}s) idle(${r.idleS}s)=${r.idleCpuS}s`,
       `API writes while idle=${r.idleWrites} (and ${r.idleLeaseRenewals} leader lease renewals) ${JSON.stringify(r.idleWritesBy)} (requests ${r.idleRequests}; watch events ${JSON.stringify(r.idleWatchEvents)}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)})`,
       `peak RSS=${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled; sampled: anonymous ${r.operatorPeakRssAnonMiB}MiB at its peak, with ${r.operatorRssFileAtPeakMiB}MiB of mapped files such as the node binary)`,
       `peak heap used=${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,

@@ -34,7 +34,33 @@ const patch = KubeClient.prototype.patch;
 // And how long the API server takes to answer a KataConfig status write: the part of the status delay
 // that is the cluster's, not the operator's.
 const statusWriteMs = [];
+// Writes that changed nothing: the API server answered with the version the object had already (as the
+// operator's watches or its own last write showed it). The target is none.
+const versions = new Map();
+const versionKey = (rt, namespace, name) => `${rt.plural}/${namespace ?? ''}/${name ?? ''}`;
+const redundantWrites = {};
+// The version known when the write was sent (its own watch event may come before its answer).
+const checked = (rt, namespace, name, p) => {
+  const key = versionKey(rt, namespace, name);
+  const before = versions.get(key);
+  return p.then((o) => {
+    const rv = o?.metadata?.resourceVersion;
+    if (rv && before === rv) redundantWrites[rt.plural] = (redundantWrites[rt.plural] ?? 0) + 1;
+    return o;
+  });
+};
 KubeClient.prototype.patch = function (rt, name, body, opts) {
+  return checked(rt, opts?.namespace, name, patchCounted.call(this, rt, name, body, opts));
+};
+const update = KubeClient.prototype.update;
+KubeClient.prototype.update = function (rt, obj, opts) {
+  return checked(rt, obj.metadata?.namespace, obj.metadata?.name, update.call(this, rt, obj, opts));
+};
+const updateStatus = KubeClient.prototype.updateStatus;
+KubeClient.prototype.updateStatus = function (rt, obj, opts) {
+  return checked(rt, obj.metadata?.namespace, obj.metadata?.name, updateStatus.call(this, rt, obj, opts));
+};
+function patchCounted(rt, name, body, opts) {
   if (rt.plural === 'nodes') {
     const list = nodePatches.get(name) ?? [];
     list.push(JSON.stringify(body));
@@ -48,13 +74,15 @@ KubeClient.prototype.patch = function (rt, name, body, opts) {
     return p;
   }
   return patch.call(this, rt, name, body, opts);
-};
+}
 // Watch events by resource: what the operator is given to do while nothing it owns changes.
 const watchEvents = {};
 const watch = KubeClient.prototype.watch;
 KubeClient.prototype.watch = function (rt, opts, onEvent) {
   return watch.call(this, rt, opts, (ev) => {
     watchEvents[rt.plural] = (watchEvents[rt.plural] ?? 0) + 1;
+    const rv = ev?.object?.metadata?.resourceVersion;
+    if (rv && ev.type !== 'BOOKMARK') versions.set(versionKey(rt, ev.object.metadata.namespace, ev.object.metadata.name), rv);
     onEvent(ev);
   });
 };
@@ -177,7 +205,12 @@ process.on('message', async (msg) => {
     await profile(msg.phase);
     process.send?.({ profiling: !!profileDir });
   } else if (msg.cmd === 'mark') {
-    process.send?.({ cpuSeconds: cpuSeconds(), requests: await requests(), watchEvents: { ...watchEvents } });
+    process.send?.({
+      cpuSeconds: cpuSeconds(),
+      requests: await requests(),
+      watchEvents: { ...watchEvents },
+      redundantWrites: { ...redundantWrites },
+    });
   } else if (msg.cmd === 'report') {
     sampleHeap();
     const statusWrites = (await metrics.statusWrites.get()).values.filter((v) => v.labels.resource === 'kataconfigs');

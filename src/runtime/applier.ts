@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { apiVersionOf, type KubeClient, type PatchType, type ResourceType } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
+import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { mapLimit } from './concurrency.ts';
 import type { Informer } from './informer.ts';
 import type { RuntimeMetrics } from './metrics.ts';
 import { applyStatusIfChanged, type StatusShare, type WithStatus } from './status.ts';
@@ -14,13 +15,18 @@ import { applyStatusIfChanged, type StatusShare, type WithStatus } from './statu
  *   force (the controller is the authority on every field it names); a field it applied before and names no
  *   longer is removed by the server;
  * - merge-patches the few keys it keeps in objects that others own (a ConfigMap's annotation, a node's
- *   status), where an apply would make osc the owner of the whole key set it names;
+ *   labels), where an apply would make osc the owner of the whole key set it names; a patch that says what
+ *   the object shows once it is made (`shows`) is not made when the cache shows that already;
+ * - creates an object someone else may own once made (an AlreadyExists is no error);
+ * - server-side applies its share of an object's status (src/runtime/status.ts) when it differs;
  * - deletes, with a UID precondition so that an object made again under the same name is not the one deleted;
  * - makes no write when the cache already shows it: an applied object whose digest annotation and every
  *   named field match, a delete of what is gone or going;
- * - remembers each write to a watched kind until its cache has an event for the object (or no longer shows
- *   the version the write replaced), so that a pass planned from a cache one event behind does not make the
- *   same write again. A kind the controller does not cache has nothing to lag behind: nothing is remembered.
+ * - remembers each write to a watched kind, and the server's answer, until its cache shows the version the
+ *   write made (or another writer's), so that a pass planned from a cache one event behind does not make the
+ *   same write again; `latest` answers an object as this controller last wrote it, for the plan to read. A
+ *   kind the controller does not cache has nothing to lag behind: nothing is remembered, but for creates,
+ *   which are remembered until a pass no longer plans them (`settleCreates`).
  *
  * It catches nothing: a 409 (someone else's newer version, a precondition) or a transient error ends the
  * pass and the controller's work queue retries the key (src/runtime/controller.ts: a few quick retries for
@@ -52,6 +58,12 @@ export interface PatchWrite {
   patch: unknown;
   type?: Extract<PatchType, 'merge' | 'json'>;
   subresource?: string;
+  /**
+   * What the object shows once the patch is made (a partial object; null: the key is absent). The patch is
+   * not made when the cache shows it, and a patch planned again with the same `shows` (its other keys, a
+   * time say, differing) is a repeat. Absent: the whole patch is compared.
+   */
+  shows?: unknown;
 }
 
 export interface DeleteWrite {
@@ -62,9 +74,31 @@ export interface DeleteWrite {
   /** The UID the plan saw: only that object is deleted. */
   uid?: string;
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  /** Delete even when the cache shows no object (it may lag behind a recent create): a 404 is fine. */
+  uncached?: boolean;
+}
+
+/** An object to make when it does not exist, and never to change once it does (an administrator may tune it). */
+export interface CreateWrite<T extends KubeObject = KubeObject> {
+  op: 'create';
+  resource: ResourceType<T>;
+  object: T;
+}
+
+/** The controller's share of an object's status: applied when what the share owns differs. */
+export interface StatusWrite<S = unknown> {
+  op: 'status';
+  resource: ResourceType;
+  name: string;
+  namespace?: string;
+  status: S;
+  share: StatusShare<S>;
 }
 
 export type Write = ApplyWrite | PatchWrite | DeleteWrite;
+
+/** Every write the applier makes: the common three, creates and status shares. */
+export type PlannedWrite = Write | CreateWrite | StatusWrite;
 
 /** What the applier did with one write. */
 export type WriteOutcome = 'written' | 'unchanged' | 'awaited' | 'gone';
@@ -104,6 +138,16 @@ export function covers(have: unknown, want: unknown): boolean {
   return have === want;
 }
 
+/** Whether `have` shows what a merge patch `want` writes: every named key with its value, a null one absent. */
+export function showsPatch(have: unknown, want: unknown): boolean {
+  if (want === null) return have === undefined || have === null;
+  if (want && typeof want === 'object' && !Array.isArray(want)) {
+    if (!have || typeof have !== 'object' || Array.isArray(have)) return false;
+    return Object.entries(want).every(([k, w]) => showsPatch((have as Record<string, unknown>)[k], w));
+  }
+  return covers(have, want);
+}
+
 /** The object as the applier sends it: with its apiVersion and kind, and the digest of the rest. */
 export function appliedForm<T extends KubeObject>(resource: ResourceType<T>, object: T): T {
   const { apiVersion: _a, kind: _k, ...body } = object;
@@ -141,10 +185,31 @@ export function showsApplied<T extends KubeObject>(
  * Whether the cache already shows a write done: an applied object as applied, a deleted one gone or going.
  * A patch of someone else's object is not known to be done (its plan compares the keys it patches).
  */
-export function cacheShows(w: Write, cached: KubeObject | undefined): boolean {
+export function cacheShows(w: PlannedWrite, cached: KubeObject | undefined): boolean {
   if (w.op === 'apply') return showsApplied(cached, w.resource, w.object, w.rewriteOn);
   if (w.op === 'delete') return !cached || !!cached.metadata.deletionTimestamp;
-  return false;
+  if (w.op === 'create') return !!cached && !cached.metadata.deletionTimestamp;
+  if (w.op === 'status') return !!cached && statusShows(cached as WithStatus<unknown>, w);
+  return w.shows !== undefined && !!cached && showsPatch(cached, w.shows);
+}
+
+/** JSON round trip: drops undefined fields, as the server would. */
+const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
+const statusShows = (o: WithStatus<unknown>, w: StatusWrite): boolean =>
+  JSON.stringify(normalize(w.share.owned(o.status))) === JSON.stringify(normalize(w.share.owned(w.status)));
+
+/** A write the cache has not shown yet. */
+interface Awaited {
+  /** The cached version the first of these writes replaced. */
+  replaced: string;
+  /** What was written last (a digest), to tell a repeat. */
+  write: string;
+  at: number;
+  /** The server's answer to the last write (undefined after a delete). */
+  written: KubeObject | undefined;
+  /** Versions our writes made before the last: a cache showing one of them is still behind. */
+  ours: Set<string>;
+  create?: boolean;
 }
 
 export class Applier {
@@ -153,8 +218,8 @@ export class Applier {
   private readonly metrics: RuntimeMetrics | undefined;
   private readonly ttlMs: number;
   private readonly now: () => number;
-  /** Writes the cache has not shown yet: the cached version they replaced, and what was written. */
-  private readonly inFlight = new Map<string, { replaced: string; write: string; at: number }>();
+  /** Writes the cache has not shown yet, by target. */
+  private readonly inFlight = new Map<string, Awaited>();
   /** The kinds whose cache events the applier sees (watch()). */
   private readonly watched = new Set<ResourceType>();
 
@@ -173,8 +238,13 @@ export class Applier {
    */
   watch<T extends KubeObject>(resource: ResourceType<T>, informer: Pick<Informer<T>, 'addEventHandler'>): void {
     this.watched.add(resource);
-    const seen = (o: KubeObject) => this.inFlight.delete(targetKey(resource, o.metadata.name ?? '', o.metadata.namespace));
-    informer.addEventHandler({ add: seen, update: (_old, o) => seen(o), delete: seen });
+    const key = (o: KubeObject) => targetKey(resource, o.metadata.name ?? '', o.metadata.namespace);
+    // A version one of our earlier writes made is not yet the last one's: the wait goes on.
+    const seen = (o: KubeObject) => {
+      const r = this.inFlight.get(key(o));
+      if (r && !r.ours.has(o.metadata.resourceVersion ?? '')) this.inFlight.delete(key(o));
+    };
+    informer.addEventHandler({ add: seen, update: (_old, o) => seen(o), delete: (o) => this.inFlight.delete(key(o)) });
   }
 
   /**
@@ -185,27 +255,93 @@ export class Applier {
     return this.record(targetKey(resource, name, namespace), cached) !== undefined;
   }
 
+  /**
+   * The object as this controller knows it: the cached copy, or the server's answer to a write of ours the
+   * cache does not show yet (undefined for a delete). A plan that reads its own earlier writes reads this.
+   */
+  latest<T extends KubeObject>(
+    resource: ResourceType<T>,
+    name: string,
+    namespace: string | undefined,
+    cached: T | undefined,
+  ): T | undefined {
+    const r = this.record(targetKey(resource, name, namespace), cached);
+    return r ? (r.written as T | undefined) : cached;
+  }
+
+  /** A cached list as this controller knows it (see latest): the objects it made that the cache does not show yet included. */
+  latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): T[] {
+    // Read on every pass of a thousand objects: only those with a write awaited are looked at.
+    const prefix = `${resource.group}/${resource.plural}/`;
+    const awaited = new Map<string, string>();
+    for (const key of this.inFlight.keys()) if (key.startsWith(prefix)) awaited.set(key.slice(prefix.length), key);
+    if (awaited.size === 0) return [...cached];
+    const out: T[] = [];
+    for (const o of cached) {
+      const key = awaited.get(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      if (key === undefined) {
+        out.push(o);
+        continue;
+      }
+      awaited.delete(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      const r = this.record(key, o);
+      const l = r ? (r.written as T | undefined) : o;
+      if (l) out.push(l);
+    }
+    // Made by this controller, not in the cache yet.
+    for (const key of awaited.values()) {
+      const r = this.record(key, undefined);
+      if (r?.written) out.push(r.written as T);
+    }
+    return out;
+  }
+
+  /**
+   * The creates a pass planned: a remembered create it no longer plans is one its caches show (or no longer
+   * wanted), so an object deleted later is created again at once.
+   */
+  settleCreates(planned: readonly PlannedWrite[]): void {
+    const keys = new Set(planned.filter((w) => w.op === 'create').map((w) => targetKey(w.resource, nameOf(w), namespaceOf(w))));
+    for (const [key, r] of this.inFlight) if (r.create && !this.watchedKey(key) && !keys.has(key)) this.inFlight.delete(key);
+  }
+
+  /** Carries out steps of writes: each step after the one before, its writes up to `inFlight` at a time. */
+  async runSteps(
+    steps: readonly (readonly PlannedWrite[])[],
+    lookup: CacheLookup,
+    inFlight: number,
+    signal?: AbortSignal,
+  ): Promise<WriteOutcome[][]> {
+    const outcomes: WriteOutcome[][] = [];
+    for (const step of steps)
+      outcomes.push(await mapLimit(step, inFlight, (w) => this.write(w, lookup(w.resource, nameOf(w), namespaceOf(w)), signal)));
+    return outcomes;
+  }
+
   /** Writes not yet shown by the caches (for tests and logs). */
   get pending(): number {
     return this.inFlight.size;
   }
 
   /** Carries out the writes in order; answers what became of each. The first error ends the run. */
-  async run(writes: readonly Write[], lookup: CacheLookup, signal?: AbortSignal): Promise<WriteOutcome[]> {
+  async run(writes: readonly PlannedWrite[], lookup: CacheLookup, signal?: AbortSignal): Promise<WriteOutcome[]> {
     const outcomes: WriteOutcome[] = [];
     for (const w of writes) outcomes.push(await this.write(w, lookup(w.resource, nameOf(w), namespaceOf(w)), signal));
     return outcomes;
   }
 
-  async write(w: Write, cached: KubeObject | undefined, signal?: AbortSignal): Promise<WriteOutcome> {
+  async write(w: PlannedWrite, cached: KubeObject | undefined, signal?: AbortSignal): Promise<WriteOutcome> {
     const name = nameOf(w);
     const namespace = namespaceOf(w);
     const key = targetKey(w.resource, name, namespace);
-    const what = digest(w.op === 'apply' ? w.object : w.op === 'patch' ? w.patch : 'delete');
-    if (this.record(key, cached)?.write === what) return this.count(w, 'awaited');
+    const what = digest(whatOf(w));
+    const r = this.record(key, cached);
+    if (r?.write === what) return this.count(w, 'awaited');
+    // The object as our last write left it, where the cache does not show that yet.
+    const seen = r ? r.written : cached;
     switch (w.op) {
       case 'apply': {
-        if (cacheShows(w, cached)) return this.count(w, 'unchanged');
+        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object), {
           namespace,
           type: 'apply',
@@ -216,7 +352,40 @@ export class Applier {
         this.remember(w, key, cached, written, what);
         return this.count(w, 'written');
       }
+      case 'create': {
+        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
+        try {
+          const written = await this.client.create(w.resource, w.object, { signal });
+          this.remember(w, key, cached, written, what);
+          return this.count(w, 'written');
+        } catch (e) {
+          // Made by someone else, or by us before a restart: it is there, which is all a create asks.
+          if (!isAlreadyExists(e)) throw e;
+          this.remember(w, key, cached, undefined, what);
+          return this.count(w, 'unchanged');
+        }
+      }
+      case 'status': {
+        if (!seen) return this.count(w, 'gone');
+        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
+        try {
+          const written = await applyStatusIfChanged(
+            this.client,
+            w.resource as ResourceType<WithStatus<unknown>>,
+            seen,
+            w.status as never,
+            w.share as never,
+            this.metrics,
+          );
+          if (written) this.remember(w, key, cached, written, what);
+          return this.count(w, written ? 'written' : 'unchanged');
+        } catch (e) {
+          if (isNotFound(e)) return this.count(w, 'gone');
+          throw e;
+        }
+      }
       case 'patch': {
+        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         try {
           const written = await this.client.patch(w.resource, name, w.patch, {
             namespace,
@@ -234,8 +403,17 @@ export class Applier {
         }
       }
       case 'delete': {
-        if (!cached || cacheShows(w, cached)) return this.count(w, 'unchanged');
-        const uid = w.uid ?? cached.metadata.uid;
+        if (w.uncached && !r) {
+          const deleted = await this.client.delete(w.resource, name, {
+            namespace,
+            propagationPolicy: w.propagationPolicy ?? 'Background',
+            ...(w.uid ? { preconditions: { uid: w.uid } } : {}),
+            signal,
+          });
+          return this.count(w, deleted ? 'written' : 'gone');
+        }
+        if (!seen || cacheShows(w, seen)) return this.count(w, 'unchanged');
+        const uid = w.uid ?? seen.metadata.uid;
         const deleted = await this.client.delete(w.resource, name, {
           namespace,
           propagationPolicy: w.propagationPolicy ?? 'Background',
@@ -261,28 +439,57 @@ export class Applier {
     return applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
   }
 
-  private record(key: string, cached: KubeObject | undefined) {
+  private record(key: string, cached: KubeObject | undefined): Awaited | undefined {
     const r = this.inFlight.get(key);
     if (!r) return undefined;
-    if (r.replaced !== cacheState(cached) || this.now() - r.at >= this.ttlMs) {
+    // The cache moved on: to our last write (shown), or to someone else's version (ours is stale). A
+    // version an earlier write of ours made is the cache still on its way.
+    const moved = r.replaced !== cacheState(cached) && !r.ours.has(cached?.metadata.resourceVersion ?? '');
+    if (moved || this.now() - r.at >= this.ttlMs) {
       this.inFlight.delete(key);
       return undefined;
     }
     return r;
   }
 
-  private remember(w: Write, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
-    if (!this.watched.has(w.resource)) return;
-    // A write the server found already made changes no version: no event will come, none is awaited.
-    if (written && cached && written.metadata.resourceVersion === cached.metadata.resourceVersion) return;
-    this.inFlight.set(key, { replaced: cacheState(cached), write: what, at: this.now() });
+  private watchedKey(key: string): boolean {
+    for (const rt of this.watched) if (key.startsWith(`${rt.group}/${rt.plural}/`)) return true;
+    return false;
   }
 
-  private count(w: Write, outcome: WriteOutcome): WriteOutcome {
+  private remember(w: PlannedWrite, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+    const create = w.op === 'create';
+    if (!this.watched.has(w.resource) && !create) return;
+    // A write the server found already made changes no version: no event will come, none is awaited.
+    const rv = written?.metadata.resourceVersion;
+    if (rv !== undefined && rv === cached?.metadata.resourceVersion) return;
+    const before = this.inFlight.get(key);
+    const ours = new Set(before?.ours);
+    const last = before?.written?.metadata.resourceVersion;
+    if (last) ours.add(last);
+    this.inFlight.set(key, {
+      replaced: before?.replaced ?? cacheState(cached),
+      write: what,
+      at: this.now(),
+      written,
+      ours,
+      ...(create || before?.create ? { create: true } : {}),
+    });
+  }
+
+  private count(w: PlannedWrite, outcome: WriteOutcome): WriteOutcome {
     this.metrics?.applierWrites.inc({ resource: w.resource.plural, op: w.op, result: outcome });
     return outcome;
   }
 }
 
-const nameOf = (w: Write): string => (w.op === 'apply' ? (w.object.metadata.name ?? '') : w.name);
-const namespaceOf = (w: Write): string | undefined => (w.op === 'apply' ? w.object.metadata.namespace : w.namespace);
+export const nameOf = (w: PlannedWrite): string => (w.op === 'apply' || w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
+export const namespaceOf = (w: PlannedWrite): string | undefined =>
+  w.op === 'apply' || w.op === 'create' ? w.object.metadata.namespace : w.namespace;
+/** What tells a repeat of a write from another write to the same object. */
+const whatOf = (w: PlannedWrite): unknown => {
+  if (w.op === 'apply' || w.op === 'create') return [w.op, w.object];
+  if (w.op === 'patch') return w.shows !== undefined ? ['shows', w.shows] : w.patch;
+  if (w.op === 'status') return ['status', w.share.owned(w.status)];
+  return 'delete';
+};

@@ -13,6 +13,7 @@ import {
   Applier,
   type ApplierOptions,
   appliedForm,
+  type PlannedWrite,
   showsApplied,
   type Write,
 } from '../../src/runtime/applier.ts';
@@ -42,6 +43,11 @@ function recordingClient() {
       calls.push({ verb: `patch:${opts.type}`, name, body, opts });
       take();
       return { ...body, metadata: { ...body.metadata, name, uid: 'u1', resourceVersion: String(++rv) } };
+    },
+    create: async (_rt: ResourceType, body: KubeObject) => {
+      calls.push({ verb: 'create', name: body.metadata.name ?? '', body });
+      take();
+      return { ...body, metadata: { ...body.metadata, uid: 'u1', resourceVersion: String(++rv) } };
     },
     delete: async (_rt: ResourceType, name: string, opts: Record<string, unknown>) => {
       calls.push({ verb: 'delete', name, opts });
@@ -221,5 +227,70 @@ describe('runtime applier', () => {
       calls.map((c) => `${c.verb} ${c.name}`),
       ['patch:apply two', 'delete one'],
     );
+  });
+
+  test('an object made, then its status: until the cache shows the status write, the plan reads it as written', async () => {
+    const { client, calls } = recordingClient();
+    const { applier, event } = watchingApplier({ client, fieldManager: 'm' });
+    const share = { fieldManager: 'm', owned: (st: { phase?: string } | undefined) => ({ ...st }) };
+    const status: Write | PlannedWrite = {
+      op: 'status',
+      resource: Things,
+      name: 'one',
+      namespace: 'ns',
+      status: { phase: 'Ready' },
+      share,
+    };
+    assert.equal(await applier.write({ op: 'create', resource: Things, object: desired({}) }, undefined), 'written');
+    assert.equal(await applier.write(status, undefined), 'written', 'written over the create the server answered');
+    // The cache shows the create (the version before the status write): still behind.
+    const created = { ...desired({}), metadata: { ...desired({}).metadata, uid: 'u1', resourceVersion: '101' } };
+    event('add', created);
+    assert.equal((applier.latest(Things, 'one', 'ns', created) as { status?: unknown }).status !== undefined, true);
+    assert.equal(await applier.write(status, created), 'awaited', 'not written again');
+    assert.deepEqual(applier.latestList(Things, [created]).length, 1);
+    // The status write's version arrives: the cache is the truth again.
+    const shown = { ...created, metadata: { ...created.metadata, resourceVersion: '102' }, status: { phase: 'Ready' } };
+    event('add', shown);
+    assert.equal(applier.pending, 0);
+    assert.equal(await applier.write(status, shown), 'unchanged');
+    assert.deepEqual(
+      calls.map((c) => c.verb),
+      ['create', 'patch:apply'],
+    );
+  });
+
+  test('a patch that says what it shows: not made when the cache shows it, and a repeat with other keys is awaited', async () => {
+    const { client, calls } = recordingClient();
+    const { applier } = watchingApplier({ client, fieldManager: 'm' });
+    const cached = stored(desired({}), '7');
+    const patch = (since: string): PlannedWrite => ({
+      op: 'patch',
+      resource: Things,
+      name: 'one',
+      namespace: 'ns',
+      patch: { metadata: { labels: { kata: 'true', gone: null }, annotations: { since } } },
+      shows: { metadata: { labels: { kata: 'true', gone: null } } },
+    });
+    assert.equal(await applier.write(patch('1'), cached), 'written');
+    assert.equal(await applier.write(patch('2'), cached), 'awaited', 'the same labels, another time: a repeat');
+    const labelled = { ...cached, metadata: { ...cached.metadata, resourceVersion: '9', labels: { app: 'x', kata: 'true' } } };
+    assert.equal(await applier.write(patch('3'), labelled), 'unchanged');
+    assert.equal(calls.length, 1);
+  });
+
+  test('a create: nothing when the cache shows the object, AlreadyExists is no error, remembered until no pass plans it', async () => {
+    const { client, calls, failNext } = recordingClient();
+    const applier = new Applier({ client, fieldManager: 'm' });
+    const create: PlannedWrite = { op: 'create', resource: Things, object: desired({}) };
+    assert.equal(await applier.write(create, stored(desired({}))), 'unchanged');
+    failNext(new ApiError(409, 'AlreadyExists', 'exists'));
+    assert.equal(await applier.write(create, undefined), 'unchanged');
+    assert.equal(await applier.write(create, undefined), 'awaited', 'a kind not cached: the create is remembered');
+    applier.settleCreates([create]);
+    assert.equal(await applier.write(create, undefined), 'awaited');
+    applier.settleCreates([]);
+    assert.equal(await applier.write(create, undefined), 'written', 'no longer planned, then planned again: made again');
+    assert.equal(calls.length, 2);
   });
 });

@@ -23,7 +23,11 @@ const KATA_OC = 'node-role.kubernetes.io/kata-oc';
 /** An informer's read side over a map the test changes, as watch events would. */
 function cache<T extends KubeObject>(items: T[] = []) {
   const store = new Map(items.map((o) => [o.metadata.name ?? '', o]));
-  const informer = { get: (name: string) => store.get(name), list: () => [...store.values()] } as unknown as Informer<T>;
+  const informer = {
+    get: (name: string) => store.get(name),
+    list: () => [...store.values()],
+    addEventHandler: () => {},
+  } as unknown as Informer<T>;
   return { informer, store };
 }
 
@@ -77,7 +81,7 @@ const workerPool = (machineCount: number): MachineConfigPool => ({
   status: { observedGeneration: 1, machineCount },
 });
 
-/** The OpenShift platform's KataConfig reconciler over in-memory caches; a pass is a reconcile and its lanes' writes. */
+/** The OpenShift platform's KataConfig reconciler over in-memory caches; a pass is a reconcile and its writes. */
 function reconcilerOver(opts: {
   client: KubeClient;
   kataConfigs: Informer<KataConfig>;
@@ -100,7 +104,6 @@ function reconcilerOver(opts: {
   const signal = new AbortController().signal;
   return async () => {
     await reconciler.reconcile('example', silentLogger(), signal);
-    await reconciler.idle();
   };
 }
 
@@ -201,5 +204,37 @@ describe('KataConfig reconciler', () => {
     await run();
     assert.equal(pass, 2, 'planned in both passes');
     assert.equal(calls.filter((c) => c.verb === 'patch' && c.resource === 'nodes').length, 1, 'written once');
+  });
+});
+
+describe('KataConfig reconciler: what wakes it', () => {
+  test('its own status write wakes no pass; a spec change, a deletion or someone else’s write does', async () => {
+    const { client } = recordingClient();
+    let rv = 0;
+    (client as unknown as { patch: unknown }).patch = async (_rt: unknown, name: string, body: KataConfig) => ({
+      ...installing,
+      ...body,
+      metadata: { ...installing.metadata, name, resourceVersion: String(++rv) },
+    });
+    const reconciler = new KataConfigReconciler({
+      client,
+      kataConfigs: cache<KataConfig>([{ ...installing, status: undefined } as KataConfig]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      kataNodes: cache<KataNode>().informer,
+      platform: openShiftPlatform() as unknown as Platform<unknown>,
+      observe: () => ({ pools: [workerPool(1)] }),
+      runtimeClasses: cache<RuntimeClass>().informer,
+      pods: cache<Pod>().informer,
+      events: { record: async () => {} } as unknown as EventRecorder,
+      options: { ...defaultKataConfigOptions, passGapMs: 0 },
+    });
+    await reconciler.reconcile('example', silentLogger(), new AbortController().signal);
+    const before = { ...installing, metadata: { ...installing.metadata, resourceVersion: '0' } };
+    const own = { ...installing, metadata: { ...installing.metadata, resourceVersion: String(rv) } };
+    assert.ok(rv > 0, 'the pass wrote the status');
+    assert.equal(reconciler.ownStatusWrite(before, own), true);
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, generation: 2 } }), false, 'a spec change');
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, deletionTimestamp: 'now' } }), false);
+    assert.equal(reconciler.ownStatusWrite(before, { ...own, metadata: { ...own.metadata, resourceVersion: 'other' } }), false);
   });
 });

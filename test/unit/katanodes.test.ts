@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
 import type { KataNode } from '../../src/api/katanode.ts';
-import { kataNodeStatus, planKataNodes, WRITTEN_GRACE_MS, WrittenStatuses } from '../../src/controllers/kataconfig/katanodes.ts';
+import { kataNodeStatus, planKataNodes } from '../../src/controllers/kataconfig/katanodes.ts';
 import { classifyRecords } from '../../src/controllers/kataconfig/state.ts';
 import type { NodeRecord } from '../../src/platform/platform.ts';
 
@@ -149,44 +149,5 @@ describe('platform-neutral classification over records', () => {
     assert.equal(classifyRecords(installed, 3, true).settled, false, 'a selected node has no record yet');
     assert.equal(classifyRecords([], 0, false).settled, true, 'nothing selected, nothing moving');
     assert.deepEqual(classifyRecords([], 0, true).kataNodes, { nodeCount: 0, readyNodeCount: 0 });
-  });
-});
-
-describe('statuses written but not yet back through the watch', () => {
-  const status = (phase: 'Installing' | 'Installed') => kataNodeStatus(rec({ phase }), undefined, T0, SOAK).status;
-  const cachedNode = (phase?: 'Installing' | 'Installed'): KataNode => ({
-    metadata: { name: 'worker-0' },
-    ...(phase ? { status: status(phase) } : {}),
-  });
-
-  test('a pass right after a write plans against what was written, so it is not written again', () => {
-    const recent = new WrittenStatuses();
-    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
-    const [seen] = recent.overlay([cachedNode('Installing')], T0.getTime() + 100);
-    assert.equal(seen?.status?.phase, 'Installed');
-    const plan = planKataNodes({ metadata: { name: 'k', uid: 'u' } }, [rec({ phase: 'Installed' })], [seen as KataNode], T0, SOAK);
-    assert.deepEqual(plan.status, [], 'nothing to write again');
-  });
-
-  test('forgotten once the cache shows it, or after the grace (someone else may have written since)', () => {
-    const recent = new WrittenStatuses();
-    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
-    assert.equal(recent.overlay([cachedNode('Installed')], T0.getTime() + 100)[0]?.status?.phase, 'Installed');
-    assert.equal(recent.overlay([cachedNode('Installing')], T0.getTime() + 200)[0]?.status?.phase, 'Installing', 'caught up, then changed');
-    recent.remember(cachedNode('Installing'), status('Installed'), T0.getTime());
-    assert.equal(recent.overlay([cachedNode('Installing')], T0.getTime() + WRITTEN_GRACE_MS + 1)[0]?.status?.phase, 'Installing');
-  });
-
-  test('a KataNode just made counts as existing until the cache shows it (no second create)', () => {
-    const recent = new WrittenStatuses();
-    recent.remember(cachedNode(), status('Installing'), T0.getTime());
-    const existing = recent.overlay([], T0.getTime() + 100);
-    assert.deepEqual(
-      existing.map((k) => k.metadata.name),
-      ['worker-0'],
-    );
-    assert.deepEqual(planKataNodes({ metadata: { name: 'k', uid: 'u' } }, [rec({ phase: 'Installing' })], existing, T0, SOAK).create, []);
-    recent.forget('worker-0');
-    assert.deepEqual(recent.overlay([], T0.getTime() + 100), []);
   });
 });

@@ -9,12 +9,15 @@ import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '..
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
+import { BESIDE_WORKERS } from './besidewrites.ts';
 import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
+/** The controller that makes the KataConfig controller's KataNode writes and detached node patches. */
+export const BESIDE_WRITES_CONTROLLER = 'kataconfig-writes';
 /** The work-queue key for "no KataConfig exists" (not a valid object name, so it never names one). */
 export const LEFTOVERS_KEY = '<none>';
 
@@ -75,12 +78,6 @@ export function setupKataConfigController(
   });
   setupRuntimeClassCleanup(mgr, { runtimeClasses, pods, events: mgr.events });
 
-  // A node patch the cache shows is no longer awaited (see KataConfigReconciler.applyPlan).
-  nodes.addEventHandler({
-    add: (n) => reconciler.nodeSeen(n.metadata.name ?? ''),
-    update: (_old, n) => reconciler.nodeSeen(n.metadata.name ?? ''),
-  });
-
   // With no KataConfig left, node and platform changes still matter: what the last one left behind goes.
   const all = () => {
     const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
@@ -95,7 +92,11 @@ export function setupKataConfigController(
     name: KATACONFIG_CONTROLLER,
     watches: [
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
-      { informer: kataConfigs, keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])] },
+      {
+        informer: kataConfigs,
+        keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])],
+        updated: (before, after) => !reconciler.ownStatusWrite(before, after),
+      },
       { informer: nodes, keys: all, updated: nodeChanged },
       // A KataNode made or deleted by someone else is put right; our own status writes wake nothing.
       { informer: kataNodes, keys: all, updated: () => false },
@@ -109,5 +110,13 @@ export function setupKataConfigController(
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
   });
+  // The KataNodes' writes and the detached node patches: a work queue of their own, fed by the passes above.
+  const beside = mgr.addController({
+    name: BESIDE_WRITES_CONTROLLER,
+    workers: BESIDE_WORKERS,
+    watches: [],
+    reconcile: (key, { signal }) => reconciler.beside.reconcile(key, signal),
+  });
+  reconciler.beside.attach((key) => beside.queue.add(key));
   return reconciler;
 }

@@ -1,59 +1,40 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
-import { activeKataConfig, type KataConfig, KataConfigs, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { DEFAULT_SOAK_MS, type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
+import { activeKataConfig, type KataConfig, KataConfigs, messages } from '../../api/kataconfig.ts';
+import { DEFAULT_SOAK_MS, type KataNode, KataNodes } from '../../api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
-import { errorMessage, isAlreadyExists } from '../../kube/errors.ts';
+import { errorMessage } from '../../kube/errors.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
-import { Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import { type NodeRecord, type Platform, type PlatformInput, platformView } from '../../platform/platform.ts';
-import { mapLimit } from '../../runtime/concurrency.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { Applier, type CacheLookup, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { applyStatusIfChanged } from '../../runtime/status.ts';
-import { WriteLane } from '../../runtime/writelane.ts';
-import type { ConfidentialClasses } from './confidential.ts';
-import { kataNodeStatusShare, planKataNodes, WrittenStatuses } from './katanodes.ts';
+import { BesideWrites } from './besidewrites.ts';
+import type { ConfidentialClasses, ConfidentialPass } from './confidential.ts';
 import type { KataMetrics } from './metrics.ts';
-import { PlatformWriter, WRITES_IN_FLIGHT } from './platformwrites.ts';
-import { RuntimeClassWrites } from './runtimeclass-writes.ts';
+import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
 import { extraHandlers } from './runtimeclasses.ts';
 import {
-  classifyRecords,
   done,
   type InProgressState,
   inProgressOf,
-  installCondition,
   type KataStatusChange,
   kataConfigStatusShare,
   kataStatusApply,
-  podsUsing,
-  runtimeClassesFor,
-  runtimeClassesInUse,
   runtimeClassFor,
-  uninstallCondition,
 } from './state.ts';
 
-/**
- * One KataNode write, as a pass planned it: made (then its status written), its status written (and its
- * owner reference put right first, where `adopt` says so), or deleted.
- */
-type KataNodeWrite =
-  | { op: 'create'; node: KataNode; status: KataNodeStatus }
-  | { op: 'status'; cached: KataNode; status: KataNodeStatus; adopt?: OwnerReference[] }
-  | { op: 'delete' };
-
-/** A write planned while an older one for the same KataNode waits: a create not yet made stays a create. */
-function mergeKataNodeWrites(pending: KataNodeWrite, next: KataNodeWrite): KataNodeWrite {
-  if (pending.op === 'create' && next.op === 'status') return { op: 'create', node: pending.node, status: next.status };
-  if (pending.op === 'status' && pending.adopt && next.op === 'status' && !next.adopt) return { ...next, adopt: pending.adopt };
-  return next;
-}
+/** The field manager of everything the KataConfig controller applies (its status share's, too). */
+export const KATACONFIG_FIELD_MANAGER = kataConfigStatusShare.fieldManager;
+/** Writes in flight at once within one step of a plan (e.g. node label patches, KataNode statuses). */
+export const WRITES_IN_FLIGHT = 16;
 
 export interface KataConfigOptions {
   /** How often a blocked uninstall looks for kata pods again (pod deletions also wake it). */
@@ -62,12 +43,24 @@ export interface KataConfigOptions {
   eligibilityRecheckMs: number;
   /** How long a node runs its assigned configuration without error before it is its KataNode's lastKnownGood. */
   soakMs: number;
+  /**
+   * The least time between the starts of two passes over the nodes. Node changes that come meanwhile are
+   * taken in by the next pass together: during an install a pass would otherwise follow every node event,
+   * each reading every node. The gap grows with a pass's computation (PASS_GAP_PER_COMPUTE times it), so a
+   * larger cluster costs the same share of a core per node.
+   */
+  passGapMs: number;
 }
+
+/** A pass's computation times this is the least gap before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
+export const PASS_GAP_PER_COMPUTE = 20;
+export const MAX_PASS_GAP_MS = 2_000;
 
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
   eligibilityRecheckMs: 30_000,
   soakMs: DEFAULT_SOAK_MS,
+  passGapMs: 250,
 };
 
 /** What the reconciler reads and writes through; injected so that it can be built over any caches. */
@@ -86,13 +79,12 @@ export interface KataConfigContext {
   metrics?: RuntimeMetrics;
   kataMetrics?: KataMetrics;
   options: KataConfigOptions;
-  /** For what happens beside a reconcile (KataNode writes retried). */
   log?: Logger;
+  /** The clock the plan is given (tests set it). */
+  now?: () => Date;
   /** The feature gates, the TEE and the classes beyond kata and kata-remote (confidential.ts). */
   confidential?: ConfidentialClasses;
 }
-
-const ownerOf = (kc: KataConfig): OwnerReference => kataConfigOwner(kc, true);
 
 /** Phase changes worth an event, and their text. */
 function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc: KataConfig, rt: string, readyNodes: number) {
@@ -112,50 +104,71 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 }
 
 /**
- * Reconciles the (single) KataConfig: reads everything from the informer caches, computes the desired state
- * and the status with pure functions (state.ts, the platform's records and plans), then writes only what
- * differs.
- * Every step is idempotent, so a restart at any point converges to the same end state.
+ * Reconciles the (single) KataConfig in three steps: observe (the informer caches, with this controller's
+ * own writes the caches do not show yet as the applier knows them), plan (plan.ts: pure, given the
+ * observation and the time), apply (the runtime applier: the RuntimeClasses, the status, then the platform's
+ * writes and the KataNodes). Every step is idempotent, so a restart at any point converges to the same end
+ * state; a write that fails (a 409 included) fails the pass, and the work queue retries it.
  */
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
-  private readonly writtenKataNodes = new WrittenStatuses();
-  /**
-   * KataNode writes go beside the worker: a thousand nodes changing at once mean a thousand writes, and the
-   * next KataConfig status must not wait behind them.
-   */
-  private readonly kataNodeLane: WriteLane<KataNodeWrite>;
-  /** The platform's writes (platformwrites.ts). */
-  private readonly writer: PlatformWriter;
+  private readonly applier: Applier;
+  /** When the next pass over the nodes may start (performance.now() time; see passGapMs). */
+  private nextPassAt = 0;
+  /** The version each of our last KataConfig status writes made (see ownStatusWrite). */
+  private readonly ownVersions: string[] = [];
+  /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
+  readonly beside: BesideWrites;
   /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
   private extraHandlers: readonly string[] = [];
-  /** The RuntimeClasses' writes (runtimeclass-writes.ts). */
-  private readonly runtimeClassWrites: RuntimeClassWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
-    this.kataNodeLane = new WriteLane<KataNodeWrite>({
-      write: (name, w, signal) => this.writeKataNode(name, w, signal),
-      inFlight: WRITES_IN_FLIGHT,
-      merge: mergeKataNodeWrites,
-      ...(ctx.log ? { log: ctx.log } : {}),
+    this.applier = new Applier({
+      client: ctx.client,
+      fieldManager: KATACONFIG_FIELD_MANAGER,
+      ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
     });
-    this.writer = new PlatformWriter({ client: ctx.client, nodes: ctx.nodes, ...(ctx.log ? { log: ctx.log } : {}) });
-    this.runtimeClassWrites = new RuntimeClassWrites({ ...ctx, writer: this.writer });
+    this.applier.watch(Nodes, ctx.nodes);
+    this.applier.watch(KataNodes, ctx.kataNodes);
+    this.applier.watch(Pods, ctx.pods);
+    this.applier.watch(RuntimeClasses, ctx.runtimeClasses);
+    this.beside = new BesideWrites({
+      applier: this.applier,
+      kataNodes: ctx.kataNodes,
+      nodes: ctx.nodes,
+      soakMs: ctx.options.soakMs,
+      ...(ctx.now ? { now: ctx.now } : {}),
+    });
   }
 
-  /** Answers once the writes handed to the lanes are made (for tests). */
-  async idle(): Promise<void> {
-    await Promise.all([this.writer.idle(), this.kataNodeLane.idle()]);
+  /**
+   * Whether a KataConfig's new version is our own status write and nothing else: the pass that made it
+   * planned from everything it shows, so it wakes no pass (each would read every node to find nothing to do).
+   */
+  ownStatusWrite(before: KataConfig, after: KataConfig): boolean {
+    const version = after.metadata.resourceVersion;
+    return (
+      !!version &&
+      this.ownVersions.includes(version) &&
+      before.metadata.generation === after.metadata.generation &&
+      before.metadata.deletionTimestamp === after.metadata.deletionTimestamp &&
+      (before.metadata.finalizers ?? []).join() === (after.metadata.finalizers ?? []).join()
+    );
   }
 
-  /** A node as its cache now shows it (see PlatformWriter.nodeSeen). */
-  nodeSeen(name: string): void {
-    this.writer.nodeSeen(name);
+  private remember(written: KataConfig): void {
+    this.ownVersions.push(written.metadata.resourceVersion ?? '');
+    if (this.ownVersions.length > 4) this.ownVersions.shift();
+  }
+
+  /** Writes the caches do not show yet (for tests and logs). */
+  get awaitedWrites(): number {
+    return this.applier.pending;
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const kc = this.ctx.kataConfigs.get(name);
+    let kc = this.ctx.kataConfigs.get(name);
     if (!kc) {
       if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
       return undefined;
@@ -166,249 +179,132 @@ export class KataConfigReconciler {
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
-      const written = await applyStatusIfChanged(
-        this.ctx.client,
-        KataConfigs,
-        kc,
-        kataStatusApply(kc.status, { inProgress: state }),
-        kataConfigStatusShare,
-        this.ctx.metrics,
-      );
+      const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
+      const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
+      if (written) this.remember(written);
       if (written && inProgressOf(kc)?.reason !== 'Ignored')
         await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
     }
-    return kc.metadata.deletionTimestamp ? this.uninstall(kc, log, signal) : this.install(kc, log, signal);
-  }
+    const deleting = !!kc.metadata.deletionTimestamp;
+    if (deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
+    if (!deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER))
+      kc = await addFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
-  private async install(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const { client } = this.ctx;
-    const rt = runtimeClassFor(kc.spec);
-    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) kc = await addFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
-
-    // An ignored KataConfig whose rival is gone starts from the beginning.
-    if (!inProgressOf(kc) || inProgressOf(kc)?.reason === 'Ignored') {
-      // The documented first state: Installing, before any node is counted.
-      const state = { status: 'True' as const, reason: 'Installing' as const, message: messages.installing(rt) };
-      await this.writeStatus(kc, { inProgress: state, kataNodes: { nodeCount: 0, readyNodeCount: 0 } }, rt, 0);
-      return undefined;
-    }
-
-    const { platform } = this.ctx;
-    if (kc.spec?.enablePeerPods && !platform.supportsPeerPods) {
-      // Refused, not half done: nothing is installed until the spec asks for what this platform has.
-      const state = { status: 'True' as const, reason: 'Failed' as const, message: messages.peerPodsUnsupported(platform.name) };
-      await this.writeStatus(kc, { inProgress: state }, rt, 0);
-      return undefined;
-    }
+    // Node changes that came since the last pass began are taken in together (passGapMs).
+    const wait = this.nextPassAt - performance.now();
+    if (wait > 0) await delay(wait, undefined, { signal });
+    const now = this.ctx.now?.() ?? new Date();
     const t0 = performance.now();
-    const nodes = this.ctx.nodes.list();
-    const selection = platform.select(nodes, kc.spec);
-    const selected = new Set(selection.nodes);
-    const extra = await this.ctx.confidential?.pass(kc, nodes, selected, this.ctx.pods.list());
-    this.extraHandlers = extraHandlers(extra?.classes ?? [], this.ctx.runtimeClasses.list());
-    const input = this.platformInput(kc, nodes, selected, new Date());
-
-    // The status comes first: it is computed from the desired selection and the platform's view of the
-    // nodes, not from our own writes below, and on a large cluster it must not wait for them.
-    const view = platformView(platform, input);
-    const records = view.records();
-    const classification = classifyRecords(records, input.selected.size, view.rolloutComplete());
-    const initial = !(kc.status?.runtimeClasses ?? []).includes(rt);
-    let state = installCondition(classification, selection, rt, initial);
-    const installed = state === done;
-    // A gate that cannot be read, or a confidential setup refused, is the status; a node's failure comes first.
-    if (extra?.refusal && state.reason !== 'Failed') state = extra.refusal;
-    const { runtimeClasses, waitingForPods } = await this.runtimeClassWrites.sync(
-      kc,
-      { wanted: runtimeClassesFor(kc.spec), extra, installed, nodes, owner: ownerOf(kc) },
-      log,
-      signal,
-    );
-    const t1 = performance.now();
-    await this.writeStatus(
-      kc,
-      { inProgress: state, kataNodes: classification.kataNodes, runtimeClasses },
-      rt,
-      classification.kataNodes.readyNodeCount,
-    );
-    this.ctx.kataMetrics?.observe(classification.kataNodes, state, runtimeClasses);
-
-    const t2 = performance.now();
-    const plan = view.installPlan();
-    const written = await this.writer.applyPlan(plan, signal);
-    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
-
-    // Where a pass's time goes (a status delay is the wait for the pass before plus this pass's first two).
-    const ms = { compute: t1 - t0, status: t2 - t1, rest: performance.now() - t2 };
-    log.debug(
-      {
-        phase: state.reason || 'Installed',
-        nodes: classification.kataNodes.nodeCount,
-        ready: classification.kataNodes.readyNodeCount,
-        pending: plan.pending,
-        written: written.length,
-        ms,
-      },
-      'reconciled',
-    );
-    // More writes to make: another pass at once, with a status write in between. When this pass made or
-    // handed on none (the next ones wait for the cache to show earlier ones), the node events that show
-    // them wake the controller; a slow poll covers a write the cache never shows.
-    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
-    return soonest(
-      selection.noEligibleNodes ? this.ctx.options.eligibilityRecheckMs : undefined,
-      // Pod deletions do not wake an install pass: a class waiting for its pods looks again.
-      waitingForPods ? this.ctx.options.blockedRecheckMs : undefined,
-      plan.recheckAfterMs,
-      nodeRecords.promoteInMs,
-    );
+    const observed = this.observe(kc, deleting ? undefined : await this.confidentialPass(kc));
+    let plan = deleting ? planUninstall(observed, now) : planInstall(observed, now);
+    if (plan.needsLivePods) {
+      // The cache wakes a blocked uninstall; a live list decides.
+      observed.livePods = await this.livePods(signal);
+      plan = planUninstall(observed, now);
+    }
+    const ms = performance.now() - t0;
+    this.nextPassAt = t0 + Math.min(MAX_PASS_GAP_MS, Math.max(this.ctx.options.passGapMs, PASS_GAP_PER_COMPUTE * ms));
+    const result = await this.apply(kc, plan, now, log, signal);
+    for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
+    return result;
   }
 
-  private async uninstall(kc: KataConfig, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    if (!hasFinalizer(kc, KATACONFIG_FINALIZER)) return undefined;
-    const { client, platform } = this.ctx;
-    const rt = runtimeClassFor(kc.spec);
-    const nodes = this.ctx.nodes.list();
-    // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
-    const started = kc.status?.uninstallStarted === true;
+  /**
+   * An install pass's reading of the feature gates, the TEE and the release (confidential.ts; it notes a new
+   * problem as an event), and the handlers the extra classes need on the nodes. None before the install
+   * proper starts, nor for a spec the platform refuses.
+   */
+  private async confidentialPass(kc: KataConfig): Promise<ConfidentialPass | undefined> {
+    const { ctx } = this;
+    const phase = inProgressOf(kc);
+    if (!ctx.confidential || !phase || phase.reason === 'Ignored') return undefined;
+    if (kc.spec?.enablePeerPods && !ctx.platform.supportsPeerPods) return undefined;
+    const nodes = ctx.nodes.list();
+    const selected = new Set(ctx.platform.select(nodes, kc.spec).nodes);
+    const extra = await ctx.confidential.pass(kc, nodes, selected, ctx.pods.list());
+    this.extraHandlers = extraHandlers(extra.classes, ctx.runtimeClasses.list());
+    return extra;
+  }
 
-    if (!started) {
-      // Until the check for pods passes, kata stays where it is: the records are still the install's.
-      const installInput = this.platformInput(kc, nodes, new Set(platform.select(nodes, kc.spec).nodes), new Date());
-      const installView = platformView(platform, installInput);
-      const nodeRecords = this.syncKataNodes(kc, installView.records(), installInput.now, signal);
-      // A rollout in flight finishes first: pulling nodes out mid-update helps nobody.
-      const installing = installView.installing();
-      if (installing.length) {
-        log.info({ installing }, 'KataConfig deleted during a rollout: waiting for it to settle');
-        return undefined;
-      }
-      // Any pod still using the runtime keeps kata in place. The cache wakes us; a live list decides.
-      const classes = new Set([...(kc.status?.runtimeClasses ?? []), rt]);
-      let blocked: InProgressState | undefined;
-      try {
-        const live = await client.list(Pods, { signal });
-        const using = podsUsing(live.items, classes);
-        if (using.length) {
-          const used = runtimeClassesInUse(live.items, classes);
-          blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.blocked(used) };
-          log.info({ pods: using.slice(0, 20), count: using.length }, 'uninstall blocked by pods using the runtime');
-        }
-      } catch (e) {
-        if (signal.aborted) throw e;
-        blocked = { status: 'False', reason: 'BlockedByExistingKataPods', message: messages.listPodsFailed(errorMessage(e)) };
-      }
-      if (blocked) {
-        await this.writeStatus(kc, { inProgress: blocked }, rt, 0);
-        return soonest(this.ctx.options.blockedRecheckMs, nodeRecords.promoteInMs);
-      }
+  /** What the caches show for one pass, with this controller's writes they do not show yet. */
+  private observe(kc: KataConfig, confidential?: ConfidentialPass): KataConfigObserved {
+    const { ctx } = this;
+    return {
+      kataConfig: kc,
+      nodes: ctx.nodes.list(),
+      kataNodes: this.applier.latestList(KataNodes, ctx.kataNodes.list()),
+      platform: ctx.platform,
+      platformObserved: ctx.observe(),
+      pods: ctx.pods.list(),
+      runtimeClasses: this.applier.latestList(RuntimeClasses, ctx.runtimeClasses.list()),
+      ...(confidential ? { confidential } : {}),
+      // An uninstall keeps the handlers the last install pass found: the platform's target stays the same.
+      extraHandlers: this.extraHandlers,
+      soakMs: ctx.options.soakMs,
+      blockedRecheckMs: ctx.options.blockedRecheckMs,
+      eligibilityRecheckMs: ctx.options.eligibilityRecheckMs,
+    };
+  }
+
+  private async livePods(signal: AbortSignal): Promise<Pod[] | { error: string }> {
+    try {
+      return (await this.ctx.client.list(Pods, { signal })).items;
+    } catch (e) {
+      if (signal.aborted) throw e;
+      return { error: errorMessage(e) };
     }
+  }
 
-    const input = this.platformInput(kc, nodes, new Set(), new Date());
-    const view = platformView(platform, input);
-    const plan = view.uninstallPlan();
-    const written = await this.writer.applyPlan(plan, signal);
+  /** Where the applier finds the cached copy of a write's target. */
+  private readonly lookup: CacheLookup = (rt, name, namespace) => {
+    const { ctx } = this;
+    if (rt === Nodes) return ctx.nodes.get(name);
+    if (rt === KataNodes) return ctx.kataNodes.get(name);
+    if (rt === Pods) return ctx.pods.get(`${namespace}/${name}`);
+    if (rt === RuntimeClasses) return ctx.runtimeClasses.get(name);
+    return undefined;
+  };
 
-    const records = view.records();
-    const classification = classifyRecords(records, 0, true);
-    const state = uninstallCondition(classification, rt);
-    const kataNodes = classification.kataNodes;
-    const nodesBack = Object.keys(kataNodes).every((k) => k === 'nodeCount' || k === 'readyNodeCount');
-    if (plan.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
-      await this.cleanUp(kc, input, signal);
+  /**
+   * The plan's writes: RuntimeClasses before the status that names them, the status, then the platform's
+   * writes and the KataNodes (on a large cluster a thousand of them; the status does not wait for them).
+   */
+  private async apply(
+    kc: KataConfig,
+    plan: KataConfigPlan,
+    now: Date,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<ReconcileResult | undefined> {
+    const rt = runtimeClassFor(kc.spec);
+    await this.applier.runSteps([plan.runtimeClassWrites], this.lookup, WRITES_IN_FLIGHT, signal);
+    for (const name of plan.deleteRuntimeClasses) await this.deleteOwnRuntimeClass(name, signal);
+    for (const ev of plan.events) await this.ctx.events.record(kc, ev.type, ev.reason, 'Reconcile', ev.note);
+    if (plan.status) await this.writeStatus(kc, plan.status, plan.readyNodes, now);
+    if (plan.gauges) this.ctx.kataMetrics?.observe(plan.gauges.kataNodes, plan.gauges.state, plan.gauges.runtimeClasses);
+    const outcomes = await this.applier.runSteps(plan.steps, this.lookup, WRITES_IN_FLIGHT, signal);
+    this.applier.settleCreates(plan.steps.flat());
+    await this.beside.patchNodes(plan.detached, signal);
+    if (plan.kataNodes) {
+      const writes = plan.kataNodes.writes.flat();
+      const named = (op: PlannedWrite['op'][]) => [...new Set(writes.filter((w) => op.includes(w.op)).map(nameOf))];
+      await this.beside.want(kc, plan.kataNodes.records, named(['apply', 'status']), named(['delete']), signal);
+    }
+    if (plan.cleanUp) {
+      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => k.metadata.name ?? ''));
+      await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
+      await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
       await this.ctx.events.record(kc, 'Normal', 'Uninstalled', 'Uninstall', eventNotes.uninstalled(rt));
       log.info('uninstalled');
       return undefined;
     }
-    // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
-    await this.writeStatus(kc, { inProgress: state, kataNodes, uninstallStarted: true }, rt, 0);
-    this.ctx.kataMetrics?.observe(kataNodes, state, kc.status?.runtimeClasses ?? []);
-    const nodeRecords = this.syncKataNodes(kc, records, input.now, signal);
-    if (plan.pending > 0) return { requeueAfterMs: written.length ? 0 : 1000 };
-    return soonest(plan.recheckAfterMs, nodeRecords.promoteInMs);
-  }
-
-  /**
-   * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
-   * without a record go. KataNodes only report: no plan reads them back, so their writes go to the lane,
-   * beside the worker, and what was planned is remembered until the cache shows it. Answers how soon a
-   * lastKnownGood is due, to look again then.
-   */
-  private syncKataNodes(kc: KataConfig, records: readonly NodeRecord[], now: Date, signal: AbortSignal): { promoteInMs?: number } {
-    const known = this.kataNodes(now.getTime());
-    const plan = planKataNodes(kc, records, known, now, this.ctx.options.soakMs);
-    const knownByName = new Map(known.map((k) => [k.metadata.name ?? '', k]));
-    // Status changes and deletions first (they report progress), then new KataNodes (two writes each).
-    const writes: [string, KataNodeWrite][] = [
-      ...plan.status.map(({ cached, status }): [string, KataNodeWrite] => [cached.metadata.name ?? '', { op: 'status', cached, status }]),
-      ...plan.adopt.map(({ metadata }): [string, KataNodeWrite] => {
-        const cached = knownByName.get(metadata.name ?? '') ?? { metadata };
-        return [metadata.name ?? '', { op: 'status', cached, status: cached.status ?? {}, adopt: metadata.ownerReferences ?? [] }];
-      }),
-      ...plan.delete.map((name): [string, KataNodeWrite] => [name, { op: 'delete' }]),
-      ...plan.create.map(({ node, status }): [string, KataNodeWrite] => [node.metadata.name ?? '', { op: 'create', node, status }]),
-    ];
-    for (const [name, w] of writes) {
-      if (w.op === 'delete') this.writtenKataNodes.forget(name);
-      else this.writtenKataNodes.remember(w.op === 'create' ? w.node : w.cached, w.status, now.getTime());
-      this.kataNodeLane.submit(name, w, signal);
-    }
-    return plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {};
-  }
-
-  /** The KataNodes as this controller knows them: the cache, with what it planned and the cache does not show yet. */
-  private kataNodes(now: number): KataNode[] {
-    return this.writtenKataNodes.overlay(this.ctx.kataNodes.list(), now, (name) => this.kataNodeLane.has(name));
-  }
-
-  /** One KataNode write, made by the lane. */
-  private async writeKataNode(name: string, w: KataNodeWrite, signal: AbortSignal): Promise<void> {
-    const { client, metrics } = this.ctx;
-    if (w.op === 'delete') {
-      await client.delete(KataNodes, name, { signal });
-      return;
-    }
-    let target: KataNode | undefined;
-    if (w.op === 'create') {
-      try {
-        target = await client.create(KataNodes, w.node, { signal });
-      } catch (e) {
-        // Made before (a retry, or a cache behind our own create): its status is what is left to write.
-        if (!isAlreadyExists(e)) throw e;
-        target = await client.find(KataNodes, name, undefined, signal);
-        if (!target) throw e;
-      }
-    } else {
-      target = w.cached;
-      if (w.adopt) await client.patch(KataNodes, name, { metadata: { ownerReferences: w.adopt } }, { signal });
-    }
-    // Written over the status the planner last saw (a create has none): only a real change goes out.
-    if (await applyStatusIfChanged(client, KataNodes, target, w.status, kataNodeStatusShare, metrics))
-      this.writtenKataNodes.remember(target, w.status, Date.now());
-  }
-
-  /** Every KataNode goes: the uninstall is over, or no KataConfig exists. */
-  private async deleteKataNodes(signal: AbortSignal): Promise<string[]> {
-    // Nothing planned earlier may make or write one after this: pending writes are dropped, those in flight end.
-    await this.kataNodeLane.clear();
-    const names = this.kataNodes(Date.now()).map((k) => k.metadata.name ?? '');
-    for (const name of names) this.writtenKataNodes.forget(name);
-    await mapLimit(names, WRITES_IN_FLIGHT, (name) => this.ctx.client.delete(KataNodes, name, { signal }));
-    return names;
-  }
-
-  /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
-  private platformInput(
-    kc: KataConfig | undefined,
-    nodes: readonly Node[],
-    selected: ReadonlySet<string>,
-    now: Date,
-  ): PlatformInput<unknown> {
-    const soakMs = this.ctx.options.soakMs;
-    const extraHandlers = this.extraHandlers;
-    return { observed: this.ctx.observe(), nodes, ...(kc ? { kataConfig: kc } : {}), selected, now, soakMs, extraHandlers };
+    // More writes to make: another pass at once, with a status write in between. When this pass made none
+    // (the next ones wait for the cache to show earlier ones), the node events that show them wake the
+    // controller; a slow poll covers a write the cache never shows.
+    if (plan.morePending) return { requeueAfterMs: outcomes.flat().includes('written') || plan.detached.length ? 0 : 1000 };
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
   }
 
   /**
@@ -421,51 +317,65 @@ export class KataConfigReconciler {
   private async removeLeftovers(log: Logger, signal: AbortSignal): Promise<void> {
     const owned = (o: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
       !!o?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
-    const input = this.platformInput(undefined, this.ctx.nodes.list(), new Set(), new Date());
-    const removed = (await this.writer.applyPlan(this.ctx.platform.leftoversPlan(input), signal)).filter((w) => w.startsWith('delete '));
-    for (const rc of this.ctx.runtimeClasses.list()) {
-      if (!owned(rc)) continue;
-      await this.ctx.client.delete(RuntimeClasses, rc.metadata.name ?? '', { signal });
-      removed.push(`delete runtimeclass/${rc.metadata.name}`);
-    }
-    for (const name of await this.deleteKataNodes(signal)) removed.push(`delete katanode/${name}`);
+    const { ctx } = this;
+    const input = platformInput(
+      { ...this.observe({ metadata: {} } as KataConfig), kataConfig: undefined },
+      new Set(),
+      ctx.now?.() ?? new Date(),
+    );
+    const leftovers = ctx.platform.leftoversPlan(input);
+    const steps = [...leftovers.steps, ...(leftovers.detached?.length ? [leftovers.detached] : [])].map((s) => s.map(plannedWrite));
+    const kataNodes = this.applier.latestList(KataNodes, ctx.kataNodes.list());
+    this.beside.goneAll(kataNodes.map((k) => k.metadata.name ?? ''));
+    steps.push([
+      ...ctx.runtimeClasses
+        .list()
+        .filter(owned)
+        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: rc.metadata.name ?? '' })),
+      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
+    ]);
+    const outcomes = await this.applier.runSteps(steps, this.lookup, WRITES_IN_FLIGHT, signal);
+    const removed = steps.flat().filter((w, i) => w.op === 'delete' && outcomes.flat()[i] === 'written');
     if (removed.length)
-      log.info({ removed: removed.map((r) => r.slice('delete '.length)) }, 'no KataConfig exists: removed what the last one left behind');
-  }
-
-  /** Everything osc created goes, then the finalizer: nothing may be left behind. */
-  private async cleanUp(kc: KataConfig, input: PlatformInput<unknown>, signal: AbortSignal): Promise<void> {
-    const { client } = this.ctx;
-    for (const rc of kc.status?.runtimeClasses ?? []) await this.runtimeClassWrites.deleteOwn(rc, signal);
-    // Straight to the API server (a 404 is fine): a cache that lags behind a recent create must not
-    // make us leave an object behind.
-    await this.writer.applyPlan(this.ctx.platform.cleanupPlan(input), signal);
-    await this.deleteKataNodes(signal);
-    await removeFinalizer(client, KataConfigs, kc, KATACONFIG_FINALIZER);
+      log.info(
+        { removed: removed.map((w) => `${w.resource.kind.toLowerCase()}/${w.op === 'delete' ? w.name : ''}`) },
+        'no KataConfig exists: removed what the last one left behind',
+      );
   }
 
   /** Applies this controller's status fields (and only those), with an event for a phase change. */
-  private async writeStatus(kc: KataConfig, change: KataStatusChange, rt: string, readyNodes: number): Promise<void> {
+  private async writeStatus(kc: KataConfig, change: KataStatusChange, readyNodes: number, now: Date): Promise<void> {
     const prev = inProgressOf(kc);
     const state = change.inProgress;
-    const status = kataStatusApply(kc.status, change);
-    const written = await applyStatusIfChanged(this.ctx.client, KataConfigs, kc, status, kataConfigStatusShare, this.ctx.metrics);
+    const written = await this.applier.applyStatus(KataConfigs, kc, kataStatusApply(kc.status, change, now), kataConfigStatusShare);
     if (!written) return;
+    this.remember(written);
     const ev = phaseEvent(
       prev
         ? { status: prev.status as 'True' | 'False', reason: (prev.reason ?? '') as InProgressState['reason'], message: prev.message ?? '' }
         : undefined,
       state,
       kc,
-      rt,
+      runtimeClassFor(kc.spec),
       readyNodes,
     );
     if (ev) await this.ctx.events.record(written, ev.type, ev.reason, 'Reconcile', ev.note);
   }
-}
 
-/** The soonest of several "look again after" delays, if any. */
-function soonest(...delays: (number | undefined)[]): ReconcileResult | undefined {
-  const given = delays.filter((d): d is number => d !== undefined);
-  return given.length ? { requeueAfterMs: Math.min(...given) } : undefined;
+  /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
+  private async deleteOwnRuntimeClass(name: string, signal: AbortSignal): Promise<void> {
+    // Read live when the cache lacks it: a cache that lags behind a recent create must not make us leave it.
+    const cached = this.applier.latest(RuntimeClasses, name, undefined, this.ctx.runtimeClasses.get(name));
+    const existing = cached ?? (await this.ctx.client.find(RuntimeClasses, name, undefined, signal));
+    if (!existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig')) return;
+    const uid = existing.metadata.uid;
+    const write: PlannedWrite = {
+      op: 'delete',
+      resource: RuntimeClasses,
+      name,
+      ...(uid ? { uid } : {}),
+      ...(cached ? {} : { uncached: true }),
+    };
+    await this.applier.write(write, this.ctx.runtimeClasses.get(name), signal);
+  }
 }

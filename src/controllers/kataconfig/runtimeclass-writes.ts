@@ -1,130 +1,132 @@
-import type { Logger } from 'pino';
-import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
-import type { KataConfig } from '../../api/kataconfig.ts';
-import type { KubeClient } from '../../kube/client.ts';
-import { type Node, type Pod, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
+import { RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
+import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
+import { RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
-import type { EventRecorder } from '../../runtime/events.ts';
-import { addFinalizer } from '../../runtime/finalizers.ts';
-import type { Informer } from '../../runtime/informer.ts';
-import type { PlatformWriter } from './platformwrites.ts';
-import type { DesiredRuntimeClass, ExtraClasses } from './runtimeclasses.ts';
+import type { PlannedWrite } from '../../runtime/applier.ts';
+import type { ExtraClasses } from './runtimeclasses.ts';
 import { podsUsing } from './state.ts';
 
-export interface RuntimeClassWritesDeps {
-  client: KubeClient;
-  runtimeClasses: Informer<RuntimeClass>;
-  pods: Informer<Pod>;
+/**
+ * The KataConfig controller's RuntimeClass plan (pure): the classes offered made (last, once kata is on the
+ * nodes), adopted and guarded by the cleanup finalizer; those no longer offered deleted once no pod uses
+ * them; a class whose handler must change deleted first, to be made again once gone. The writes go through
+ * the runtime applier with the rest of a pass's plan (plan.ts).
+ */
+
+export interface RuntimeClassesObserved {
+  /** status.runtimeClasses as the KataConfig shows it. */
+  current: readonly string[];
+  /** kata, kata-remote: what the spec asks for. */
+  wanted: readonly string[];
+  /** The classes beyond them (confidential.ts), when the confidential pass ran. */
+  extra: ExtraClasses | undefined;
+  /** Whether kata is on the selected nodes: classes are made only then. */
+  installed: boolean;
+  nodes: readonly Node[];
+  /** The RuntimeClasses as this controller knows them (its own writes the cache does not show yet included). */
+  runtimeClasses: readonly RuntimeClass[];
+  pods: readonly Pod[];
   platform: Platform<unknown>;
-  events: EventRecorder;
-  writer: PlatformWriter;
+  owner: OwnerReference;
+}
+
+export interface RuntimeClassesPlan {
+  /** The classes made sure of this pass (made, or adopted and guarded). */
+  ensure: string[];
+  /** The writes that make sure of them. */
+  writes: PlannedWrite[];
+  /** Classes to delete (osc's own only: the reconciler checks the owner, with a live read if uncached). */
+  delete: string[];
+  /** status.runtimeClasses after this pass. */
+  runtimeClasses: string[];
+  /** Classes no longer wanted that pods still use: kept, and looked at again. */
+  waitingForPods: { name: string; pods: string[] }[];
+}
+
+const ownedByKataConfig = (rc: RuntimeClass | undefined): boolean => !!rc?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig');
+
+/** One pass's RuntimeClasses: what to make sure of, what to delete, and what status.runtimeClasses says. */
+export function planRuntimeClasses(obs: RuntimeClassesObserved): RuntimeClassesPlan {
+  const { extra, installed } = obs;
+  const byName = new Map(obs.runtimeClasses.map((rc) => [rc.metadata.name ?? '', rc]));
+  let runtimeClasses = [...obs.current];
+  const wanted = [...obs.wanted, ...(extra?.classes.map((c) => c.name) ?? [])];
+  // A class whose handler must change (the TEE changed) goes first, and is made again once gone.
+  const replaced = (extra?.classes ?? [])
+    .filter((c) => {
+      const existing = byName.get(c.name);
+      return ownedByKataConfig(existing) && existing?.handler !== c.handler;
+    })
+    .map((c) => c.name);
+  const plan: RuntimeClassesPlan = { ensure: [], writes: [], delete: [], runtimeClasses, waitingForPods: [] };
+  if (installed) {
+    // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
+    for (const name of wanted) {
+      if (replaced.includes(name)) continue;
+      plan.ensure.push(name);
+      const desired = extra?.classes.find((c) => c.name === name) ?? obs.platform.runtimeClass(name, obs.nodes);
+      const write = ensureWrite(name, desired, byName.get(name), obs.owner);
+      if (write) plan.writes.push(write);
+      if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
+    }
+  }
+  // A RuntimeClass no longer offered (peer pods or a feature gate turned off) goes once no pod uses it.
+  const frozen = extra?.frozen ?? [];
+  for (const name of runtimeClasses.filter((n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n))) {
+    const using = podsUsing(obs.pods, new Set([name]));
+    if (using.length) {
+      plan.waitingForPods.push({ name, pods: using });
+      continue;
+    }
+    plan.delete.push(name);
+    runtimeClasses = runtimeClasses.filter((n) => n !== name);
+  }
+  plan.runtimeClasses = runtimeClasses;
+  return plan;
 }
 
 /**
- * The KataConfig controller's RuntimeClass writes: the classes offered made (last, once kata is on the
- * nodes), adopted and guarded by the cleanup finalizer; those no longer offered deleted once no pod uses
- * them; a class whose handler must change deleted first, to be made again.
+ * The write that makes sure of one class. Never an overwrite of an existing RuntimeClass: an administrator
+ * may have tuned its overhead. One osc made gets its node selector's labels back, the cleanup finalizer if it
+ * predates it, and the KataConfig in effect as its owner (one an earlier KataConfig made is adopted).
  */
-export class RuntimeClassWrites {
-  private readonly deps: RuntimeClassWritesDeps;
-
-  constructor(deps: RuntimeClassWritesDeps) {
-    this.deps = deps;
-  }
-
-  /**
-   * One install pass's classes: `wanted` (kata, kata-remote) and the extra ones; made only when `installed`.
-   * Answers status.runtimeClasses and whether a class no longer wanted waits for its pods.
-   */
-  async sync(
-    kc: KataConfig,
-    args: { wanted: readonly string[]; extra: ExtraClasses | undefined; installed: boolean; nodes: readonly Node[]; owner: OwnerReference },
-    log: Logger,
-    signal: AbortSignal,
-  ): Promise<{ runtimeClasses: string[]; waitingForPods: boolean }> {
-    const { extra, installed, nodes, owner } = args;
-    let runtimeClasses = kc.status?.runtimeClasses ?? [];
-    const wanted = [...args.wanted, ...(extra?.classes.map((c) => c.name) ?? [])];
-    // A class whose handler must change (the TEE changed) goes first, and is made again once gone.
-    const replaced = (extra?.classes ?? []).filter((c) => this.ownedWithOtherHandler(c)).map((c) => c.name);
-    if (installed) {
-      // RuntimeClasses come last: before they exist, no pod can ask for kata and land on a node without it.
-      for (const name of wanted) {
-        if (replaced.includes(name)) continue;
-        await this.ensure(
-          name,
-          nodes,
-          owner,
-          signal,
-          extra?.classes.find((c) => c.name === name),
-        );
-        if (!runtimeClasses.includes(name)) runtimeClasses = [...runtimeClasses, name];
-      }
-    }
-    // A RuntimeClass no longer offered (peer pods or a feature gate turned off) goes once no pod uses it.
-    const frozen = extra?.frozen ?? [];
-    let waitingForPods = false;
-    for (const name of runtimeClasses.filter((n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n))) {
-      const using = podsUsing(this.deps.pods.list(), new Set([name]));
-      if (using.length) {
-        log.info(
-          { runtimeClass: name, pods: using.slice(0, 20), count: using.length },
-          'RuntimeClass no longer wanted: waiting for its pods',
-        );
-        await this.deps.events.record(kc, 'Warning', 'RuntimeClassInUse', 'Reconcile', confidentialTexts.removalBlocked(name, using));
-        waitingForPods = true;
-        continue;
-      }
-      await this.deleteOwn(name, signal);
-      runtimeClasses = runtimeClasses.filter((n) => n !== name);
-    }
-    return { runtimeClasses, waitingForPods };
-  }
-
-  /** Whether osc made this class with a handler other than the one it now needs. */
-  private ownedWithOtherHandler(d: DesiredRuntimeClass): boolean {
-    const existing = this.deps.runtimeClasses.get(d.name);
-    return !!existing?.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig') && existing.handler !== d.handler;
-  }
-
-  private async ensure(rt: string, nodes: readonly Node[], owner: OwnerReference, signal: AbortSignal, desired?: DesiredRuntimeClass) {
-    const { client } = this.deps;
-    // Never overwrite an existing RuntimeClass: an administrator may have tuned its overhead. One an
-    // earlier KataConfig made is adopted: its owner reference names the KataConfig in effect.
-    const existing = this.deps.runtimeClasses.get(rt);
-    const spec = desired ?? this.deps.platform.runtimeClass(rt, nodes);
-    const nodeSelector = spec.nodeSelector;
-    if (existing) {
-      const refs = existing.metadata.ownerReferences ?? [];
-      // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry
-      // are put back (an administrator may add others, narrowing it further).
-      const have = existing.scheduling?.nodeSelector ?? {};
-      if (refs.some((r) => r.kind === 'KataConfig') && Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) {
-        await client.patch(RuntimeClasses, rt, { scheduling: { nodeSelector } }, { signal });
-      }
-      // One osc made before it guarded its classes gets the guard (a merge patch replaces the whole list).
-      if (refs.some((r) => r.kind === 'KataConfig') && !existing.metadata.deletionTimestamp)
-        await addFinalizer(client, RuntimeClasses, existing, RUNTIME_CLASS_CLEANUP_FINALIZER);
-      if (!refs.some((r) => r.kind === 'KataConfig') || refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid)) return;
-      const ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
-      await client.patch(RuntimeClasses, rt, { metadata: { ownerReferences } }, { signal });
-      return;
-    }
+function ensureWrite(
+  name: string,
+  spec: { handler: string; nodeSelector: Record<string, string>; overhead?: Record<string, string> },
+  existing: RuntimeClass | undefined,
+  owner: OwnerReference,
+): PlannedWrite | undefined {
+  const { nodeSelector } = spec;
+  if (!existing) {
     const rc: RuntimeClass = {
       // The finalizer keeps the class while pods use it, whoever deletes it (runtimeclass-cleanup.ts).
-      metadata: { name: rt, ownerReferences: [owner], finalizers: [RUNTIME_CLASS_CLEANUP_FINALIZER] },
+      metadata: { name, ownerReferences: [owner], finalizers: [RUNTIME_CLASS_CLEANUP_FINALIZER] },
       handler: spec.handler,
       ...(spec.overhead ? { overhead: { podFixed: { ...spec.overhead } } } : {}),
-      scheduling: { nodeSelector: spec.nodeSelector },
+      scheduling: { nodeSelector },
     };
-    await this.deps.writer.create(RuntimeClasses, rc, signal);
+    return { op: 'create', resource: RuntimeClasses, object: rc };
   }
-
-  /** Deletes a RuntimeClass osc made; one someone else made is not ours to delete. */
-  async deleteOwn(name: string, signal: AbortSignal): Promise<void> {
-    const { client } = this.deps;
-    const existing = this.deps.runtimeClasses.get(name) ?? (await client.find(RuntimeClasses, name, undefined, signal));
-    if (existing?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig')) await client.delete(RuntimeClasses, name, { signal });
-  }
+  const refs = existing.metadata.ownerReferences ?? [];
+  if (!ownedByKataConfig(existing)) return undefined;
+  const shows: { scheduling?: { nodeSelector: Record<string, string> }; metadata?: Record<string, unknown> } = {};
+  // Its node selector is what keeps kata pods off nodes without kata: the labels osc's nodes carry are put
+  // back (an administrator may add others, narrowing it further).
+  const have = existing.scheduling?.nodeSelector ?? {};
+  if (Object.entries(nodeSelector).some(([k, v]) => have[k] !== v)) shows.scheduling = { nodeSelector };
+  const metadata: Record<string, unknown> = {};
+  // One osc made before it guarded its classes gets the guard (a merge patch replaces the whole list).
+  const finalizers = existing.metadata.finalizers ?? [];
+  if (!existing.metadata.deletionTimestamp && !finalizers.includes(RUNTIME_CLASS_CLEANUP_FINALIZER))
+    metadata.finalizers = [...finalizers, RUNTIME_CLASS_CLEANUP_FINALIZER];
+  if (!refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid))
+    metadata.ownerReferences = [...refs.filter((r) => r.kind !== 'KataConfig'), owner];
+  if (Object.keys(metadata).length) shows.metadata = metadata;
+  if (!shows.scheduling && !shows.metadata) return undefined;
+  // A finalizer list is pinned to the version read, so that a concurrent change fails with 409 (and the pass
+  // is retried) instead of losing someone else's finalizer.
+  const pin = metadata.finalizers ? { resourceVersion: existing.metadata.resourceVersion } : {};
+  const patch = { ...shows, ...(shows.metadata || pin.resourceVersion ? { metadata: { ...shows.metadata, ...pin } } : {}) };
+  return { op: 'patch', resource: RuntimeClasses, name, patch, type: 'merge', shows };
 }
