@@ -104,6 +104,13 @@ export class FakeKube {
     return this.collection(resource).get(`${namespace ?? ''}/${name}`);
   }
 
+  /** Open watches on every resource: each holds one of the browser's six connections to the console. */
+  openWatches(): number {
+    let n = 0;
+    for (const set of this.watchers.values()) n += set.size;
+    return n;
+  }
+
   /** Open watches on a resource (a test waits for the page to watch before it changes things). */
   watching(resource: string): number {
     return this.watchers.get(resource)?.size ?? 0;

@@ -154,81 +154,121 @@ export function useHeartbeat(): void {
 /**
  * A live list: list, then watch from its resourceVersion, applying each event; when the watch ends or
  * fails, list again. The server passes the watch through; nothing is cached between pages.
+ *
+ * Components asking for the same list share one stream: a browser keeps at most six connections to the
+ * console, and every watch holds one for as long as it runs, so a page with six watches would leave no
+ * connection for a write (a Delete that never leaves the browser).
  */
 export function useWatch<T extends KubeObj>(path: string | null, query = ''): WatchState<T> {
-  const [state, setState] = useState<WatchState<T>>({ items: [], synced: false, error: '', code: 0 });
+  const [state, setState] = useState<WatchState<T>>(EMPTY_WATCH as WatchState<T>);
   useEffect(() => {
-    setState({ items: [], synced: false, error: '', code: 0 });
+    setState(EMPTY_WATCH as WatchState<T>);
     if (!path) return;
-    const ac = new AbortController();
-    const store = new Map<string, T>();
-    let pending = false;
-    const publish = () => {
-      if (pending) return;
-      pending = true;
-      // Many events in one frame (a thousand nodes) render once.
-      requestAnimationFrame(() => {
-        pending = false;
-        if (!ac.signal.aborted) setState({ items: [...store.values()], synced: true, error: '', code: 200 });
-      });
-    };
-    const q = query ? `${query}&` : '';
-    (async () => {
-      let failures = 0;
-      while (!ac.signal.aborted) {
-        try {
-          let res: Response;
-          try {
-            res = await fetch(`/k8s${path}?${q}`, { signal: ac.signal, credentials: 'same-origin' });
-          } catch (e) {
-            if (!ac.signal.aborted) reportLink('console', false, CONSOLE_GONE);
-            throw e;
-          }
-          const list = await res.json();
-          reportLink('console', res.status !== 401, CONSOLE_NEW_TOKEN);
-          if (unreachable(res.status)) reportLink('api', false, statusMessage(list, res.status));
-          else reportLink('api', true);
-          if (!res.ok) {
-            setState({ items: [], synced: true, error: statusMessage(list, res.status), code: res.status });
-            throw new Error('list failed');
-          }
-          store.clear();
-          for (const it of list.items ?? []) store.set(keyOf(it), it);
-          publish();
-          const w = await fetch(`/k8s${path}?${q}watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}`, {
-            signal: ac.signal,
-            credentials: 'same-origin',
-          });
-          if (!w.ok || !w.body) throw new Error(`watch answered ${w.status}`);
-          failures = 0;
-          const reader = w.body.pipeThrough(new TextDecoderStream()).getReader();
-          let buf = '';
-          for (;;) {
-            const { value, done } = await reader.read();
-            if (done) break;
-            buf += value;
-            for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-              const line = buf.slice(0, nl).trim();
-              buf = buf.slice(nl + 1);
-              if (!line) continue;
-              const ev = JSON.parse(line) as { type: string; object: T };
-              if (ev.type === 'ERROR') throw new Error('watch expired');
-              if (ev.type === 'BOOKMARK') continue;
-              if (ev.type === 'DELETED') store.delete(keyOf(ev.object));
-              else store.set(keyOf(ev.object), ev.object);
-              publish();
-            }
-          }
-        } catch {
-          if (ac.signal.aborted) return;
-          failures++;
-          await pause(Math.min(5000, 250 * 2 ** failures), ac.signal);
-        }
-      }
-    })();
-    return () => ac.abort();
+    return subscribe(`${path}?${query}`, path, query, setState as (s: WatchState<KubeObj>) => void);
   }, [path, query]);
   return state;
+}
+
+const EMPTY_WATCH: WatchState<KubeObj> = { items: [], synced: false, error: '', code: 0 };
+
+interface SharedWatch {
+  listeners: Set<(s: WatchState<KubeObj>) => void>;
+  last: WatchState<KubeObj>;
+  ac: AbortController;
+}
+
+const sharedWatches = new Map<string, SharedWatch>();
+
+/** Joins (or starts) the stream of one list; answers how to leave it (the last one to leave ends it). */
+function subscribe(key: string, path: string, query: string, listener: (s: WatchState<KubeObj>) => void): () => void {
+  let w = sharedWatches.get(key);
+  if (!w) {
+    const created: SharedWatch = { listeners: new Set(), last: EMPTY_WATCH, ac: new AbortController() };
+    sharedWatches.set(key, created);
+    const set = (st: WatchState<KubeObj>) => {
+      created.last = st;
+      for (const l of created.listeners) l(st);
+    };
+    runWatch(path, query, created.ac.signal, set);
+    w = created;
+  }
+  const shared = w;
+  shared.listeners.add(listener);
+  if (shared.last !== EMPTY_WATCH) listener(shared.last);
+  return () => {
+    shared.listeners.delete(listener);
+    if (shared.listeners.size > 0) return;
+    shared.ac.abort();
+    sharedWatches.delete(key);
+  };
+}
+
+function runWatch(path: string, query: string, signal: AbortSignal, setState: (s: WatchState<KubeObj>) => void): void {
+  const store = new Map<string, KubeObj>();
+  let pending = false;
+  const publish = () => {
+    if (pending) return;
+    pending = true;
+    // Many events in one frame (a thousand nodes) render once.
+    requestAnimationFrame(() => {
+      pending = false;
+      if (!signal.aborted) setState({ items: [...store.values()], synced: true, error: '', code: 200 });
+    });
+  };
+  const q = query ? `${query}&` : '';
+  (async () => {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        let res: Response;
+        try {
+          res = await fetch(`/k8s${path}?${q}`, { signal, credentials: 'same-origin' });
+        } catch (e) {
+          if (!signal.aborted) reportLink('console', false, CONSOLE_GONE);
+          throw e;
+        }
+        const list = await res.json();
+        reportLink('console', res.status !== 401, CONSOLE_NEW_TOKEN);
+        if (unreachable(res.status)) reportLink('api', false, statusMessage(list, res.status));
+        else reportLink('api', true);
+        if (!res.ok) {
+          setState({ items: [], synced: true, error: statusMessage(list, res.status), code: res.status });
+          throw new Error('list failed');
+        }
+        store.clear();
+        for (const it of list.items ?? []) store.set(keyOf(it), it);
+        publish();
+        const w = await fetch(`/k8s${path}?${q}watch=1&allowWatchBookmarks=true&resourceVersion=${list.metadata.resourceVersion}`, {
+          signal,
+          credentials: 'same-origin',
+        });
+        if (!w.ok || !w.body) throw new Error(`watch answered ${w.status}`);
+        failures = 0;
+        const reader = w.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (!line) continue;
+            const ev = JSON.parse(line) as { type: string; object: KubeObj };
+            if (ev.type === 'ERROR') throw new Error('watch expired');
+            if (ev.type === 'BOOKMARK') continue;
+            if (ev.type === 'DELETED') store.delete(keyOf(ev.object));
+            else store.set(keyOf(ev.object), ev.object);
+            publish();
+          }
+        }
+      } catch {
+        if (signal.aborted) return;
+        failures++;
+        await pause(Math.min(5000, 250 * 2 ** failures), signal);
+      }
+    }
+  })();
 }
 
 /** A one-off GET. */

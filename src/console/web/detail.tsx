@@ -16,8 +16,9 @@ const KATA_RUNTIME_CLASSES = new Set(['kata', 'kata-remote', 'kata-cc', 'kata-nv
  * page, which renders once per change from its own watch.
  */
 export const KataConfigDetail = memo(function KataConfigDetail({ name, tab }: { name: string; tab: string }) {
-  const kcs = useWatch<KataConfigObj>(KATACONFIG_API, `fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
-  const kc = kcs.items[0];
+  // The shell's stream of KataConfigs, shared (one connection fewer: see useWatch).
+  const kcs = useWatch<KataConfigObj>(KATACONFIG_API);
+  const kc = kcs.items.find((k) => k.metadata.name === name);
   // The nodes seen left to uninstall: the status drops a node once it is done, the page keeps its tile.
   const uninstallSeen = useRef(new Set<string>()).current;
   if (kc) rememberUninstall(uninstallSeen, kc.status?.kataNodes);
