@@ -46,9 +46,15 @@ export function upgradeClusterOptions(distribution: 'openshift' | 'kubernetes', 
     rebootMs: 500,
     callerPlayedPods: OPERATOR_PODS_QUERY,
     log: mco.logger,
-    ...(distribution === 'openshift' ? { platform: 'AWS' as const } : { kataDeployIdentity: false }),
+    ...(distribution === 'openshift'
+      ? { platform: 'AWS' as const, awsUsers: [{ accessKeyId: AWS_KEY_ID, secretAccessKey: AWS_SECRET_KEY }] }
+      : { kataDeployIdentity: false }),
   };
 }
+
+/** An administrator's IAM user in the simulated AWS account: its keys go into peer-pods-secret. */
+const AWS_KEY_ID = 'AKIAIOSFODNN7OSCTEST';
+const AWS_SECRET_KEY = 'not-a-real-secret-access-key';
 
 const PEER_PODS_DATA: Record<string, string> = {
   CLOUD_PROVIDER: 'aws',
@@ -134,7 +140,7 @@ export async function runUpgrade(
     if (distribution === 'openshift') {
       await client.create(Secrets, {
         metadata: { name: 'peer-pods-secret', namespace: NS },
-        stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7OSCTEST', AWS_SECRET_ACCESS_KEY: 'not-a-real-secret-access-key' },
+        stringData: { AWS_ACCESS_KEY_ID: AWS_KEY_ID, AWS_SECRET_ACCESS_KEY: AWS_SECRET_KEY },
       });
       await client.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
     }
@@ -262,7 +268,9 @@ export async function runUpgrade(
         evicted: mco.count('pod evicted', mcoMark),
         rebooting: mco.count('node drained; rebooting', mcoMark),
       },
-      rewrites: changes.filter((c) => !status(c)),
+      // A DaemonSet's or Job's status is its controller's to write (pods becoming ready late, say), never
+      // osc's: a change of nothing else is no rewrite. A pod replaced shows in restartedPods.
+      rewrites: changes.filter((c) => !status(c) && !(c.fields.length > 0 && c.fields.every((f) => f === 'status'))),
       statusChanges: changes.filter(status),
       restartedPods,
       webhookGapMs: longestGapMs(results),
@@ -333,7 +341,13 @@ async function settled(kubelet: OperatorKubelet, token: string, what: string): P
       const controllers = JSON.parse(/"controllers":(\[[^\]]*\])/.exec(leader.proc.stdout)?.[1] ?? '[]') as string[];
       const m = await replicaMetrics(leader, token).catch(() => undefined);
       if (!m || !controllers.length) return undefined;
-      const reconciled = controllers.every((c) => sumOf(m, 'controller_runtime_reconcile_total', `controller="${c}"`) > 0);
+      // Every controller that was given work has done it; one given none (a queue of writes beside a pass,
+      // with nothing to write) has nothing to settle. The KataConfig, peer pods and monitor controllers always
+      // get their start-up keys.
+      const reconciled = controllers.every(
+        (c) =>
+          sumOf(m, 'workqueue_adds_total', `name="${c}"`) === 0 || sumOf(m, 'controller_runtime_reconcile_total', `controller="${c}"`) > 0,
+      );
       const idle = sumOf(m, 'workqueue_depth') === 0;
       return reconciled && idle ? leader : undefined;
     },
