@@ -1,3 +1,4 @@
+import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
 import { OPERATOR_FIELD_MANAGER } from '../api/names.ts';
 import { SecurityContextConstraintsType } from '../api/scc.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
@@ -51,6 +52,19 @@ const KINDS: ResourceType[] = [
 
 /** Kinds applied only where their API is served (an add-on's CRD), else reported as skipped. */
 const OPTIONAL: ResourceType[] = [ServiceMonitors];
+
+/**
+ * Namespaces of other operators that osc's objects go into only where that operator runs: OpenShift can be
+ * installed without the Cloud Credential Operator (a capability that can be turned off), and then the Role
+ * that lets osc make its CredentialsRequest has nowhere to go and nothing to do.
+ */
+const OPTIONAL_NAMESPACES: Record<string, string> = {
+  [CCO_NAMESPACE]: 'no Cloud Credential Operator: peer pods then need peer-pods-secret',
+};
+
+async function namespaceExists(client: KubeClient, name: string, created: readonly KubeObject[]): Promise<boolean> {
+  return created.some((o) => o.kind === 'Namespace' && o.metadata.name === name) || !!(await client.find(Namespaces, name));
+}
 
 /** Whether a manifest's kind is one of the optional APIs (served only where an add-on runs). */
 export function isOptionalAPI(obj: KubeObject): boolean {
@@ -131,6 +145,11 @@ export async function applyAll(
     const rt = resourceOf(shipped);
     if (OPTIONAL.includes(rt) && !(await served(client, rt))) {
       onApplied?.(`${displayName(shipped)} skipped: ${rt.group}/${rt.version} ${rt.kind} is not served here (no Prometheus Operator)`);
+      continue;
+    }
+    const ns = shipped.metadata.namespace;
+    if (ns && OPTIONAL_NAMESPACES[ns] && !(await namespaceExists(client, ns, objects))) {
+      onApplied?.(`${displayName(shipped)} skipped: namespace ${ns} does not exist (${OPTIONAL_NAMESPACES[ns]})`);
       continue;
     }
     const obj = mark ? labelled(shipped) : shipped;

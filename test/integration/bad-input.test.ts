@@ -124,6 +124,22 @@ const intactNow = (k: KataConfig) => {
     configValid(k)?.status === 'True'
   );
 };
+/** The UIDs of the RuntimeClasses a row deleted, to tell the class osc makes again from the one deleted. */
+const deletedUids = new Map<string, string | undefined>();
+/**
+ * Deletes a RuntimeClass osc makes again at once. Without --wait=false, kubectl can wait for good: its wait
+ * reads the class (still there, held by the cleanup finalizer), then lists by name, and when osc has made the
+ * class again in between it sees a class of that name and waits for a deletion event that never comes.
+ */
+async function deleteRecreated(c: Ctx, name: string) {
+  deletedUids.set(name, (await c.client.get(RuntimeClasses, name)).metadata.uid);
+  return c.kubectl(['delete', 'runtimeclass', name, '--wait=false']);
+}
+/** The class is there again, and it is a new one, not the deleted one still held by its finalizer. */
+async function recreated(c: Ctx, name: string): Promise<boolean> {
+  const rc = await c.client.find(RuntimeClasses, name);
+  return !!rc && !rc.metadata.deletionTimestamp && rc.metadata.uid !== deletedUids.get(name);
+}
 const patchJson = (kind: string, name: string, ops: unknown[], ns?: string) => [
   'patch',
   kind,
@@ -287,8 +303,8 @@ const rows: Row[] = [
   {
     name: 'the kata RuntimeClass deleted',
     area: 'RuntimeClass',
-    act: (c) => c.kubectl(['delete', 'runtimeclass', KATA_RUNTIME_CLASS]),
-    expect: { healed: 'RuntimeClass kata recreated', check: async (c) => !!(await c.client.find(RuntimeClasses, KATA_RUNTIME_CLASS)) },
+    act: (c) => deleteRecreated(c, KATA_RUNTIME_CLASS),
+    expect: { healed: 'RuntimeClass kata recreated', check: (c) => recreated(c, KATA_RUNTIME_CLASS) },
   },
   {
     name: 'the kata RuntimeClass node selector replaced by one no kata node matches',
@@ -316,11 +332,8 @@ const rows: Row[] = [
   {
     name: 'the kata-remote RuntimeClass deleted',
     area: 'RuntimeClass',
-    act: (c) => c.kubectl(['delete', 'runtimeclass', KATA_REMOTE_RUNTIME_CLASS]),
-    expect: {
-      healed: 'RuntimeClass kata-remote recreated',
-      check: async (c) => !!(await c.client.find(RuntimeClasses, KATA_REMOTE_RUNTIME_CLASS)),
-    },
+    act: (c) => deleteRecreated(c, KATA_REMOTE_RUNTIME_CLASS),
+    expect: { healed: 'RuntimeClass kata-remote recreated', check: (c) => recreated(c, KATA_REMOTE_RUNTIME_CLASS) },
   },
   {
     name: 'the kata-oc label removed from a worker',

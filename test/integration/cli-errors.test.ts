@@ -10,11 +10,12 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { CCO_NAMESPACE } from '../../src/api/cloudcredential.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { sccCRD } from '../../src/devcluster/scc/index.ts';
 import { NAMES } from '../../src/install/manifests.ts';
-import { CustomResourceDefinitions, Deployments, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
+import { CustomResourceDefinitions, Deployments, Namespaces, ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import { runOsc as osc } from '../support/cli.ts';
 import { useControlPlane } from '../support/controlplane.ts';
 
@@ -95,6 +96,17 @@ describe('osc against a cluster without the KataConfig API', () => {
   test('the committed config/ manifests apply with kubectl; osc install then only completes them', async () => {
     // config/ is the OpenShift install, whose API server serves SecurityContextConstraints.
     await ref.cp.installCRDs([sccCRD()]);
+    // An OpenShift installed without the Cloud Credential Operator capability has no namespace for the Role
+    // of osc's CredentialsRequest: osc install says it skips it, and applies the rest.
+    const preview = await osc(['install', '--dry-run=server', '--kubeconfig', ref.cp.kubeconfigPath]);
+    assert.equal(preview.code, 0, preview.stderr);
+    assert.match(
+      preview.stdout,
+      /^role\.rbac\.authorization\.k8s\.io\/osc-credentials-requests skipped: namespace openshift-cloud-credential-operator does not exist \(no Cloud Credential Operator: peer pods then need peer-pods-secret\)$/m,
+    );
+    assert.match(preview.stdout, /^deployment\.apps\/osc-controller-manager created \(dry run\)$/m);
+    // Every other OpenShift has it, and config/ is for those.
+    await ref.cp.client.create(Namespaces, { metadata: { name: CCO_NAMESPACE } });
     const applied = await ref.cp.kubectl(['apply', '-f', join(root, 'config')]);
     assert.equal(applied.code, 0, applied.stderr);
     assert.match(applied.stdout, /^namespace\/openshift-sandboxed-containers-operator created$/m);
