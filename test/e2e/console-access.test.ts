@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SKIP_BROWSER } from '../support/browser.ts';
 import {
+  DEPLOYMENTS,
   focusedMatches,
   focusedText,
   inProgress,
@@ -64,6 +65,20 @@ describe('web console: workloads, accessibility and scale in a real browser', { 
     await h.page.getByRole('button', { name: 'Create', exact: true }).click();
     await h.page.locator('[data-test=kata-deployments] [data-deployment="default/hello-openshift"]').waitFor({ timeout: LONG });
     assert.ok(h.kube.writes.some((w) => w.method === 'POST' && w.path === '/apis/apps/v1/namespaces/default/deployments'));
+
+    // Delete the Deployment: confirmed in its own dialog, sent as the console's user, gone from the list.
+    const deployment = h.page.locator('[data-test=kata-deployments] [data-deployment="default/hello-openshift"]');
+    await deployment.getByRole('button', { name: 'Delete Deployment default/hello-openshift' }).click();
+    const confirm = h.page.getByRole('dialog', { name: 'Delete Deployment default/hello-openshift?' });
+    assert.match(await confirm.ariaSnapshot(), /The Deployment and its pods are deleted\./);
+    assert.equal(await h.page.evaluate(focusedText), 'Cancel', 'the dialog opens on Cancel');
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await deployment.waitFor({ state: 'detached', timeout: LONG });
+    const deletes = h.kube.writes.filter((w) => w.method === 'DELETE');
+    assert.equal(deletes.at(-1)?.path, '/apis/apps/v1/namespaces/default/deployments/hello-openshift');
+    assert.equal(deletes.length, 2, 'one DELETE for the Pod, one for the Deployment');
+    assert.equal(h.kube.get(DEPLOYMENTS, 'hello-openshift', 'default'), undefined);
+    await h.page.locator('text=None.').waitFor({ timeout: LONG });
   });
 
   test('the accessibility tree: page navigation, KataConfig tabs, the live summary, the node group and the dialog are named', async () => {
@@ -145,6 +160,40 @@ describe('web console: workloads, accessibility and scale in a real browser', { 
     });
     await h.page.getByRole('dialog').waitFor({ state: 'detached', timeout: LONG });
     await h.page.locator('[data-test=gone]').waitFor({ timeout: LONG });
+  });
+
+  test('a status set while the page’s watch request is still on its way is shown (the list/watch gap)', async () => {
+    h.kube.set(NODES, ...workers(3).map(node));
+    const status = (ready: string[]) => ({
+      conditions: [inProgress('True', 'Installing', 'Performing initial installation of kata on cluster')],
+      kataNodes: { nodeCount: 3, readyNodeCount: ready.length, installed: ready, waitingToInstall: workers(3).slice(ready.length) },
+    });
+    h.kube.set(KATACONFIGS, kataConfig({}, status([])));
+    // Hold the page's first KataConfig watch between its list and the API server, as a slow network would.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let asked = () => {};
+    const watchAsked = new Promise<void>((r) => (asked = r));
+    let first = true;
+    await h.page.route(
+      (url) => url.pathname === `/k8s${KATACONFIGS}` && url.searchParams.get('watch') === '1',
+      async (route) => {
+        if (first) {
+          first = false;
+          asked();
+          await held;
+        }
+        await route.continue();
+      },
+    );
+    await h.open('#/kataconfigs/example-kataconfig');
+    await watchAsked;
+    await h.page.locator('[data-test=count]').filter({ hasText: '0 of 3 nodes ready' }).waitFor({ timeout: LONG });
+    // The operator's progress lands after the page's list and before its watch reaches the server.
+    h.kube.set(KATACONFIGS, kataConfig({}, status(['worker-0'])));
+    assert.equal(h.kube.watching(KATACONFIGS), 0, 'the watch is still held');
+    release();
+    await h.page.locator('[data-test=count]').filter({ hasText: '1 of 3 nodes ready' }).waitFor({ timeout: LONG });
   });
 
   test('1,000 nodes: frame times while the status changes ten times a second', async () => {
