@@ -5,7 +5,8 @@
  *
  * The builds are real runs of tools/build-*.sh into an empty cache (OSC_CACHE_DIR); only `go build` is a
  * stand-in on PATH, which takes a few seconds and then copies the binary already built, so that the test does
- * not take 20 minutes and its timing does not depend on whether the machine's cache is warm.
+ * not take 20 minutes and its timing does not depend on whether the machine's cache is warm. An end-to-end
+ * test: it needs Prometheus built (OSC_PROMETHEUS, which the e2e suite builds before its tests).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
