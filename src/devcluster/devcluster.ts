@@ -38,6 +38,7 @@ import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
 import { SimulatedPodVMs } from './podvms.ts';
+import { KataSandboxes } from './sandboxes.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
@@ -158,6 +159,8 @@ export class DevCluster {
     cco: CloudCredentialOperator;
     account: AwsAccount;
   };
+  /** The nodes' container runtime and kata shim, as their journals show them (src/devcluster/sandboxes.ts). */
+  readonly sandboxes: KataSandboxes;
   /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
   readonly podVMs?: SimulatedPodVMs;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
@@ -189,7 +192,9 @@ export class DevCluster {
     };
     if (this.distribution === 'kubernetes') {
       const { repositories, ...timing } = opts.kataDeploy ?? {};
-      this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing });
+      const journal = controlPlane.journal;
+      this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing, journal });
+      this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.kataDeploy.pods, nodes: this.informers.nodes });
       return;
     }
     const account = new AwsAccount();
@@ -215,6 +220,8 @@ export class DevCluster {
       ),
     };
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
+    const { journal } = controlPlane;
+    this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.podVMs.pods, nodes: this.informers.nodes });
   }
 
   private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
@@ -327,6 +334,7 @@ export class DevCluster {
     await this.nfd.start(this.signal);
     await this.cloud.start(this.signal);
     await this.podVMs?.start(this.signal);
+    await this.sandboxes.start(this.signal);
     if (this.options.cloudCredentialOperator !== false)
       await this.cco.install(this.options.credentialsMode ?? '', this.options.platform === 'AWS', this.signal);
     const rendered = await this.poll(
@@ -373,6 +381,7 @@ export class DevCluster {
       await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     void this.informers.nodes.run(this.signal);
     await this.kataDeploy?.start(this.signal);
+    await this.sandboxes.start(this.signal);
     await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
   }
 

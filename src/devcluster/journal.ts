@@ -1,30 +1,28 @@
 /**
  * The simulated nodes' journals. A real node's systemd journal is where support looks first (CRI-O, the
  * kubelet, kata's and QEMU's own lines); a kwok node has none, so the simulators that play a node's host side
- * (the machine-config daemon's reboot, the kubelet coming back) write the lines the real services would,
+ * (the machine-config daemon's reboot, kata-deploy's runtime restart, the runtime and kata shim starting and
+ * stopping kata pod sandboxes: sandboxes.ts) write the lines the real services would (journal-lines.ts),
  * and the node-log pod player (controlplane/nodelogs-player.ts) answers must-gather's `journalctl` pods
  * with them. One file per node, one JSON entry per line, so that concurrent writers never interleave.
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crioStarting, type Line, type RuntimeUnit, runtimeRestarted } from './journal-lines.ts';
 
 /** One journal entry: what `journalctl` selects on (`-u` unit, `-t` identifier) and prints. */
-export interface JournalEntry {
+export interface JournalEntry extends Line {
   /** Epoch milliseconds. */
   at: number;
-  /** The systemd unit the entry belongs to (`-u`), when it has one. */
-  unit?: string;
-  /** The syslog identifier (`-t`), printed before the pid. */
-  ident: string;
-  pid: number;
-  message: string;
 }
 
-/** The process ids the simulated services run as, stable per service as on a booted host. */
-const PIDS: Record<string, number> = { systemd: 1, crio: 2231, kubenswrapper: 2467, kata: 31022, 'qemu-kvm': 31040 };
+/** The process ids the simulated services run as after a boot, stable per service as on a booted host. */
+const PIDS: Record<string, number> = { systemd: 1, crio: 2231, containerd: 812, kubenswrapper: 2467 };
 
 export class NodeJournal {
   readonly dir: string;
+  /** Per node, the services restarted since the node booted, with their new pids. */
+  private readonly restarted = new Map<string, Map<string, number>>();
   constructor(dir: string) {
     this.dir = dir;
     mkdirSync(dir, { recursive: true });
@@ -36,13 +34,43 @@ export class NodeJournal {
 
   /** Appends one entry to a node's journal. Synchronous: an entry is on disk before whatever it describes is reported. */
   write(node: string, entry: Omit<JournalEntry, 'at' | 'pid'> & { at?: number; pid?: number }): void {
-    const full: JournalEntry = { at: entry.at ?? Date.now(), pid: entry.pid ?? PIDS[entry.ident] ?? 1000, ...entry } as JournalEntry;
+    const full = { ...entry, at: entry.at ?? Date.now(), pid: entry.pid ?? this.pidOf(node, entry.ident) } as JournalEntry;
     appendFileSync(this.file(node), `${JSON.stringify(full)}\n`);
+  }
+
+  /** The pid a service of the node runs as now. */
+  pidOf(node: string, ident: string): number {
+    return this.restarted.get(node)?.get(ident) ?? PIDS[ident] ?? 1000;
+  }
+
+  /** Appends a group of lines, all stamped with one instant. */
+  writeLines(node: string, lines: readonly Line[], at = Date.now()): void {
+    if (lines.length) appendFileSync(this.file(node), lines.map((l) => `${JSON.stringify({ ...l, at })}\n`).join(''));
+  }
+
+  /** `systemctl restart` of the node's container runtime: its lines, and a new pid for what it logs next. */
+  restartRuntime(node: string, runtime: RuntimeUnit, at = Date.now()): void {
+    const old = this.pidOf(node, runtime);
+    const pids = this.restarted.get(node) ?? new Map<string, number>();
+    pids.set(runtime, old + 4_096);
+    this.restarted.set(node, pids);
+    this.writeLines(node, runtimeRestarted(runtime, old, this.pidOf(node, runtime), new Date(at)), at);
+  }
+
+  /** Whether any line of the node's journal contains the text (e.g. a sandbox's id). */
+  mentions(node: string, text: string): boolean {
+    try {
+      return readFileSync(this.file(node), 'utf8').includes(text);
+    } catch {
+      return false;
+    }
   }
 
   /** The lines a reboot leaves in the crio and kubelet units: the services stop, the host boots, they start. */
   reboot(node: string, phase: 'down' | 'up', at = Date.now()): void {
     const systemd = (unit: string, message: string) => this.write(node, { at, unit, ident: 'systemd', message });
+    // Every service starts afresh with the host.
+    this.restarted.delete(node);
     if (phase === 'down') {
       systemd('kubelet', 'Stopping Kubernetes Kubelet...');
       systemd('kubelet', 'kubelet.service: Deactivated successfully.');
@@ -52,7 +80,7 @@ export class NodeJournal {
       return;
     }
     systemd('crio', 'Starting Container Runtime Interface for OCI (CRI-O)...');
-    this.write(node, { at, unit: 'crio', ident: 'crio', message: 'Starting CRI-O, version: 1.33.5, git: unknown' });
+    this.write(node, { at, unit: 'crio', ident: 'crio', message: crioStarting(new Date(at)) });
     systemd('crio', 'Started Container Runtime Interface for OCI (CRI-O).');
     systemd('kubelet', 'Starting Kubernetes Kubelet...');
     this.write(node, { at, unit: 'kubelet', ident: 'kubenswrapper', message: `Successfully registered node ${node}` });
@@ -83,33 +111,52 @@ export function shortFormat(node: string, e: JournalEntry): string {
   return `${stamp} ${node} ${e.ident}[${e.pid}]: ${e.message}`;
 }
 
+/** Splits a shell command into words, honouring single and double quotes (no expansion). */
+function words(command: string): string[] {
+  const out: string[] = [];
+  for (const m of command.matchAll(/'([^']*)'|"([^"]*)"|(\S+)/g)) out.push(m[1] ?? m[2] ?? m[3] ?? '');
+  return out;
+}
+
 /**
- * What must-gather's node-log script prints on this node: for each journal it asks for, the `===` header it
- * echoes and the last day's entries (`-- No entries --` when there are none, as journalctl says).
+ * What `journalctl` prints for the options it understands here (`-u`, `-t`, `-g`, `--since=-Nd`, `--no-pager`):
+ * units OR-ed, identifiers OR-ed, both AND-ed, then the pattern on the message (case-insensitive when it has
+ * no capital letter, as journalctl's smart case does); `-- No entries --` when nothing matches.
  */
-export function gatherOutput(
-  node: string,
-  entries: readonly JournalEntry[],
-  journals: { units: readonly string[]; identifiers: readonly string[] },
-  now = Date.now(),
-): string[] {
-  const recent = entries.filter((e) => e.at >= now - 86_400_000);
-  const section = (header: string, picked: JournalEntry[]) => [
-    `=== journalctl ${header}`,
-    ...(picked.length ? picked.map((e) => shortFormat(node, e)) : ['-- No entries --']),
-  ];
-  return [
-    ...journals.units.flatMap((u) =>
-      section(
-        `-u ${u}`,
-        recent.filter((e) => e.unit === u),
-      ),
-    ),
-    ...journals.identifiers.flatMap((t) =>
-      section(
-        `-t ${t}`,
-        recent.filter((e) => e.ident === t),
-      ),
-    ),
-  ];
+function journalctl(node: string, entries: readonly JournalEntry[], args: string[], now: number): string[] {
+  const units: string[] = [];
+  const idents: string[] = [];
+  let grep: RegExp | undefined;
+  let since = 0;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '-u') units.push((args[++i] ?? '').replace(/\.service$/, ''));
+    else if (a === '-t') idents.push(args[++i] ?? '');
+    else if (a === '-g') {
+      const pattern = args[++i] ?? '';
+      grep = new RegExp(pattern, /[A-Z]/.test(pattern) ? '' : 'i');
+    } else if (a.startsWith('--since=-') && a.endsWith('d')) since = now - Number(a.slice(9, -1)) * 86_400_000;
+    else if (a !== '--no-pager') return [`journalctl: unrecognized option '${a}'`];
+  }
+  const picked = entries.filter(
+    (e) =>
+      e.at >= since &&
+      (!units.length || (e.unit !== undefined && units.includes(e.unit))) &&
+      (!idents.length || idents.includes(e.ident)) &&
+      (!grep || grep.test(e.message)),
+  );
+  return picked.length ? picked.map((e) => shortFormat(node, e)) : ['-- No entries --'];
+}
+
+/**
+ * What a node-log pod's script prints on this node: the script is a list of `;`-separated commands, each an
+ * `echo "..."` or a `journalctl ...` (with an `|| echo` fallback that a journal read here never needs).
+ */
+export function runJournalScript(script: string, node: string, entries: readonly JournalEntry[], now = Date.now()): string[] {
+  return script.split('; ').flatMap((command) => {
+    const [cmd, ...args] = words(command.split(' || ')[0] ?? '');
+    if (cmd === 'echo') return [args.join(' ')];
+    if (cmd === 'journalctl') return journalctl(node, entries, args, now);
+    return [`sh: ${cmd}: command not found`];
+  });
 }

@@ -14,22 +14,44 @@ import { type Namespace, Namespaces, type Node, type Pod, Pods } from '../kube/r
 import { kubeletErrorReason } from './logs.ts';
 import { scrubLog } from './scrub.ts';
 
-/** The journal units and syslog identifiers collected, each as its own section. */
-export const NODE_JOURNALS = { units: ['crio', 'kubelet'], identifiers: ['kata', 'qemu-kvm'] } as const;
+/**
+ * The journals collected, each as its own section, as the documentation's troubleshooting chapter reads them:
+ * the container runtime's unit (CRI-O's `crio`; `containerd` on a node whose kubelet reports containerd), which
+ * also holds the lines of the kata shims it started (they run in its cgroup), and the kubelet's; the kata
+ * runtime's own identifier `kata`; QEMU, whose warnings and errors reach the journal only through the kata runtime, as
+ * `kata` lines carrying a `qemuPid` field; and `virtiofsd`, which shares the pod's files with its VM.
+ */
+export const NODE_JOURNALS = { units: ['crio', 'kubelet'], identifiers: ['kata', 'virtiofsd'], qemu: 'qemuPid=[0-9]+' } as const;
 
 export const NODE_LOG_CONTAINER = 'gather';
 /** The label every node-log pod carries (`app.kubernetes.io/component`). */
 export const NODE_LOG_COMPONENT = 'must-gather-node-logs';
 
+/** The container runtime's systemd unit on a node, from what its kubelet reports. */
+export function runtimeUnitOf(node: Node | undefined): 'crio' | 'containerd' {
+  return (node?.status?.nodeInfo?.containerRuntimeVersion ?? '').startsWith('containerd://') ? 'containerd' : 'crio';
+}
+
+/** `journalctl`'s selectors for each section of a node's journals, in the order they are printed. */
+export function journalSections(node?: Node): string[] {
+  const units = NODE_JOURNALS.units.map((u) => (u === 'crio' ? runtimeUnitOf(node) : u));
+  return [
+    ...units.map((u) => `-u ${u}`),
+    '-t kata',
+    `-t kata -g '${NODE_JOURNALS.qemu}'`,
+    ...NODE_JOURNALS.identifiers.filter((t) => t !== 'kata').map((t) => `-t ${t}`),
+  ];
+}
+
 /** The shell script the pod runs in the host's root: one section per journal, the last day of each. */
-export function journalScript(): string {
-  const section = (flag: string, name: string) =>
-    `echo "=== journalctl ${flag} ${name}"; journalctl --no-pager --since=-1d ${flag} ${name} || echo "(journalctl failed: $?)"`;
-  return [...NODE_JOURNALS.units.map((u) => section('-u', u)), ...NODE_JOURNALS.identifiers.map((t) => section('-t', t))].join('; ');
+export function journalScript(node?: Node): string {
+  return journalSections(node)
+    .map((s) => `echo "=== journalctl ${s}"; journalctl --no-pager --since=-1d ${s} || echo "(journalctl failed: $?)"`)
+    .join('; ');
 }
 
 /** The pod that reads one node's journals: privileged, on that node whatever its taints, never restarted. */
-export function nodeLogPod(node: string, namespace: string, image: string): Pod {
+export function nodeLogPod(node: string, namespace: string, image: string, nodeObject?: Node): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -51,7 +73,7 @@ export function nodeLogPod(node: string, namespace: string, image: string): Pod 
         {
           name: NODE_LOG_CONTAINER,
           image,
-          command: ['chroot', '/host', 'sh', '-c', journalScript()],
+          command: ['chroot', '/host', 'sh', '-c', journalScript(nodeObject)],
           securityContext: { privileged: true, runAsUser: 0 },
           volumeMounts: [{ name: 'host', mountPath: '/host', readOnly: true }],
         },
@@ -106,7 +128,7 @@ export async function collectNodeLogs(
       nodes.map(async (n) => {
         const node = n.metadata.name ?? '';
         try {
-          const pod = await client.create(Pods, nodeLogPod(node, namespace, opts.image));
+          const pod = await client.create(Pods, nodeLogPod(node, namespace, opts.image, n));
           const name = pod.metadata.name ?? '';
           let last: Pod | undefined = pod;
           while (!finished(last) && Date.now() < deadline) {

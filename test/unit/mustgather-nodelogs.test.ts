@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { Node, Pod } from '../../src/kube/resources.ts';
-import { collectNodeLogs, NODE_JOURNALS } from '../../src/mustgather/nodelogs.ts';
+import { collectNodeLogs, journalScript, journalSections, NODE_JOURNALS } from '../../src/mustgather/nodelogs.ts';
 
 const node = (name: string, labels: Record<string, string> = {}): Node =>
   ({ apiVersion: 'v1', kind: 'Node', metadata: { name, labels } }) as Node;
@@ -72,4 +72,23 @@ test('each node gets a privileged pod reading its journals from the host; the na
   const ns = /^create namespaces (osc-must-gather-[0-9a-f]+)$/.exec(calls[0] ?? '')?.[1];
   assert.ok(ns, calls.join('\n'));
   assert.equal(calls.at(-1), `delete namespaces ${ns}`, 'the namespace, with its pods, is deleted last');
+});
+
+test('the script reads the journals support reads: the node’s own runtime unit, the kubelet, kata, QEMU through kata, virtiofsd', () => {
+  const crio = journalScript(node('worker-0'));
+  const containerd = journalScript({
+    ...node('worker-1'),
+    status: { nodeInfo: { containerRuntimeVersion: 'containerd://2.1.4' } },
+  } as Node);
+  assert.match(crio, /journalctl --no-pager --since=-1d -u crio /);
+  assert.doesNotMatch(crio, /-u containerd/);
+  assert.match(containerd, /journalctl --no-pager --since=-1d -u containerd /);
+  assert.doesNotMatch(containerd, /-u crio/);
+  // QEMU's lines are kata's with a qemuPid field, as the documentation's command reads them.
+  assert.match(
+    crio,
+    /echo "=== journalctl -t kata -g 'qemuPid=\[0-9\]\+'"; journalctl --no-pager --since=-1d -t kata -g 'qemuPid=\[0-9\]\+' /,
+  );
+  assert.doesNotMatch(crio, /qemu-kvm/, 'QEMU logs under no identifier of its own');
+  assert.deepEqual(journalSections(node('worker-0')), ['-u crio', '-u kubelet', '-t kata', "-t kata -g 'qemuPid=[0-9]+'", '-t virtiofsd']);
 });

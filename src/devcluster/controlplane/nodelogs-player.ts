@@ -2,8 +2,8 @@
  * The host side of must-gather's node-log pods on kwok nodes. On a real node such a pod runs `journalctl`
  * in the host's root and its output is read back through the kubelet's log endpoint. kwok plays the
  * kubelet: it serves a pod's log from a file named by a `Logs` object (kwok.x-k8s.io). So, for each
- * node-log pod kwok has started, the player writes what the script would print on that node (from the
- * node's simulated journal), names the file in a `Logs` object, waits until the API server serves it, and
+ * node-log pod kwok has started, the player writes what the pod's script prints on that node (its
+ * `journalctl` commands run against the node's simulated journal), names the file in a `Logs` object, waits until the API server serves it, and
  * then ends the pod as the kubelet would once the script exits.
  */
 import { writeFileSync } from 'node:fs';
@@ -14,9 +14,9 @@ import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
-import { NODE_JOURNALS, NODE_LOG_COMPONENT, NODE_LOG_CONTAINER } from '../../mustgather/nodelogs.ts';
+import { NODE_LOG_COMPONENT, NODE_LOG_CONTAINER } from '../../mustgather/nodelogs.ts';
 import { Informer } from '../../runtime/informer.ts';
-import { gatherOutput, type NodeJournal } from '../journal.ts';
+import { type NodeJournal, runJournalScript } from '../journal.ts';
 import { exitedPodStatus } from './kwok.ts';
 
 /** kwok's Logs: which file serves a pod's container log. */
@@ -92,7 +92,9 @@ export class NodeLogsPlayer {
     const name = pod.metadata.name ?? '';
     const namespace = pod.metadata.namespace ?? '';
     const node = pod.spec?.nodeName ?? '';
-    const lines = gatherOutput(node, this.journal.entries(node), NODE_JOURNALS);
+    // The host runs the pod's script: whatever it asks journalctl for, from this node's journal.
+    const command = pod.spec?.containers.find((c) => c.name === NODE_LOG_CONTAINER)?.command as string[] | undefined;
+    const lines = runJournalScript(command?.at(-1) ?? '', node, this.journal.entries(node));
     // The container runtime's log format, which kwok reads: time, stream, full-line tag, text.
     const stamp = new Date().toISOString();
     const file = join(this.journal.dir, `gather-${namespace}-${name}.log`);

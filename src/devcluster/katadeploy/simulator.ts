@@ -3,10 +3,12 @@ import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import { keyOf } from '../../kube/types.ts';
+import { runtimeUnitOf } from '../../mustgather/nodelogs.ts';
 import { rfc3339 } from '../../runtime/conditions.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
+import type { NodeJournal } from '../journal.ts';
 import { type InstallerObserved, type InstallerTiming, installerStep, nodeSelectorMatches, type Progress, podStatusFor } from './core.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, installerConfig, installerContainer, type RuntimeHandler, withHandlers } from './protocol.ts';
 
@@ -18,6 +20,8 @@ export interface KataDeploySimulatorOptions {
   /** Image repositories whose containers are kata-deploy; default DEFAULT_INSTALLER_REPOSITORIES. */
   repositories?: readonly string[];
   timing?: Partial<InstallerTiming>;
+  /** The nodes' journals: the container runtime's restarts leave their lines there. */
+  journal?: NodeJournal;
 }
 
 /** kubelet's first restart back-off is 10 s; installs take tens of seconds on a real node. Short here. */
@@ -38,6 +42,7 @@ export class KataDeploySimulator {
   readonly stats = { installs: 0, failures: 0, cleanups: 0 };
   private readonly client: KubeClient;
   private readonly log: Logger;
+  private readonly journal: NodeJournal | undefined;
   private readonly controller: Controller;
   private readonly progress = new Map<string, Progress>();
   /** The handlers each install (node/instance label) configured, as its drop-in on the host would say. */
@@ -46,6 +51,7 @@ export class KataDeploySimulator {
 
   constructor(opts: KataDeploySimulatorOptions) {
     this.client = opts.client;
+    this.journal = opts.journal;
     this.log = (opts.log ?? silentLogger()).child({ component: 'kata-deploy-simulator' });
     this.repositories = opts.repositories ?? DEFAULT_INSTALLER_REPOSITORIES;
     this.timing = { ...DEFAULT_TIMING, ...opts.timing };
@@ -107,6 +113,8 @@ export class KataDeploySimulator {
       observed.daemonSets = await this.daemonSetsFor(pod, installerConfig(pod, container).daemonSetName, observed.node, signal);
       step = installerStep(observed, container, this.timing);
     }
+    // Installing or removing kata ends in `systemctl restart` of the node's container runtime.
+    if (step.handlers && nodeName) this.journal?.restartRuntime(nodeName, runtimeUnitOf(observed.node));
     if (step.labels && Object.keys(step.labels).length && nodeName) {
       await this.client.patch(Nodes, nodeName, { metadata: { labels: step.labels } }, { signal });
       this.log.info({ node: nodeName, pod: key, labels: step.labels }, 'kata-deploy labelled the node');
