@@ -158,7 +158,7 @@ export class Informer<T extends KubeObject> {
       const quiet = this.opts.quietWhileBusy;
       if (quiet) {
         const timer = setInterval(() => {
-          if (!this.currentWatch || Date.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;
+          if (!this.currentWatch || performance.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;
           // Often a healthy watch of a quiet kind: not worth a warning.
           this.restartWatch(`silent for ${quiet.afterMs / 1000}s while work is under way`, 'debug');
         }, quiet.afterMs / 4).unref();
@@ -274,7 +274,7 @@ export class Informer<T extends KubeObject> {
     const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
     const current: { abort: AbortController; reason?: string; level?: 'warn' | 'debug' } = { abort: new AbortController() };
     this.currentWatch = current;
-    this.lastHeard = Date.now();
+    this.lastHeard = performance.now();
     const timer = setTimeout(
       () => {
         current.reason = 'it outlived its timeout';
@@ -308,7 +308,7 @@ export class Informer<T extends KubeObject> {
         signal,
       },
       (ev) => {
-        this.lastHeard = Date.now();
+        this.lastHeard = performance.now();
         if (ev.type === 'ERROR') {
           const status = ev.object as unknown as { code?: number; message?: string; reason?: string };
           if (status.code === 410) throw new GoneError(status.message ?? 'Gone');

@@ -41,7 +41,7 @@ export class TokenBucket {
   private last: number;
   private readonly opts: BucketOptions;
   private readonly now: () => number;
-  constructor(opts: BucketOptions = defaultBucket, now: () => number = Date.now) {
+  constructor(opts: BucketOptions = defaultBucket, now: () => number = () => performance.now()) {
     this.opts = opts;
     this.now = now;
     this.tokens = opts.burst;
@@ -111,7 +111,7 @@ export class WorkQueue<K = string> {
       this.add(key);
       return;
     }
-    const at = Date.now() + delayMs;
+    const at = performance.now() + delayMs;
     const pending = this.delayed.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);

@@ -78,7 +78,8 @@ export function recordImage(o: PeerPodsObserved, amiId: string): Write[] {
 export function fillGraceLeft(job: Job, now: Date): number {
   const completed = Date.parse(job.status?.completionTime ?? '');
   if (Number.isNaN(completed)) return 0;
-  return Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime());
+  // Capped: a wall clock stepped back (or a server clock ahead of ours) must not hold a report for hours.
+  return Math.min(IMAGE_FILL_GRACE_MS, Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime()));
 }
 
 const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid ?? '' });
