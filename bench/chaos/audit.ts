@@ -1,0 +1,56 @@
+/** The chaos run's reading of the API server's audit log (the operator's ServiceAccount only). */
+import { readFileSync } from 'node:fs';
+import { LEADER_ELECTION_LEASE } from '../../src/api/names.ts';
+import { WEBHOOK_SECRET } from '../../src/webhooks/setup.ts';
+import { type AuditEvent, replicaByUserAgent, writesWithoutLease } from '../../test/support/audit.ts';
+
+/**
+ * The operator's requests in the audit log: how many, how many ended in 409 Conflict, 429 or a 5xx, each
+ * replica's share (by User-Agent), and the writes made by a replica that did not hold the lease. The
+ * webhook's serving certificate is every replica's to make (whichever starts first), not the leader's.
+ */
+export function readAudit(
+  path: string,
+  operatorUser: string,
+): {
+  total: number;
+  s409: number;
+  s403: number;
+  s429: number;
+  s5xx: number;
+  byReplica: Record<string, number>;
+  doubleLeaderWrites: string[];
+} {
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    text = '';
+  }
+  const events = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.stage === 'ResponseComplete' && e.user?.username === operatorUser);
+  const replica = replicaByUserAgent(operatorUser);
+  const byReplica: Record<string, number> = {};
+  const count = (p: (code: number) => boolean) => events.filter((e) => p(e.responseStatus?.code ?? 0)).length;
+  for (const e of events) {
+    const who = replica(e) ?? 'unknown';
+    byReplica[who] = (byReplica[who] ?? 0) + 1;
+  }
+  const doubleLeaderWrites = writesWithoutLease(events, {
+    lease: LEADER_ELECTION_LEASE,
+    replica,
+    exempt: (e) => e.objectRef?.resource === 'secrets' && e.objectRef.name === WEBHOOK_SECRET,
+  });
+  return {
+    total: events.length,
+    s409: count((c) => c === 409),
+    s403: count((c) => c === 403),
+    s429: count((c) => c === 429),
+    s5xx: count((c) => c >= 500),
+    byReplica,
+    doubleLeaderWrites,
+  };
+}
