@@ -65,7 +65,7 @@ console.log(
   `lost or duplicated    ${r.duplicateReboots} reboots without a configuration change (of ${r.reboots}); extension MachineConfig created ${r.machineConfigCreates} times for ${r.installs} installs, rewritten ${r.machineConfigRewrites} times; ${r.faults - r.converged} steps with work left undone`,
 );
 console.log(
-  `operator API requests ${r.operatorRequests}: ${r.operator5xx} 5xx, ${r.operator409} 409 Conflict, ${r.operator429} 429, ${r.operator403} 403 Forbidden (audit log); by replica ${Object.entries(
+  `operator API requests ${r.operatorRequests}: ${r.operator5xx} 5xx, ${r.operator409} 409 Conflict, ${r.operator429} 429, ${r.operator403} 403 Forbidden (audit log)${r.rbacGaps.length ? `; NOT ALLOWED BY THE SHIPPED RBAC: ${r.rbacGaps.join('; ')}` : ''}; by replica ${Object.entries(
     r.requestsByReplica,
   )
     .map(([k, n]) => `${k} ${n}`)
@@ -87,5 +87,9 @@ console.log('| --- | --- | --- | --- | --- |');
 for (const [k, xs] of [...byKind].sort(([a], [b]) => FAULT_KINDS.indexOf(a as FaultKind) - FAULT_KINDS.indexOf(b as FaultKind)))
   console.log(`| ${k} | ${xs.length} | ${s(pct(xs, 50))} | ${s(pct(xs, 99))} | ${s(Math.max(...xs))} |`);
 const ok =
-  r.converged === r.faults && r.leaks.length === 0 && r.doubleLeaderWrites.length === 0 && r.duplicateReboots === 0 && r.operator403 === 0;
+  r.converged === r.faults &&
+  r.leaks.length === 0 &&
+  r.doubleLeaderWrites.length === 0 &&
+  r.duplicateReboots === 0 &&
+  r.rbacGaps.length === 0;
 process.exit(ok ? 0 : 1);

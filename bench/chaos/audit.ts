@@ -1,6 +1,7 @@
 /** The chaos run's reading of the API server's audit log (the operator's ServiceAccount only). */
 import { readFileSync } from 'node:fs';
 import { LEADER_ELECTION_LEASE } from '../../src/api/names.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
 import { WEBHOOK_SECRET } from '../../src/webhooks/setup.ts';
 import { type AuditEvent, replicaByUserAgent, writesWithoutLease } from '../../test/support/audit.ts';
 
@@ -20,6 +21,9 @@ export function readAudit(
   s5xx: number;
   byReplica: Record<string, number>;
   doubleLeaderWrites: string[];
+  /** The distinct requests answered 403 (judged against the RBAC afterwards: an API server that has just
+   * restarted refuses everything until its authorizer's caches fill). */
+  forbidden: AuditEvent[];
 } {
   let text = '';
   try {
@@ -52,5 +56,57 @@ export function readAudit(
     s5xx: count((c) => c >= 500),
     byReplica,
     doubleLeaderWrites,
+    forbidden: [
+      ...new Map(
+        events
+          .filter((e) => e.responseStatus?.code === 403)
+          .map((e) => [
+            JSON.stringify([
+              e.verb,
+              e.objectRef?.apiGroup,
+              e.objectRef?.resource,
+              e.objectRef?.subresource,
+              e.objectRef?.namespace,
+              e.objectRef?.name,
+            ]),
+            e,
+          ]),
+      ).values(),
+    ],
   };
+}
+
+/**
+ * Which of the forbidden requests the operator's RBAC does not allow, asked of the API server once the run
+ * is over (SubjectAccessReview): each is a rule `osc install` does not ship, described as verb resource.
+ */
+export async function rbacGaps(client: KubeClient, user: string, forbidden: readonly AuditEvent[]): Promise<string[]> {
+  const namespace = user.split(':')[2] ?? '';
+  const gaps: string[] = [];
+  for (const e of forbidden) {
+    const o = e.objectRef ?? {};
+    const review = await client.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+          resourceAttributes: {
+            verb: e.verb,
+            group: o.apiGroup ?? '',
+            resource: o.resource,
+            subresource: o.subresource ?? '',
+            namespace: o.namespace ?? '',
+            name: o.name ?? '',
+          },
+        },
+      },
+    });
+    if (!review.status?.allowed)
+      gaps.push(
+        `${e.verb} ${o.resource}${o.subresource ? `/${o.subresource}` : ''}${o.apiGroup ? `.${o.apiGroup}` : ''} ${[o.namespace, o.name].filter(Boolean).join('/')}`,
+      );
+  }
+  return gaps;
 }

@@ -125,6 +125,19 @@ export class KubeClient {
 
   private readonly requestTimeoutMs: number;
 
+  private unavailable = false;
+  private readonly recoveredListeners = new Set<() => void>();
+
+  /**
+   * Hears the API server answer again after a request of this client found it unavailable (no answer, a
+   * 5xx, a 429): an informer or a work queue waiting out a backoff retries at once rather than up to its
+   * cap later. Answers a function that stops the listening.
+   */
+  onRecovered(fn: () => void): () => void {
+    this.recoveredListeners.add(fn);
+    return () => this.recoveredListeners.delete(fn);
+  }
+
   /** The User-Agent header of every request (defaultUserAgent unless given). */
   readonly userAgent: string;
 
@@ -235,6 +248,13 @@ export class KubeClient {
   }
 
   private observed(verb: string, path: string, status: number, started: number): void {
+    // No answer, a 5xx or a 429: the API server is (for now) unavailable. The first answer after that tells
+    // whoever waits out a backoff that it is back; costs nothing while all is well.
+    if (status === 0 || status === 429 || status >= 500) this.unavailable = true;
+    else if (this.unavailable) {
+      this.unavailable = false;
+      for (const fn of [...this.recoveredListeners]) fn();
+    }
     const seconds = (performance.now() - started) / 1000;
     const resource = resourceOfPath(path);
     for (const o of this.observers) o(verb, resource, status, seconds);

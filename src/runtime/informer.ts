@@ -202,9 +202,23 @@ export class Informer<T extends KubeObject> {
   private async loop(signal: AbortSignal): Promise<void> {
     const log = this.opts.log?.child({ informer: this.resource.plural });
     let delay = this.opts.backoff.initialMs;
+    // The API server answering again after a request of this client found it unavailable (any request: the
+    // leader's lease renewals come every 2 s) ends a backoff early, and reconnects a watch open since before:
+    // what cut the other request (a restart, a black hole, a partition) may have left this watch silent,
+    // which only the idle timeout would otherwise tell. After an outage the caches are back within a moment
+    // of the server; while all is well this costs nothing.
+    let recovered: (() => void) | undefined;
+    const stopListening = this.client.onRecovered?.(() => {
+      recovered?.();
+      this.restartWatch('the API server answered again after being unavailable', 'debug');
+    });
+    if (stopListening) signal.addEventListener('abort', stopListening, { once: true });
     const backoff = async () => {
       this.stats.reconnects++;
-      await sleep(delay * (0.8 + Math.random() * 0.4), signal);
+      const wait = new AbortController();
+      recovered = () => wait.abort();
+      await sleep(delay * (0.8 + Math.random() * 0.4), AbortSignal.any([signal, wait.signal]));
+      recovered = undefined;
       delay = Math.min(delay * 2, this.opts.backoff.maxMs);
     };
     let needList = true;

@@ -123,6 +123,15 @@ export class WorkQueue<K = string> {
     this.delayed.set(key, { at, timer });
   }
 
+  /** Adds a key waiting out a delay now (its delayed add dropped); one not waiting is left alone. */
+  expedite(key: K): void {
+    const pending = this.delayed.get(key);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.delayed.delete(key);
+    this.add(key);
+  }
+
   addRateLimited(key: K): void {
     this.observer.retry?.();
     this.addAfter(key, Math.max(this.backoff.when(key), this.bucket.reserve()));

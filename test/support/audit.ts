@@ -12,7 +12,7 @@ export interface AuditEvent {
   user: { username: string };
   /** The client's User-Agent: osc sends `osc/<version> (<pod name>)`, which tells replicas of one ServiceAccount apart. */
   userAgent?: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp: string;
 }
