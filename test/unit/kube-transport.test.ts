@@ -165,6 +165,29 @@ describe('KubeClient over node:https', () => {
     assert.ok(performance.now() - started < 5000);
   });
 
+  test('onRecovered: told once when an answer follows a request that found the server unavailable, never while all is well', async () => {
+    reset();
+    const k = client();
+    let recovered = 0;
+    k.onRecovered(() => recovered++);
+    await k.list(ConfigMaps, { namespace: 'a' });
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 0);
+    srv.handler = (_req, res) => json(res, 503, { kind: 'Status', reason: 'ServiceUnavailable', message: 'starting' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
+    // A refusal (4xx other than 429) says nothing about the server's health.
+    srv.handler = (_req, res) => json(res, 404, { kind: 'Status', reason: 'NotFound', message: 'nope' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
+  });
+
   test('every request says which osc it comes from in its User-Agent: the version and the pod (or host) name', async () => {
     reset();
     await client().list(ConfigMaps, { namespace: 'a' });
