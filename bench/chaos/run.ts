@@ -18,28 +18,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
-import {
-  CAA_DAEMONSET,
-  CRIO_CONFIG,
-  EXTENSION_MACHINE_CONFIG,
-  KATA_POOL,
-  MCO_CURRENT_CONFIG,
-  MONITOR_DAEMONSET,
-  OPERATOR_NAMESPACE,
-  PEER_POD_CONFIG,
-  PEER_PODS_CM,
-  PEER_PODS_SECRET,
-} from '../../src/api/names.ts';
-import { ContainerRuntimeConfigs, MachineConfigs } from '../../src/api/openshift.ts';
-import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
+import { EXTENSION_MACHINE_CONFIG, MCO_CURRENT_CONFIG, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../src/api/names.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import { ApiError, errorMessage } from '../../src/kube/errors.ts';
-import { ConfigMaps, DaemonSets, Jobs, Nodes, RuntimeClasses, Secrets, ServiceAccounts, Services } from '../../src/kube/resources.ts';
-import type { KubeObject } from '../../src/kube/types.ts';
+import { ConfigMaps, Nodes, Secrets } from '../../src/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { rbacGaps, readAudit } from './audit.ts';
-import { type Difference, differences, type Snapshot } from './expected.ts';
+import { type Difference, differences } from './expected.ts';
 import { strike, webhookDownMs } from './faults.ts';
 import { installLeastPrivilege, Replicas } from './replicas.ts';
 import {
@@ -56,6 +42,7 @@ import {
   type Operation,
   rng,
 } from './scenario.ts';
+import { takeSnapshot } from './snapshot.ts';
 
 export interface ChaosOptions {
   faults: number;
@@ -268,54 +255,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       },
     });
 
-    const snapshot = async (): Promise<Snapshot> => {
-      const ns = { namespace: NS };
-      const [kataConfig, rcs, crc, monitor, caa, ppc, jobs, cm] = await Promise.all([
-        c.find(KataConfigs, KC),
-        c.list(RuntimeClasses),
-        c.find(ContainerRuntimeConfigs, CRIO_CONFIG),
-        c.find(DaemonSets, MONITOR_DAEMONSET, NS),
-        c.find(DaemonSets, CAA_DAEMONSET, NS),
-        c.find(PeerPodConfigs, PEER_POD_CONFIG, NS),
-        c.list(Jobs, ns),
-        c.get(ConfigMaps, PEER_PODS_CM, NS),
-      ]);
-      const orphans: string[] = [];
-      if (!kataConfig) {
-        const owned = (o: KubeObject) => o.metadata.ownerReferences?.some((ref) => ref.kind === 'KataConfig');
-        const kinds = [
-          ['DaemonSet', c.list(DaemonSets, ns)],
-          ['Service', c.list(Services, ns)],
-          ['ServiceAccount', c.list(ServiceAccounts, ns)],
-          ['Job', c.list(Jobs, ns)],
-          ['ConfigMap', c.list(ConfigMaps, ns)],
-          ['MachineConfig', c.list(MachineConfigs)],
-          ['ContainerRuntimeConfig', c.list(ContainerRuntimeConfigs)],
-          ['RuntimeClass', c.list(RuntimeClasses)],
-        ] as const;
-        for (const [kind, p] of kinds)
-          for (const o of (await p).items as KubeObject[])
-            if (owned(o)) orphans.push(`${kind} ${[o.metadata.namespace, o.metadata.name].filter(Boolean).join('/')}`);
-      }
-      return {
-        kataConfig,
-        runtimeClasses: rcs.items.map((x) => x.metadata.name ?? '').filter((n) => n === 'kata' || n === 'kata-remote'),
-        machineConfig: !!dev.informers.machineConfigs.get(EXTENSION_MACHINE_CONFIG),
-        kataPool: dev.informers.pools.get(KATA_POOL),
-        workerPool: dev.informers.pools.get('worker'),
-        crioLogLevel: crc
-          ? String((crc.spec as { containerRuntimeConfig?: { logLevel?: string } }).containerRuntimeConfig?.logLevel)
-          : undefined,
-        nodes: dev.informers.nodes.list(),
-        monitor: !!monitor,
-        caaDaemonSet: !!caa,
-        peerPodConfig: !!ppc,
-        jobs: jobs.items.map((j) => j.metadata.name ?? ''),
-        amiId: cm.data?.PODVM_AMI_ID ?? '',
-        cloudImages: [...dev.cloud.images.keys()],
-        orphans,
-      };
-    };
+    const snapshot = () => takeSnapshot(dev, KC);
 
     /** Waits until the cluster matches the model; answers what is still wrong at the deadline (empty: converged). */
     const converge = async (m: Model, timeoutMs: number, slow: (left: Difference[]) => void): Promise<Difference[]> => {

@@ -126,6 +126,7 @@ export class KubeClient {
   private readonly requestTimeoutMs: number;
 
   private unavailable = false;
+  private recoveredAt = Number.NEGATIVE_INFINITY;
   private readonly recoveredListeners = new Set<() => void>();
 
   /**
@@ -243,17 +244,26 @@ export class KubeClient {
         throw new ApiError(res.status, parsed?.reason ?? '', parsed?.message ?? (text || `HTTP ${res.status}`), parsed);
       }
     } finally {
-      this.observed(verb, path, status, started);
+      this.observed(verb, path, status, started, opts.signal?.aborted);
     }
   }
 
-  private observed(verb: string, path: string, status: number, started: number): void {
+  private observed(verb: string, path: string, status: number, started: number, aborted = false): void {
     // No answer, a 5xx or a 429: the API server is (for now) unavailable. The first answer after that tells
-    // whoever waits out a backoff that it is back; costs nothing while all is well.
-    if (status === 0 || status === 429 || status >= 500) this.unavailable = true;
+    // whoever waits out a backoff that it is back; costs nothing while all is well. A request this process
+    // gave up itself (a watch reconnected, a pass cancelled) says nothing about the server: counted as
+    // unavailable, the reconnects that recovery itself makes would feed a loop.
+    if (aborted && status === 0) {
+      // neither way
+    } else if (status === 0 || status === 429 || status >= 500) this.unavailable = true;
     else if (this.unavailable) {
       this.unavailable = false;
-      for (const fn of [...this.recoveredListeners]) fn();
+      const now = performance.now();
+      // At most one recovery a second: a server that flaps must not make every watch reconnect each time.
+      if (now - this.recoveredAt >= 1000) {
+        this.recoveredAt = now;
+        for (const fn of [...this.recoveredListeners]) fn();
+      }
     }
     const seconds = (performance.now() - started) / 1000;
     const resource = resourceOfPath(path);

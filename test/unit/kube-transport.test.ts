@@ -186,6 +186,16 @@ describe('KubeClient over node:https', () => {
     reset();
     await k.list(ConfigMaps, { namespace: 'a' });
     assert.equal(recovered, 1);
+    // Nor does a request this process gave up itself (a watch reconnected): no loop of reconnects.
+    srv.handler = () => {};
+    const ac = new AbortController();
+    const pending = k.list(ConfigMaps, { namespace: 'a', signal: ac.signal });
+    await waitFor(() => srv.requests.length > 0);
+    ac.abort();
+    await assert.rejects(pending);
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
   });
 
   test('every request says which osc it comes from in its User-Agent: the version and the pod (or host) name', async () => {
