@@ -158,15 +158,16 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   // nodes' progress, which only the watches bring, and so does whatever this process just wrote; a watch
   // silent for long then is presumed dead (see InformerOptions.quietWhileBusy).
   let kataConfigCache: { list(): KataConfig[] } | undefined;
-  let lastWrite = 0;
+  // Monotonic: a wall clock stepped back must not keep the process 'busy' (and its quiet watches restarting) for hours.
+  let lastWrite = Number.NEGATIVE_INFINITY;
   client.onWritten((rt) => {
     // A lease renewal or an event is bookkeeping, not work whose consequences are awaited.
-    if (rt.plural !== 'leases' && rt.plural !== 'events') lastWrite = Date.now();
+    if (rt.plural !== 'leases' && rt.plural !== 'events') lastWrite = performance.now();
   });
   const settled = (kc: KataConfig) =>
     !kc.metadata.deletionTimestamp && !!kc.status?.conditions?.some((c) => c.type === IN_PROGRESS && c.status === 'False');
   const busy = () => {
-    if (Date.now() - lastWrite < RECENT_WRITE_MS) return true;
+    if (performance.now() - lastWrite < RECENT_WRITE_MS) return true;
     // Only the KataConfig osc acts on: an ignored second one never gets a status.
     const active = kataConfigCache && activeKataConfig(kataConfigCache.list());
     return !!active && !settled(active);

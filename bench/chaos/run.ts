@@ -5,56 +5,35 @@
  * connections black-holed, the webhook unreachable); after each, the cluster must converge to exactly the
  * state the model says. Seeded: the same seed replays the same operations, faults and timings.
  *
- * The operator reaches the API server through a FaultProxy (for the black holes and cuts), and the API
- * server reaches the webhook through another. It runs as a ServiceAccount of its own so that the API
- * server's audit log tells its requests (and their 409s and 5xx) apart.
+ * The operator runs as production runs it (replicas.ts): two replicas with leader election, as the
+ * ServiceAccount and least-privilege RBAC `osc install` ships; each reaches the API server through a
+ * FaultProxy of its own (for the black holes, cuts, partitions and slow links), and the API server reaches
+ * the webhooks through a front that sends each connection to a ready replica. The audit log tells the
+ * operator's requests (and their 409s, 429s and 5xx) apart, and each replica's by its User-Agent: from it
+ * comes the check that no two leaders ever wrote.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
-import {
-  CAA_DAEMONSET,
-  CRIO_CONFIG,
-  EXTENSION_MACHINE_CONFIG,
-  KATA_POOL,
-  MCO_CURRENT_CONFIG,
-  MONITOR_DAEMONSET,
-  OPERATOR_NAMESPACE,
-  PEER_POD_CONFIG,
-  PEER_PODS_CM,
-  PEER_PODS_SECRET,
-} from '../../src/api/names.ts';
-import { ContainerRuntimeConfigs, MachineConfigs } from '../../src/api/openshift.ts';
-import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
-import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
-import { freePort } from '../../src/devcluster/controlplane.ts';
+import { EXTENSION_MACHINE_CONFIG, MCO_CURRENT_CONFIG, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../src/api/names.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
-import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
+import { NAMES } from '../../src/install/manifests.ts';
 import { ApiError, errorMessage } from '../../src/kube/errors.ts';
-import {
-  ClusterRoleBindings,
-  ConfigMaps,
-  DaemonSets,
-  Jobs,
-  Nodes,
-  RuntimeClasses,
-  Secrets,
-  ServiceAccounts,
-  Services,
-} from '../../src/kube/resources.ts';
-import type { KubeObject } from '../../src/kube/types.ts';
+import { ConfigMaps, Nodes, Secrets } from '../../src/kube/resources.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { type Difference, differences, type Snapshot } from './expected.ts';
-import { OperatorProcess } from './operator.ts';
+import { rbacGaps, readAudit } from './audit.ts';
+import { type Difference, differences } from './expected.ts';
+import { strike, webhookDownMs } from './faults.ts';
+import { installLeastPrivilege, Replicas } from './replicas.ts';
 import {
   applyOperation,
   CHAOS_LABEL,
   CHAOS_SELECTOR,
   describeOperation,
-  type Fault,
+  FAULT_KINDS,
   type FaultKind,
   faultPlan,
   initialModel,
@@ -63,6 +42,7 @@ import {
   type Operation,
   rng,
 } from './scenario.ts';
+import { takeSnapshot } from './snapshot.ts';
 
 export interface ChaosOptions {
   faults: number;
@@ -74,6 +54,10 @@ export interface ChaosOptions {
   budgetMs?: number;
   /** The latest a fault strikes after its operation starts. */
   maxFaultDelayMs?: number;
+  /** The kinds of fault to inject (default all). */
+  kinds?: readonly FaultKind[];
+  /** The platform osc runs on: its RBAC is the one `osc install --distribution` ships (default openshift). */
+  distribution?: 'openshift';
   log?: Logger;
   /** One line per step (progress). */
   progress?: (line: string) => void;
@@ -83,6 +67,8 @@ export interface StepResult {
   step: number;
   operation: string;
   fault: FaultKind;
+  /** Which replica the fault struck, and how hard. */
+  detail?: string;
   converged: boolean;
   /** From the fault's injection to convergence. */
   convergeMs: number;
@@ -110,6 +96,21 @@ export interface ChaosReport {
   operatorRequests: number;
   operator5xx: number;
   operator409: number;
+  operator429: number;
+  /** Requests answered 403 (also while an API server that just restarted fills its authorizer's caches). */
+  operator403: number;
+  /** Forbidden requests the shipped RBAC indeed does not allow (asked of the API server after the run). Must be none. */
+  rbacGaps: string[];
+  /** Each replica's share of the operator's requests (by User-Agent). */
+  requestsByReplica: Record<string, number>;
+  /** Writes by a replica that did not hold the lease at the time (the audit log): must be none. */
+  doubleLeaderWrites: string[];
+  /** Times a replica became leader, and lost the lease (and stopped). */
+  leaderships: number;
+  leadershipsLost: number;
+  oomKills: number;
+  /** The largest resident memory a replica reached, in MiB. */
+  peakRssMiB: number;
   relistsOnGone: number;
   silentWatchesDetected: number;
   operatorUnexpectedExits: number;
@@ -120,8 +121,8 @@ export interface ChaosReport {
 
 const NS = OPERATOR_NAMESPACE;
 const KC = 'chaos';
-const OPERATOR_SA = 'osc-chaos-operator';
-const OPERATOR_USER = `system:serviceaccount:${NS}:${OPERATOR_SA}`;
+const OPERATOR_USER = `system:serviceaccount:${NS}:${NAMES.serviceAccount}`;
+const REPLICAS = ['osc-controller-manager-chaos-a', 'osc-controller-manager-chaos-b'];
 /** A step not converged this long after its fault says what is still wrong (where the time goes). */
 const SLOW_MS = 30_000;
 const clock = () => new Date().toISOString().slice(11, 19);
@@ -192,25 +193,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ],
   });
   const c = dev.client;
-  let apiProxy: FaultProxy | undefined;
-  let webhookProxy: FaultProxy | undefined;
-  let operator: OperatorProcess | undefined;
+  let replicas: Replicas | undefined;
   try {
-    // The operator's identity, kubeconfig (through the proxy) and the peer pods configuration.
-    await c.create(ServiceAccounts, { metadata: { name: OPERATOR_SA, namespace: NS } });
-    await c.create(ClusterRoleBindings, {
-      metadata: { name: OPERATOR_SA },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: OPERATOR_SA, namespace: NS }],
-    } as KubeObject);
-    const token = await c.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${NS}/serviceaccounts/${OPERATOR_SA}/token`, {
-      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 48 * 3600 } },
-    });
-    apiProxy = await FaultProxy.start({ port: Number(new URL(dev.controlPlane.apiserverUrl).port) });
-    const kubeconfig = join(dir, 'operator.kubeconfig');
-    writeFileSync(kubeconfig, tokenKubeconfigText(apiProxy.url, dev.controlPlane.caPem, token.status.token, { user: 'osc' }), {
-      mode: 0o600,
-    });
+    // The operator's identity and RBAC as `osc install` ships them, and the peer pods configuration.
+    const token = await installLeastPrivilege(dev, opts.distribution ?? 'openshift', NS);
     await c.create(Secrets, {
       metadata: { name: PEER_PODS_SECRET, namespace: NS },
       stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7CHAOS00', AWS_SECRET_ACCESS_KEY: 'chaos/secret/key/not/a/real/one/000000000' },
@@ -218,28 +204,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     await c.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
     await c.patch(Nodes, 'worker-0', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
 
-    const webhookPort = await freePort();
-    webhookProxy = await FaultProxy.start({ port: webhookPort });
-    operator = new OperatorProcess(
-      [
-        '--kubeconfig',
-        kubeconfig,
-        '--no-leader-elect',
-        '--metrics-bind-address',
-        '0',
-        '--health-probe-bind-address',
-        '0',
-        '--webhook-bind-address',
-        `127.0.0.1:${webhookPort}`,
-        '--webhook-url',
-        webhookProxy.url,
-      ],
-      join(dir, 'operator.log'),
-    );
-    operator.start();
-    // Admission holds from the first KataConfig on once the operator has registered its webhooks.
-    const ready = operator;
-    await waitUntil(() => ready.synced > 0, 120_000, 'the operator to start');
+    replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS });
+    const set = replicas;
+    // Admission holds from the first KataConfig on once the leader has registered the webhooks.
+    await waitUntil(() => !!set.leader() && set.replicas.every((x) => x.ready), 120_000, 'a leader, and both replicas ready');
+    const webhookFront = set.front;
 
     // Work done twice: reboots that leave a node's configuration as it was; the MachineConfig re-created or rewritten.
     const track = new Map<string, { boot?: string; config?: string; reboots: number; configChanges: number }>();
@@ -286,54 +255,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       },
     });
 
-    const snapshot = async (): Promise<Snapshot> => {
-      const ns = { namespace: NS };
-      const [kataConfig, rcs, crc, monitor, caa, ppc, jobs, cm] = await Promise.all([
-        c.find(KataConfigs, KC),
-        c.list(RuntimeClasses),
-        c.find(ContainerRuntimeConfigs, CRIO_CONFIG),
-        c.find(DaemonSets, MONITOR_DAEMONSET, NS),
-        c.find(DaemonSets, CAA_DAEMONSET, NS),
-        c.find(PeerPodConfigs, PEER_POD_CONFIG, NS),
-        c.list(Jobs, ns),
-        c.get(ConfigMaps, PEER_PODS_CM, NS),
-      ]);
-      const orphans: string[] = [];
-      if (!kataConfig) {
-        const owned = (o: KubeObject) => o.metadata.ownerReferences?.some((ref) => ref.kind === 'KataConfig');
-        const kinds = [
-          ['DaemonSet', c.list(DaemonSets, ns)],
-          ['Service', c.list(Services, ns)],
-          ['ServiceAccount', c.list(ServiceAccounts, ns)],
-          ['Job', c.list(Jobs, ns)],
-          ['ConfigMap', c.list(ConfigMaps, ns)],
-          ['MachineConfig', c.list(MachineConfigs)],
-          ['ContainerRuntimeConfig', c.list(ContainerRuntimeConfigs)],
-          ['RuntimeClass', c.list(RuntimeClasses)],
-        ] as const;
-        for (const [kind, p] of kinds)
-          for (const o of (await p).items as KubeObject[])
-            if (owned(o)) orphans.push(`${kind} ${[o.metadata.namespace, o.metadata.name].filter(Boolean).join('/')}`);
-      }
-      return {
-        kataConfig,
-        runtimeClasses: rcs.items.map((x) => x.metadata.name ?? '').filter((n) => n === 'kata' || n === 'kata-remote'),
-        machineConfig: !!dev.informers.machineConfigs.get(EXTENSION_MACHINE_CONFIG),
-        kataPool: dev.informers.pools.get(KATA_POOL),
-        workerPool: dev.informers.pools.get('worker'),
-        crioLogLevel: crc
-          ? String((crc.spec as { containerRuntimeConfig?: { logLevel?: string } }).containerRuntimeConfig?.logLevel)
-          : undefined,
-        nodes: dev.informers.nodes.list(),
-        monitor: !!monitor,
-        caaDaemonSet: !!caa,
-        peerPodConfig: !!ppc,
-        jobs: jobs.items.map((j) => j.metadata.name ?? ''),
-        amiId: cm.data?.PODVM_AMI_ID ?? '',
-        cloudImages: [...dev.cloud.images.keys()],
-        orphans,
-      };
-    };
+    const snapshot = () => takeSnapshot(dev, KC);
 
     /** Waits until the cluster matches the model; answers what is still wrong at the deadline (empty: converged). */
     const converge = async (m: Model, timeoutMs: number, slow: (left: Difference[]) => void): Promise<Difference[]> => {
@@ -413,32 +335,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       void m;
     };
 
-    const inject = async (f: Fault): Promise<void> => {
-      switch (f.kind) {
-        case 'killOperator':
-          await operator?.kill(f.downMs);
-          return;
-        case 'restartApiServer':
-          await dev.controlPlane.restartApiServer(f.downMs);
-          return;
-        case 'compactEtcd':
-          await dev.controlPlane.compactEtcd();
-          // The watches in flight are at the head; the cut makes each resume from its own, now compacted, version.
-          apiProxy?.cutAll();
-          return;
-        case 'blackholeWatches':
-          apiProxy?.blackholeAll();
-          return;
-        case 'webhookDown':
-          // Handled around the operation (see below): admission is what it breaks.
-          return;
-      }
-    };
-
     let workerSeq = opts.workers ?? 3;
     const nextWorker = () => `worker-${workerSeq++}`;
     let model = initialModel(opts.workers ?? 3);
-    const plan = faultPlan(r, opts.faults, opts.maxFaultDelayMs ?? 3000);
+    const plan = faultPlan(r, opts.faults, opts.maxFaultDelayMs ?? 3000, opts.kinds ?? FAULT_KINDS);
     const steps: StepResult[] = [];
     const leaks = new Set<string>();
     let installs = 0;
@@ -454,38 +354,42 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       if (op.kind === 'install') installs++;
       const t0 = Date.now();
       let injectedAt: number;
-      if (fault.kind === 'webhookDown') {
+      let detail: string | undefined;
+      let healed: Promise<void> = Promise.resolve();
+      if (fault.kind === 'webhookDown' || fault.kind === 'webhookOutage') {
         // The webhook unreachable (connections refused, or accepted and never answered) while the operation is made.
         const mode = fault.downMs % 2 === 0 ? 'refuse' : 'blackhole';
-        webhookProxy.setMode(mode);
-        webhookProxy.blackholeAll();
+        webhookFront.setMode(mode);
+        webhookFront.blackholeAll();
         injectedAt = Date.now();
-        const heal = sleep(2000 + fault.downMs * 2).then(() => webhookProxy?.setMode('up'));
+        detail = `${mode} for ${(webhookDownMs(fault) / 1000).toFixed(0)}s`;
+        healed = sleep(webhookDownMs(fault)).then(() => webhookFront.setMode('up'));
         await perform(op, model);
-        await heal;
       } else {
         await perform(op, model);
         await sleep(Math.max(0, t0 + fault.afterMs - Date.now()));
         injectedAt = Date.now();
-        await inject(fault);
+        ({ healed, detail } = await strike(fault, dev, set, r));
       }
       model = applyOperation(model, op);
       const left = await converge(model, timeout, (l) =>
         progress(`    ${clock()} still converging after ${SLOW_MS / 1000}s: ${l.map((d) => d.what).join('; ')}`),
       );
       const convergeMs = Date.now() - injectedAt;
+      await healed;
       for (const d of left) if (d.leak) leaks.add(d.what);
       const step: StepResult = {
         step: i + 1,
         operation: describeOperation(op),
         fault: fault.kind,
+        ...(detail ? { detail } : {}),
         converged: left.length === 0,
         convergeMs,
         left,
       };
       steps.push(step);
       progress(
-        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${fault.kind.padEnd(17)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
+        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${`${fault.kind}${detail ? ` (${detail})` : ''}`.padEnd(40)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
       );
     }
     // The end: everything uninstalled, and nothing of osc's left anywhere.
@@ -498,8 +402,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     if (finalLeft.length) progress(`final uninstall did not converge: ${finalLeft.map((d) => d.what).join('; ')}`);
     for (const t of track.values()) settleNode(t);
 
-    await operator.stop();
-    const audit = readAudit(auditLog);
+    await set.stop();
+    const audit = readAudit(auditLog, OPERATOR_USER);
+    const peakRss = Math.max(...set.replicas.map((x) => x.process.peakRss));
     const byKind: Record<string, number> = {};
     for (const st of steps) byKind[st.fault] = (byKind[st.fault] ?? 0) + 1;
     const times = steps.filter((s) => s.converged).map((s) => s.convergeMs);
@@ -520,41 +425,25 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       operatorRequests: audit.total,
       operator5xx: audit.s5xx,
       operator409: audit.s409,
-      relistsOnGone: operator.counts.relistsOnGone,
-      silentWatchesDetected: operator.counts.silentWatches,
-      operatorUnexpectedExits: operator.unexpectedExits,
+      operator429: audit.s429,
+      operator403: audit.s403,
+      rbacGaps: await rbacGaps(c, OPERATOR_USER, audit.forbidden),
+      requestsByReplica: audit.byReplica,
+      doubleLeaderWrites: audit.doubleLeaderWrites,
+      leaderships: set.sum((p) => p.counts.leaderships),
+      leadershipsLost: set.sum((p) => p.counts.leadershipsLost),
+      oomKills: set.sum((p) => p.oomKills),
+      peakRssMiB: Math.round(peakRss / 1024 / 1024),
+      relistsOnGone: set.sum((p) => p.counts.relistsOnGone),
+      silentWatchesDetected: set.sum((p) => p.counts.silentWatches),
+      operatorUnexpectedExits: set.sum((p) => p.unexpectedExits),
       webhookRefusals,
       steps,
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
   } finally {
-    await operator?.stop().catch(() => {});
-    await apiProxy?.close();
-    await webhookProxy?.close();
+    await replicas?.stop().catch(() => {});
     await dev.stop();
     if (!process.env.OSC_CHAOS_KEEP) rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** The operator's requests in the audit log, and how many ended in 409 Conflict or a 5xx. */
-function readAudit(path: string): { total: number; s409: number; s5xx: number } {
-  let total = 0;
-  let s409 = 0;
-  let s5xx = 0;
-  let text = '';
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return { total, s409, s5xx };
-  }
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const e = JSON.parse(line) as { stage?: string; user?: { username?: string }; responseStatus?: { code?: number } };
-    if (e.stage !== 'ResponseComplete' || e.user?.username !== OPERATOR_USER) continue;
-    total++;
-    const code = e.responseStatus?.code ?? 0;
-    if (code === 409) s409++;
-    if (code >= 500) s5xx++;
-  }
-  return { total, s409, s5xx };
 }

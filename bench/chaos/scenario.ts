@@ -50,8 +50,38 @@ export interface Operation {
   labelled?: boolean;
 }
 
-export const FAULT_KINDS = ['killOperator', 'restartApiServer', 'compactEtcd', 'blackholeWatches', 'webhookDown'] as const;
+export const FAULT_KINDS = [
+  // The leader SIGKILLed (a node lost, a pod deleted with no grace).
+  'killOperator',
+  'restartApiServer',
+  // etcd compacted under the watches: they resume from a compacted version and are told 410 Gone.
+  'compactEtcd',
+  // Every connection of every replica to the API server goes quiet without being closed.
+  'blackholeWatches',
+  // The webhook unreachable for a few seconds while the administrator acts.
+  'webhookDown',
+  // The leader cut off from the API server past its lease: it must stop writing and exit; the other leads.
+  'partitionReplica',
+  // A replica's wall clock stepped by minutes (NTP, a resumed VM), either way.
+  'stepClock',
+  // The API server rejects every request of the operator's ServiceAccount with 429 (API Priority and Fairness).
+  'apiThrottled',
+  // Every byte between the replicas and the API server delayed by seconds.
+  'apiSlow',
+  // The webhook unreachable for longer than the API server waits for it.
+  'webhookOutage',
+  // The leader killed by its memory limit, and restarted with the kubelet's crash-loop backoff.
+  'oomKill',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** The kinds of the first chaos run (one replica could take them all): the short chaos test's. */
+export const CLASSIC_FAULT_KINDS: readonly FaultKind[] = [
+  'killOperator',
+  'restartApiServer',
+  'compactEtcd',
+  'blackholeWatches',
+  'webhookDown',
+];
 
 export interface Fault {
   kind: FaultKind;
@@ -152,10 +182,10 @@ export function applyOperation(m: Model, op: Operation): Model {
 }
 
 /** Faults in shuffled rounds of one of each kind: every kind comes up equally often, in random order. */
-export function faultPlan(r: () => number, count: number, maxAfterMs: number): Fault[] {
+export function faultPlan(r: () => number, count: number, maxAfterMs: number, kinds: readonly FaultKind[] = FAULT_KINDS): Fault[] {
   const out: Fault[] = [];
   while (out.length < count) {
-    const round = [...FAULT_KINDS];
+    const round = [...kinds];
     for (let i = round.length - 1; i > 0; i--) {
       const j = Math.floor(r() * (i + 1));
       [round[i], round[j]] = [round[j] as FaultKind, round[i] as FaultKind];

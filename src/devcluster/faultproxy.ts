@@ -4,7 +4,11 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * A TCP proxy on a free loopback port in front of one upstream (the API server, a webhook server), for
  * fault injection: it can cut every connection through it (as a restarting peer does), black-hole them
  * (the bytes stop flowing both ways but neither end is told, as when a NAT or load balancer forgets a
- * connection) or stop answering altogether for a while. TLS passes through untouched.
+ * connection), slow every byte down (a congested link or an overloaded peer: delayMs), or stop answering
+ * altogether for a while. TLS passes through untouched.
+ *
+ * Its upstream may also be chosen per connection (`route`): a Service in front of the pods that are ready,
+ * round robin, and connections refused while none is, as kube-proxy does for a Service without endpoints.
  */
 export class FaultProxy {
   private readonly server: Server;
@@ -17,6 +21,10 @@ export class FaultProxy {
 
   private readonly upstreamHost: string;
   private readonly upstreamPort: number;
+  /** Picks the upstream port for a new connection (undefined: none ready, refused); default the fixed one. */
+  route: (() => number | undefined) | undefined;
+  /** Added to every chunk's way through, both directions (0: none). */
+  delayMs = 0;
 
   private constructor(upstreamHost: string, upstreamPort: number) {
     this.upstreamHost = upstreamHost;
@@ -55,7 +63,12 @@ export class FaultProxy {
       this.swallow(client);
       return;
     }
-    const upstream = connect(this.upstreamPort, this.upstreamHost);
+    const port = this.route ? this.route() : this.upstreamPort;
+    if (port === undefined) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = connect(port, this.upstreamHost);
     const pair = { client, upstream };
     this.pairs.add(pair);
     const close = () => {
@@ -65,8 +78,27 @@ export class FaultProxy {
     };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    this.forward(client, upstream);
+    this.forward(upstream, client);
+  }
+
+  /**
+   * Pipes `from` into `to`; while delayMs is set, each chunk leaves delayMs after it came, never before the
+   * one ahead of it (the order of a byte stream is kept when the delay changes).
+   */
+  private forward(from: Socket, to: Socket): void {
+    let last = 0;
+    from.on('data', (chunk: Buffer) => {
+      if (this.delayMs <= 0 && last <= performance.now()) {
+        if (!to.destroyed) to.write(chunk);
+        return;
+      }
+      const at = Math.max(performance.now() + this.delayMs, last);
+      last = at;
+      setTimeout(() => {
+        if (!to.destroyed) to.write(chunk);
+      }, at - performance.now());
+    });
   }
 
   /** Keeps the socket open and reads (and drops) whatever it sends: the peer sees a connection that went quiet. */
@@ -100,8 +132,8 @@ export class FaultProxy {
     const n = this.pairs.size;
     for (const pair of [...this.pairs]) {
       this.pairs.delete(pair);
-      pair.client.unpipe(pair.upstream);
-      pair.upstream.unpipe(pair.client);
+      pair.client.removeAllListeners('data');
+      pair.upstream.removeAllListeners('data');
       pair.upstream
         .removeAllListeners('close')
         .removeAllListeners('error')

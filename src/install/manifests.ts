@@ -151,6 +151,8 @@ function deployment(opts: ManifestOptions): KubeObject {
               args: operatorArgs(opts.logLevel),
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                // In the User-Agent of its requests: the audit log tells the replicas apart.
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
                 { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
                 ...operandImages(),

@@ -1,5 +1,7 @@
+import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiVersionOf, type KubeObject, type ObjectList, type ResourceType, type WatchEvent } from '../api/meta.ts';
+import { packageVersion } from '../api/release.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
 import { LineReader, type Response, Transport } from './transport.ts';
@@ -77,6 +79,34 @@ export class WatchIdleError extends Error {
  * every second here is a second a controller waits before it tries a fresh one.
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** How many times a request answered 429 (or a 5xx) with Retry-After is retried: client-go's default. */
+export const MAX_RETRY_AFTER = 10;
+/** The longest Retry-After honoured as sent (a larger one is waited this long, then retried). */
+const MAX_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * What osc says it is in the User-Agent header (the API server's audit log records it): the version, and
+ * which process, by its pod's name (POD_NAME, set from the downward API in osc's manifests) or its host's.
+ * Two replicas running as one ServiceAccount are told apart by it.
+ */
+export function defaultUserAgent(): string {
+  return `osc/${packageVersion()} (${process.env.POD_NAME || hostname()})`;
+}
+
+function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 export class KubeClient {
   /** The API server's URL. */
@@ -95,8 +125,26 @@ export class KubeClient {
 
   private readonly requestTimeoutMs: number;
 
-  constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number } = {}) {
+  private unavailable = false;
+  private recoveredAt = Number.NEGATIVE_INFINITY;
+  private readonly recoveredListeners = new Set<() => void>();
+
+  /**
+   * Hears the API server answer again after a request of this client found it unavailable (no answer, a
+   * 5xx, a 429): an informer or a work queue waiting out a backoff retries at once rather than up to its
+   * cap later. Answers a function that stops the listening.
+   */
+  onRecovered(fn: () => void): () => void {
+    this.recoveredListeners.add(fn);
+    return () => this.recoveredListeners.delete(fn);
+  }
+
+  /** The User-Agent header of every request (defaultUserAgent unless given). */
+  readonly userAgent: string;
+
+  constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number; userAgent?: string } = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.userAgent = opts.userAgent ?? defaultUserAgent();
     this.source = source;
     const server = 'getCurrentCluster' in source ? source.getCurrentCluster()?.server : source.server;
     if (!server) throw new Error('kubeconfig has no current cluster: set a current-context');
@@ -164,17 +212,29 @@ export class KubeClient {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const started = performance.now();
+    headers['user-agent'] = this.userAgent;
+    let started = performance.now();
     const verb = method === 'GET' && url.searchParams.get('watch') === 'true' ? 'WATCH' : method;
     let status = 0;
     try {
-      // A connection that went silent fails the request after requestTimeoutMs and is destroyed, not
-      // pooled (a dead keep-alive connection handed to every later request would hang them all); watches
-      // have their own idle timer.
-      const res = await transport.exchange(url, { method, headers, body, signal: opts.signal, dedicated: opts.dedicated });
-      status = res.status;
-      if (res.status >= 400) {
+      for (let retries = 0; ; retries++) {
+        // A connection that went silent fails the request after requestTimeoutMs and is destroyed, not
+        // pooled (a dead keep-alive connection handed to every later request would hang them all); watches
+        // have their own idle timer.
+        const res = await transport.exchange(url, { method, headers, body, signal: opts.signal, dedicated: opts.dedicated });
+        status = res.status;
+        if (res.status < 400) return res;
         const text = await res.text();
+        // As client-go does: a 429 (API Priority and Fairness shedding load) or a 5xx that says when to come
+        // back is retried after that many seconds, up to MAX_RETRY_AFTER times; the server did not act on it.
+        const retryAfter = res.retryAfterSeconds;
+        if ((res.status === 429 || res.status >= 500) && retryAfter !== undefined && retries < MAX_RETRY_AFTER) {
+          this.observed(verb, path, status, started);
+          await sleepFor(Math.min(retryAfter, MAX_RETRY_AFTER_SECONDS) * 1000, opts.signal);
+          started = performance.now();
+          status = 0;
+          continue;
+        }
         let parsed: { reason?: string; message?: string } | undefined;
         try {
           parsed = JSON.parse(text);
@@ -183,12 +243,31 @@ export class KubeClient {
         }
         throw new ApiError(res.status, parsed?.reason ?? '', parsed?.message ?? (text || `HTTP ${res.status}`), parsed);
       }
-      return res;
     } finally {
-      const seconds = (performance.now() - started) / 1000;
-      const resource = resourceOfPath(path);
-      for (const o of this.observers) o(verb, resource, status, seconds);
+      this.observed(verb, path, status, started, opts.signal?.aborted);
     }
+  }
+
+  private observed(verb: string, path: string, status: number, started: number, aborted = false): void {
+    // No answer, a 5xx or a 429: the API server is (for now) unavailable. The first answer after that tells
+    // whoever waits out a backoff that it is back; costs nothing while all is well. A request this process
+    // gave up itself (a watch reconnected, a pass cancelled) says nothing about the server: counted as
+    // unavailable, the reconnects that recovery itself makes would feed a loop.
+    if (aborted && status === 0) {
+      // neither way
+    } else if (status === 0 || status === 429 || status >= 500) this.unavailable = true;
+    else if (this.unavailable) {
+      this.unavailable = false;
+      const now = performance.now();
+      // At most one recovery a second: a server that flaps must not make every watch reconnect each time.
+      if (now - this.recoveredAt >= 1000) {
+        this.recoveredAt = now;
+        for (const fn of [...this.recoveredListeners]) fn();
+      }
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const resource = resourceOfPath(path);
+    for (const o of this.observers) o(verb, resource, status, seconds);
   }
 
   async list<T extends KubeObject>(rt: ResourceType<T>, opts: ListOptions<T> = {}): Promise<ObjectList<T>> {

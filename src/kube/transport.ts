@@ -54,6 +54,8 @@ export class TransportClosedError extends Error {
 export class Response {
   readonly status: number;
   readonly contentType: string;
+  /** The Retry-After header, in seconds, where the server sent a whole number (the form the API server uses). */
+  readonly retryAfterSeconds: number | undefined;
   private readonly res: http.IncomingMessage;
   private readonly failure: () => Error | undefined;
 
@@ -61,6 +63,8 @@ export class Response {
     this.res = res;
     this.status = res.statusCode ?? 0;
     this.contentType = res.headers['content-type'] ?? '';
+    const retryAfter = res.headers['retry-after'];
+    this.retryAfterSeconds = retryAfter !== undefined && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined;
     this.failure = failure;
   }
 

@@ -59,8 +59,13 @@ export interface LeakInput {
   failures: readonly FailedDeletion[];
   /** The digest of peer-pods-cm and peer-pods-secret now. */
   inputs: string;
-  /** When each VM was first seen without a live pod (ms since the epoch), from the previous plan. */
+  /** When each VM was first seen without a live pod (on the `elapsedMs` clock), from the previous plan. */
   unownedSince: ReadonlyMap<string, number>;
+  /**
+   * A monotonic clock reading (performance.now in the controller), for how long a VM has been seen without
+   * a pod: a step of the wall clock must not age an in-flight create past the grace period. Absent: `now`.
+   */
+  elapsedMs?: number;
 }
 
 export interface LeakPlan {
@@ -95,18 +100,19 @@ export function planLeakedVMs(input: LeakInput): LeakPlan {
   const failures = new Map(input.failures.map((f) => [f.id, f]));
   const plan: LeakPlan = { delete: [], failed: [], young: [], owned: 0, unownedSince: new Map() };
   const now = input.now.getTime();
+  const elapsed = input.elapsedMs ?? now;
   for (const vm of input.vms) {
     if (vm.tags[CLUSTER_UID_TAG] !== input.clusterUID) continue;
     if (ownedBy(vm, uids, names)) {
       plan.owned++;
       continue;
     }
-    const since = input.unownedSince.get(vm.id) ?? now;
+    const since = input.unownedSince.get(vm.id) ?? elapsed;
     plan.unownedSince.set(vm.id, since);
     const created = Date.parse(vm.createdAt);
     // A VM whose creation time cannot be read is as young as can be: never deleted on a guess.
     const age = Number.isNaN(created) ? 0 : now - created;
-    const waited = Math.min(age, now - since);
+    const waited = Math.min(age, elapsed - since);
     if (waited < input.graceMs) {
       plan.young.push(vm);
       const left = input.graceMs - waited;

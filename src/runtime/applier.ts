@@ -113,6 +113,7 @@ export interface ApplierOptions {
   metrics?: RuntimeMetrics;
   /** How long a write the cache has not shown is remembered (then the next pass may make it again). */
   expectationTtlMs?: number;
+  /** A monotonic clock in ms (default performance.now): a step of the wall clock neither ends nor stretches a wait. */
   now?: () => number;
 }
 
@@ -228,7 +229,7 @@ export class Applier {
     this.fieldManager = opts.fieldManager;
     this.metrics = opts.metrics;
     this.ttlMs = opts.expectationTtlMs ?? 30_000;
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { errorMessage, isConflict } from '../kube/errors.ts';
+import { ApiError, errorMessage, isConflict } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Informer } from './informer.ts';
 import type { RuntimeMetrics } from './metrics.ts';
@@ -56,9 +56,20 @@ export class Controller {
   private readonly metrics: RuntimeMetrics | undefined;
   /** Conflicts in a row per key, for the fast-retry cap. */
   private readonly conflicts = new Map<string, number>();
+  /** Keys whose last pass failed because the API server did not answer (or shed it): retried once it answers. */
+  private readonly awaitingServer = new Set<string>();
 
-  constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics) {
+  /**
+   * `recovered`: hears the API server answer again after it was unavailable (KubeClient.onRecovered). A key
+   * that failed for want of the server is then retried at once: no event may ever come for it, and its
+   * backoff after a long outage reaches tens of seconds.
+   */
+  constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics, recovered?: (fn: () => void) => () => void) {
     this.spec = spec;
+    recovered?.(() => {
+      for (const key of this.awaitingServer) this.queue.expedite(key);
+      this.awaitingServer.clear();
+    });
     this.log = log;
     this.metrics = metrics;
     this.name = spec.name;
@@ -119,6 +130,7 @@ export class Controller {
       const result = await this.spec.reconcile(key, { signal, log });
       this.queue.forget(key);
       this.conflicts.delete(key);
+      this.awaitingServer.delete(key);
       if (result?.requeueAfterMs !== undefined) {
         this.queue.addAfter(key, result.requeueAfterMs);
         this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'requeue_after' });
@@ -144,9 +156,17 @@ export class Controller {
         return;
       }
       log.error({ err: errorMessage(e), retries: this.queue.retries(key) }, 'reconcile failed; will retry');
+      if (serverUnavailable(e)) this.awaitingServer.add(key);
+      else this.awaitingServer.delete(key);
       this.queue.addRateLimited(key);
     } finally {
       end?.();
     }
   }
+}
+
+/** No answer at all (a connection refused or reset, a timeout), a 5xx or a 429: the server, not the request. */
+export function serverUnavailable(e: unknown): boolean {
+  if (e instanceof ApiError) return e.status >= 500 || e.status === 429;
+  return true;
 }

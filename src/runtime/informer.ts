@@ -158,7 +158,7 @@ export class Informer<T extends KubeObject> {
       const quiet = this.opts.quietWhileBusy;
       if (quiet) {
         const timer = setInterval(() => {
-          if (!this.currentWatch || Date.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;
+          if (!this.currentWatch || performance.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;
           // Often a healthy watch of a quiet kind: not worth a warning.
           this.restartWatch(`silent for ${quiet.afterMs / 1000}s while work is under way`, 'debug');
         }, quiet.afterMs / 4).unref();
@@ -202,9 +202,23 @@ export class Informer<T extends KubeObject> {
   private async loop(signal: AbortSignal): Promise<void> {
     const log = this.opts.log?.child({ informer: this.resource.plural });
     let delay = this.opts.backoff.initialMs;
+    // The API server answering again after a request of this client found it unavailable (any request: the
+    // leader's lease renewals come every 2 s) ends a backoff early, and reconnects a watch open since before:
+    // what cut the other request (a restart, a black hole, a partition) may have left this watch silent,
+    // which only the idle timeout would otherwise tell. After an outage the caches are back within a moment
+    // of the server; while all is well this costs nothing.
+    let recovered: (() => void) | undefined;
+    const stopListening = this.client.onRecovered?.(() => {
+      recovered?.();
+      this.restartWatch('the API server answered again after being unavailable', 'debug');
+    });
+    if (stopListening) signal.addEventListener('abort', stopListening, { once: true });
     const backoff = async () => {
       this.stats.reconnects++;
-      await sleep(delay * (0.8 + Math.random() * 0.4), signal);
+      const wait = new AbortController();
+      recovered = () => wait.abort();
+      await sleep(delay * (0.8 + Math.random() * 0.4), AbortSignal.any([signal, wait.signal]));
+      recovered = undefined;
       delay = Math.min(delay * 2, this.opts.backoff.maxMs);
     };
     let needList = true;
@@ -274,7 +288,7 @@ export class Informer<T extends KubeObject> {
     const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
     const current: { abort: AbortController; reason?: string; level?: 'warn' | 'debug' } = { abort: new AbortController() };
     this.currentWatch = current;
-    this.lastHeard = Date.now();
+    this.lastHeard = performance.now();
     const timer = setTimeout(
       () => {
         current.reason = 'it outlived its timeout';
@@ -308,7 +322,7 @@ export class Informer<T extends KubeObject> {
         signal,
       },
       (ev) => {
-        this.lastHeard = Date.now();
+        this.lastHeard = performance.now();
         if (ev.type === 'ERROR') {
           const status = ev.object as unknown as { code?: number; message?: string; reason?: string };
           if (status.code === 410) throw new GoneError(status.message ?? 'Gone');

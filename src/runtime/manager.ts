@@ -114,7 +114,7 @@ export class Manager {
   }
 
   addController(spec: ControllerSpec): Controller {
-    const c = new Controller(spec, this.log, this.metrics);
+    const c = new Controller(spec, this.log, this.metrics, (fn) => this.client.onRecovered(fn));
     this.controllers.push(c);
     return c;
   }

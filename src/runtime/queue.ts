@@ -41,7 +41,7 @@ export class TokenBucket {
   private last: number;
   private readonly opts: BucketOptions;
   private readonly now: () => number;
-  constructor(opts: BucketOptions = defaultBucket, now: () => number = Date.now) {
+  constructor(opts: BucketOptions = defaultBucket, now: () => number = () => performance.now()) {
     this.opts = opts;
     this.now = now;
     this.tokens = opts.burst;
@@ -111,7 +111,7 @@ export class WorkQueue<K = string> {
       this.add(key);
       return;
     }
-    const at = Date.now() + delayMs;
+    const at = performance.now() + delayMs;
     const pending = this.delayed.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
@@ -121,6 +121,15 @@ export class WorkQueue<K = string> {
     }, delayMs);
     timer.unref?.();
     this.delayed.set(key, { at, timer });
+  }
+
+  /** Adds a key waiting out a delay now (its delayed add dropped); one not waiting is left alone. */
+  expedite(key: K): void {
+    const pending = this.delayed.get(key);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.delayed.delete(key);
+    this.add(key);
   }
 
   addRateLimited(key: K): void {

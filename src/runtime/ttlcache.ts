@@ -7,7 +7,7 @@ export class TTLCache<V> extends Map<string, { value: V; until: number }> {
   private readonly max: number;
   private readonly now: () => number;
 
-  constructor(max: number, now: () => number = Date.now) {
+  constructor(max: number, now: () => number = () => performance.now()) {
     super();
     if (!(max >= 1)) throw new Error(`a TTLCache needs room for at least one entry, not ${max}`);
     this.max = max;

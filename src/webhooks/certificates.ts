@@ -138,11 +138,11 @@ export class WebhookCertificates {
   async load(signal?: AbortSignal): Promise<ServingTLS> {
     const { namespace, source, log } = this.opts;
     await this.prepare();
-    let loggedAt = 0;
+    let loggedAt = Number.NEGATIVE_INFINITY;
     while (!(await this.refresh())) {
       if (signal?.aborted) throw new Error(`stopped while waiting for secret ${namespace}/${this.secretName}`);
-      if (Date.now() - loggedAt >= 30_000) {
-        loggedAt = Date.now();
+      if (performance.now() - loggedAt >= 30_000) {
+        loggedAt = performance.now();
         log.info(
           { secret: `${namespace}/${this.secretName}`, source },
           source === 'service-ca'
@@ -194,7 +194,7 @@ export class WebhookCertificates {
     const { client, namespace, log } = this.opts;
     let trustedSince: number | undefined;
     let untrustedSince: number | undefined;
-    let warnedAt = 0;
+    let warnedAt = Number.NEGATIVE_INFINITY;
     while (!signal.aborted) {
       let wait = this.opts.pollMs;
       try {
@@ -223,8 +223,8 @@ export class WebhookCertificates {
           const bundle = state.caBundlePem ?? '';
           if (!trusted || (await trusted(bundle))) {
             untrustedSince = undefined;
-            trustedSince ??= Date.now();
-            const left = trustedSince + this.opts.propagationMs - Date.now();
+            trustedSince ??= performance.now();
+            const left = trustedSince + this.opts.propagationMs - performance.now();
             if (left <= 0) {
               await this.write(secret, {
                 certPem: state.nextCertPem,
@@ -238,9 +238,9 @@ export class WebhookCertificates {
           } else {
             // Normally a moment (the registration controller writes the bundle); if it lasts, say why the
             // certificate waits (the current one is served meanwhile, and replaced at once if it expires).
-            untrustedSince ??= Date.now();
-            if (Date.now() - untrustedSince > 60_000 && Date.now() - warnedAt > 60_000) {
-              warnedAt = Date.now();
+            untrustedSince ??= performance.now();
+            if (performance.now() - untrustedSince > 60_000 && performance.now() - warnedAt > 60_000) {
+              warnedAt = performance.now();
               log.warn(
                 { secret: `${namespace}/${this.secretName}` },
                 'the webhook registrations do not carry the new CA bundle yet: the new certificate waits until they do',

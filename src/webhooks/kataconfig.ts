@@ -49,7 +49,7 @@ export const CONFIRM_REUSE_MS = 250;
 export function kataConfigAdmission(
   source: KataConfigSource,
   platform: { name: string; supportsPeerPods: boolean },
-  now: () => number = Date.now,
+  now: () => number = () => performance.now(),
 ) {
   let admitted: { name: string; until: number } | undefined;
   // Once the cache has shown the admitted create, the cache speaks for it: a KataConfig made and deleted

@@ -1,34 +1,45 @@
 /**
- * The short chaos run (`npm run chaos` runs 100 faults): six operations on the dev cluster, each struck by
- * a fault, every kind at least once (the operator SIGKILLed, the API server restarted, etcd compacted
- * under the watches, the operator's connections black-holed, the webhook unreachable). Each must converge
- * to exactly the modelled end state, and nothing osc made may be left behind.
+ * The short chaos run (`npm run chaos` runs 100 faults, of every kind): the operator as production runs it
+ * (two replicas with leader election, the least-privilege RBAC osc install ships), six operations on the
+ * dev cluster, each struck by a fault: the leader SIGKILLed, the API server restarted, etcd compacted under
+ * the watches, the replicas' connections black-holed, the webhook unreachable, the leader partitioned from
+ * the API server past its lease. Each must converge to exactly the modelled end state, nothing osc made may
+ * be left behind, and the audit log must show no write by a replica that did not hold the lease.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runChaos } from '../../bench/chaos/run.ts';
-import { FAULT_KINDS, faultPlan, rng } from '../../bench/chaos/scenario.ts';
+import { CLASSIC_FAULT_KINDS, FAULT_KINDS, type FaultKind, faultPlan, rng } from '../../bench/chaos/scenario.ts';
 import { testLogger } from '../support/controlplane.ts';
 
 const SEED = 7;
-const FAULTS = 6;
+const KINDS: FaultKind[] = [...CLASSIC_FAULT_KINDS, 'partitionReplica'];
+const FAULTS = KINDS.length;
 
-test('the fault plan: every kind of fault in each round of five, and the same plan for the same seed', () => {
-  const plan = faultPlan(rng(SEED), 10, 3000);
-  for (const round of [plan.slice(0, 5), plan.slice(5, 10)]) assert.deepEqual(round.map((f) => f.kind).sort(), [...FAULT_KINDS].sort());
-  assert.deepEqual(faultPlan(rng(SEED), 10, 3000), plan);
+test('the fault plan: every kind of fault in each round, and the same plan for the same seed', () => {
+  const n = FAULT_KINDS.length;
+  const plan = faultPlan(rng(SEED), 2 * n, 3000);
+  for (const round of [plan.slice(0, n), plan.slice(n)]) assert.deepEqual(round.map((f) => f.kind).sort(), [...FAULT_KINDS].sort());
+  assert.deepEqual(faultPlan(rng(SEED), 2 * n, 3000), plan);
+  assert.deepEqual(
+    faultPlan(rng(SEED), KINDS.length, 3000, KINDS)
+      .map((f) => f.kind)
+      .sort(),
+    [...KINDS].sort(),
+  );
 });
 
-test('chaos: six faults, one of each kind at least; every run converges and nothing leaks', async () => {
+test('chaos: two replicas, six faults of six kinds; every run converges, nothing leaks, never two leaders writing', async () => {
   const report = await runChaos({
     faults: FAULTS,
     seed: SEED,
+    kinds: KINDS,
     workers: 3,
     convergeTimeoutMs: 300_000,
     log: testLogger(),
     progress: (l) => console.log(`# ${l}`),
   });
-  assert.deepEqual(Object.keys(report.faultsByKind).sort(), [...FAULT_KINDS].sort(), 'every kind of fault');
+  assert.deepEqual(Object.keys(report.faultsByKind).sort(), [...KINDS].sort(), 'every kind of fault');
   assert.deepEqual(
     report.steps.filter((s) => !s.converged).map((s) => `${s.step} ${s.operation} / ${s.fault}: ${s.left.map((d) => d.what).join('; ')}`),
     [],
@@ -39,4 +50,8 @@ test('chaos: six faults, one of each kind at least; every run converges and noth
   assert.equal(report.machineConfigRewrites, 0, 'the extension MachineConfig never rewritten');
   assert.ok(report.machineConfigCreates <= report.installs, 'the extension MachineConfig created at most once per install');
   assert.ok(report.relistsOnGone > 0, 'the informers listed again after 410 Gone');
+  assert.deepEqual(report.doubleLeaderWrites, [], 'no write by a replica that did not hold the lease');
+  assert.deepEqual(report.rbacGaps, [], 'the RBAC osc install ships allows every request the operator made');
+  assert.ok(report.leadershipsLost >= 1, 'the partitioned leader stopped');
+  assert.equal(Object.keys(report.requestsByReplica).sort().join(), 'osc-controller-manager-chaos-a,osc-controller-manager-chaos-b');
 });

@@ -16,7 +16,7 @@ import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.t
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
-import { type AuditEvent, auditLogged } from '../support/audit.ts';
+import { type AuditEvent, auditLogged, writesWithoutLease } from '../support/audit.ts';
 import { OscProcess, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -133,17 +133,15 @@ describe('a leader partitioned from the API server', () => {
       .filter((e) => (e.responseStatus?.code ?? 0) < 400)
       .sort((x, y) => x.requestReceivedTimestamp.localeCompare(y.requestReceivedTimestamp));
     const isLease = (e: AuditEvent) => e.objectRef?.resource === 'leases' && e.objectRef.name === LEADER_ELECTION_LEASE;
+    const offenders = writesWithoutLease(events, {
+      lease: LEADER_ELECTION_LEASE,
+      replica: (e) => REPLICAS.find((r) => e.user.username === user(r)),
+    });
     let holder: string | undefined;
-    const offenders: string[] = [];
     let takeover: number | undefined;
-    for (const e of events) {
-      if (isLease(e)) {
-        if (holder === user('replica-a') && e.user.username === user('replica-b')) takeover ??= Date.parse(e.requestReceivedTimestamp);
-        holder = e.user.username;
-      } else if (e.objectRef?.resource !== 'events' && e.user.username !== holder)
-        offenders.push(
-          `${e.requestReceivedTimestamp} ${e.user.username} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name} while ${holder} held the lease`,
-        );
+    for (const e of events.filter(isLease)) {
+      if (holder === user('replica-a') && e.user.username === user('replica-b')) takeover ??= Date.parse(e.requestReceivedTimestamp);
+      holder = e.user.username;
     }
     assert.deepEqual(offenders, [], 'a write by a replica that did not hold the lease');
     const writers = new Set(events.filter((e) => !isLease(e) && e.objectRef?.resource !== 'events').map((e) => e.user.username));

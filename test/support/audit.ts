@@ -10,7 +10,9 @@ export interface AuditEvent {
   stage: string;
   verb: string;
   user: { username: string };
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  /** The client's User-Agent: osc sends `osc/<version> (<pod name>)`, which tells replicas of one ServiceAccount apart. */
+  userAgent?: string;
+  objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp: string;
 }
@@ -36,3 +38,48 @@ export function auditLogged(prefix: string, rules: string[]): { dir: string; api
         .filter((e) => e.stage === 'ResponseComplete'),
   };
 }
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+export interface LeaseCheck {
+  /** The leader election lease's name. */
+  lease: string;
+  /** Which replica sent a request (undefined: not one of the replicas, ignored). */
+  replica: (e: AuditEvent) => string | undefined;
+  /** Writes any replica may make, leading or not (the webhook's serving certificate, say). */
+  exempt?: (e: AuditEvent) => boolean;
+}
+
+/**
+ * "Never two leaders writing", from the API server's audit log: a replica holds the lease from its last
+ * successful write of the lease until another replica's; every other successful write by a replica (events
+ * and `exempt` aside) must come while it holds the lease. Answers one line per offending write, in order of
+ * arrival at the API server (which is the order that counts: it is where a stale leader's write would land).
+ */
+export function writesWithoutLease(events: readonly AuditEvent[], check: LeaseCheck): string[] {
+  const ordered = events
+    .filter((e) => e.stage === 'ResponseComplete' && (e.responseStatus?.code ?? 0) < 400 && check.replica(e) !== undefined)
+    .sort((a, b) => a.requestReceivedTimestamp.localeCompare(b.requestReceivedTimestamp));
+  let holder: string | undefined;
+  const offenders: string[] = [];
+  for (const e of ordered) {
+    if (!WRITE_VERBS.has(e.verb)) continue;
+    const who = check.replica(e);
+    if (e.objectRef?.resource === 'leases' && e.objectRef.name === check.lease) {
+      holder = who;
+      continue;
+    }
+    if (e.objectRef?.resource === 'events' || check.exempt?.(e)) continue;
+    if (who !== holder)
+      offenders.push(
+        `${e.requestReceivedTimestamp} ${who} ${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name} while ${holder ?? 'nobody'} held the lease`,
+      );
+  }
+  return offenders;
+}
+
+/** The replica a request came from by its User-Agent (`osc/<version> (<name>)`), for one user. */
+export const replicaByUserAgent =
+  (username: string) =>
+  (e: AuditEvent): string | undefined =>
+    e.user.username === username ? /\(([^)]+)\)\s*$/.exec(e.userAgent ?? '')?.[1] : undefined;

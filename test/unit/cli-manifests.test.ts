@@ -162,6 +162,8 @@ describe('osc install manifests', () => {
     assert.ok(c.resources.requests.cpu && c.resources.requests.memory);
     assert.deepEqual(c.env, [
       { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      // The replica's name in its requests' User-Agent (the audit log tells replicas apart by it).
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
       { name: 'RELATED_IMAGE_KATA_MONITOR', value: 'quay.io/openshift_sandboxed_containers/openshift-sandboxed-containers-monitor:latest' },
       // The other operand images, so that a release pins them by digest (src/install/images.ts).
       { name: 'RELATED_IMAGE_KATA_DEPLOY', value: 'quay.io/kata-containers/kata-deploy:4.1.0' },

@@ -64,7 +64,7 @@ describe('KubeClient over node:https', () => {
   let creds: Credentials;
   let token = 'first';
   const clients: KubeClient[] = [];
-  const client = (opts: { requestTimeoutMs?: number } = {}, c: Credentials = creds) => {
+  const client = (opts: { requestTimeoutMs?: number; userAgent?: string } = {}, c: Credentials = creds) => {
     const k = new KubeClient(c, opts);
     clients.push(k);
     return k;
@@ -113,6 +113,106 @@ describe('KubeClient over node:https', () => {
       assert.match(String(e.code), /UNABLE_TO_VERIFY|SELF_SIGNED|UNABLE_TO_GET_ISSUER/);
       return true;
     });
+  });
+
+  test('a 429 with Retry-After (API Priority and Fairness) is retried after that many seconds, as client-go does; without it, it fails', async () => {
+    reset();
+    const k = client();
+    let n = 0;
+    const at: number[] = [];
+    srv.handler = (_req, res) => {
+      at.push(performance.now());
+      if (n++ < 2) {
+        res.setHeader('retry-after', '1');
+        return json(res, 429, { kind: 'Status', reason: 'TooManyRequests', message: 'too many requests, please try again later' });
+      }
+      json(res, 200, { kind: 'ConfigMapList', items: [] });
+    };
+    const seen: number[] = [];
+    k.observe((_verb, _resource, status) => seen.push(status));
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(srv.requests.length, 3, 'two 429s, then the answer');
+    assert.ok((at[1] ?? 0) - (at[0] ?? 0) >= 950 && (at[2] ?? 0) - (at[1] ?? 0) >= 950, 'a second between attempts');
+    assert.deepEqual(seen, [429, 429, 200], 'each attempt counted');
+    // A 5xx that says when to come back is retried too; a 429 without Retry-After is the caller's error.
+    reset();
+    n = 0;
+    srv.handler = (_req, res) => {
+      if (n++ === 0) {
+        res.setHeader('retry-after', '0');
+        return json(res, 503, { kind: 'Status', reason: 'ServiceUnavailable', message: 'shutting down' });
+      }
+      json(res, 200, { kind: 'ConfigMapList', items: [] });
+    };
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(srv.requests.length, 2);
+    reset();
+    srv.handler = (_req, res) => json(res, 429, { kind: 'Status', reason: 'TooManyRequests', message: 'slow down' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }), (e: ApiError) => e.status === 429);
+    assert.equal(srv.requests.length, 1);
+    // Aborted while it waits: the wait ends at once.
+    reset();
+    srv.handler = (_req, res) => {
+      res.setHeader('retry-after', '30');
+      json(res, 429, { kind: 'Status', reason: 'TooManyRequests', message: 'slow down' });
+    };
+    const ac = new AbortController();
+    const started = performance.now();
+    const pending = k.list(ConfigMaps, { namespace: 'a', signal: ac.signal });
+    await waitFor(() => srv.requests.length === 1);
+    ac.abort();
+    await assert.rejects(pending);
+    assert.ok(performance.now() - started < 5000);
+  });
+
+  test('onRecovered: told once when an answer follows a request that found the server unavailable, never while all is well', async () => {
+    reset();
+    const k = client();
+    let recovered = 0;
+    k.onRecovered(() => recovered++);
+    await k.list(ConfigMaps, { namespace: 'a' });
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 0);
+    srv.handler = (_req, res) => json(res, 503, { kind: 'Status', reason: 'ServiceUnavailable', message: 'starting' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
+    // A refusal (4xx other than 429) says nothing about the server's health.
+    srv.handler = (_req, res) => json(res, 404, { kind: 'Status', reason: 'NotFound', message: 'nope' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
+    // Nor does a request this process gave up itself (a watch reconnected): no loop of reconnects.
+    srv.handler = () => {};
+    const ac = new AbortController();
+    const pending = k.list(ConfigMaps, { namespace: 'a', signal: ac.signal });
+    await waitFor(() => srv.requests.length > 0);
+    ac.abort();
+    await assert.rejects(pending);
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 1);
+  });
+
+  test('every request says which osc it comes from in its User-Agent: the version and the pod (or host) name', async () => {
+    reset();
+    await client().list(ConfigMaps, { namespace: 'a' });
+    assert.match(srv.requests[0]?.headers['user-agent'] ?? '', /^osc\/\d+\.\d+\.\d+\S* \(\S+\)$/);
+    const previous = process.env.POD_NAME;
+    process.env.POD_NAME = 'osc-controller-manager-7d9f-x2x4k';
+    try {
+      await client().list(ConfigMaps, { namespace: 'a' });
+    } finally {
+      if (previous === undefined) delete process.env.POD_NAME;
+      else process.env.POD_NAME = previous;
+    }
+    assert.match(srv.requests[1]?.headers['user-agent'] ?? '', /^osc\/\S+ \(osc-controller-manager-7d9f-x2x4k\)$/);
+    await client({ userAgent: 'osc/test (replica-a)' }).list(ConfigMaps, { namespace: 'a' });
+    assert.equal(srv.requests[2]?.headers['user-agent'], 'osc/test (replica-a)');
   });
 
   test('bodies: JSON when the content type says so, else text, empty as undefined; statuses >= 400 as ApiError', async () => {

@@ -321,6 +321,33 @@ describe('peer pods plan', () => {
     assert.equal(done.removeFinalizer, true);
   });
 
+  test("the image just recorded as osc's, the record not in the cache yet: the removal waits rather than leave the image", () => {
+    // recordImage's patch was accepted; the cache still shows peer-pods-cm without the record.
+    const ami = 'ami-0123456789abcdef0';
+    const turnedOff = kataConfig({ enablePeerPods: false });
+    const unrecorded = configMap({ ...validData, PODVM_AMI_ID: ami });
+    const plan = planPeerPods(observed({ kataConfigs: [turnedOff], configMap: unrecorded, configMapAwaited: true }), NOW);
+    assert.equal(plan.removeFinalizer, false);
+    assert.deepEqual(writes(plan), []);
+  });
+
+  test("an image recorded as osc's, its key empty and no job cached: the deletion is booked, not taken for nothing to do", () => {
+    // A deletion job emptied PODVM_AMI_ID and is gone (or not in the cache): the record is cleared first.
+    const ami = 'ami-0123456789abcdef0';
+    const turnedOff = kataConfig({ enablePeerPods: false });
+    const cleared = configMap({ ...validData, PODVM_AMI_ID: '' }, { [IMAGE_ID_ANNOTATION]: ami });
+    const plan = planPeerPods(observed({ kataConfigs: [turnedOff], configMap: cleared }), NOW);
+    assert.equal(plan.removeFinalizer, false);
+    assert.deepEqual(writes(plan), ['patch ConfigMap/peer-pods-cm']);
+    const book = plan.writes[0];
+    assert.deepEqual(book?.op === 'patch' && book.patch, {
+      metadata: { annotations: { [IMAGE_ID_ANNOTATION]: null }, resourceVersion: '11' },
+    });
+    // Once the cache shows the record cleared, the removal goes on.
+    const booked = configMap({ ...validData, PODVM_AMI_ID: '' });
+    assert.equal(planPeerPods(observed({ kataConfigs: [turnedOff], configMap: booked }), NOW).removeFinalizer, true);
+  });
+
   test('a creation job started but not in the job cache yet: the removal waits rather than leak its image', () => {
     const turnedOff = kataConfig({ enablePeerPods: false });
     const plan = planPeerPods(

@@ -78,7 +78,7 @@ export function registerKataGauges(registry: Registry, source: () => KataGaugeIn
       collect() {
         // A scrape collects in registration order: the first gauge computes all five, so that they agree
         // with one another (a lone read of another gauge recomputes when the snapshot is old).
-        if (i === 0 || !current || Date.now() - current.at > 1000) current = { at: Date.now(), gauges: kataGauges(source()) };
+        if (i === 0 || !current || performance.now() - current.at > 1000) current = { at: performance.now(), gauges: kataGauges(source()) };
         this.set(current.gauges[name]);
       },
     });

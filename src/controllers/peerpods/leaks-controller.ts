@@ -44,6 +44,8 @@ export interface LeakCollectorOptions {
   cloud?: string;
   namespace?: string;
   now?: () => Date;
+  /** The monotonic clock the grace period is measured on (tests set it; default performance.now). */
+  elapsedMs?: () => number;
 }
 
 export const DEFAULT_LEAK_GRACE_MS = 10 * 60_000;
@@ -109,6 +111,7 @@ export class LeakedVMCollector {
       vms,
       pods,
       now,
+      elapsedMs: this.opts.elapsedMs?.() ?? performance.now(),
       graceMs: this.opts.graceMs ?? DEFAULT_LEAK_GRACE_MS,
       failures: [...this.failures.values()],
       inputs,

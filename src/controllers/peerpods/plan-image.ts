@@ -78,7 +78,8 @@ export function recordImage(o: PeerPodsObserved, amiId: string): Write[] {
 export function fillGraceLeft(job: Job, now: Date): number {
   const completed = Date.parse(job.status?.completionTime ?? '');
   if (Number.isNaN(completed)) return 0;
-  return Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime());
+  // Capped: a wall clock stepped back (or a server clock ahead of ours) must not hold a report for hours.
+  return Math.min(IMAGE_FILL_GRACE_MS, Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime()));
 }
 
 const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid ?? '' });
@@ -239,6 +240,12 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
   // Started by this process but not in the job cache yet: the job may already have emptied PODVM_AMI_ID, so
   // the ConfigMap alone would say there is nothing to delete, and the removal would go on without the job.
   if (o.jobsAwaited.deletion) return step({ wait: true });
+  // Our own last write to peer-pods-cm (the image recorded, or a deletion booked) not in the cache yet:
+  // nothing is decided from it. Read before the record, a cache one write behind would say "nothing of
+  // ours" and let the removal go on while the image it just recorded stays in the cloud.
+  if (o.configMapAwaited) return step({ wait: true });
+  const recorded = cm?.metadata.annotations?.[IMAGE_ID_ANNOTATION] ?? '';
+  if (cm && recorded !== '' && amiId === '') return bookDeletion(o, cm, recorded);
   if (!oursToDelete) return step();
   if (keep) {
     return step({
@@ -246,8 +253,6 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
       notes: [{ level: 'info', msg: 'keeping the pod VM image as the KataConfig asks', fields: { amiId } }],
     });
   }
-  // Our own clearing of PODVM_AMI_ID may not be in the cache yet: nothing is deleted twice.
-  if (o.configMapAwaited) return step({ wait: true });
   const deletion = desiredImageJob({
     kind: 'deletion',
     namespace: o.options.namespace,
@@ -266,5 +271,35 @@ export function planImageDeletion(o: PeerPodsObserved, kc: KataConfig, owner: Ow
     observation: { state: 'running', kind: 'deletion', amiId },
     writes: [start],
     notes: [{ level: 'info', msg: 'started the pod VM image deletion job', fields: { amiId }, after: start }],
+  });
+}
+
+/**
+ * An image recorded as osc's whose key is empty, and no job in the cache: a deletion job emptied the key and
+ * is gone, or not in the cache yet (started before a restart, its watch down). It is not "nothing to do":
+ * the deletion is booked (the record cleared, pinned to the version read, so a job writing meanwhile makes
+ * it a 409 and a new pass) and the removal waits for the cache to show it. A job still running is caught by
+ * the live read made before the finalizer goes (reconciler.ts), and a finished one found later is cleaned
+ * up by the removal's stray-deletion step.
+ */
+function bookDeletion(o: PeerPodsObserved, cm: NonNullable<PeerPodsObserved['configMap']>, recorded: string): ImageStep {
+  const book: Write = {
+    op: 'patch',
+    resource: ConfigMaps,
+    name: PEER_PODS_CM,
+    namespace: o.options.namespace,
+    patch: { metadata: { annotations: { [IMAGE_ID_ANNOTATION]: null }, resourceVersion: cm.metadata.resourceVersion } },
+  };
+  return step({
+    wait: true,
+    writes: [book],
+    notes: [
+      {
+        level: 'info',
+        msg: 'pod VM image already deleted (its key is empty): its record is cleared',
+        fields: { amiId: recorded },
+        after: book,
+      },
+    ],
   });
 }

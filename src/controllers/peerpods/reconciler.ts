@@ -54,6 +54,9 @@ export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
   blockedRecheckMs: 15_000,
 };
 
+/** How soon a removal held by a lagging cache is planned again, should no cache event come first. */
+export const CACHE_BEHIND_RECHECK_MS = 2_000;
+
 export const REMOTE_PODS_INDEX = 'peerpods.runtimeClassName';
 /** The field manager of what the peer pods controller writes (its KataConfig conditions too: peerPodsStatusShare). */
 export const PEERPODS_FIELD_MANAGER = peerPodsStatusShare.fieldManager;
@@ -168,8 +171,41 @@ export class PeerPodsReconciler {
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const plan = planPeerPods(this.observe(key), this.ctx.now?.() ?? new Date());
+    if (plan.removeFinalizer) {
+      const behind = await this.cacheBehind(signal);
+      if (behind) {
+        // The plan read a cache that lags: it is carried out without letting go of the finalizer, and planned
+        // again once the cache shows what the live read did (its event), or after a short wait at the latest.
+        log.info({ behind }, 'peer pods removal waits: the cache is behind the API server on the image jobs');
+        plan.removeFinalizer = false;
+        plan.requeueAfterMs = Math.min(plan.requeueAfterMs ?? CACHE_BEHIND_RECHECK_MS, CACHE_BEHIND_RECHECK_MS);
+      }
+    }
     await this.apply(key, plan, log, signal);
     return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
+  }
+
+  /**
+   * Before the peer pods finalizer goes (the last moment osc can still delete the image it built), one live
+   * read of both image jobs and peer-pods-cm: a cache behind any of them (a job a process started before a
+   * restart, a watch down for a while) would let the removal end with a job running or an image still
+   * recorded. Answers what differs, or undefined. Made only then: nothing while idle.
+   */
+  private async cacheBehind(signal: AbortSignal): Promise<string | undefined> {
+    const { client } = this.ctx;
+    const [creation, deletion, configMap] = await Promise.all([
+      client.find(Jobs, imageJobName('creation'), this.ns, signal),
+      client.find(Jobs, imageJobName('deletion'), this.ns, signal),
+      client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal),
+    ]);
+    const version = (o: KubeObject | undefined) => (o ? `${o.metadata.uid}/${o.metadata.resourceVersion}` : 'none');
+    const pairs: [string, KubeObject | undefined, KubeObject | undefined][] = [
+      [imageJobName('creation'), creation, this.cached(this.ctx.jobs, imageJobName('creation'))],
+      [imageJobName('deletion'), deletion, this.cached(this.ctx.jobs, imageJobName('deletion'))],
+      [PEER_PODS_CM, configMap, this.cached(this.ctx.configMaps, PEER_PODS_CM)],
+    ];
+    const behind = pairs.filter(([, live, cached]) => version(live) !== version(cached)).map(([name]) => name);
+    return behind.length ? behind.join(', ') : undefined;
   }
 
   private readonly lookup: CacheLookup = (rt, name) => {

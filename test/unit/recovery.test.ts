@@ -1,0 +1,99 @@
+/**
+ * After the API server was unavailable (no answer, a 5xx, a 429), the first answer of any request wakes
+ * what waits out a backoff: an informer's relist and the keys that failed for want of the server are
+ * retried at once, and a watch open since before is reconnected (what cut the other request may have left
+ * it silent). Nothing happens while all is well.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { KubeClient, ResourceType } from '../../src/kube/client.ts';
+import { ApiError } from '../../src/kube/errors.ts';
+import { Controller } from '../../src/runtime/controller.ts';
+import { Informer } from '../../src/runtime/informer.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { waitFor } from '../support/wait.ts';
+
+const Things: ResourceType = { group: 'example.com', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A recovery signal the test fires, as KubeClient.onRecovered would. */
+function recoverySignal() {
+  const listeners = new Set<() => void>();
+  return {
+    onRecovered: (fn: () => void) => {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    fire: () => {
+      for (const fn of listeners) fn();
+    },
+  };
+}
+
+describe('the API server answering again', () => {
+  test('retries at once a key that failed because the server did not answer, not one the server refused', async () => {
+    const signal = recoverySignal();
+    const calls: string[] = [];
+    let down = true;
+    const c = new Controller(
+      {
+        name: 'test',
+        backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 },
+        watches: [],
+        reconcile: async (key) => {
+          calls.push(key);
+          if (key === 'refused') throw new ApiError(422, 'Invalid', 'spec.x: Invalid value');
+          if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' });
+          return undefined;
+        },
+      },
+      silentLogger(),
+      undefined,
+      signal.onRecovered,
+    );
+    const ac = new AbortController();
+    const run = c.run(ac.signal);
+    c.queue.add('unreachable');
+    c.queue.add('refused');
+    await waitFor(() => calls.length === 2);
+    down = false;
+    signal.fire();
+    await waitFor(() => calls.filter((k) => k === 'unreachable').length === 2, { timeoutMs: 2000, message: 'retried at once' });
+    await sleep(100);
+    assert.deepEqual(calls.filter((k) => k === 'refused').length, 1, 'a refusal waits out its backoff');
+    ac.abort();
+    await run;
+  });
+
+  test("an informer's relist in backoff is retried at once, and a watch open since before is reconnected", async () => {
+    const signal = recoverySignal();
+    let lists = 0;
+    let watches = 0;
+    let failing = true;
+    const client = {
+      onRecovered: signal.onRecovered,
+      list: async () => {
+        lists++;
+        if (failing) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        return { metadata: { resourceVersion: '1' }, items: [] };
+      },
+      watch: (_rt: unknown, opts: { signal: AbortSignal }) => {
+        watches++;
+        return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      },
+    } as unknown as KubeClient;
+    const inf = new Informer(client, Things, { watchTimeoutSeconds: 600, backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    await waitFor(() => lists === 1);
+    failing = false;
+    signal.fire();
+    await waitFor(() => inf.hasSynced, { timeoutMs: 2000, message: 'listed again at once, not a minute later' });
+    await waitFor(() => watches === 1);
+    signal.fire();
+    await waitFor(() => watches === 2, { timeoutMs: 2000, message: 'the watch reconnected' });
+    assert.equal(lists, 2, 'from its last version: nothing listed again');
+    ac.abort();
+    await run;
+  });
+});
