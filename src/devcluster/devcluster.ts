@@ -25,8 +25,12 @@ import { AwsAccount } from './aws-account.ts';
 import { CloudCredentialOperator } from './cco.ts';
 import { ccoCRDs } from './cco-crds.ts';
 import { CLOUD_JOBS } from './cloud.ts';
+import { ArmAPI } from './cloudapi/arm.ts';
 import { Ec2API } from './cloudapi/ec2.ts';
+import { GceAPI } from './cloudapi/gce.ts';
 import { CloudAPIServer } from './cloudapi/server.ts';
+import { SimulatedAzure } from './clouds/azure.ts';
+import { SimulatedGcp } from './clouds/gcp.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
@@ -224,6 +228,9 @@ export class DevCluster {
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
     this.cloudAPIServer = new CloudAPIServer({ log });
     this.cloudAPIServer.handle(new Ec2API({ account, vms: this.podVMs }).handle);
+    const cloud = this.openshift.cloud;
+    if (cloud instanceof SimulatedAzure) this.cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: this.podVMs }).handle);
+    if (cloud instanceof SimulatedGcp) this.cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: this.podVMs }).handle);
   }
 
   /** Where osc's cloud clients reach the simulated cloud (`osc run --cloud-api-endpoint`, its CA). */

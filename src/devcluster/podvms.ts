@@ -46,7 +46,7 @@ export class SimulatedPodVMs implements PodVMInventory {
   readonly pods: Informer<Pod>;
   /** Which pod each VM was made for (by UID): the simulation's own truth, which no tag on the VM carries. */
   private readonly madeFor = new Map<string, string>();
-  /** The region each VM runs in (peer-pods-cm's AWS_REGION when it was made). */
+  /** Where each VM runs: the region (AWS_REGION, AZURE_REGION) or zone (GCP_ZONE) peer-pods-cm named when it was made. */
   readonly regions = new Map<string, string>();
   private readonly adaptor: Informer<DaemonSet>;
   private readonly config: Informer<ConfigMap>;
@@ -135,12 +135,25 @@ export class SimulatedPodVMs implements PodVMInventory {
   }
 
   private create(p: Pod): string {
-    const id = `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
     // The sandbox ID is the container runtime's (64 hex digits), new for every sandbox the runtime makes.
     const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`;
-    this.vms.set(id, { id, name, createdAt: new Date().toISOString(), tags: { Name: name, ...this.adaptorTags() } });
+    const cm = this.config.get(`${this.namespace}/${PEER_PODS_CM}`)?.data ?? {};
+    // As each cloud knows the VM: AWS by instance ID, with its Name tag and the adaptor's TAGS as tags;
+    // Azure by resource ID, the TAGS as tags; Google Cloud by name, where the adaptor's TAGS are resource
+    // manager tags bound to the instance, not labels, so the instance carries no labels at all.
+    const [id, tags, where] =
+      cm.CLOUD_PROVIDER === 'azure'
+        ? [
+            `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/virtualMachines/${name}`,
+            this.adaptorTags(),
+            cm.AZURE_REGION,
+          ]
+        : cm.CLOUD_PROVIDER === 'gcp'
+          ? [name, {}, cm.GCP_ZONE]
+          : [`i-${randomBytes(9).toString('hex').slice(0, 17)}`, { Name: name, ...this.adaptorTags() }, cm.AWS_REGION];
+    this.vms.set(id, { id, name, createdAt: new Date().toISOString(), tags });
     this.madeFor.set(id, p.metadata.uid ?? '');
-    this.regions.set(id, this.config.get(`${this.namespace}/${PEER_PODS_CM}`)?.data?.AWS_REGION ?? '');
+    this.regions.set(id, where ?? '');
     this.stats.created++;
     return id;
   }

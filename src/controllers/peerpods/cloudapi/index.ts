@@ -48,6 +48,49 @@ export async function openInventory(
         }),
       };
     }
+    case 'azure': {
+      const missing = ['AZURE_SUBSCRIPTION_ID', 'AZURE_RESOURCE_GROUP'].filter((k) => !cm[k]);
+      const noCreds = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'].filter((k) => !creds[k]);
+      if (missing.length) return { unavailable: `peer-pods-cm has no ${missing.join(', ')}` };
+      if (noCreds.length) return { unavailable: `the credentials hold no ${noCreds.join(', ')}` };
+      const { ArmInventory } = await import('./azure.ts');
+      return {
+        inventory: new ArmInventory({
+          tenantId: creds.AZURE_TENANT_ID ?? '',
+          clientId: creds.AZURE_CLIENT_ID ?? '',
+          clientSecret: creds.AZURE_CLIENT_SECRET ?? '',
+          subscriptionId: cm.AZURE_SUBSCRIPTION_ID ?? '',
+          resourceGroup: cm.AZURE_RESOURCE_GROUP ?? '',
+          ...ep,
+        }),
+      };
+    }
+    case 'gcp': {
+      if (!cm.GCP_PROJECT_ID || !cm.GCP_ZONE) return { unavailable: 'peer-pods-cm has no GCP_PROJECT_ID or GCP_ZONE' };
+      let key: Record<string, unknown>;
+      try {
+        key = JSON.parse(creds.GCP_CREDENTIALS ?? '');
+      } catch {
+        return { unavailable: 'the credentials hold no service account key (GCP_CREDENTIALS)' };
+      }
+      const field = (k: string) => (typeof key[k] === 'string' ? (key[k] as string) : '');
+      if (key.type !== 'service_account' || !field('private_key') || !field('client_email'))
+        return { unavailable: 'GCP_CREDENTIALS is not a service account key' };
+      const { GceInventory } = await import('./gcp.ts');
+      return {
+        inventory: new GceInventory({
+          key: {
+            client_email: field('client_email'),
+            private_key: field('private_key'),
+            private_key_id: field('private_key_id'),
+            token_uri: field('token_uri'),
+          },
+          project: cm.GCP_PROJECT_ID,
+          zone: cm.GCP_ZONE,
+          ...ep,
+        }),
+      };
+    }
     default:
       return { unavailable: `osc cannot list the pod VMs of cloud provider "${cloud}"` };
   }
