@@ -35,7 +35,7 @@ export interface RunFlags extends ClusterFlags {
 }
 
 /** The cloud API endpoint override, from the flags or the environment; the CA file read. */
-async function cloudEndpoint(flags: RunFlags, env = process.env): Promise<{ url?: string; ca?: string }> {
+export async function cloudEndpoint(flags: RunFlags, env = process.env): Promise<{ url?: string; ca?: string }> {
   const url = flags.cloudApiEndpoint || env.OSC_CLOUD_API_ENDPOINT || undefined;
   const caFile = flags.cloudApiCaFile || env.OSC_CLOUD_API_CA_FILE || undefined;
   if (url && !url.startsWith('https://')) throw new CliError(`--cloud-api-endpoint ${url}: the cloud API endpoint must be an https:// URL`);

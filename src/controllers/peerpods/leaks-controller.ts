@@ -2,7 +2,7 @@
  * The leaked pod VM collector (docs/peerpods.md, "Leaked pod VMs"): observe (the cloud's pod VMs of this
  * cluster through its inventory, the live pods from the shared cache), plan (src/peerpods/leaks.ts, pure),
  * act (delete each leaked VM, with an event and a metric per VM; a failure becomes the KataConfig condition
- * PodVMDeletionFailed and is not retried until peer-pods-cm or peer-pods-secret changes). It runs beside the
+ * PodVMDeletionFailed and is not retried until peer-pods-cm or the credentials change). It runs beside the
  * peer pods controller, with its own key and its own condition (its own status field manager), only while
  * the KataConfig enables peer pods. The inventory is the cloud's API (./cloudapi/), opened for the cloud
  * peer-pods-cm names with the credentials the adaptor uses, and opened again when either changes.
@@ -111,7 +111,12 @@ export class LeakedVMCollector {
 
   async reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const kc = activeKataConfig(this.caches.kataConfigs.list());
-    if (!kc?.spec?.enablePeerPods || kc.metadata.deletionTimestamp) return undefined;
+    if (!kc?.spec?.enablePeerPods || kc.metadata.deletionTimestamp) {
+      // Peer pods off: no cloud client stays open (its connections, its credentials in memory).
+      this.opened?.inventory?.close();
+      this.opened = undefined;
+      return undefined;
+    }
     const ns = this.opts.namespace;
     this.clusterUID ??= (await this.mgr.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
     const cm = this.caches.configMaps.get(`${ns}/${PEER_PODS_CM}`);
