@@ -225,6 +225,15 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         .default(600_000, '10m'),
     )
     .option('--max-unavailable <n>', 'kubernetes: nodes installing at once', parsePositiveInt, 1)
+    .option(
+      '--cloud-api-endpoint <url>',
+      "peer pods: send the cloud API calls that find leaked pod VMs to this https URL instead of the cloud's endpoints, paths unchanged (testing, air-gapped mirrors; default $OSC_CLOUD_API_ENDPOINT)",
+      parseUrl,
+    )
+    .option(
+      '--cloud-api-ca-file <path>',
+      "the PEM CA bundle that endpoint's certificate is checked against (default $OSC_CLOUD_API_CA_FILE, else the system's)",
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

@@ -126,6 +126,15 @@ export class AwsAccount {
     return undefined;
   }
 
+  /** The secret of an access key that exists (what AWS signs a request's signature check with), else undefined. */
+  secretOfKey(accessKeyId: string): string | undefined {
+    for (const u of this.users.values()) {
+      const secret = u.keys.get(accessKeyId);
+      if (secret !== undefined) return secret;
+    }
+    return undefined;
+  }
+
   /** What ccoctl's `aws create-iam-roles` makes: a role trusting the ServiceAccounts, with the request's policy. */
   createRole(name: string, policy: StatementEntry[], trusted: string[]): string {
     const arn = `arn:aws:iam::${ACCOUNT_ID}:role/${name}`;

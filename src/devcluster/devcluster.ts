@@ -25,6 +25,12 @@ import { AwsAccount } from './aws-account.ts';
 import { CloudCredentialOperator } from './cco.ts';
 import { ccoCRDs } from './cco-crds.ts';
 import { CLOUD_JOBS } from './cloud.ts';
+import { ArmAPI } from './cloudapi/arm.ts';
+import { Ec2API } from './cloudapi/ec2.ts';
+import { GceAPI } from './cloudapi/gce.ts';
+import { CloudAPIServer } from './cloudapi/server.ts';
+import { SimulatedAzure } from './clouds/azure.ts';
+import { SimulatedGcp } from './clouds/gcp.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
@@ -163,6 +169,11 @@ export class DevCluster {
   readonly sandboxes: KataSandboxes;
   /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
   readonly podVMs?: SimulatedPodVMs;
+  /**
+   * openshift distribution: the simulated cloud's API endpoint (src/devcluster/cloudapi/), which osc's cloud
+   * clients reach through their endpoint override.
+   */
+  readonly cloudAPIServer?: CloudAPIServer;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
@@ -222,6 +233,18 @@ export class DevCluster {
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
     const { journal } = controlPlane;
     this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.podVMs.pods, nodes: this.informers.nodes });
+    this.cloudAPIServer = new CloudAPIServer({ log });
+    this.cloudAPIServer.handle(new Ec2API({ account, vms: this.podVMs }).handle);
+    const cloud = this.openshift.cloud;
+    if (cloud instanceof SimulatedAzure) this.cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: this.podVMs }).handle);
+    if (cloud instanceof SimulatedGcp) this.cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: this.podVMs }).handle);
+  }
+
+  /** Where osc's cloud clients reach the simulated cloud (`osc run --cloud-api-endpoint`, its CA). */
+  get cloudAPI(): { url: string; ca: string } {
+    const s = this.cloudAPIServer;
+    if (!s?.url) throw new Error(`the ${this.distribution} dev cluster has no cloud API endpoint`);
+    return { url: s.url, ca: s.ca };
   }
 
   private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
@@ -335,6 +358,7 @@ export class DevCluster {
     await this.cloud.start(this.signal);
     await this.podVMs?.start(this.signal);
     await this.sandboxes.start(this.signal);
+    await this.cloudAPIServer?.start();
     if (this.options.cloudCredentialOperator !== false)
       await this.cco.install(this.options.credentialsMode ?? '', this.options.platform === 'AWS', this.signal);
     const rendered = await this.poll(
@@ -551,6 +575,7 @@ export class DevCluster {
     if (this.stopped) return;
     this.stopped = true;
     this.abort.abort();
+    await this.cloudAPIServer?.stop();
     await this.controlPlane.stop();
     await this.sccAdmission?.stop();
   }

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
-import { CLUSTER_UID_TAG, POD_NAME_TAG, POD_NAMESPACE_TAG, POD_UID_TAG } from '../api/podvm-leaks.ts';
+import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
+import { CLUSTER_UID_TAG, PODVM_NAME_PREFIX } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { ConfigMaps, Namespaces, type Pod, Pods } from '../kube/resources.ts';
-import type { PodVM, PodVMInventory } from '../peerpods/leaks.ts';
+import { type ConfigMap, ConfigMaps, type DaemonSet, DaemonSets, Namespaces, type Pod, Pods } from '../kube/resources.ts';
+import { type PodVM, type PodVMInventory, podVMNamePart } from '../peerpods/leaks.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
 
@@ -14,22 +14,42 @@ import { silentLogger } from '../runtime/log.ts';
  * pod, and the first one is left behind (a leak), as with the real adaptor.
  */
 export const CRASH_BEFORE_RECORD_ANNOTATION = 'osc.dev/crash-caa-before-record';
-/** On peer-pods-cm: the cloud refuses every deletion of a pod VM by osc with this error. */
+/**
+ * On peer-pods-cm: the cloud refuses every deletion of a pod VM through its API (osc's) with this error
+ * code, as it would refuse credentials without the right to delete instances.
+ */
 export const FAIL_PODVM_DELETION_ANNOTATION = 'osc.dev/fail-podvm-deletion';
 
 const isPeerPod = (p: Pod) => p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS;
 
+/** The adaptor's TAGS setting (`key1=value1,key2=value2`) as the tags it puts on a VM. */
+export function parseTags(value: string | undefined): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const pair of (value ?? '').split(',')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) tags[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return tags;
+}
+
 /**
  * The pod VMs of the dev cluster's cloud, and the cloud-api-adaptor's part in their life: a VM per scheduled
- * `kata-remote` pod, tagged with the cluster's UID and the pod, made when the adaptor sees the pod and
+ * `kata-remote` pod, named and tagged as the adaptor does (`podvm-<pod>-<sandbox>` as its Name, and the
+ * adaptor's TAGS: the adaptor container's own TAGS variable, else peer-pods-cm's), made when the adaptor sees the pod and
  * deleted when the pod goes, while the adaptor is up. While it is down (`setAdaptorDown(true)`, as when
  * the adaptor pods are killed), nothing is made or deleted: a pod force-deleted then leaves its VM running.
- * Through `PodVMInventory` it is also the cloud API osc lists and deletes leaked VMs with.
+ * The cloud's API over these VMs, as osc's client reaches it, is ./cloudapi/.
  */
 export class SimulatedPodVMs implements PodVMInventory {
   readonly vms = new Map<string, PodVM>();
   readonly stats = { created: 0, deletedByAdaptor: 0, deletedByOsc: 0, crashes: 0, refusedDeletions: 0, lists: 0, liveVMsDeletedByOsc: 0 };
   readonly pods: Informer<Pod>;
+  /** Which pod each VM was made for (by UID): the simulation's own truth, which no tag on the VM carries. */
+  private readonly madeFor = new Map<string, string>();
+  /** Where each VM runs: the region (AWS_REGION, AZURE_REGION) or zone (GCP_ZONE) peer-pods-cm named when it was made. */
+  readonly regions = new Map<string, string>();
+  private readonly adaptor: Informer<DaemonSet>;
+  private readonly config: Informer<ConfigMap>;
   private readonly client: KubeClient;
   private readonly namespace: string;
   private readonly log: Logger;
@@ -44,6 +64,9 @@ export class SimulatedPodVMs implements PodVMInventory {
     this.namespace = opts.namespace ?? OPERATOR_NAMESPACE;
     this.log = opts.log ?? silentLogger();
     this.pods = new Informer(this.client, Pods, { log: this.log });
+    const byName = (name: string) => ({ namespace: this.namespace, fieldSelector: `metadata.name=${name}`, log: this.log });
+    this.adaptor = new Informer(this.client, DaemonSets, byName(CAA_DAEMONSET));
+    this.config = new Informer(this.client, ConfigMaps, byName(PEER_PODS_CM));
     this.pods.addEventHandler({
       add: (p) => this.podSeen(p),
       update: (_o, p) => this.podSeen(p),
@@ -58,6 +81,10 @@ export class SimulatedPodVMs implements PodVMInventory {
 
   async start(signal: AbortSignal): Promise<void> {
     this.uid = (await this.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
+    void this.adaptor.run(signal);
+    void this.config.run(signal);
+    await this.adaptor.waitForSync(signal);
+    await this.config.waitForSync(signal);
     void this.pods.run(signal);
     await this.pods.waitForSync(signal);
   }
@@ -73,6 +100,21 @@ export class SimulatedPodVMs implements PodVMInventory {
     return this.records.get(podUID);
   }
 
+  /** The UID of the pod a VM was made for. */
+  podOf(vmId: string): string | undefined {
+    return this.madeFor.get(vmId);
+  }
+
+  /** The tags the adaptor adds to every VM: its container's TAGS (what osc sets), else peer-pods-cm's. */
+  private adaptorTags(): Record<string, string> {
+    const spec = this.adaptor.get(`${this.namespace}/${CAA_DAEMONSET}`)?.spec.template.spec as
+      | { containers?: { env?: { name: string; value?: string }[] }[] }
+      | undefined;
+    const container = spec?.containers?.[0];
+    const own = container?.env?.find((e) => e.name === 'TAGS')?.value;
+    return parseTags(own ?? this.config.get(`${this.namespace}/${PEER_PODS_CM}`)?.data?.TAGS);
+  }
+
   async list(clusterUID: string): Promise<PodVM[]> {
     this.stats.lists++;
     return [...this.vms.values()].filter((vm) => vm.tags[CLUSTER_UID_TAG] === clusterUID);
@@ -83,27 +125,35 @@ export class SimulatedPodVMs implements PodVMInventory {
     const refusal = cm?.metadata.annotations?.[FAIL_PODVM_DELETION_ANNOTATION];
     if (refusal !== undefined) {
       this.stats.refusedDeletions++;
-      throw new Error(refusal || 'the cloud refused the request');
+      throw new Error(refusal || 'UnauthorizedOperation');
     }
     // A VM the adaptor holds for a live pod: what osc must never delete (tests read the count).
     if ([...this.records.values()].includes(id)) this.stats.liveVMsDeletedByOsc++;
     // Terminating a VM that is already gone succeeds, as on the clouds.
     if (this.vms.delete(id)) this.stats.deletedByOsc++;
+    this.regions.delete(id);
   }
 
   private create(p: Pod): string {
-    const id = `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
-    this.vms.set(id, {
-      id,
-      createdAt: new Date().toISOString(),
-      tags: {
-        Name: `podvm-${p.metadata.name}-${(p.metadata.uid ?? '').slice(0, 8)}`,
-        [CLUSTER_UID_TAG]: this.uid,
-        [POD_NAMESPACE_TAG]: p.metadata.namespace ?? '',
-        [POD_NAME_TAG]: p.metadata.name ?? '',
-        [POD_UID_TAG]: p.metadata.uid ?? '',
-      },
-    });
+    // The sandbox ID is the container runtime's (64 hex digits), new for every sandbox the runtime makes.
+    const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`;
+    const cm = this.config.get(`${this.namespace}/${PEER_PODS_CM}`)?.data ?? {};
+    // As each cloud knows the VM: AWS by instance ID, with its Name tag and the adaptor's TAGS as tags;
+    // Azure by resource ID, the TAGS as tags; Google Cloud by name, where the adaptor's TAGS are resource
+    // manager tags bound to the instance, not labels, so the instance carries no labels at all.
+    const [id, tags, where] =
+      cm.CLOUD_PROVIDER === 'azure'
+        ? [
+            `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/virtualMachines/${name}`,
+            this.adaptorTags(),
+            cm.AZURE_REGION,
+          ]
+        : cm.CLOUD_PROVIDER === 'gcp'
+          ? [name, {}, cm.GCP_ZONE]
+          : [`i-${randomBytes(9).toString('hex').slice(0, 17)}`, { Name: name, ...this.adaptorTags() }, cm.AWS_REGION];
+    this.vms.set(id, { id, name, createdAt: new Date().toISOString(), tags });
+    this.madeFor.set(id, p.metadata.uid ?? '');
+    this.regions.set(id, where ?? '');
     this.stats.created++;
     return id;
   }
@@ -126,6 +176,9 @@ export class SimulatedPodVMs implements PodVMInventory {
     const vm = this.records.get(uid);
     // The record goes with the pod; while the adaptor is down, nothing deletes the VM.
     this.records.delete(uid);
-    if (!this.down && vm !== undefined && this.vms.delete(vm)) this.stats.deletedByAdaptor++;
+    if (!this.down && vm !== undefined && this.vms.delete(vm)) {
+      this.stats.deletedByAdaptor++;
+      this.regions.delete(vm);
+    }
   }
 }

@@ -6,21 +6,24 @@
  * A VM leaks when the cloud-api-adaptor dies between creating it and recording it, or when its pod is
  * force-deleted while the adaptor is down: nothing deletes it then, and it is billed on. The rules:
  *
- * - only VMs tagged with this cluster's UID are considered (the list is filtered by it; the plan checks);
- * - a VM whose tags name a pod that exists (by UID; by namespace/name when the VM has no UID tag) is never
- *   touched, however the pod fares: the adaptor deletes it with the pod;
+ * - only VMs tagged with this cluster's UID are considered (the list is filtered by it; the plan checks),
+ *   and of those only the ones named as the adaptor names pod VMs (`podvm-<pod>-<sandbox>`);
+ * - a VM whose name names a pod that exists (in any namespace: the adaptor's name holds no namespace) is
+ *   never touched, however the pod fares: the adaptor deletes it with the pod;
  * - a VM younger than the grace period is left alone, so that a create in flight (the VM made, the pod not
  *   yet in the cache) is never mistaken for a leak; so is one first seen without a pod less than the grace
  *   period ago, so that the adaptor's own deletion of a VM whose pod just went is not raced;
  * - a VM whose deletion failed is not tried again on its own (no silent retry loop): it is reported in a
  *   condition until the inputs that could fix it (peer-pods-cm, peer-pods-secret) change, or it is gone.
  */
-import { CLUSTER_UID_TAG, POD_NAME_TAG, POD_NAMESPACE_TAG, POD_UID_TAG } from '../api/podvm-leaks.ts';
+import { CLUSTER_UID_TAG, PODVM_NAME_MAX, PODVM_NAME_PREFIX } from '../api/podvm-leaks.ts';
 
 /** A pod VM as the cloud lists it. */
 export interface PodVM {
-  /** The cloud's ID of the instance. */
+  /** The cloud's ID of the instance (what its delete call takes). */
   id: string;
+  /** Its name: AWS's `Name` tag, the VM's name on Azure and Google Cloud (`podvm-<pod>-<sandbox>`). */
+  name: string;
   /** When the cloud created it (RFC 3339). */
   createdAt: string;
   tags: Readonly<Record<string, string>>;
@@ -83,27 +86,41 @@ export interface LeakPlan {
   unownedSince: Map<string, number>;
 }
 
-const podKey = (ns: string, name: string) => `${ns}/${name}`;
+/**
+ * The TAGS the adaptor is given: peer-pods-cm's, and the cluster's tag, which the adaptor then puts on
+ * every VM it makes (its TAGS are `key=value` pairs, comma-separated; a key given twice takes the last).
+ */
+export function adaptorTagsValue(configured: string | undefined, clusterUID: string): string {
+  const own = `${CLUSTER_UID_TAG}=${clusterUID}`;
+  const given = (configured ?? '').trim().replace(/,+$/, '');
+  return given ? `${given},${own}` : own;
+}
 
-/** Whether a live pod owns the VM, by the pod tags on it. */
-export function ownedBy(vm: PodVM, uids: ReadonlySet<string>, names: ReadonlySet<string>): boolean {
-  const uid = vm.tags[POD_UID_TAG];
-  if (uid) return uids.has(uid);
-  const ns = vm.tags[POD_NAMESPACE_TAG];
-  const name = vm.tags[POD_NAME_TAG];
-  return !!ns && !!name && names.has(podKey(ns, name));
+/** The part of a pod VM's name the adaptor takes from a pod's name (its GenerateInstanceName). */
+export function podVMNamePart(podName: string): string {
+  const sanitized = [...podName.toLowerCase()].map((c) => (/^[a-z0-9-]$/.test(c) ? c : '-')).join('');
+  return sanitized.slice(0, PODVM_NAME_MAX - PODVM_NAME_PREFIX.length - 10);
+}
+
+const VM_NAME_RE = new RegExp(`^${PODVM_NAME_PREFIX}-(.+)-[a-z0-9-]{8}$`);
+
+/** The pod part of a VM's name, or undefined for a name the adaptor does not give (not a pod VM). */
+export function podPartOfVMName(name: string): string | undefined {
+  return VM_NAME_RE.exec(name)?.[1];
 }
 
 export function planLeakedVMs(input: LeakInput): LeakPlan {
-  const uids = new Set(input.pods.map((p) => p.uid));
-  const names = new Set(input.pods.map((p) => podKey(p.namespace, p.name)));
+  const names = new Set(input.pods.map((p) => podVMNamePart(p.name)));
   const failures = new Map(input.failures.map((f) => [f.id, f]));
   const plan: LeakPlan = { delete: [], failed: [], young: [], owned: 0, unownedSince: new Map() };
   const now = input.now.getTime();
   const elapsed = input.elapsedMs ?? now;
   for (const vm of input.vms) {
     if (vm.tags[CLUSTER_UID_TAG] !== input.clusterUID) continue;
-    if (ownedBy(vm, uids, names)) {
+    const pod = podPartOfVMName(vm.name);
+    // Tagged with the cluster but not named as the adaptor names pod VMs: not ours to judge.
+    if (pod === undefined) continue;
+    if (names.has(pod)) {
       plan.owned++;
       continue;
     }

@@ -17,7 +17,7 @@ import {
   PEER_PODS_CM,
   PEER_PODS_SECRET,
 } from '../../src/api/names.ts';
-import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, POD_UID_TAG, PODVM_DELETION_FAILED } from '../../src/api/podvm-leaks.ts';
+import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, PODVM_DELETION_FAILED } from '../../src/api/podvm-leaks.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../src/controllers/peerpods/desired.ts';
 import { CRASH_BEFORE_RECORD_ANNOTATION, FAIL_PODVM_DELETION_ANNOTATION, type SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
 import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
@@ -27,6 +27,8 @@ import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 const NS = OPERATOR_NAMESPACE;
 const APP = 'leaks-demo';
 const GRACE_MS = 2000;
+/** An administrator's key the simulated AWS account knows: osc lists and deletes pod VMs with it, over EC2's API. */
+const KEY = { accessKeyId: 'AKIAOSCTESTKEY000002', secretAccessKey: 'osc/TestSecretAccessKey+LeaksTest0123' };
 
 const pod = (name: string, annotations?: Record<string, string>): Pod => ({
   apiVersion: 'v1',
@@ -36,7 +38,7 @@ const pod = (name: string, annotations?: Record<string, string>): Pod => ({
 });
 
 describe('leaked pod VMs are found and deleted', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300, awsUsers: [KEY] });
   let running: RunningOperator;
   const c = () => cluster.dev.client;
   const vms = (): SimulatedPodVMs => {
@@ -46,16 +48,16 @@ describe('leaked pod VMs are found and deleted', () => {
   };
   const metrics = () => running.operator.manager.metrics.registry.metrics();
   const kataConfig = () => c().get(KataConfigs, 'example-kataconfig');
-  const vmsOf = (p: Pod) => [...vms().vms.values()].filter((vm) => vm.tags[POD_UID_TAG] === p.metadata.uid).map((vm) => vm.id);
+  const vmsOf = (p: Pod) => [...vms().vms.values()].filter((vm) => vms().podOf(vm.id) === p.metadata.uid).map((vm) => vm.id);
   const events = async (reason: string) => (await c().list(Events, { namespace: 'default' })).items.filter((e) => e.reason === reason);
 
   before(async () => {
-    running = await startOperator(cluster.dev, { leakedVMs: { inventory: vms(), graceMs: GRACE_MS, intervalMs: 500 } });
+    running = await startOperator(cluster.dev, { leakedVMs: { endpoint: cluster.dev.cloudAPI, graceMs: GRACE_MS, intervalMs: 500 } });
     await c().create(Secrets, {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: PEER_PODS_SECRET, namespace: NS },
-      stringData: { AWS_ACCESS_KEY_ID: 'AKIAOSCTESTKEY000002', AWS_SECRET_ACCESS_KEY: 'osc/TestSecretAccessKey+LeaksTest0123' },
+      stringData: { AWS_ACCESS_KEY_ID: KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: KEY.secretAccessKey },
     });
     await c().create(ConfigMaps, {
       apiVersion: 'v1',
@@ -169,7 +171,7 @@ describe('leaked pod VMs are found and deleted', () => {
       async () => (await kataConfig()).status?.conditions?.find((x) => x.type === PODVM_DELETION_FAILED && x.status === 'True'),
       { timeoutMs: 60_000, message: 'PodVMDeletionFailed' },
     );
-    assert.match(condition.message ?? '', new RegExp(`1 leaked pod VM\\(s\\) could not be deleted: ${vm} \\(UnauthorizedOperation\\)`));
+    assert.match(condition.message ?? '', new RegExp(`1 leaked pod VM\\(s\\) could not be deleted: ${vm} \\(UnauthorizedOperation: `));
     assert.equal(vms().stats.refusedDeletions, 1);
     assert.ok(vms().vms.has(vm));
     const warnings = await events(LEAKED_VM_DELETION_FAILED_EVENT);
@@ -267,7 +269,7 @@ describe('leaked pod VMs are found and deleted', () => {
         const pods = (await c().list(Pods, { namespace: APP })).items;
         const uids = new Set(pods.map((p) => p.metadata.uid));
         if (!pods.every((p) => vms().vms.has(vms().recorded(p.metadata.uid ?? '') ?? ''))) return false;
-        return [...vms().vms.values()].every((vm) => uids.has(vm.tags[POD_UID_TAG]));
+        return [...vms().vms.values()].every((vm) => uids.has(vms().podOf(vm.id)));
       },
       { timeoutMs: 120_000, message: 'only VMs of live pods left' },
     );

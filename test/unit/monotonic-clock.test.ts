@@ -97,7 +97,12 @@ describe('a step of the wall clock', () => {
     const grace = 10 * 60_000;
     const now = new Date('2026-11-25T12:00:00Z');
     // Made a minute ago, its pod not cached yet; first seen so at elapsed 5,000 ms.
-    const vm = { id: 'i-new', createdAt: new Date(now.getTime() - 60_000).toISOString(), tags: { [CLUSTER_UID_TAG]: 'c1' } };
+    const vm = {
+      id: 'i-new',
+      name: 'podvm-web-0a1b2c3d',
+      createdAt: new Date(now.getTime() - 60_000).toISOString(),
+      tags: { [CLUSTER_UID_TAG]: 'c1' },
+    };
     const base = { clusterUID: 'c1', vms: [vm], pods: [], graceMs: grace, failures: [], inputs: 'd' };
     const first = planLeakedVMs({ ...base, now, elapsedMs: 5_000, unownedSince: new Map() });
     assert.deepEqual(first.delete, []);

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
@@ -28,6 +29,25 @@ export interface RunFlags extends ClusterFlags {
   /** Milliseconds (parsed from --install-deadline). */
   installDeadline?: number;
   maxUnavailable?: number;
+  /** Peer pods: where the cloud API clients send their requests (testing, air-gapped endpoints). */
+  cloudApiEndpoint?: string;
+  cloudApiCaFile?: string;
+}
+
+/** The cloud API endpoint override, from the flags or the environment; the CA file read. */
+export async function cloudEndpoint(flags: RunFlags, env = process.env): Promise<{ url?: string; ca?: string }> {
+  const url = flags.cloudApiEndpoint || env.OSC_CLOUD_API_ENDPOINT || undefined;
+  const caFile = flags.cloudApiCaFile || env.OSC_CLOUD_API_CA_FILE || undefined;
+  if (url && !url.startsWith('https://')) throw new CliError(`--cloud-api-endpoint ${url}: the cloud API endpoint must be an https:// URL`);
+  let ca: string | undefined;
+  if (caFile) {
+    try {
+      ca = await readFile(caFile, 'utf8');
+    } catch (e) {
+      throw new CliError(`--cloud-api-ca-file ${caFile}: ${errorMessage(e)}`);
+    }
+  }
+  return { ...(url ? { url } : {}), ...(ca ? { ca } : {}) };
 }
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
@@ -39,6 +59,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
   await probe.close();
 
   const namespace = flags.namespace || process.env.POD_NAMESPACE || OPERATOR_NAMESPACE;
+  const endpoint = await cloudEndpoint(flags);
   const log = createLogger({ level: flags.logLevel, destination: io.stdout });
   const ac = new AbortController();
   const signals = onShutdownSignal((sig) => {
@@ -66,6 +87,8 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
           },
         },
       },
+      // Leaked pod VMs: the cloud peer-pods-cm names, through its API, with the adaptor's credentials.
+      leakedVMs: { ...(endpoint.url ? { endpoint } : {}) },
       webhook: flags.webhooks
         ? {
             address: flags.webhookBindAddress,

@@ -207,8 +207,9 @@ async function runLocked(
           healthAddress: '',
           // Outside the cluster: the API server reaches the webhooks by URL on loopback.
           webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
-          // The simulated cloud's pod VMs: leaked ones are found and deleted as on a real cloud.
-          ...(dev?.podVMs ? { leakedVMs: { inventory: dev.podVMs } } : {}),
+          // Leaked pod VMs are found and deleted through the cloud's API, as in production, here the
+          // simulated cloud's endpoint (osc run --cloud-api-endpoint).
+          ...(dev?.cloudAPIServer ? { leakedVMs: { endpoint: dev.cloudAPI } } : {}),
         });
       operator = await make();
       // A replica that lost its lease stops (as controller-runtime's do): in a pod its Deployment restarts

@@ -153,6 +153,11 @@ export function desiredDaemonSet(opts: {
   owner: OwnerReference;
   /** How the adaptor gets its cloud credentials; default peer-pods-secret, whole. */
   credentials?: CredentialsWiring;
+  /**
+   * The adaptor's TAGS, when osc sets them (peer-pods-cm's and the cluster's tag): they win over
+   * peer-pods-cm's, which reach the adaptor through envFrom.
+   */
+  tags?: string;
 }): DaemonSet {
   const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
   const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
@@ -180,7 +185,11 @@ export function desiredDaemonSet(opts: {
             imagePullPolicy: 'IfNotPresent',
             command: ['/usr/local/bin/entrypoint.sh'],
             envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM } }],
-            env: [...creds.env, { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+            env: [
+              ...creds.env,
+              ...(opts.tags !== undefined ? [{ name: 'TAGS', value: opts.tags }] : []),
+              { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+            ],
             securityContext: { privileged: true, readOnlyRootFilesystem: true },
             resources: { requests: { cpu: '10m', memory: '64Mi' } },
             volumeMounts: [

@@ -2,12 +2,14 @@
  * The leaked pod VM collector (docs/peerpods.md, "Leaked pod VMs"): observe (the cloud's pod VMs of this
  * cluster through its inventory, the live pods from the shared cache), plan (src/peerpods/leaks.ts, pure),
  * act (delete each leaked VM, with an event and a metric per VM; a failure becomes the KataConfig condition
- * PodVMDeletionFailed and is not retried until peer-pods-cm or peer-pods-secret changes). It runs beside the
+ * PodVMDeletionFailed and is not retried until peer-pods-cm or the credentials change). It runs beside the
  * peer pods controller, with its own key and its own condition (its own status field manager), only while
- * the KataConfig enables peer pods and a pod VM inventory is given.
+ * the KataConfig enables peer pods. The inventory is the cloud's API (./cloudapi/), opened for the cloud
+ * peer-pods-cm names with the credentials the adaptor uses, and opened again when either changes.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import {
@@ -28,14 +30,20 @@ import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { applyStatusIfChanged, type StatusShare } from '../../runtime/status.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
+import type { CloudEndpoint, CloudInventory } from './cloudapi/index.ts';
 import type { PodVMMetrics } from './vm-metrics.ts';
 
 export const LEAKS_CONTROLLER = 'podvm-leaks';
 const KEY = 'podvm-leaks';
 
 export interface LeakCollectorOptions {
-  /** The cloud's pod VMs (behind the provider seam); without one, nothing is collected. */
-  inventory: PodVMInventory;
+  /**
+   * A fixed inventory (pure tests). Without one, the cloud's own API is used, for the cloud peer-pods-cm
+   * names, with the adaptor's credentials.
+   */
+  inventory?: PodVMInventory;
+  /** Where the cloud API clients send their requests instead of the cloud (tests, air-gapped endpoints). */
+  endpoint?: CloudEndpoint;
   /** How young an unowned VM may be and still be a create in flight (default 10 minutes). */
   graceMs?: number;
   /** How often the cloud is listed (default 5 minutes); a kata-remote pod's deletion also wakes it. */
@@ -65,6 +73,21 @@ interface LeakCaches {
   pods: Informer<Pod>;
   configMaps: Informer<ConfigMap>;
   secrets: Informer<Secret>;
+  ccoSecrets: Informer<Secret>;
+}
+
+const decode = (s: Secret | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+
+/**
+ * The credentials the adaptor uses, under the names it reads: peer-pods-secret whole, else the keys the
+ * Cloud Credential Operator minted (its Secret names them in lower case).
+ */
+export function adaptorCredentials(secret: Secret | undefined, ccoSecret: Secret | undefined): Record<string, string> {
+  if (secret) return decode(secret);
+  const cco = decode(ccoSecret);
+  if (!cco.aws_access_key_id || !cco.aws_secret_access_key) return {};
+  return { AWS_ACCESS_KEY_ID: cco.aws_access_key_id, AWS_SECRET_ACCESS_KEY: cco.aws_secret_access_key };
 }
 
 export class LeakedVMCollector {
@@ -73,6 +96,8 @@ export class LeakedVMCollector {
   private readonly counted = new Set<string>();
   private unownedSince = new Map<string, number>();
   private clusterUID: string | undefined;
+  /** The cloud API client open now, and the digest of the configuration it was opened with. */
+  private opened: { digest: string; inventory?: CloudInventory } | undefined;
 
   private readonly mgr: Manager;
   private readonly opts: LeakCollectorOptions & { namespace: string };
@@ -88,18 +113,25 @@ export class LeakedVMCollector {
 
   async reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
     const kc = activeKataConfig(this.caches.kataConfigs.list());
-    if (!kc?.spec?.enablePeerPods || kc.metadata.deletionTimestamp) return undefined;
+    if (!kc?.spec?.enablePeerPods || kc.metadata.deletionTimestamp) {
+      // Peer pods off: no cloud client stays open (its connections, its credentials in memory).
+      this.opened?.inventory?.close();
+      this.opened = undefined;
+      return undefined;
+    }
     const ns = this.opts.namespace;
     this.clusterUID ??= (await this.mgr.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
     const cm = this.caches.configMaps.get(`${ns}/${PEER_PODS_CM}`);
     const secret = this.caches.secrets.get(`${ns}/${PEER_PODS_SECRET}`);
     // Any change of either may fix a refused deletion (new credentials, say): compared by their versions.
-    const inputs = createHash('sha256')
-      .update(JSON.stringify([cm?.metadata.resourceVersion ?? null, secret?.metadata.resourceVersion ?? null]))
-      .digest('hex');
+    const ccoSecret = this.caches.ccoSecrets.get(`${ns}/${PEER_PODS_CCO_SECRET}`);
+    const versions = [cm, secret, ccoSecret].map((o) => o?.metadata.resourceVersion ?? null);
+    const inputs = createHash('sha256').update(JSON.stringify(versions)).digest('hex');
     const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
+    const inventory = this.opts.inventory ?? (await this.cloudInventory(cm, secret, log));
+    if (!inventory) return undefined;
 
-    const vms = await this.opts.inventory.list(this.clusterUID, signal);
+    const vms = await inventory.list(this.clusterUID, signal);
     const pods = this.caches.pods.list().map((p) => ({
       namespace: p.metadata.namespace ?? '',
       name: p.metadata.name ?? '',
@@ -125,12 +157,12 @@ export class LeakedVMCollector {
         this.metrics.leakedVMsFound.inc({ cloud });
       }
       try {
-        await this.opts.inventory.delete(vm.id, signal);
+        await inventory.delete(vm.id, signal);
         this.failures.delete(vm.id);
         this.metrics.leakedVMsDeleted.inc({ cloud });
         const age = Math.round((now.getTime() - Date.parse(vm.createdAt)) / 1000);
         log.info({ vm: vm.id }, 'leaked pod VM deleted');
-        await this.mgr.events.record(kc, 'Normal', LEAKED_VM_DELETED_EVENT, 'Delete', leakedVMDeletedMessage(vm.id, vm.tags, age));
+        await this.mgr.events.record(kc, 'Normal', LEAKED_VM_DELETED_EVENT, 'Delete', leakedVMDeletedMessage(vm.id, vm.name, age));
       } catch (e) {
         if (signal.aborted) throw e;
         const error = e instanceof Error ? e.message : String(e);
@@ -142,7 +174,7 @@ export class LeakedVMCollector {
           'Warning',
           LEAKED_VM_DELETION_FAILED_EVENT,
           'Delete',
-          leakedVMDeletionFailedMessage(vm.id, vm.tags, error),
+          leakedVMDeletionFailedMessage(vm.id, vm.name, error),
         );
       }
     }
@@ -153,6 +185,28 @@ export class LeakedVMCollector {
 
     const interval = this.opts.intervalMs ?? DEFAULT_LEAK_INTERVAL_MS;
     return { requeueAfterMs: Math.min(interval, plan.requeueAfterMs ?? interval) };
+  }
+
+  /** The cloud's inventory for this configuration: opened once, again when the cloud or credentials change. */
+  private async cloudInventory(cm: ConfigMap | undefined, secret: Secret | undefined, log: Logger): Promise<CloudInventory | undefined> {
+    const cloudName = cm?.data?.CLOUD_PROVIDER ?? '';
+    const creds = adaptorCredentials(secret, this.caches.ccoSecrets.get(`${this.opts.namespace}/${PEER_PODS_CCO_SECRET}`));
+    const digest = createHash('sha256')
+      .update(JSON.stringify([cloudName, cm?.data ?? {}, creds]))
+      .digest('hex');
+    if (this.opened?.digest === digest) return this.opened.inventory;
+    this.opened?.inventory?.close();
+    this.opened = { digest };
+    if (!cloudName) return undefined;
+    // Loaded only now: an operator without peer pods never loads a cloud client.
+    const { openInventory } = await import('./cloudapi/index.ts');
+    const result = await openInventory(cloudName, cm?.data ?? {}, creds, this.opts.endpoint);
+    if ('unavailable' in result) {
+      log.warn({ cloud: cloudName, reason: result.unavailable }, 'leaked pod VMs are not collected');
+      return undefined;
+    }
+    this.opened.inventory = result.inventory;
+    return result.inventory;
   }
 
   private async writeCondition(kc: KataConfig): Promise<void> {
@@ -179,6 +233,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
     pods: mgr.informer(Pods, { transform: minimalPod }),
     configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
     secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
+    ccoSecrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),
   };
   const collector = new LeakedVMCollector(mgr, { ...options, namespace }, metrics, caches);
   mgr.addController({
@@ -189,6 +244,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
       { informer: caches.pods, keys: (p: Pod) => (p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS ? [KEY] : []) },
       { informer: caches.configMaps, keys: () => [KEY] },
       { informer: caches.secrets, keys: () => [KEY] },
+      { informer: caches.ccoSecrets, keys: () => [KEY] },
     ],
     reconcile: (_key, { log, signal }) => collector.reconcile(log, signal),
   });

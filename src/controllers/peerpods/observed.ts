@@ -42,6 +42,8 @@ export interface PeerPodsObserved {
    */
   credentialsWiring?: CredentialsWiring;
   options: PeerPodsPlanOptions;
+  /** The UID of the cluster's kube-system namespace (the cluster's tag on its pod VMs), once read. */
+  clusterUID?: string;
 }
 
 export interface ObservedCloudCredentials {

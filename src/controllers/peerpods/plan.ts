@@ -9,8 +9,9 @@ import { activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/ka
 import { PEER_POD_CONFIG } from '../../api/names.ts';
 import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
-import { imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
+import { cloudProvider, defaultCloud, imageIdOf, imageOf } from '../../peerpods/clouds/index.ts';
 import { validatePeerPodsConfig } from '../../peerpods/config.ts';
+import { adaptorTagsValue } from '../../peerpods/leaks.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
@@ -99,6 +100,8 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
     // The adaptor starts only with a valid configuration; a later invalid edit does not restart it. It is
     // rewritten when what osc wants changes, not on every hand edit: a `kubectl rollout restart` or an
     // administrator's debugging image stays until then (deleting the DaemonSet brings osc's back).
+    // Where the cloud's tags are filterable, the adaptor tags every VM with the cluster (leaked VMs).
+    const tagged = (cloudProvider(cm.data?.CLOUD_PROVIDER) ?? defaultCloud()).tags.clusterTag;
     const ds = desiredDaemonSet({
       namespace: ns,
       image: o.options.images.caa,
@@ -106,6 +109,7 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
       placement: o.placement,
       owner,
       ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
+      ...(tagged && o.clusterUID ? { tags: adaptorTagsValue(cm.data?.TAGS, o.clusterUID) } : {}),
     });
     plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds, rewriteOn: 'plan' });
     if (!deleting) {

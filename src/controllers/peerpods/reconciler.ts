@@ -19,6 +19,7 @@ import {
   DaemonSets,
   type Job,
   Jobs,
+  Namespaces,
   type Node,
   Nodes,
   type Pod,
@@ -95,6 +96,7 @@ export class PeerPodsReconciler {
   private readonly ctx: PeerPodsContext;
   private readonly applier: Applier;
   private readonly failuresCounted = new Set<string>();
+  private clusterUID: string | undefined;
 
   constructor(ctx: PeerPodsContext) {
     this.ctx = ctx;
@@ -158,6 +160,7 @@ export class PeerPodsReconciler {
         deletion: this.applier.awaits(Jobs, imageJobName('deletion'), this.ns, deletionJob),
       },
       ...(ctx.cloudCredentials ? { cloudCredentials: this.observeCloudCredentials(ctx.cloudCredentials) } : {}),
+      ...(this.clusterUID ? { clusterUID: this.clusterUID } : {}),
       options: ctx.options,
     };
   }
@@ -170,6 +173,10 @@ export class PeerPodsReconciler {
   }
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    // The cluster's UID never changes: read once, when peer pods are first planned.
+    if (this.clusterUID === undefined && this.ctx.configMaps.get(`${this.ns}/${PEER_PODS_CM}`)) {
+      this.clusterUID = (await this.ctx.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
+    }
     const plan = planPeerPods(this.observe(key), this.ctx.now?.() ?? new Date());
     if (plan.removeFinalizer) {
       const behind = await this.cacheBehind(signal);

@@ -21,6 +21,17 @@ export interface AzureServicePrincipal {
   tenantId: string;
 }
 
+/** The built-in roles the account models, on the subscription: Contributor does everything, Reader only reads. */
+export type AzureRole = 'Contributor' | 'Reader';
+
+/** Entra ID's refusal of a sign-in: its OAuth2 error, the AADSTS code and text, the HTTP status. */
+export interface AzureSignInError {
+  error: string;
+  code: number;
+  description: string;
+  status: number;
+}
+
 /**
  * The dev cluster's Azure (`osc start --cloud Azure`): an account (subscription, the cluster's resource
  * group, its virtual network, worker subnet and network security group), the service principals made for
@@ -31,7 +42,7 @@ export interface AzureServicePrincipal {
  */
 export class SimulatedAzure extends ImageJobCloud {
   readonly account: AzureAccount;
-  private readonly principals = new Map<string, AzureServicePrincipal>();
+  private readonly principals = new Map<string, AzureServicePrincipal & { role: AzureRole }>();
 
   constructor(opts: ImageJobCloudOptions & { infrastructureName: string; region?: string }) {
     const subscriptionId = randomUUID();
@@ -58,11 +69,50 @@ export class SimulatedAzure extends ImageJobCloud {
     this.account = account;
   }
 
-  /** `az ad sp create-for-rbac --role Contributor --scopes /subscriptions/<id>`: a new service principal. */
-  createServicePrincipal(): AzureServicePrincipal {
+  /** `az ad sp create-for-rbac --role <role> --scopes /subscriptions/<id>`: a new service principal. */
+  createServicePrincipal(role: AzureRole = 'Contributor'): AzureServicePrincipal {
     const sp = { clientId: randomUUID(), clientSecret: randomBytes(24).toString('base64url'), tenantId: this.account.tenantId };
-    this.principals.set(sp.clientId, sp);
+    this.principals.set(sp.clientId, { ...sp, role });
     return sp;
+  }
+
+  /** `az ad sp delete`: its secret is refused from then on. */
+  deleteServicePrincipal(clientId: string): void {
+    this.principals.delete(clientId);
+  }
+
+  /**
+   * Entra ID's client-credentials sign-in: the principal's role on the subscription, or the refusal Entra ID
+   * answers (an unknown tenant, an application the directory does not have, a wrong secret).
+   */
+  signIn(tenantId: string, clientId: string, clientSecret: string): { role: AzureRole } | AzureSignInError {
+    const a = this.account;
+    if (tenantId.toLowerCase() !== a.tenantId) {
+      return {
+        error: 'invalid_request',
+        code: 90002,
+        status: 400,
+        description: `AADSTS90002: Tenant '${tenantId}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
+      };
+    }
+    const sp = this.principals.get(clientId);
+    if (!sp) {
+      return {
+        error: 'unauthorized_client',
+        code: 700016,
+        status: 400,
+        description: `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${a.tenantId}'.`,
+      };
+    }
+    if (sp.clientSecret !== clientSecret) {
+      return {
+        error: 'invalid_client',
+        code: 7000215,
+        status: 401,
+        description: `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
+      };
+    }
+    return { role: sp.role };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GCP_REGIONS, ZONE_RE } from '../../peerpods/clouds/gcp/facts.ts';
@@ -11,6 +11,9 @@ export interface GcpAccount {
   network: string;
 }
 
+/** The basic roles the project models: an editor may delete instances, a viewer only list them. */
+export type GcpRole = 'roles/editor' | 'roles/viewer';
+
 /**
  * The dev cluster's Google Cloud (`osc start --cloud GCP`): a project with the cluster's region and VPC
  * network, the service account keys made for it, and the pod VM image jobs' work. A creation job is refused
@@ -21,6 +24,8 @@ export interface GcpAccount {
 export class SimulatedGcp extends ImageJobCloud {
   readonly account: GcpAccount;
   private readonly keyIds = new Set<string>();
+  /** Each key's public half and the role its service account holds on the project, by private_key_id. */
+  private readonly keys = new Map<string, { publicKey: KeyObject; email: string; role: GcpRole }>();
 
   constructor(opts: ImageJobCloudOptions & { infrastructureName: string; region?: string }) {
     super(opts, {
@@ -32,22 +37,39 @@ export class SimulatedGcp extends ImageJobCloud {
     this.account = { projectId: `${opts.infrastructureName}-project`, region: opts.region ?? 'us-central1', network: 'default' };
   }
 
-  /** `gcloud iam service-accounts keys create key.json --iam-account=<account>`: the key file's text. */
-  createServiceAccountKey(): string {
+  /**
+   * `gcloud iam service-accounts keys create key.json --iam-account=<account>`: the key file's text, with a
+   * real RSA key (the project checks the signatures made with it), for an account holding `role`.
+   */
+  createServiceAccountKey(role: GcpRole = 'roles/editor'): string {
     const id = randomBytes(20).toString('hex');
     this.keyIds.add(id);
     const { projectId } = this.account;
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const email = `peerpods@${projectId}.iam.gserviceaccount.com`;
+    this.keys.set(id, { publicKey: pair.publicKey, email, role });
     const key = {
       type: 'service_account',
       project_id: projectId,
       private_key_id: id,
-      private_key: `-----BEGIN PRIVATE KEY-----\n${randomBytes(48).toString('base64')}\n-----END PRIVATE KEY-----\n`,
-      client_email: `peerpods@${projectId}.iam.gserviceaccount.com`,
+      private_key: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      client_email: email,
       client_id: String(BigInt(`0x${randomBytes(8).toString('hex')}`)),
       auth_uri: 'https://accounts.google.com/o/oauth2/auth',
       token_uri: 'https://oauth2.googleapis.com/token',
     };
     return `${JSON.stringify(key, null, 2)}\n`;
+  }
+
+  /** The public half of a key the project issued (and has not deleted), with its account and role. */
+  serviceAccountKey(keyId: string): { publicKey: KeyObject; email: string; role: GcpRole } | undefined {
+    return this.keys.get(keyId);
+  }
+
+  /** `gcloud iam service-accounts keys delete`: refused from then on. */
+  deleteServiceAccountKey(keyId: string): void {
+    this.keys.delete(keyId);
+    this.keyIds.delete(keyId);
   }
 
   /** For `osc start`: the project's values and a service account key made for the administrator (written to `dir`, mode 0600). */

@@ -99,6 +99,11 @@ export interface CloudTags {
   checkKey(key: string): string | undefined;
   /** The largest value, in characters. */
   maxValue: number;
+  /**
+   * Whether the adaptor's TAGS become tags the cloud's list API filters by, so that osc gives the adaptor
+   * the cluster's tag (CLUSTER_UID_TAG) through them and finds the cluster's pod VMs by it (leaked VMs).
+   */
+  clusterTag?: boolean;
 }
 
 export interface CloudProvider<S extends object = object> {

@@ -3,6 +3,7 @@
  * access key Secret, EC2 instance types and the AMI the image job builds.
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_SECRET } from '../../../api/names.ts';
+import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import { q } from '../../config-values.ts';
 import type { CloudProvider } from '../provider.ts';
 import { AWS_INSTANCE_TYPES } from './sizes.ts';
@@ -98,14 +99,16 @@ export const aws: CloudProvider<AwsSettings> = {
       '--from-literal AWS_ACCESS_KEY_ID=<id> --from-literal AWS_SECRET_ACCESS_KEY=<key>',
   },
   tags: {
-    // AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`.
-    max: 49,
-    besides: 'Name',
+    // AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`, osc the cluster's tag.
+    max: 48,
+    besides: `Name and ${CLUSTER_UID_TAG}`,
+    clusterTag: true,
     maxValue: 256,
     checkKey(k) {
       if (k.length > 128) return `the key ${q(k)} is longer than 128 characters`;
       if (/^aws:/i.test(k)) return `the key ${q(k)} starts with aws:, which AWS reserves`;
       if (k === 'Name') return 'the key Name is set by the operator for each pod VM';
+      if (k === CLUSTER_UID_TAG) return `the key ${CLUSTER_UID_TAG} is set by the operator (the cluster's UID)`;
       return undefined;
     },
   },

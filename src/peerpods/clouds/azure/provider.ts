@@ -4,6 +4,7 @@
  * peer-pods-secret, Azure VM sizes and the image the image job puts in a compute gallery.
  */
 import { OPERATOR_NAMESPACE, PEER_PODS_SECRET } from '../../../api/names.ts';
+import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import { q } from '../../config-values.ts';
 import { closestName } from '../../policy.ts';
 import type { CloudProvider } from '../provider.ts';
@@ -114,9 +115,13 @@ export const azure: CloudProvider<AzureSettings> = {
         : undefined,
   },
   tags: {
-    max: 50,
+    // Azure allows 50 tags per resource; osc adds the cluster's tag.
+    max: 49,
+    besides: CLUSTER_UID_TAG,
+    clusterTag: true,
     maxValue: 256,
     checkKey(k) {
+      if (k === CLUSTER_UID_TAG) return `the key ${CLUSTER_UID_TAG} is set by the operator (the cluster's UID)`;
       if (k.length > 512) return `the key ${q(k)} is longer than 512 characters`;
       if (/[<>%&\\?/]/.test(k)) return `the key ${q(k)} holds one of < > % & \\ ? /, which Azure does not allow in tag names`;
       return undefined;

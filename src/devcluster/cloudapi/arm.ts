@@ -1,0 +1,145 @@
+/**
+ * Azure as osc's client reaches it: Entra ID's token endpoint (`POST /<tenant>/oauth2/v2.0/token`, client
+ * credentials) and Azure Resource Manager's virtual machines of a resource group (list, delete), answered as
+ * login.microsoftonline.com and management.azure.com answer: a token only for a service principal the
+ * account has, with its secret; every ARM call with a valid, unexpired token; a deletion only for a role
+ * that may delete; their error codes, statuses and JSON where not.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AzureRole, SimulatedAzure } from '../clouds/azure.ts';
+import type { PodVMStore } from './ec2.ts';
+import type { CloudReply, CloudRequest } from './server.ts';
+
+const TOKEN_LIFETIME_S = 3599;
+const PAGE = 100;
+
+const json = (status: number, body: unknown): CloudReply => ({
+  status,
+  contentType: 'application/json; charset=utf-8',
+  body: JSON.stringify(body),
+});
+const armError = (status: number, code: string, message: string) => json(status, { error: { code, message } });
+
+export class ArmAPI {
+  private readonly azure: SimulatedAzure;
+  private readonly vms: PodVMStore;
+  private readonly now: () => number;
+  private readonly tokens = new Map<string, { clientId: string; role: AzureRole; until: number }>();
+
+  constructor(opts: { azure: SimulatedAzure; vms: PodVMStore; now?: () => number }) {
+    this.azure = opts.azure;
+    this.vms = opts.vms;
+    this.now = opts.now ?? Date.now;
+  }
+
+  handle = async (req: CloudRequest): Promise<CloudReply | undefined> => {
+    const url = new URL(req.url, 'https://management.azure.com');
+    const token = /^\/([^/]+)\/oauth2\/v2\.0\/token$/.exec(url.pathname);
+    if (token && req.method === 'POST') return this.token(decodeURIComponent(token[1] ?? ''), new URLSearchParams(req.body));
+    if (url.pathname.startsWith('/subscriptions/')) return this.arm(req, url);
+    return undefined;
+  };
+
+  private token(tenant: string, form: URLSearchParams): CloudReply {
+    const refuse = (status: number, error: string, code: number, description: string) =>
+      json(status, {
+        error,
+        error_description: description,
+        error_codes: [code],
+        timestamp: new Date(this.now()).toISOString(),
+        trace_id: randomUUID(),
+      });
+    if (form.get('grant_type') !== 'client_credentials')
+      return refuse(
+        400,
+        'unsupported_grant_type',
+        70003,
+        `AADSTS70003: The app requested an unsupported grant type '${form.get('grant_type') ?? ''}'.`,
+      );
+    if (form.get('scope') !== 'https://management.azure.com/.default')
+      return refuse(
+        400,
+        'invalid_scope',
+        70011,
+        `AADSTS70011: The provided value for the input parameter 'scope' is not valid: '${form.get('scope') ?? ''}'.`,
+      );
+    const r = this.azure.signIn(tenant, form.get('client_id') ?? '', form.get('client_secret') ?? '');
+    if ('error' in r) return refuse(r.status, r.error, r.code, r.description);
+    const value = randomBytes(32).toString('base64url');
+    this.tokens.set(value, { clientId: form.get('client_id') ?? '', role: r.role, until: this.now() + TOKEN_LIFETIME_S * 1000 });
+    return json(200, { token_type: 'Bearer', expires_in: TOKEN_LIFETIME_S, ext_expires_in: TOKEN_LIFETIME_S, access_token: value });
+  }
+
+  private async arm(req: CloudRequest, url: URL): Promise<CloudReply> {
+    const header = String(req.headers.authorization ?? '');
+    if (!header) return armError(401, 'AuthenticationFailed', "Authentication failed. The 'Authorization' header is missing.");
+    const t = this.tokens.get(header.replace(/^Bearer /, ''));
+    if (!header.startsWith('Bearer ') || !t) return armError(401, 'InvalidAuthenticationToken', 'The access token is invalid.');
+    if (this.now() >= t.until) {
+      return armError(
+        401,
+        'ExpiredAuthenticationToken',
+        `The access token expiry UTC time '${new Date(t.until).toISOString()}' is earlier than current UTC time '${new Date(this.now()).toISOString()}'.`,
+      );
+    }
+    if (!url.searchParams.get('api-version'))
+      return armError(400, 'MissingApiVersionParameter', 'The api-version query parameter (?api-version=) is required for all requests.');
+    const m = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachines(?:\/([^/]+))?$/i.exec(
+      url.pathname,
+    );
+    if (!m)
+      return armError(400, 'InvalidResourceType', `The resource type could not be found in the namespace for path '${url.pathname}'.`);
+    const [, sub = '', rg = '', name] = m.map((v) => (v === undefined ? v : decodeURIComponent(v)));
+    const a = this.azure.account;
+    if (sub.toLowerCase() !== a.subscriptionId)
+      return armError(404, 'SubscriptionNotFound', `The subscription '${sub}' could not be found.`);
+    if (rg.toLowerCase() !== a.resourceGroup.toLowerCase())
+      return armError(404, 'ResourceGroupNotFound', `Resource group '${rg}' could not be found.`);
+    const prefix = `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines/`.toLowerCase();
+    const inGroup = [...this.vms.vms.values()].filter((vm) => vm.id.toLowerCase().startsWith(prefix));
+    if (req.method === 'GET' && name === undefined) {
+      this.vms.stats.lists++;
+      const from = Number(url.searchParams.get('$skiptoken') ?? 0);
+      const page = inGroup.slice(from, from + PAGE);
+      const next = from + PAGE < inGroup.length ? new URL(url) : undefined;
+      next?.searchParams.set('$skiptoken', String(from + PAGE));
+      return json(200, {
+        value: page.map((vm) => ({
+          id: vm.id,
+          name: vm.name,
+          type: 'Microsoft.Compute/virtualMachines',
+          location: this.vms.regions.get(vm.id) ?? a.region,
+          tags: vm.tags,
+          properties: { provisioningState: 'Succeeded', timeCreated: vm.createdAt, vmId: randomUUID() },
+        })),
+        ...(next ? { nextLink: next.href } : {}),
+      });
+    }
+    if (req.method === 'DELETE' && name !== undefined) {
+      const id = `${prefix}${name.toLowerCase()}`;
+      const vm = inGroup.find((v) => v.id.toLowerCase() === id);
+      const scope = `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines/${name}`;
+      if (t.role !== 'Contributor') {
+        return armError(
+          403,
+          'AuthorizationFailed',
+          `The client '${t.clientId}' with object id '${t.clientId}' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/delete' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+        );
+      }
+      if (!vm) return { status: 204, contentType: 'application/json', body: '' };
+      return this.remove(vm.id);
+    }
+    return armError(405, 'MethodNotAllowed', `The requested resource does not support http method '${req.method}'.`);
+  }
+
+  private async remove(id: string): Promise<CloudReply> {
+    try {
+      await this.vms.delete(id);
+    } catch (e) {
+      const code = /^[A-Za-z][\w.]*$/.test((e as Error).message) ? (e as Error).message : 'AuthorizationFailed';
+      return armError(403, code, 'refused by osc.dev/fail-podvm-deletion');
+    }
+    // Accepted: ARM deletes the VM, its NIC and its disk (made to go with it) in the background.
+    return { status: 202, contentType: 'application/json', body: '' };
+  }
+}
