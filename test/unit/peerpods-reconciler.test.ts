@@ -57,6 +57,11 @@ function reconciler(live: Map<string, KubeObject>) {
       calls.push(`get ${rt.plural}/${name}`);
       return live.get(`${rt.plural}/${name}`);
     },
+    // The cluster's UID (kube-system's), which the reconciler reads once for the pod VMs' cluster tag.
+    get: async (rt: { plural: string }, name: string) => {
+      calls.push(`get ${rt.plural}/${name}`);
+      return { metadata: { name, uid: 'cluster-uid' } };
+    },
     patch: async (rt: { plural: string }, name: string, body: unknown, opts: { subresource?: string } = {}) => {
       calls.push(`patch${opts.subresource ? `/${opts.subresource}` : ''} ${rt.plural}/${name}`);
       return { metadata: { name }, ...(body as object) };
@@ -107,6 +112,7 @@ describe('peer pods reconciler', () => {
       'get configmaps/peer-pods-cm',
       'get jobs/osc-podvm-image-creation',
       'get jobs/osc-podvm-image-deletion',
+      'get namespaces/kube-system',
     ]);
   });
 });
