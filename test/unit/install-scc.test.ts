@@ -28,6 +28,7 @@ import { manifests, NAMES } from '../../src/install/manifests.ts';
 import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
+import { credentialsWiring } from '../../src/peerpods/credentials.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -66,10 +67,26 @@ const workloads = () => {
     kataNodeSelector: { kata: '' },
     prometheusOperator: false,
   })?.daemonSet;
+  // On a Manual-mode (STS) cluster the adaptor also mounts a projected token for the role it assumes.
+  const caaSts = desiredDaemonSet({
+    namespace: NS,
+    image: 'caa:1',
+    configHash: 'h',
+    placement: { nodeSelector: { kata: '' }, tolerations: [] },
+    owner,
+    credentials: credentialsWiring({ kind: 'sts', roleArn: 'arn:aws:iam::123456789012:role/r' }, 'peer-pods-secret'),
+  });
   const job = desiredImageJob({ kind: 'creation', namespace: NS, image: 'builder:1', backoffLimit: 1, configHash: 'h', owner });
   assert.ok(monitor);
   return [
     { name: 'cloud-api-adaptor', template: caa.spec.template as Template, scc: CAA_SCC, sa: CAA_SERVICE_ACCOUNT },
+    {
+      name: 'cloud-api-adaptor with an STS role',
+      template: caaSts.spec.template as Template,
+      scc: CAA_SCC,
+      sa: CAA_SERVICE_ACCOUNT,
+      needs: { volumes: ['hostPath'] },
+    },
     { name: 'kata monitor', template: (monitor.spec as { template: Template }).template, scc: MONITOR_SCC, sa: MONITOR_SERVICE_ACCOUNT },
     { name: 'pod VM image job', template: job.spec.template as Template, scc: PODVM_IMAGE_SCC, sa: PODVM_IMAGE_SERVICE_ACCOUNT },
   ];
@@ -111,6 +128,9 @@ describe("osc's SCCs and grants", () => {
         ['allowPrivilegedContainer', { allowPrivilegedContainer: false }],
         ['allowHostDirVolumePlugin', { allowHostDirVolumePlugin: false }],
         ['volumes', { volumes: [] }],
+        ...Object.entries(w.needs ?? {}).map(
+          ([k, v]) => [`${k} ${JSON.stringify(v)}`, { [k]: v }] as [string, Partial<SecurityContextConstraints>],
+        ),
         ['runAsUser', { runAsUser: { type: 'MustRunAsNonRoot' } }],
         ...(scc.allowHostNetwork
           ? [['allowHostNetwork', { allowHostNetwork: false }] as [string, Partial<SecurityContextConstraints>]]
@@ -124,7 +144,7 @@ describe("osc's SCCs and grants", () => {
         else assert.equal(v.allowed, false, `${w.name} admitted without ${what}`);
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
-      assert.deepEqual(scc.volumes, ['hostPath']);
+      assert.deepEqual(scc.volumes, w.scc === CAA_SCC ? ['hostPath', 'projected'] : ['hostPath']);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
   });
