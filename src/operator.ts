@@ -204,7 +204,15 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   // Where the cluster has a Cloud Credential Operator, peer pods ask it for credentials (docs/cloud-credentials.md).
   const cloudCredentials =
     opts.peerPods?.cloudCredentials ?? (platform.supportsPeerPods && (await servedGroups(client)).has(CredentialsRequests.group));
-  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, cloudCredentials, leakedVMs: opts.leakedVMs });
+  // Where the cluster has a TLS security profile, the adaptor follows it too.
+  const clusterTLSProfile = platform.supportsPeerPods && (await apiServerConfigServed(client));
+  setupPeerPodsController(manager, platform, {
+    ...opts.peerPods,
+    namespace,
+    cloudCredentials,
+    clusterTLSProfile,
+    leakedVMs: opts.leakedVMs,
+  });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
   watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 

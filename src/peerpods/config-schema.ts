@@ -76,8 +76,11 @@ export const COMMON_CM_KEYS = [
   'DISABLECVM',
 ] as const;
 
-/** Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata. */
-export const CHECKED_APART_CM_KEYS = ['INITDATA'] as const;
+/**
+ * Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata, and
+ * DEFAULT_POD_INITDATA, the one osc's pod webhook gives kata-remote pods that have none.
+ */
+export const CHECKED_APART_CM_KEYS = ['INITDATA', 'DEFAULT_POD_INITDATA'] as const;
 
 /** Providers the product documents that this operator does not drive yet. */
 export const OTHER_CLOUD_PROVIDERS = ['libvirt', 'ibmcloud', 'vsphere', 'docker'] as const;
