@@ -96,6 +96,8 @@ export class LeakedVMCollector {
       .update(JSON.stringify([cm?.metadata.resourceVersion ?? null, secret?.metadata.resourceVersion ?? null]))
       .digest('hex');
     const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
+    // Each counter exists from the first pass, at 0: an alert on its rate needs the series before the first leak.
+    for (const m of [this.metrics.leakedVMsFound, this.metrics.leakedVMsDeleted, this.metrics.leakedVMDeleteFailures]) m.inc({ cloud }, 0);
 
     const vms = await this.opts.inventory.list(this.clusterUID, signal);
     const pods = this.caches.pods.list().map((p) => ({
