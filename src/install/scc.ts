@@ -21,7 +21,12 @@ const labels = {
  * volume type but hostPath, a read-only root file system. Privileged containers need privilege escalation
  * allowed (the API refuses the two together otherwise) and run with every capability, so the SCC lists none.
  */
-function privilegedOnHostPaths(name: string, description: string, hostNetwork: boolean): SecurityContextConstraints {
+function privilegedOnHostPaths(
+  name: string,
+  description: string,
+  hostNetwork: boolean,
+  volumes: string[] = ['hostPath'],
+): SecurityContextConstraints {
   return {
     apiVersion: 'security.openshift.io/v1',
     kind: 'SecurityContextConstraints',
@@ -34,7 +39,7 @@ function privilegedOnHostPaths(name: string, description: string, hostNetwork: b
     allowHostPID: false,
     allowHostIPC: false,
     allowHostDirVolumePlugin: true,
-    volumes: ['hostPath'],
+    volumes,
     allowedCapabilities: null,
     defaultAddCapabilities: null,
     requiredDropCapabilities: null,
@@ -53,8 +58,10 @@ export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
       CAA_SCC,
-      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns.",
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and, with the cluster's short-lived AWS credentials (ccoctl, STS), its projected ServiceAccount token.",
       true,
+      // The web identity token of the STS credentials is a projected ServiceAccount token volume.
+      ['hostPath', 'projected'],
     ),
     privilegedOnHostPaths(
       MONITOR_SCC,

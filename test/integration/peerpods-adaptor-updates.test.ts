@@ -34,7 +34,7 @@ import {
 } from '../../src/kube/resources.ts';
 import { encodeInitdata } from '../../src/peerpods/initdata.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
-import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
+import { waitFor, waitForDefaultServiceAccount, waitForEvents } from '../support/wait.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const KC = 'example-kataconfig';
@@ -156,6 +156,8 @@ describe('adaptor updates: no needless restarts, caaUpdateStrategy, outdated pod
     );
     assert.deepEqual(await adaptorPods(), pods, 'no adaptor pod restarted by the edit');
     assert.equal(await restarts(), counted);
+    const [event] = await waitForEvents(c(), 'default', (e) => e.reason === 'PeerPodsAdaptorOutdated', 'a PeerPodsAdaptorOutdated event');
+    assert.equal(event?.note, c2?.message);
 
     // The administrator deletes one: it comes back with the new configuration, one left.
     await c().delete(Pods, pods['worker-0']?.name ?? '', { namespace: NS });

@@ -28,6 +28,7 @@ import { manifests, NAMES } from '../../src/install/manifests.ts';
 import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
+import { credentialsWiring } from '../../src/peerpods/credentials.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -124,9 +125,28 @@ describe("osc's SCCs and grants", () => {
         else assert.equal(v.allowed, false, `${w.name} admitted without ${what}`);
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
-      assert.deepEqual(scc.volumes, ['hostPath']);
+      assert.deepEqual(scc.volumes, w.scc === CAA_SCC ? ['hostPath', 'projected'] : ['hostPath']);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
+  });
+
+  test("the adaptor with the cluster's short-lived AWS credentials (ccoctl, STS): its projected token is admitted, nothing else is", async () => {
+    const sts = desiredDaemonSet({
+      namespace: NS,
+      image: 'caa:1',
+      configHash: 'h',
+      placement: { nodeSelector: { kata: '' }, tolerations: [] },
+      owner,
+      credentials: credentialsWiring({ kind: 'sts', roleArn: 'arn:aws:iam::123456789012:role/r' }, 'peer-pods-secret'),
+    });
+    const pod = podOf(sts.spec.template as Template);
+    assert.ok(pod.spec.volumes?.some((v) => 'projected' in v));
+    const v = await admit(pod, true);
+    assert.ok(v.allowed, v.allowed ? '' : v.message);
+    assert.equal(v.scc, CAA_SCC);
+    const hostPathOnly = oscSCCs().map((s) => (s.metadata.name === CAA_SCC ? { ...s, volumes: ['hostPath'] } : s));
+    const refused = await admit(pod, true, [...defaultSCCs(), ...hostPathOnly]);
+    assert.equal(refused.allowed, false);
   });
 
   test("must-gather's node log pods, made by the administrator, are pinned to privileged and admitted by it", async () => {
