@@ -246,4 +246,18 @@ describe('adaptor updates: no needless restarts, caaUpdateStrategy, outdated pod
     );
     assert.deepEqual((await ds()).spec.template, template, 'the bad edit changed nothing of the adaptor');
   });
+  test('a caaUpdateStrategy osc cannot read keeps the strategy the DaemonSet has (a typo never rolls the adaptors)', async () => {
+    await patchCm({ [DEFAULT_POD_INITDATA_KEY]: null });
+    await waitFor(
+      async () => (await kc()).status?.conditions?.find((x) => x.type === 'PeerPodsConfigValid')?.status === 'True' || undefined,
+      {
+        message: 'the configuration valid again',
+      },
+    );
+    await c().patch(ConfigMaps, 'osc-feature-gates', { data: { caaUpdateStrategy: 'Ondelete' } }, { namespace: NS });
+    // Reconciled after the typo once the new limit reaches the nodes.
+    await patchCm({ PEERPODS_LIMIT_PER_NODE: '5' });
+    await waitFor(async () => (await capacity()) === '5', { message: 'the new limit reached the nodes' });
+    assert.equal(((await ds()).spec.updateStrategy as { type?: string }).type, 'OnDelete');
+  });
 });
