@@ -45,11 +45,7 @@ const nodeChanged = (a: Node, b: Node): boolean =>
 export function setupPeerPodsController(
   mgr: Manager,
   platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>,
-  options: Partial<PeerPodsOptions> & {
-    leakedVMs?: LeakCollectorOptions;
-    /** Whether the cluster serves the APIServer config (OpenShift): the adaptor then follows its TLS profile. */
-    clusterTLSProfile?: boolean;
-  } = {},
+  options: Partial<PeerPodsOptions> & { leakedVMs?: LeakCollectorOptions } = {},
 ): PeerPodsReconciler {
   const opts: PeerPodsOptions = {
     namespace: OPERATOR_NAMESPACE,

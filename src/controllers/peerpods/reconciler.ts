@@ -49,6 +49,8 @@ export { kataUninstallStarted } from './plan-removal.ts';
 export interface PeerPodsOptions extends PeerPodsPlanOptions {
   /** Whether the cluster serves the Cloud Credential Operator's API (OpenShift): osc then asks it for credentials. */
   cloudCredentials?: boolean;
+  /** Whether the cluster serves the APIServer config (OpenShift): the adaptor then follows its TLS profile. */
+  clusterTLSProfile?: boolean;
 }
 
 export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
