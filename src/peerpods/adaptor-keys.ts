@@ -9,6 +9,7 @@
  * - PEERPODS_LIMIT_PER_NODE: osc advertises the pod VM limit on the nodes (the PeerPodConfig); the adaptor
  *   runs without an API token here, so it never advertises it itself;
  * - DEFAULT_POD_INITDATA: osc's pod webhook reads it;
+ * - TLS_MIN_VERSION and TLS_CIPHER_SUITES: osc sets them on the container from the cluster's TLS profile;
  * - the cloud's `notReadByAdaptor` (AWS_VPC_ID on AWS: the image job's);
  * - the keys only other clouds have (AZURE_* on AWS, say): the adaptor of this cloud never reads them.
  * A key osc does not know at all counts as read: the adaptor (or the libraries it links, which read
@@ -17,10 +18,13 @@
  */
 import { DEFAULT_POD_INITDATA_KEY } from '../api/initdata.ts';
 import { cloudProvider, cloudProviders } from './clouds/index.ts';
-import { COMMON_CM_KEYS } from './config-schema.ts';
+import { COMMON_CM_KEYS, OSC_SET_ADAPTOR_KEYS } from './config-schema.ts';
 
-/** Keys osc reads on every cloud and the adaptor never does (as osc deploys it). */
-export const OSC_ONLY_CM_KEYS: readonly string[] = ['PEERPODS_LIMIT_PER_NODE', DEFAULT_POD_INITDATA_KEY];
+/**
+ * Keys of peer-pods-cm the adaptor never sees as osc deploys it, on every cloud: osc's own, and those osc
+ * sets on the adaptor's container itself (which win over the ConfigMap's).
+ */
+export const OSC_ONLY_CM_KEYS: readonly string[] = ['PEERPODS_LIMIT_PER_NODE', DEFAULT_POD_INITDATA_KEY, ...OSC_SET_ADAPTOR_KEYS];
 
 /** The keys of peer-pods-cm that no adaptor of the cloud CLOUD_PROVIDER names reads. */
 export function keysNotReadByAdaptor(cloudName: string | undefined): Set<string> {

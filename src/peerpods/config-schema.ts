@@ -82,6 +82,12 @@ export const COMMON_CM_KEYS = [
  */
 export const CHECKED_APART_CM_KEYS = ['INITDATA', 'DEFAULT_POD_INITDATA'] as const;
 
+/**
+ * Adaptor keys osc sets itself on the adaptor's container, from the cluster's TLS security profile: the same
+ * keys in peer-pods-cm are overridden (a warning says so) and their edits restart nothing.
+ */
+export const OSC_SET_ADAPTOR_KEYS = ['TLS_MIN_VERSION', 'TLS_CIPHER_SUITES'] as const;
+
 /** Providers the product documents that this operator does not drive yet. */
 export const OTHER_CLOUD_PROVIDERS = ['libvirt', 'ibmcloud', 'vsphere', 'docker'] as const;
 

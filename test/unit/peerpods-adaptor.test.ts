@@ -19,6 +19,7 @@ import type { PeerPodsObserved } from '../../src/controllers/peerpods/observed.t
 import { planPeerPods } from '../../src/controllers/peerpods/plan.ts';
 import type { ConfigMap, DaemonSet, Secret } from '../../src/kube/resources.ts';
 import { adaptorData } from '../../src/peerpods/adaptor-keys.ts';
+import { validatePeerPodsConfig } from '../../src/peerpods/config.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
 const cm = (data: Record<string, string>): ConfigMap => ({ metadata: { name: 'peer-pods-cm', namespace: NS }, data });
@@ -47,6 +48,8 @@ describe('the adaptor configuration digest covers what the adaptor reads, nothin
       { PEERPODS_LIMIT_PER_NODE: '4' },
       { DEFAULT_POD_INITDATA: 'H4sI' },
       { AWS_VPC_ID: 'vpc-0ffffffffffffffff' },
+      // osc sets these on the container from the cluster's profile: the ConfigMap's never reach the adaptor.
+      { TLS_MIN_VERSION: 'VersionTLS13', TLS_CIPHER_SUITES: 'TLS_AES_128_GCM_SHA256' },
       // Another cloud's keys: AWS's adaptor never reads them.
       { AZURE_REGION: 'eastus', GCP_ZONE: 'us-central1-a' },
     ]) {
@@ -62,13 +65,23 @@ describe('the adaptor configuration digest covers what the adaptor reads, nothin
       { PODVM_AMI_ID: 'ami-0fedcba9876543210' },
       { INITDATA: 'H4sI' },
       { TAGS: 'a=b' },
-      { TLS_MIN_VERSION: 'VersionTLS13' },
       // osc does not know it: the adaptor (or a library it links) may read it.
       { HTTPS_PROXY: 'http://proxy:3128' },
     ]) {
       assert.notEqual(hash(over), base, JSON.stringify(over));
     }
     assert.notEqual(hash({}, secret('s2')), base);
+  });
+
+  test('TLS_* keys in peer-pods-cm are reported as ignored (osc sets them from the cluster profile)', () => {
+    const v = validatePeerPodsConfig(cm({ ...aws, TLS_MIN_VERSION: 'VersionTLS13' }), secret());
+    assert.deepEqual(v.problems, []);
+    assert.deepEqual(
+      v.warnings.map((w) => w.message),
+      [
+        "TLS_MIN_VERSION in peer-pods-cm is ignored: osc gives the adaptor the cluster's TLS security profile (the APIServer named cluster)",
+      ],
+    );
   });
 
   test("each cloud's own exceptions: PODVM_INSTANCE_TYPES is osc's on Google Cloud, the adaptor's on AWS", () => {
