@@ -17,6 +17,7 @@ const RECENT_WRITE_MS = 30_000;
 export { LEADER_ELECTION_LEASE };
 
 import { CredentialsRequests } from './api/cloudcredential.ts';
+import { APIServers } from './api/openshift.ts';
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
@@ -202,10 +203,21 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   if ('warning' in chosen && chosen.warning) opts.log.warn(chosen.warning);
   opts.log.info({ platform: platform.name, chosenBy: chosen.chosenBy }, 'platform chosen');
   setupKataConfigController(manager, platform, { ...opts.kataConfig, namespace });
-  // Where the cluster has a Cloud Credential Operator, peer pods ask it for credentials (docs/cloud-credentials.md).
-  const cloudCredentials =
-    opts.peerPods?.cloudCredentials ?? (platform.supportsPeerPods && (await servedGroups(client)).has(CredentialsRequests.group));
-  setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, cloudCredentials, leakedVMs: opts.leakedVMs });
+  // Where the cluster has a Cloud Credential Operator, peer pods ask it for credentials
+  // (docs/cloud-credentials.md); where it has a TLS security profile, the adaptor follows it. Discovery
+  // answers both, asked only when one of them is not given.
+  const given = opts.peerPods ?? {};
+  const groups =
+    platform.supportsPeerPods && (given.cloudCredentials === undefined || given.clusterTLSProfile === undefined)
+      ? await servedGroups(client)
+      : undefined;
+  setupPeerPodsController(manager, platform, {
+    ...opts.peerPods,
+    namespace,
+    cloudCredentials: given.cloudCredentials ?? !!groups?.has(CredentialsRequests.group),
+    clusterTLSProfile: given.clusterTLSProfile ?? (!!groups?.has(APIServers.group) && (await apiServerConfigServed(client))),
+    leakedVMs: opts.leakedVMs,
+  });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
   watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 

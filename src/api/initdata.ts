@@ -7,10 +7,18 @@
  * `cdh.toml` and the Kata Agent's `policy.rego`. It travels gzipped, then base64-encoded.
  */
 
+import { PEER_PODS_CM } from './names.ts';
+
 /** The peer-pods-cm key holding the initdata every peer pod gets unless it carries its own. */
 export const INITDATA_KEY = 'INITDATA';
 /** The pod annotation holding one pod's initdata; it wins over INITDATA. */
 export const INITDATA_ANNOTATION = 'io.katacontainers.config.hypervisor.cc_init_data';
+/**
+ * The peer-pods-cm key of osc's own default initdata: when set, the pod webhook writes it into the
+ * annotation of every kata-remote pod created without one. osc reads it, the cloud-api-adaptor does not, so
+ * changing it restarts no adaptor (docs/peerpods.md, "Initdata").
+ */
+export const DEFAULT_POD_INITDATA_KEY = 'DEFAULT_POD_INITDATA';
 /** The only version the guest components accept. */
 export const INITDATA_VERSION = '0.1.0';
 export const INITDATA_ALGORITHMS = ['sha256', 'sha384', 'sha512'] as const;
@@ -81,4 +89,14 @@ export const INITDATA_TEXT = {
     `[data] "${name}" is not valid TOML (line ${line}, column ${column} of ${name}: ${why}): fix ${name}`,
   policyRefused: (problems: string[]) =>
     `[data] "policy.rego" is refused by osc policy check: ${problems.join('; ')}; fix the policy (start from osc policy hardened)`,
+} as const;
+
+/** What the pod webhook says about the default initdata (DEFAULT_POD_INITDATA) it injects. */
+export const DEFAULT_INITDATA_TEXT = {
+  /** A kata-remote pod without its own initdata while the default is malformed: refused (fail closed). */
+  refused: (problem: string) =>
+    `the pod has no annotation ${INITDATA_ANNOTATION} and the default initdata to give it, ${DEFAULT_POD_INITDATA_KEY} in ConfigMap ${PEER_PODS_CM}, is malformed (${problem}): ` +
+    `fix ${DEFAULT_POD_INITDATA_KEY} (see the PeerPodsConfigValid condition), remove it to stop injecting a default, or give the pod its own ${INITDATA_ANNOTATION}`,
+  /** The warning on an admitted pod that got the default. */
+  injected: `annotation ${INITDATA_ANNOTATION} set from ${DEFAULT_POD_INITDATA_KEY} in ConfigMap ${PEER_PODS_CM} (the pod had none)`,
 } as const;

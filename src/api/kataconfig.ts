@@ -157,7 +157,9 @@ export const CONFIG_VALID = 'PeerPodsConfigValid';
 export const IMAGE_JOB_RUNNING = 'PodVMImageJobRunning';
 export const IMAGE_JOB_COMPLETED = 'PodVMImageJobCompleted';
 export const IMAGE_JOB_FAILED = 'PodVMImageJobFailed';
-export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
+/** True while cloud-api-adaptor pods run an older pod template than osc-caa-ds's (absent otherwise). */
+export const ADAPTOR_OUTDATED = 'PeerPodsAdaptorOutdated';
+export const PEERPODS_CONDITIONS = [CONFIG_VALID, IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, ADAPTOR_OUTDATED] as const;
 export const IMAGE_CONDITIONS = [IMAGE_JOB_RUNNING, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED] as const;
 
 export type InProgressReason =

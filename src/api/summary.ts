@@ -2,7 +2,7 @@
  * A KataConfig's status in words: the summary and the text `osc status` prints, which must-gather writes
  * beside the objects it collects too. Pure, from the API types alone, so every presentation shares it.
  */
-import { IN_PROGRESS, KATA_NODE_LISTS, type KataConfig } from './kataconfig.ts';
+import { ADAPTOR_OUTDATED, IN_PROGRESS, KATA_NODE_LISTS, type KataConfig } from './kataconfig.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from './names.ts';
 import { type DeadEnd, deadEndOf, uninstalledText, uninstallProgress } from './progress.ts';
 
@@ -55,10 +55,13 @@ export interface StatusSummary {
   lastTransitionTime?: string;
   /** Set when the rollout will not progress without the administrator (see deadEndOf). */
   deadEnd?: DeadEnd;
+  /** Peer pods: how many adaptor pods run an older configuration, and what to do (PeerPodsAdaptorOutdated). */
+  adaptorOutdated?: string;
 }
 
 export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[] = []): StatusSummary {
   const cond = kc.status?.conditions?.find((c) => c.type === IN_PROGRESS);
+  const adaptor = kc.status?.conditions?.find((c) => c.type === ADAPTOR_OUTDATED);
   const kn = kc.status?.kataNodes;
   const runtimeClass = kc.spec?.enablePeerPods ? KATA_REMOTE_RUNTIME_CLASS : KATA_RUNTIME_CLASS;
   const nodes: NodeState[] = [];
@@ -99,6 +102,7 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
     runtimeClasses: kc.status?.runtimeClasses ?? [],
     ...(cond?.lastTransitionTime ? { lastTransitionTime: cond.lastTransitionTime } : {}),
     ...(deadEnd ? { deadEnd } : {}),
+    ...(adaptor?.status === 'True' && adaptor.message ? { adaptorOutdated: adaptor.message } : {}),
   };
 }
 
@@ -151,6 +155,7 @@ export function renderStatus(s: StatusSummary, opts: { uninstallTotal?: number }
     lines.push(`${progressBar(s.readyNodeCount, s.nodeCount)} ${s.readyNodeCount}/${s.nodeCount} nodes`);
   }
   if (s.deadEnd) lines.push(`What to do: ${s.deadEnd.todo}`);
+  if (s.adaptorOutdated) lines.push(`Peer pods adaptor: ${s.adaptorOutdated}`);
   if (s.nodes.length) {
     const width = Math.max(4, ...s.nodes.map((n) => n.node.length)) + 3;
     lines.push(`${'NODE'.padEnd(width)}STATE`);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import { CLUSTER_UID_TAG, PODVM_NAME_PREFIX } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { type ConfigMap, ConfigMaps, type DaemonSet, DaemonSets, Namespaces, type Pod, Pods } from '../kube/resources.ts';
+import { type ConfigMap, ConfigMaps, type DaemonSet, DaemonSets, Namespaces, type Node, Nodes, type Pod, Pods } from '../kube/resources.ts';
 import { type PodVM, type PodVMInventory, podVMNamePart } from '../peerpods/leaks.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -21,6 +21,7 @@ export const CRASH_BEFORE_RECORD_ANNOTATION = 'osc.dev/crash-caa-before-record';
 export const FAIL_PODVM_DELETION_ANNOTATION = 'osc.dev/fail-podvm-deletion';
 
 const isPeerPod = (p: Pod) => p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS;
+const isRunning = (p: Pod) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp;
 
 /** The adaptor's TAGS setting (`key1=value1,key2=value2`) as the tags it puts on a VM. */
 export function parseTags(value: string | undefined): Record<string, string> {
@@ -35,10 +36,14 @@ export function parseTags(value: string | undefined): Record<string, string> {
 /**
  * The pod VMs of the dev cluster's cloud, and the cloud-api-adaptor's part in their life: a VM per scheduled
  * `kata-remote` pod, named and tagged as the adaptor does (`podvm-<pod>-<sandbox>` as its Name, and the
- * adaptor's TAGS: the adaptor container's own TAGS variable, else peer-pods-cm's), made when the adaptor sees the pod and
- * deleted when the pod goes, while the adaptor is up. While it is down (`setAdaptorDown(true)`, as when
- * the adaptor pods are killed), nothing is made or deleted: a pod force-deleted then leaves its VM running.
- * The cloud's API over these VMs, as osc's client reaches it, is ./cloudapi/.
+ * adaptor's TAGS: the adaptor container's own TAGS variable, else peer-pods-cm's), made by the adaptor of the
+ * pod's node when it sees the pod, and deleted by it when the pod goes. Each node's adaptor is its real
+ * adaptor pod (the DaemonSet osc-caa-ds's, run by kwok): it is up while that pod is Running on a node that
+ * exists. Killed (its pod deleted) or lost with its node, it makes and deletes nothing: a pod deleted
+ * meanwhile leaves its VM running. Back (the DaemonSet's new pod Running), it makes the VMs of its node's
+ * pods that have none; its records survive it, as the real adaptor's do on the node's disk, but not the
+ * node. `setAdaptorDown` stops every adaptor at once whatever their pods do. The cloud's API over these VMs,
+ * as osc's client reaches it, is ./cloudapi/.
  */
 export class SimulatedPodVMs implements PodVMInventory {
   readonly vms = new Map<string, PodVM>();
@@ -50,6 +55,9 @@ export class SimulatedPodVMs implements PodVMInventory {
   readonly regions = new Map<string, string>();
   private readonly adaptor: Informer<DaemonSet>;
   private readonly config: Informer<ConfigMap>;
+  /** The adaptor pods (osc-caa-ds) and the nodes: which node's adaptor is up. */
+  private readonly adaptors: Informer<Pod>;
+  private readonly nodes: Informer<Node>;
   private readonly client: KubeClient;
   private readonly namespace: string;
   private readonly log: Logger;
@@ -72,6 +80,27 @@ export class SimulatedPodVMs implements PodVMInventory {
       update: (_o, p) => this.podSeen(p),
       delete: (p) => this.podGone(p),
     });
+    this.adaptors = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `app=${CAA_DAEMONSET}`, log: this.log });
+    this.nodes = new Informer(this.client, Nodes, { log: this.log });
+    // An adaptor that comes up (again) makes the VMs its node's pods lack.
+    const cameUp = (p: Pod) => {
+      const node = p.spec?.nodeName;
+      if (node && isRunning(p)) for (const pod of this.pods.list()) if (pod.spec?.nodeName === node) this.podSeen(pod);
+    };
+    this.adaptors.addEventHandler({ add: cameUp, update: (_o, p) => cameUp(p) });
+  }
+
+  /** Whether this adaptor pod is still in the simulation's view (a killed one has left it once the kill is seen). */
+  seesAdaptorPod(uid: string): boolean {
+    return this.adaptors.list().some((a) => a.metadata.uid === uid);
+  }
+
+  /** Whether the adaptor of `node` runs: its pod Running on a node that exists, and not every adaptor stopped. */
+  adaptorUp(node: string | undefined): boolean {
+    if (this.down || !node) return false;
+    const n = this.nodes.get(node);
+    if (!n || n.metadata.deletionTimestamp) return false;
+    return this.adaptors.list().some((a) => a.spec?.nodeName === node && isRunning(a));
   }
 
   /** The cluster's UID, the kube-system namespace's (what the adaptor tags VMs with). */
@@ -83,13 +112,17 @@ export class SimulatedPodVMs implements PodVMInventory {
     this.uid = (await this.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
     void this.adaptor.run(signal);
     void this.config.run(signal);
+    void this.nodes.run(signal);
+    void this.adaptors.run(signal);
     await this.adaptor.waitForSync(signal);
     await this.config.waitForSync(signal);
+    await this.nodes.waitForSync(signal);
+    await this.adaptors.waitForSync(signal);
     void this.pods.run(signal);
     await this.pods.waitForSync(signal);
   }
 
-  /** The adaptor stops (true) or comes back (false); back, it makes the VMs of pods that have none. */
+  /** Every adaptor stops (true) or comes back (false); back, each makes the VMs of its pods that have none. */
   setAdaptorDown(down: boolean): void {
     this.down = down;
     if (!down) for (const p of this.pods.list()) this.podSeen(p);
@@ -160,7 +193,7 @@ export class SimulatedPodVMs implements PodVMInventory {
 
   private podSeen(p: Pod): void {
     const uid = p.metadata.uid ?? '';
-    if (this.down || !isPeerPod(p) || !p.spec?.nodeName || p.metadata.deletionTimestamp || this.records.has(uid)) return;
+    if (!isPeerPod(p) || !this.adaptorUp(p.spec?.nodeName) || p.metadata.deletionTimestamp || this.records.has(uid)) return;
     if (p.metadata.annotations?.[CRASH_BEFORE_RECORD_ANNOTATION] === 'true' && !this.crashed.has(uid)) {
       // Made, then the adaptor died before writing it down: restarted, it knows nothing of this VM.
       const lost = this.create(p);
@@ -174,9 +207,9 @@ export class SimulatedPodVMs implements PodVMInventory {
   private podGone(p: Pod): void {
     const uid = p.metadata.uid ?? '';
     const vm = this.records.get(uid);
-    // The record goes with the pod; while the adaptor is down, nothing deletes the VM.
+    // The record goes with the pod; while the pod's adaptor is down (or its node gone), nothing deletes the VM.
     this.records.delete(uid);
-    if (!this.down && vm !== undefined && this.vms.delete(vm)) {
+    if (this.adaptorUp(p.spec?.nodeName) && vm !== undefined && this.vms.delete(vm)) {
       this.stats.deletedByAdaptor++;
       this.regions.delete(vm);
     }

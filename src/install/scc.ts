@@ -58,9 +58,9 @@ export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
       CAA_SCC,
-      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and on a cluster with short-lived cloud credentials (STS) a projected ServiceAccount token for the cloud's role.",
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and, with the cluster's short-lived AWS credentials (ccoctl, STS), its projected ServiceAccount token.",
       true,
-      // The projected token that AWS STS exchanges for the role's credentials (credentialsWiring's 'sts').
+      // The web identity token of the STS credentials is a projected ServiceAccount token volume.
       ['hostPath', 'projected'],
     ),
     privilegedOnHostPaths(

@@ -1,9 +1,10 @@
 /**
- * The INITDATA key of peer-pods-cm: when set, it must be an initdata value the guest accepts (initdata.ts),
- * or every pod VM the cloud-api-adaptor starts would fail to start. Its own file so that the ConfigMap's
- * validation calls it in one line.
+ * The initdata keys of peer-pods-cm: INITDATA (read by the cloud-api-adaptor) and DEFAULT_POD_INITDATA (read
+ * by osc's pod webhook). When set, each must be an initdata value the guest accepts (initdata.ts), or every
+ * pod VM started with it would fail to start. Its own file so that the ConfigMap's validation calls it in one
+ * line.
  */
-import { INITDATA_KEY } from '../api/initdata.ts';
+import { DEFAULT_POD_INITDATA_KEY, INITDATA_KEY } from '../api/initdata.ts';
 import { PEER_PODS_CM } from '../api/names.ts';
 import { decodeInitdata, InitdataError } from './initdata.ts';
 
@@ -13,20 +14,36 @@ interface KeyProblem {
   message: string;
 }
 
-/** The last value checked and its findings: the ConfigMap is validated on every pass, the value rarely changes. */
-let last: { value: string; problem?: string; warnings: string[] } | undefined;
-
-/** Adds INITDATA's problem (at most one: the outermost layer at fault) and warnings. */
-export function checkInitdataSetting(data: Record<string, string>, problems: KeyProblem[], warnings: KeyProblem[]): void {
-  const value = data[INITDATA_KEY];
-  if (value === undefined) return;
-  if (last?.value !== value) last = { value, ...findings(value) };
-  if (last.problem !== undefined)
-    problems.push({ key: INITDATA_KEY, message: `${INITDATA_KEY} in ConfigMap ${PEER_PODS_CM}: ${last.problem}` });
-  for (const w of last.warnings) warnings.push({ key: INITDATA_KEY, message: `${INITDATA_KEY}: ${w}` });
+interface Findings {
+  problem?: string;
+  warnings: string[];
 }
 
-function findings(value: string): { problem?: string; warnings: string[] } {
+/** The last value checked per key and its findings: the ConfigMap is validated on every pass, the values rarely change. */
+const last = new Map<string, { value: string } & Findings>();
+
+/** Adds each initdata key's problem (at most one: the outermost layer at fault) and warnings. */
+export function checkInitdataSetting(data: Record<string, string>, problems: KeyProblem[], warnings: KeyProblem[]): void {
+  for (const key of [INITDATA_KEY, DEFAULT_POD_INITDATA_KEY]) {
+    const value = data[key];
+    if (value === undefined) continue;
+    const f = initdataFindings(key, value);
+    if (f.problem !== undefined) problems.push({ key, message: `${key} in ConfigMap ${PEER_PODS_CM}: ${f.problem}` });
+    for (const w of f.warnings) warnings.push({ key, message: `${key}: ${w}` });
+  }
+}
+
+/** What is wrong with one key's value (cached per key: the webhook asks for every pod). */
+export function initdataFindings(key: string, value: string): Findings {
+  let f = last.get(key);
+  if (f?.value !== value) {
+    f = { value, ...findings(value) };
+    last.set(key, f);
+  }
+  return f;
+}
+
+function findings(value: string): Findings {
   try {
     return { warnings: decodeInitdata(value).warnings };
   } catch (e) {

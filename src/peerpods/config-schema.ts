@@ -76,8 +76,17 @@ export const COMMON_CM_KEYS = [
   'DISABLECVM',
 ] as const;
 
-/** Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata. */
-export const CHECKED_APART_CM_KEYS = ['INITDATA'] as const;
+/**
+ * Keys checked apart from the others (config-initdata.ts): INITDATA, the guest's default initdata, and
+ * DEFAULT_POD_INITDATA, the one osc's pod webhook gives kata-remote pods that have none.
+ */
+export const CHECKED_APART_CM_KEYS = ['INITDATA', 'DEFAULT_POD_INITDATA'] as const;
+
+/**
+ * Adaptor keys osc sets itself on the adaptor's container, from the cluster's TLS security profile: the same
+ * keys in peer-pods-cm are overridden (a warning says so) and their edits restart nothing.
+ */
+export const OSC_SET_ADAPTOR_KEYS = ['TLS_MIN_VERSION', 'TLS_CIPHER_SUITES'] as const;
 
 /** Providers the product documents that this operator does not drive yet. */
 export const OTHER_CLOUD_PROVIDERS = ['libvirt', 'ibmcloud', 'vsphere', 'docker'] as const;

@@ -18,6 +18,7 @@ import {
   AGENT_PORT,
   CHECKED_APART_CM_KEYS,
   MIN_ROOT_VOLUME_SIZE,
+  OSC_SET_ADAPTOR_KEYS,
   OTHER_CLOUD_PROVIDERS,
   PEER_PODS_DEFAULTS,
   type PeerPodsValidation,
@@ -98,6 +99,13 @@ export function validatePeerPodsConfig(
   // Unknown keys: say so only when they look like a misspelt documented key.
   const known = new Set<string>([...CHECKED_APART_CM_KEYS, ...cloudProviders().flatMap((c) => [...c.cmKeys, ...c.otherCmKeys])]);
   for (const key of Object.keys(data)) {
+    if ((OSC_SET_ADAPTOR_KEYS as readonly string[]).includes(key)) {
+      warnings.push({
+        key,
+        message: `${key} in ${PEER_PODS_CM} is ignored: osc gives the adaptor the cluster's TLS security profile (the APIServer named cluster)`,
+      });
+      continue;
+    }
     if (known.has(key)) continue;
     const guess = closestName(key, [...cloudKeys, ...CHECKED_APART_CM_KEYS], 3);
     if (guess) {

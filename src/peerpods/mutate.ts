@@ -23,12 +23,14 @@
  *  4. The Kata Agent policy annotation, when present, must decode and be usable by the agent; a pod
  *     whose policy does not deny ExecProcessRequest gets a warning (docs/peerpods.md, "Kata Agent policy").
  *  5. The initdata annotation, when present, must be a value the guest accepts (initdata.ts); a malformed
- *     one is rejected with the layer at fault (docs/peerpods.md, "Initdata").
+ *     one is rejected with the layer at fault (docs/peerpods.md, "Initdata"). When absent and a default is
+ *     configured (DEFAULT_POD_INITDATA), the default is written into it; a malformed default refuses the pod
+ *     rather than let it start without the attestation and policy the administrator meant it to have.
  *
  * Mutating an already mutated pod yields an empty patch.
  */
 
-import { INITDATA_ANNOTATION } from '../api/initdata.ts';
+import { DEFAULT_INITDATA_TEXT, INITDATA_ANNOTATION } from '../api/initdata.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, PEER_POD_VM_RESOURCE } from '../api/names.ts';
 import type { Container, Pod } from '../kube/resources.ts';
 import type { CloudSizes } from './clouds/provider.ts';
@@ -57,6 +59,11 @@ export interface MutateSettings {
   sizes?: CloudSizes;
   /** The runtime class whose pods are mutated; kata-remote. */
   runtimeClassName?: string;
+  /**
+   * DEFAULT_POD_INITDATA of peer-pods-cm, when set: given to pods without their own initdata, or, when it is
+   * malformed (`problem`), the reason such pods are refused.
+   */
+  defaultInitdata?: { value: string; problem?: string };
 }
 
 export function settingsFromConfig(config: Pick<PeerPodsConfig, 'instanceType' | 'instanceTypes'>, table?: InstanceTable): MutateSettings {
@@ -272,8 +279,14 @@ function mutate(pod: Pod, settings: MutateSettings): MutateResult {
 
   // 4. The agent policy.
   policyCheck(annotations, warnings);
-  // 5. The initdata.
+  // 5. The initdata: the pod's own, else the configured default.
   initdataCheck(annotations, warnings);
+  const fallback = settings.defaultInitdata;
+  if (annotations[INITDATA_ANNOTATION] === undefined && fallback) {
+    if (fallback.problem !== undefined) throw new Rejection(DEFAULT_INITDATA_TEXT.refused(fallback.problem));
+    set[INITDATA_ANNOTATION] = fallback.value;
+    warnings.push(DEFAULT_INITDATA_TEXT.injected);
+  }
 
   // The patch.
   const patch: JSONPatchOp[] = [];

@@ -131,3 +131,53 @@ export function tlsServerOptions(profile: TLSSecurityProfile | undefined): TLSSe
   }
   return { profile: type, minVersion, ciphers };
 }
+
+/**
+ * The TLS 1.2-and-older suites Go's crypto/tls implements, by their IANA names (what Go programs' flags and
+ * variables take, e.g. the cloud-api-adaptor's TLS_CIPHER_SUITES): Go has no DHE suites and a few CBC ones
+ * only. A name outside this list makes such a program refuse to start.
+ */
+const GO_TLS12_SUITES = new Set([
+  'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA',
+  'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA',
+  'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA',
+  'TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA',
+  'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256',
+  'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256',
+  'TLS_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_RSA_WITH_AES_128_CBC_SHA',
+  'TLS_RSA_WITH_AES_256_CBC_SHA',
+  'TLS_RSA_WITH_AES_128_CBC_SHA256',
+  'TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA',
+  'TLS_RSA_WITH_3DES_EDE_CBC_SHA',
+]);
+const OPENSSL_TO_IANA = Object.fromEntries(Object.entries(IANA_TO_OPENSSL).map(([iana, openssl]) => [openssl, iana]));
+
+/** A profile as a Go program takes it: the minimum version's name, and the TLS 1.2 suites Go has (IANA names, in order). */
+export interface GoTLSProfile {
+  profile: string;
+  /** VersionTLS10 ... VersionTLS13, as the profile writes it. */
+  minTLSVersion: string;
+  cipherSuites: string[];
+}
+
+/**
+ * The profile for a Go program: OpenShift's own components do the same translation (IANA names; the suites
+ * Go lacks dropped; the TLS 1.3 suites, which Go does not let a program choose, left out). Throws as
+ * tlsServerOptions does for a profile osc cannot read.
+ */
+export function goTLSProfile(profile: TLSSecurityProfile | undefined): GoTLSProfile {
+  const checked = tlsServerOptions(profile);
+  const type = checked.profile;
+  const spec = type === 'Custom' ? (profile?.custom ?? {}) : PROFILES[type as keyof typeof PROFILES];
+  const minTLSVersion = spec.minTLSVersion ?? 'VersionTLS12';
+  const cipherSuites = [...new Set((spec.ciphers ?? []).map((c) => OPENSSL_TO_IANA[c] ?? c).filter((c) => GO_TLS12_SUITES.has(c)))];
+  return { profile: type, minTLSVersion, cipherSuites };
+}

@@ -1,7 +1,8 @@
 /**
  * The console's peer pods page on `osc start --cloud AWS`: the KataConfig created through the form with
  * enablePeerPods ticked, then what osc reports (the configuration valid, the pod VM image job, the per-node
- * limit), with the credentials Secret never shown.
+ * limit), with the credentials Secret never shown; and the metrics page's presets for the installation, the
+ * kata pods, the leaked pod VM counters and the adaptor restarts.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { Infrastructures } from '../../src/api/openshift.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { ConfigMaps, Secrets } from '../../src/kube/resources.ts';
 import { artifactsDir, launchBrowser, type OscStart, SKIP_BROWSER, startOsc } from '../support/browser.ts';
+import { waitFor } from '../support/wait.ts';
 
 const LONG = 180_000;
 /** peer-pods-secret's secret access key: the dev cluster's AWS account accepts only keys it has. */
@@ -74,6 +76,33 @@ describe('web console: peer pods', { skip: SKIP_BROWSER && 'OSC_SKIP_BROWSER_TES
       await followInBrowser();
     } catch (e) {
       await page.screenshot({ path: join(shots, 'failure.png'), fullPage: true });
+      throw e;
+    }
+  });
+
+  test('metrics: the presets plot the installation, the kata pods, the leaked pod VM counters and the adaptor restarts', async () => {
+    await page.click('[data-nav=metrics]');
+    const chart = page.locator('[data-test=chart]');
+    const rows: [preset: string, query: RegExp, series: number, legend: RegExp][] = [
+      ['setup-info', /^osc_setup_info$/, 1, /osc_setup_info\{cloud_provider="aws", setup_type="peerpods"\}/],
+      ['kata-pods', /^osc_kata_pods$/, 2, /osc_kata_pods\{runtimeclass="kata-remote"\}/],
+      ['leaked-vms', /osc_peerpods_leaked_vms_found_total/, 3, /osc_peerpods_leaked_vms_deleted_total\{cloud="aws"\}/],
+      ['adaptor-restarts', /^osc_peerpods_adaptor_restarts_total$/, 1, /osc_peerpods_adaptor_restarts_total/],
+    ];
+    try {
+      for (const [preset, query, series, legend] of rows) {
+        await page.click(`[data-preset=${preset}]`);
+        assert.match(await page.locator('#metrics-query').inputValue(), query, preset);
+        // Prometheus scrapes every 2 s and the page asks every 5 s: wait for the series to be there.
+        await waitFor(
+          async () =>
+            Number(await chart.getAttribute('data-series').catch(() => '0')) >= series && legend.test((await chart.textContent()) ?? ''),
+          { timeoutMs: LONG, intervalMs: 1000, message: `the ${preset} preset plotted` },
+        );
+        await page.screenshot({ path: join(shots, `metrics-${preset}.png`), fullPage: true });
+      }
+    } catch (e) {
+      await page.screenshot({ path: join(shots, 'metrics-failure.png'), fullPage: true });
       throw e;
     }
   });

@@ -3,8 +3,9 @@
  * force-deleted while the adaptor is down, and an adaptor crash between creating a VM and recording it,
  * leave VMs behind. osc finds them through the cloud's inventory and deletes them after the grace period,
  * with an event and a metric per VM, and never touches a VM of a live pod. A deletion the cloud refuses is
- * the condition PodVMDeletionFailed, cleared once a change of peer-pods-cm lets the deletion through. And the
- * adaptor-restart counter counts the adaptor pods an edit of peer-pods-cm restarts.
+ * the condition PodVMDeletionFailed, cleared once a change of peer-pods-cm lets the deletion through. The
+ * adaptor-restart counter counts the adaptor pods an edit of peer-pods-cm restarts. The chaos run kills the
+ * adaptor pods for real and loses whole nodes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +21,7 @@ import {
 import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, PODVM_DELETION_FAILED } from '../../src/api/podvm-leaks.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../src/controllers/peerpods/desired.ts';
 import { CRASH_BEFORE_RECORD_ANNOTATION, FAIL_PODVM_DELETION_ANNOTATION, type SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
+import { isNotFound } from '../../src/kube/errors.ts';
 import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
@@ -214,7 +216,7 @@ describe('leaked pod VMs are found and deleted', () => {
     assert.doesNotMatch(m, /runtimeclass="kata-cc"/, 'no series for a RuntimeClass that does not exist');
   });
 
-  test('chaos: 60 faults (adaptor kills, force-deletes while it is down, crashes before record), then 0 leaked VMs', async () => {
+  test('chaos: 60 faults (real adaptor kills, force-deletes while it is down, node loss, crashes before record), then 0 leaked VMs', async () => {
     let seed = 21;
     const rand = () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -222,10 +224,22 @@ describe('leaked pod VMs are found and deleted', () => {
     };
     const keep = [await c().get(Pods, 'keep-a', APP), await c().get(Pods, 'keep-b', APP)];
     const keptVMs = keep.flatMap(vmsOf);
+    const keptNodes = new Set(keep.map((p) => p.spec?.nodeName));
     const before = { ...vms().stats };
-    const faults = { created: 0, crashBeforeRecord: 0, forceDeletedWhileDown: 0, adaptorKills: 0, plainDeletes: 0 };
+    const faults = {
+      created: 0,
+      crashBeforeRecord: 0,
+      forceDeletedWhileDown: 0,
+      adaptorKills: 0,
+      nodesLost: 0,
+      podsLostWithNodes: 0,
+      plainDeletes: 0,
+    };
     const live: string[] = [];
     let next = 0;
+    const ignoreGone = (e: unknown) => {
+      if (!isNotFound(e)) throw e;
+    };
     const create = async () => {
       const crash = rand() < 0.4;
       const name = `chaos-${next++}`;
@@ -235,46 +249,83 @@ describe('leaked pod VMs are found and deleted', () => {
       if (crash) faults.crashBeforeRecord++;
     };
     const take = () => live.splice(Math.floor(rand() * live.length), 1)[0] as string;
+    const nodeOf = async (name: string) => (await c().find(Pods, name, APP))?.spec?.nodeName;
     // Gone from the adaptor's own view too, so that it cannot see the deletion once back.
     const goneEverywhere = (name: string) =>
       waitFor(async () => (await c().find(Pods, name, APP)) === undefined && vms().pods.get(`${APP}/${name}`) === undefined);
-    const faultCount = () => faults.crashBeforeRecord + faults.forceDeletedWhileDown + faults.adaptorKills;
+    /** Kills a node's adaptor for real: its pod deleted at once (the DaemonSet starts another), until the adaptor is seen down. */
+    const killAdaptor = async (node: string) => {
+      const adaptors = (await c().list(Pods, { namespace: NS, labelSelector: `app=${CAA_DAEMONSET}` })).items;
+      const victim = adaptors.find((a) => a.spec?.nodeName === node && !a.metadata.deletionTimestamp);
+      if (!victim) return false;
+      await c()
+        .delete(Pods, victim.metadata.name ?? '', { namespace: NS, gracePeriodSeconds: 0 })
+        .catch(ignoreGone);
+      faults.adaptorKills++;
+      // Down from when the simulation sees the kill until the DaemonSet's new pod runs: a deletion seen
+      // meanwhile leaves its VM behind.
+      await waitFor(() => !vms().seesAdaptorPod(victim.metadata.uid ?? ''), { message: 'the kill seen' });
+      return true;
+    };
+    const kataNodes = async () =>
+      (await c().list(Nodes)).items
+        .filter((n) => n.status?.allocatable?.[PEER_POD_VM_RESOURCE] && !n.metadata.deletionTimestamp)
+        .map((n) => n.metadata.name ?? '');
+    const faultCount = () => faults.crashBeforeRecord + faults.forceDeletedWhileDown + faults.adaptorKills + faults.nodesLost;
+    // A third worker, so that a node can be lost without the kept pods.
+    await cluster.dev.addWorker();
+    await waitFor(async () => (await kataNodes()).length === 3, { timeoutMs: 120_000, message: 'a third kata node' });
     while (faultCount() < 60) {
       const r = rand();
-      if (r < 0.35 || live.length < 2) await create();
-      else if (r < 0.7) {
-        vms().setAdaptorDown(true);
+      if (r < 0.3 || live.length < 2) await create();
+      else if (r < 0.6) {
+        // Pods force-deleted while their node's adaptor is down: its pod killed first.
         const victims = [take(), ...(rand() < 0.5 && live.length > 1 ? [take()] : [])];
-        for (const v of victims) await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 });
+        const nodes = new Set((await Promise.all(victims.map(nodeOf))).filter((n): n is string => !!n));
+        for (const n of nodes) await killAdaptor(n);
+        for (const v of victims) await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 }).catch(ignoreGone);
         for (const v of victims) await goneEverywhere(v);
-        vms().setAdaptorDown(false);
         faults.forceDeletedWhileDown += victims.length;
-      } else if (r < 0.85) {
-        // The adaptor killed and restarted, a pod made meanwhile.
-        vms().setAdaptorDown(true);
+      } else if (r < 0.8) {
+        // An adaptor killed, a pod made meanwhile.
+        const nodes = await kataNodes();
+        await killAdaptor(nodes[Math.floor(rand() * nodes.length)] ?? '');
         await create();
-        vms().setAdaptorDown(false);
-        faults.adaptorKills++;
+      } else if (r < 0.88 && faults.nodesLost < 3) {
+        // A node lost (not one of the kept pods'): it goes with its adaptor and its pods (the pod garbage
+        // collector deletes them, nothing deletes their VMs), and a new worker takes its place.
+        const nodes = (await kataNodes()).filter((n) => !keptNodes.has(n));
+        const lost = nodes[Math.floor(rand() * nodes.length)];
+        if (!lost) continue;
+        const onIt = (await c().list(Pods, { namespace: APP })).items
+          .filter((p) => p.spec?.nodeName === lost)
+          .map((p) => p.metadata.name ?? '');
+        for (const n of onIt) live.splice(live.indexOf(n), 1);
+        await cluster.dev.removeNode(lost);
+        await cluster.dev.addWorker();
+        faults.nodesLost++;
+        faults.podsLostWithNodes += onIt.length;
       } else {
         const v = take();
-        await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 });
+        await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 }).catch(ignoreGone);
         await goneEverywhere(v);
         faults.plainDeletes++;
       }
     }
     const t0 = Date.now();
-    // Every live pod's VMs exist and every other VM is gone.
+    // Every live pod's VMs exist and every other VM is gone (the lost nodes' pods collected too).
     await waitFor(
       async () => {
         const pods = (await c().list(Pods, { namespace: APP })).items;
         const uids = new Set(pods.map((p) => p.metadata.uid));
+        if (pods.some((p) => !live.includes(p.metadata.name ?? '') && !['keep-a', 'keep-b'].includes(p.metadata.name ?? ''))) return false;
         if (!pods.every((p) => vms().vms.has(vms().recorded(p.metadata.uid ?? '') ?? ''))) return false;
         return [...vms().vms.values()].every((vm) => uids.has(vms().podOf(vm.id)));
       },
-      { timeoutMs: 120_000, message: 'only VMs of live pods left' },
+      { timeoutMs: 300_000, message: 'only VMs of live pods left' },
     );
     const convergedMs = Date.now() - t0;
-    for (const name of live) await c().delete(Pods, name, { namespace: APP, gracePeriodSeconds: 0 });
+    for (const name of live) await c().delete(Pods, name, { namespace: APP, gracePeriodSeconds: 0 }).catch(ignoreGone);
     await waitFor(() => vms().vms.size === keptVMs.length, { timeoutMs: 120_000, message: 'every chaos VM gone' });
     assert.deepEqual([...vms().vms.keys()].sort(), [...keptVMs].sort(), 'the VMs of live pods were never touched');
     const made = vms().stats.created - before.created;
@@ -282,6 +333,8 @@ describe('leaked pod VMs are found and deleted', () => {
     const byAdaptor = vms().stats.deletedByAdaptor - before.deletedByAdaptor;
     assert.equal(byOsc + byAdaptor, made, 'every VM made was deleted by the adaptor or by osc');
     assert.equal(vms().stats.liveVMsDeletedByOsc, 0, 'osc never deleted a VM the adaptor held for a live pod');
+    assert.ok(faults.nodesLost > 0 && faults.adaptorKills > 0, JSON.stringify(faults));
+    assert.ok(byOsc > 0, 'the faults leaked VMs that osc found');
     console.log(
       `# chaos: ${faultCount()} faults (${JSON.stringify(faults)}); VMs made ${made}, leaked and deleted by osc ${byOsc}, ` +
         `by the adaptor ${byAdaptor}; converged in ${convergedMs} ms; leaked VMs left: ${vms().vms.size - keptVMs.length}`,

@@ -128,4 +128,29 @@ describe('osc status rendering', () => {
     assert.match(renderNone(false, 'config/samples/cluster-kataconfig.yaml'), /^No KataConfig in this cluster\./);
     assert.match(renderNone(true, 'config/samples/cluster-kataconfig.yaml'), /waiting for one to be created/);
   });
+  test('peer pods: the adaptor pods on an older configuration, and what to do, under the node table', () => {
+    const outdated = {
+      type: 'PeerPodsAdaptorOutdated',
+      status: 'True' as const,
+      reason: 'AdaptorPodsPendingDeletion',
+      message: '1 of 2 cloud-api-adaptor pods (DaemonSet ns/osc-caa-ds) runs an older configuration; delete it to apply it',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    const s = summarize(
+      kc(
+        {
+          conditions: [...cond('False', '', ''), outdated],
+          kataNodes: { nodeCount: 1, readyNodeCount: 1, installed: ['worker-0'] },
+          runtimeClasses: ['kata', 'kata-remote'],
+        },
+        { spec: { enablePeerPods: true } },
+      ),
+    );
+    assert.equal(s.adaptorOutdated, outdated.message);
+    assert.match(
+      renderStatus(s),
+      /\nPeer pods adaptor: 1 of 2 cloud-api-adaptor pods \(DaemonSet ns\/osc-caa-ds\) runs an older configuration; delete it to apply it\n/,
+    );
+    assert.equal(summarize(kc({ conditions: cond('False', '', '') })).adaptorOutdated, undefined);
+  });
 });

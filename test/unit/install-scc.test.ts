@@ -149,6 +149,25 @@ describe("osc's SCCs and grants", () => {
     }
   });
 
+  test("the adaptor with the cluster's short-lived AWS credentials (ccoctl, STS): its projected token is admitted, nothing else is", async () => {
+    const sts = desiredDaemonSet({
+      namespace: NS,
+      image: 'caa:1',
+      configHash: 'h',
+      placement: { nodeSelector: { kata: '' }, tolerations: [] },
+      owner,
+      credentials: credentialsWiring({ kind: 'sts', roleArn: 'arn:aws:iam::123456789012:role/r' }, 'peer-pods-secret'),
+    });
+    const pod = podOf(sts.spec.template as Template);
+    assert.ok(pod.spec.volumes?.some((v) => 'projected' in v));
+    const v = await admit(pod, true);
+    assert.ok(v.allowed, v.allowed ? '' : v.message);
+    assert.equal(v.scc, CAA_SCC);
+    const hostPathOnly = oscSCCs().map((s) => (s.metadata.name === CAA_SCC ? { ...s, volumes: ['hostPath'] } : s));
+    const refused = await admit(pod, true, [...defaultSCCs(), ...hostPathOnly]);
+    assert.equal(refused.allowed, false);
+  });
+
   test("must-gather's node log pods, made by the administrator, are pinned to privileged and admitted by it", async () => {
     const p = nodeLogPod('worker-0', 'osc-must-gather-x', 'ubi:9') as unknown as AdmittedPod;
     assert.equal(p.metadata.annotations?.[REQUIRED_SCC_ANNOTATION], 'privileged');

@@ -42,8 +42,8 @@ describe('in-cluster credentials', () => {
   test('an operator in a pod loads neither the official client library, nor the X.509 library, nor undici, nor needs WebAssembly', () => {
     // A child process records every module it resolves while it builds the operator as `osc run` does in a
     // pod (in-cluster credentials, a webhook certificate already in its Secret is only read at run time; the
-    // platform named and whether the cluster has a Cloud Credential Operator said, as discovery would need a
-    // server).
+    // platform named and whether the cluster has a Cloud Credential Operator and a TLS profile said, as
+    // discovery would need a server).
     const script = `
       import { registerHooks } from 'node:module';
       const loaded = [];
@@ -56,7 +56,7 @@ describe('in-cluster credentials', () => {
       const env = { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: '1' };
       await createOperator({ kubeConfig: inClusterCredentials({ env, dir: '/nonexistent' }), log: silentLogger(),
         leaderElection: false, metricsAddress: '', healthAddress: '', webhook: false, platform: 'openshift',
-        peerPods: { cloudCredentials: false } });
+        peerPods: { cloudCredentials: false, clusterTLSProfile: false } });
       console.log(JSON.stringify(loaded));
     `;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: root });

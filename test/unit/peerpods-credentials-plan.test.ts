@@ -66,6 +66,7 @@ const observed = (cc: ObservedCloudCredentials | undefined, over: Partial<PeerPo
   remotePods: [],
   configMapAwaited: false,
   jobsAwaited: { creation: false, deletion: false },
+  caaUpdateStrategy: 'RollingUpdate',
   ...(cc ? { cloudCredentials: cc } : {}),
   options: { namespace: NS, images: DEFAULT_IMAGES, imageJobBackoffLimit: 1, blockedRecheckMs: 15_000 },
   ...over,

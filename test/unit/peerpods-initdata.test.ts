@@ -366,17 +366,20 @@ describe('initdata where the administrator writes it', () => {
     data: { AWS_ACCESS_KEY_ID: b64('AKIAEXAMPLEKEYID0000'), AWS_SECRET_ACCESS_KEY: b64('wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY') },
   };
 
-  test('peer-pods-cm: a good INITDATA passes; a bad one is a problem naming the key and the layer', () => {
+  test('peer-pods-cm: a good INITDATA (or DEFAULT_POD_INITDATA) passes; a bad one is a problem naming the key and the layer', () => {
     const good = validatePeerPodsConfig(cm({ INITDATA: encodeInitdata(EXAMPLE) }), secret);
     assert.deepEqual(good.problems, []);
     assert.equal(good.config?.data.INITDATA, encodeInitdata(EXAMPLE));
-    for (const row of BAD) {
-      const r = validatePeerPodsConfig(cm({ INITDATA: row.value }), secret);
-      assert.equal(r.config, undefined, row.name);
-      assert.equal(r.problems.length, 1, row.name);
-      assert.equal(r.problems[0]?.key, 'INITDATA');
-      assert.match(r.problems[0]?.message ?? '', /^INITDATA in ConfigMap peer-pods-cm: /);
-      assert.match((r.problems[0]?.message ?? '').replace(/^INITDATA in ConfigMap peer-pods-cm: /, ''), row.message, row.name);
+    for (const key of ['INITDATA', 'DEFAULT_POD_INITDATA']) {
+      const head = new RegExp(`^${key} in ConfigMap peer-pods-cm: `);
+      for (const row of BAD) {
+        const r = validatePeerPodsConfig(cm({ [key]: row.value }), secret);
+        assert.equal(r.config, undefined, row.name);
+        assert.equal(r.problems.length, 1, row.name);
+        assert.equal(r.problems[0]?.key, key);
+        assert.match(r.problems[0]?.message ?? '', head);
+        assert.match((r.problems[0]?.message ?? '').replace(head, ''), row.message, `${key}: ${row.name}`);
+      }
     }
     const unused = validatePeerPodsConfig(cm({ INITDATA: encodeInitdata(doc(HEAD, `${AA_ENTRY}"x" = "y"\n`)) }), secret);
     assert.deepEqual(unused.problems, []);

@@ -101,6 +101,7 @@ const observed = (over: Partial<PeerPodsObserved> = {}): PeerPodsObserved => ({
   remotePods: [],
   configMapAwaited: false,
   jobsAwaited: { creation: false, deletion: false },
+  caaUpdateStrategy: 'RollingUpdate',
   options: { namespace: NS, images: DEFAULT_IMAGES, imageJobBackoffLimit: 1, blockedRecheckMs: 15_000 },
   ...over,
 });

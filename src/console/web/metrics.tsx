@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, type ConsoleInfo, statusMessage } from './api.ts';
-import { matchMetricNames, stepFor } from './model.ts';
+import { METRIC_PRESETS, matchMetricNames, stepFor } from './model.ts';
 
 interface Series {
   metric: Record<string, string>;
@@ -22,8 +22,9 @@ const seriesLabel = (m: Record<string, string>) => {
 };
 
 /**
- * Observe › Metrics: type `kata` to list the kata metrics, pick one (or write any PromQL) to plot the last
- * 15 minutes, refreshed every few seconds from Prometheus.
+ * Observe › Metrics: a ready-made query (the installation, the kata pods, leaked pod VMs, adaptor restarts),
+ * or type `kata` to list the kata metrics and pick one (or write any PromQL), to plot the last 15 minutes,
+ * refreshed every few seconds from Prometheus.
  */
 export function MetricsPage() {
   const info = usePrometheusInfo();
@@ -105,6 +106,23 @@ export function MetricsPage() {
           Run query
         </button>
       </form>
+      <div class="presets" data-test="metric-presets">
+        {METRIC_PRESETS.map((p) => (
+          <button
+            key={p.id}
+            type="button"
+            class={query === p.query ? 'chip selected' : 'chip'}
+            data-preset={p.id}
+            title={p.query}
+            onClick={() => {
+              setTyped(p.query);
+              setQuery(p.query);
+            }}
+          >
+            {p.label}
+          </button>
+        ))}
+      </div>
       {matches.length > 0 && (
         <ul class="suggestions" data-test="metric-names">
           {matches.map((n) => (

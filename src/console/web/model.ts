@@ -354,5 +354,21 @@ export function matchMetricNames(all: readonly string[], typed: string): string[
   return all.filter((n) => words.every((w) => n.toLowerCase().includes(w)));
 }
 
+/**
+ * The metrics page's ready-made queries: what the installation is and the peer pods counters worth an alert
+ * (docs/console.md). Each plots as soon as it is chosen.
+ */
+export const METRIC_PRESETS: readonly { id: string; label: string; query: string }[] = [
+  { id: 'setup-info', label: 'Installation (osc_setup_info)', query: 'osc_setup_info' },
+  { id: 'kata-pods', label: 'Pods by kata RuntimeClass (osc_kata_pods)', query: 'osc_kata_pods' },
+  {
+    id: 'leaked-vms',
+    label: 'Leaked pod VMs (found, deleted, not deleted)',
+    query:
+      '{__name__=~"osc_peerpods_leaked_vms_found_total|osc_peerpods_leaked_vms_deleted_total|osc_peerpods_leaked_vm_delete_failures_total"}',
+  },
+  { id: 'adaptor-restarts', label: 'Adaptor restarts (osc_peerpods_adaptor_restarts_total)', query: 'osc_peerpods_adaptor_restarts_total' },
+];
+
 /** A query_range step that keeps about 240 points over the range, never below 1s. */
 export const stepFor = (rangeSeconds: number): number => Math.max(1, Math.round(rangeSeconds / 240));

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
+import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import {
   CAA_DAEMONSET,
@@ -11,12 +12,15 @@ import {
   PEER_PODS_CM,
   PEER_PODS_SECRET,
 } from '../../api/names.ts';
+import { APIServers } from '../../api/openshift.ts';
 import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
+import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { minimalPod } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
+import { CAA_POD_SELECTOR } from './adaptor.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
 import { type LeakCollectorOptions, setupLeakedVMCollector } from './leaks-controller.ts';
 import { PeerPodsMetrics } from './metrics.ts';
@@ -58,6 +62,13 @@ export function setupPeerPodsController(
   const daemonSets = mgr.informer(DaemonSets, byName(CAA_DAEMONSET));
   const jobs = mgr.informer(Jobs, { namespace, labelSelector: IMAGE_JOB_SELECTOR });
   const nodes = mgr.informer(Nodes, { transform: cachedNode });
+  // The same caches as the KataConfig controller's and the TLS follower's.
+  const featureGates = mgr.informer(ConfigMaps, byName(FEATURE_GATES_CONFIGMAP));
+  const apiServers = options.clusterTLSProfile
+    ? mgr.informer(APIServers, { fieldSelector: `metadata.name=${CLUSTER_APISERVER}` })
+    : undefined;
+  // The adaptor's pods, for the restarts they go through.
+  const adaptorPods = mgr.informer(Pods, { namespace, labelSelector: CAA_POD_SELECTOR });
   // The same (reduced) pod cache as the KataConfig controller's, indexed by runtime class.
   // Where a Cloud Credential Operator runs (OpenShift): osc's CredentialsRequest, the Secret it names and
   // the cluster's credentials mode (docs/cloud-credentials.md).
@@ -74,7 +85,7 @@ export function setupPeerPodsController(
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
-  watchAdaptorRestarts(daemonSets, vmMetrics);
+  watchAdaptorRestarts(adaptorPods, vmMetrics);
   if (options.leakedVMs) setupLeakedVMCollector(mgr, vmMetrics, { namespace, ...options.leakedVMs });
 
   const reconciler = new PeerPodsReconciler({
@@ -88,6 +99,8 @@ export function setupPeerPodsController(
     nodes,
     platform,
     pods,
+    featureGates,
+    ...(apiServers ? { apiServers } : {}),
     ...(cco ? { cloudCredentials: cco } : {}),
     events: mgr.events,
     metrics: mgr.metrics,
@@ -111,6 +124,8 @@ export function setupPeerPodsController(
       { informer: daemonSets, keys: all },
       { informer: jobs, keys: all },
       { informer: nodes, keys: all, updated: nodeChanged },
+      { informer: featureGates, keys: all },
+      ...(apiServers ? [{ informer: apiServers, keys: all }] : []),
       ...(cco
         ? [
             { informer: cco.requests, keys: all },

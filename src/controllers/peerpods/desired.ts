@@ -1,8 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { KataConfigStatus } from '../../api/kataconfig.ts';
 import { CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
 import {
-  CAA_DAEMONSET,
   CAA_IMAGE_ENV,
   DEFAULT_PEER_PODS_IMAGES,
   PEER_POD_CONFIG,
@@ -14,16 +12,17 @@ import {
   PODVM_IMAGE_DELETION_JOB,
 } from '../../api/names.ts';
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
-import { CAA_SCC, CAA_SERVICE_ACCOUNT, PODVM_IMAGE_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
-import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
+import { PODVM_IMAGE_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
+import type { ConfigMap, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
 import { defaultCloud } from '../../peerpods/clouds/index.ts';
 import type { CloudImage } from '../../peerpods/clouds/provider.ts';
 import { formatProblems, type PeerPodsValidation } from '../../peerpods/config.ts';
 import { type CredentialsWiring, credentialsWiring } from '../../peerpods/credentials.ts';
-import { matchesSelector, type Toleration } from '../../platform/platform.ts';
+import { matchesSelector } from '../../platform/platform.ts';
 import type { ConditionInput } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
+import { CONFIG_HASH_ANNOTATION, digest, type KataNodePlacement, sortedEntries } from './adaptor.ts';
 
 /**
  * Pure computations of the peer pods controller: the objects it wants, and what its conditions say. Nothing
@@ -35,10 +34,6 @@ export const PEERPODS_FINALIZER = 'kataconfiguration.openshift.io/peerpods-final
 
 /** Annotations and labels osc puts on what it creates (prefix of the KataConfig API group). */
 const P = 'peerpods.kataconfiguration.openshift.io';
-/** On the DaemonSet's pod template: a digest of peer-pods-cm + peer-pods-secret; an edit rolls the pods. */
-export const CONFIG_HASH_ANNOTATION = `${P}/config-hash`;
-/** On the DaemonSet: a digest of what osc wants it to be, so that a change of the desired spec is seen. */
-export const SPEC_HASH_ANNOTATION = `${P}/spec-hash`;
 /** On the PeerPodConfig: the PEERPODS_LIMIT_PER_NODE its limit was last taken from. */
 export const LIMIT_FROM_CM_ANNOTATION = `${P}/limit-from-configmap`;
 /** On peer-pods-cm: the AMI the operator's image job built (only that image is deleted on uninstall). */
@@ -70,8 +65,15 @@ export const MANAGED_BY = 'osc-operator';
 export const IMAGE_JOB_COMPONENT = 'podvm-image';
 /** The label selector that finds osc's image jobs. */
 export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
-export const CAA_APP_LABEL = 'app';
 
+export {
+  adaptorConfigHash,
+  CAA_APP_LABEL,
+  CONFIG_HASH_ANNOTATION,
+  desiredDaemonSet,
+  type KataNodePlacement,
+  SPEC_HASH_ANNOTATION,
+} from './adaptor.ts';
 export type { PeerPodsImages };
 /** The product's images (src/api/names.ts). */
 export const DEFAULT_IMAGES: PeerPodsImages = DEFAULT_PEER_PODS_IMAGES;
@@ -84,12 +86,10 @@ export function imagesFromEnv(env: Record<string, string | undefined> = process.
   };
 }
 
-const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
-const sortedEntries = (r: Record<string, string> | undefined) => Object.entries(r ?? {}).sort(([a], [b]) => a.localeCompare(b));
-
 /**
- * A digest of the peer pods configuration (ConfigMap data + Secret data). It goes on the DaemonSet's pod
- * template so that an edit of either restarts the cloud-api-adaptor; it reveals nothing of the values.
+ * A digest of the whole peer pods configuration (ConfigMap data + Secret data), on the image jobs: a failed
+ * creation is retried once either changed in any way. (The adaptor's pods carry adaptorConfigHash, of what
+ * the adaptor reads only.) It reveals nothing of the values.
  */
 export function configHash(cm: ConfigMap | undefined, secret: Secret | undefined): string {
   return digest({
@@ -97,15 +97,6 @@ export function configHash(cm: ConfigMap | undefined, secret: Secret | undefined
     secret: sortedEntries(secret?.data),
     secretString: sortedEntries(secret?.stringData),
   });
-}
-
-/**
- * Where peer pods run: the kata nodes, as the platform selects them (on OpenShift the kata-oc nodes, or
- * the masters of a compact cluster, whose taint the adaptor tolerates).
- */
-export interface KataNodePlacement {
-  nodeSelector: Record<string, string>;
-  tolerations: Toleration[];
 }
 
 /** A kata node by the platform's selector; never a node being deleted. */
@@ -135,87 +126,6 @@ export function desiredPeerPodConfig(namespace: string, limit: number, placement
       limit: String(limit),
       nodeSelector: placement.nodeSelector,
     },
-  };
-}
-
-/**
- * The cloud-api-adaptor DaemonSet: one pod per kata node, its environment straight from peer-pods-cm and
- * peer-pods-secret (envFrom: the values never pass through osc), restarted when either changes (the
- * config-hash annotation on the pod template). The adaptor plumbs pod networking into the node's network
- * namespaces over VXLAN, which needs the host network and a privileged container: it cannot run as
- * non-root; nothing else is given to it.
- */
-export function desiredDaemonSet(opts: {
-  namespace: string;
-  image: string;
-  configHash: string;
-  placement: KataNodePlacement;
-  owner: OwnerReference;
-  /** How the adaptor gets its cloud credentials; default peer-pods-secret, whole. */
-  credentials?: CredentialsWiring;
-  /**
-   * The adaptor's TAGS, when osc sets them (peer-pods-cm's and the cluster's tag): they win over
-   * peer-pods-cm's, which reach the adaptor through envFrom.
-   */
-  tags?: string;
-}): DaemonSet {
-  const creds = opts.credentials ?? credentialsWiring({ kind: 'secret' }, PEER_PODS_SECRET);
-  const labels = { [CAA_APP_LABEL]: CAA_DAEMONSET };
-  const spec: DaemonSet['spec'] = {
-    selector: { matchLabels: labels },
-    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
-    template: {
-      metadata: {
-        labels: { ...labels, ...ownedLabels('cloud-api-adaptor') },
-        // Pinned: an administrator's SCC of higher priority must not change what the adaptor runs with.
-        annotations: { [CONFIG_HASH_ANNOTATION]: opts.configHash, [REQUIRED_SCC_ANNOTATION]: CAA_SCC },
-      },
-      spec: {
-        serviceAccountName: CAA_SERVICE_ACCOUNT,
-        nodeSelector: opts.placement.nodeSelector,
-        ...(opts.placement.tolerations.length ? { tolerations: opts.placement.tolerations } : {}),
-        hostNetwork: true,
-        priorityClassName: 'system-node-critical',
-        automountServiceAccountToken: false,
-        terminationGracePeriodSeconds: 30,
-        containers: [
-          {
-            name: 'cloud-api-adaptor',
-            image: opts.image,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['/usr/local/bin/entrypoint.sh'],
-            envFrom: [...creds.envFrom, { configMapRef: { name: PEER_PODS_CM } }],
-            env: [
-              ...creds.env,
-              ...(opts.tags !== undefined ? [{ name: 'TAGS', value: opts.tags }] : []),
-              { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-            ],
-            securityContext: { privileged: true, readOnlyRootFilesystem: true },
-            resources: { requests: { cpu: '10m', memory: '64Mi' } },
-            volumeMounts: [
-              { name: 'pods-dir', mountPath: '/run/peerpod' },
-              { name: 'netns', mountPath: '/run/netns', mountPropagation: 'HostToContainer' },
-              ...creds.volumeMounts,
-            ],
-          },
-        ],
-        volumes: [
-          { name: 'pods-dir', hostPath: { path: '/run/peerpod', type: 'DirectoryOrCreate' } },
-          { name: 'netns', hostPath: { path: '/run/netns', type: 'DirectoryOrCreate' } },
-          ...creds.volumes,
-        ],
-      },
-    },
-  };
-  return {
-    metadata: {
-      name: CAA_DAEMONSET,
-      namespace: opts.namespace,
-      labels: { ...labels, ...ownedLabels('cloud-api-adaptor') },
-      annotations: { [SPEC_HASH_ANNOTATION]: digest(spec) },
-      ownerReferences: [opts.owner],
-    },
-    spec,
   };
 }
 

@@ -1,4 +1,5 @@
-import { CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING } from '../../api/kataconfig.ts';
+import { ADAPTOR_OUTDATED_REASON } from '../../api/adaptor-update.ts';
+import { ADAPTOR_OUTDATED, CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING } from '../../api/kataconfig.ts';
 import type { Condition } from '../../kube/types.ts';
 
 /** The event worth recording when one of the peer pods controller's conditions changes, if any. */
@@ -22,6 +23,10 @@ export function conditionEvent(prev: Condition | undefined, next: Condition | un
       };
     case IMAGE_JOB_FAILED:
       return next.status === 'True' ? { type: 'Warning' as const, reason: 'PodVMImageJobFailed', note: next.message } : undefined;
+    case ADAPTOR_OUTDATED:
+      // Once per wait for the administrator (OnDelete), not on every pod deleted since.
+      if (next.reason !== ADAPTOR_OUTDATED_REASON.OnDelete || (prev?.status === 'True' && prev.reason === next.reason)) return undefined;
+      return { type: 'Normal' as const, reason: 'PeerPodsAdaptorOutdated', note: next.message };
     default:
       return undefined;
   }

@@ -128,6 +128,8 @@ export class LeakedVMCollector {
     const versions = [cm, secret, ccoSecret].map((o) => o?.metadata.resourceVersion ?? null);
     const inputs = createHash('sha256').update(JSON.stringify(versions)).digest('hex');
     const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
+    // Each counter exists from the first pass, at 0: an alert on its rate needs the series before the first leak.
+    for (const m of [this.metrics.leakedVMsFound, this.metrics.leakedVMsDeleted, this.metrics.leakedVMDeleteFailures]) m.inc({ cloud }, 0);
     const inventory = this.opts.inventory ?? (await this.cloudInventory(cm, secret, log));
     if (!inventory) return undefined;
 

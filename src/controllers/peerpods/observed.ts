@@ -1,5 +1,7 @@
 import type { CredentialsMode, CredentialsRequest } from '../../api/cloudcredential.ts';
+import type { CaaUpdateStrategy } from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
+import type { TLSSecurityProfile } from '../../api/openshift.ts';
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../kube/resources.ts';
 import type { CredentialsWiring } from '../../peerpods/credentials.ts';
@@ -34,6 +36,13 @@ export interface PeerPodsObserved {
    * deletion job it just started runs on, and the finished job stays behind.
    */
   jobsAwaited: { creation: boolean; deletion: boolean };
+  /**
+   * The adaptor DaemonSet's update strategy: the feature gate caaUpdateStrategy, or, while its value cannot
+   * be read, the strategy the DaemonSet has (a typo must not turn OnDelete into a rolling restart).
+   */
+  caaUpdateStrategy: CaaUpdateStrategy;
+  /** The cluster's TLS security profile (the APIServer named cluster), where the cluster has one. */
+  tlsProfile?: TLSSecurityProfile;
   /** Where the cluster's Cloud Credential Operator runs (OpenShift): what osc reads of it. */
   cloudCredentials?: ObservedCloudCredentials;
   /**

@@ -5,7 +5,7 @@
  * kata.peerpods.io/vm on the kata nodes, runs the cloud-api-adaptor DaemonSet and the pod VM image jobs, and
  * reports in this controller's own conditions; the removal (plan-removal.ts) undoes all of it.
  */
-import { activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { ADAPTOR_OUTDATED, activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
 import { PEER_POD_CONFIG } from '../../api/names.ts';
 import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
@@ -15,6 +15,7 @@ import { adaptorTagsValue } from '../../peerpods/leaks.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import { hasFinalizer } from '../../runtime/finalizers.ts';
+import { adaptorConfigHash, adaptorEnvOf, adaptorOutdatedCondition, adaptorTLSEnv } from './adaptor.ts';
 import {
   configCondition,
   configHash,
@@ -99,15 +100,18 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
     plan.writes.push(...peerPodConfigWrites(o, validation.config.limitPerNode, owner));
     // The adaptor starts only with a valid configuration; a later invalid edit does not restart it. It is
     // rewritten when what osc wants changes, not on every hand edit: a `kubectl rollout restart` or an
-    // administrator's debugging image stays until then (deleting the DaemonSet brings osc's back).
+    // administrator's debugging image stays until then (deleting the DaemonSet brings osc's back). Its pods
+    // carry a digest of what the adaptor reads only: an edit of anything else restarts none of them.
     // Where the cloud's tags are filterable, the adaptor tags every VM with the cluster (leaked VMs).
     const tagged = (cloudProvider(cm.data?.CLOUD_PROVIDER) ?? defaultCloud()).tags.clusterTag;
     const ds = desiredDaemonSet({
       namespace: ns,
       image: o.options.images.caa,
-      configHash: hash,
+      configHash: adaptorConfigHash(cm, secret),
       placement: o.placement,
       owner,
+      strategy: o.caaUpdateStrategy,
+      tlsEnv: adaptorTLSEnv(o.tlsProfile, adaptorEnvOf(o.daemonSet)),
       ...(o.credentialsWiring ? { credentials: o.credentialsWiring } : {}),
       ...(tagged && o.clusterUID ? { tags: adaptorTagsValue(cm.data?.TAGS, o.clusterUID) } : {}),
     });
@@ -128,6 +132,10 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
       fields: { problems: validation.problems.map((p) => p.key) },
     });
   }
+  // How many adaptor pods run an older configuration (and, with OnDelete, what to do about it).
+  const outdated = adaptorOutdatedCondition(o.daemonSet, ns);
+  if (outdated === null) conditions = conditions.filter((c) => c.type !== ADAPTOR_OUTDATED);
+  else if (outdated) conditions = setCondition(conditions, outdated, now);
   // The PeerPodConfig's limit; should an administrator remove it, PEERPODS_LIMIT_PER_NODE still holds.
   const ppc = o.peerPodConfig;
   const limit = ppc ? (parseLimit(ppc.spec.limit) ?? validation.config?.limitPerNode) : undefined;

@@ -7,8 +7,10 @@ import {
   CredentialsRequests,
 } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
+import { type CaaUpdateStrategy, FEATURE_GATES_CONFIGMAP, parseFeatureGates } from '../../api/featuregates.ts';
 import { type KataConfig, KataConfigs, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, PEER_POD_CONFIG, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
+import type { APIServer } from '../../api/openshift.ts';
 import { type PeerPodConfig, PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
@@ -28,6 +30,7 @@ import {
 import type { Condition, KubeObject } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { Applier, type CacheLookup } from '../../runtime/applier.ts';
+import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
 import { findCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
@@ -47,6 +50,8 @@ export { kataUninstallStarted } from './plan-removal.ts';
 export interface PeerPodsOptions extends PeerPodsPlanOptions {
   /** Whether the cluster serves the Cloud Credential Operator's API (OpenShift): osc then asks it for credentials. */
   cloudCredentials?: boolean;
+  /** Whether the cluster serves the APIServer config (OpenShift): the adaptor then follows its TLS profile. */
+  clusterTLSProfile?: boolean;
 }
 
 export const defaultPeerPodsOptions: Omit<PeerPodsOptions, 'namespace'> = {
@@ -75,6 +80,10 @@ export interface PeerPodsContext {
   platform: Pick<Platform, 'kataNodeSelector' | 'kataNodeTolerations' | 'supportsPeerPods'>;
   /** Pods, indexed by runtime class under REMOTE_PODS_INDEX. */
   pods: Informer<Pod>;
+  /** ConfigMap osc-feature-gates (caaUpdateStrategy). */
+  featureGates?: Informer<ConfigMap>;
+  /** Where the cluster has a TLS security profile: the APIServer named cluster. */
+  apiServers?: Informer<APIServer>;
   /** Where a Cloud Credential Operator runs: osc's request, the Secret it names, the cluster's mode. */
   cloudCredentials?: { requests: Informer<CredentialsRequest>; secrets: Informer<Secret>; config: Informer<CloudCredential> };
   events: EventRecorder;
@@ -131,6 +140,8 @@ export class PeerPodsReconciler {
     let placement: PeerPodsObserved['placement'] | undefined;
     let remotePods: string[] | undefined;
     const allNodes = () => (nodes ??= ctx.nodes.list());
+    const daemonSet = this.cached(ctx.daemonSets, CAA_DAEMONSET);
+    const tlsProfile = ctx.apiServers?.get(CLUSTER_APISERVER)?.spec?.tlsSecurityProfile;
     return {
       key,
       kataConfigs: ctx.kataConfigs.list(),
@@ -148,7 +159,9 @@ export class PeerPodsReconciler {
       configMap,
       secret: this.cached(ctx.secrets, PEER_PODS_SECRET),
       peerPodConfig: this.cached(ctx.peerPodConfigs, PEER_POD_CONFIG),
-      daemonSet: this.cached(ctx.daemonSets, CAA_DAEMONSET),
+      daemonSet,
+      caaUpdateStrategy: this.caaUpdateStrategy(daemonSet),
+      ...(tlsProfile ? { tlsProfile } : {}),
       creationJob,
       deletionJob,
       get remotePods() {
@@ -163,6 +176,14 @@ export class PeerPodsReconciler {
       ...(this.clusterUID ? { clusterUID: this.clusterUID } : {}),
       options: ctx.options,
     };
+  }
+
+  /** The gate's strategy; while its value cannot be read, the one the DaemonSet has (RollingUpdate when none). */
+  private caaUpdateStrategy(ds: DaemonSet | undefined): CaaUpdateStrategy {
+    const cm = this.ctx.featureGates ? this.cached(this.ctx.featureGates, FEATURE_GATES_CONFIGMAP) : undefined;
+    const parsed = parseFeatureGates(cm?.data);
+    if (!parsed.problems.some((p) => p.key === 'caaUpdateStrategy')) return parsed.gates.caaUpdateStrategy;
+    return (ds?.spec?.updateStrategy as { type?: string } | undefined)?.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate';
   }
 
   private observeCloudCredentials(cc: NonNullable<PeerPodsContext['cloudCredentials']>): ObservedCloudCredentials {

@@ -1,6 +1,5 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Counter, type Registry } from 'prom-client';
-import type { DaemonSet } from '../../kube/resources.ts';
+import type { Pod } from '../../kube/resources.ts';
 import type { Informer } from '../../runtime/informer.ts';
 
 /**
@@ -42,23 +41,54 @@ export class PodVMMetrics {
   }
 }
 
-/**
- * How many adaptor pods a DaemonSet update restarts: all it runs when the pod template changed under the
- * RollingUpdate strategy, none otherwise (OnDelete leaves running pods alone until deleted).
- */
-export function adaptorRestarts(before: DaemonSet, after: DaemonSet): number {
-  if ((after.spec?.updateStrategy as { type?: string } | undefined)?.type === 'OnDelete') return 0;
-  if (isDeepStrictEqual(before.spec?.template, after.spec?.template)) return 0;
-  const running = before.status?.currentNumberScheduled ?? before.status?.desiredNumberScheduled;
-  return typeof running === 'number' ? running : 0;
-}
+const REVISION_LABEL = 'controller-revision-hash';
+const revisionOf = (p: Pod) => p.metadata.labels?.[REVISION_LABEL];
 
-/** Counts the restarts each update of the adaptor DaemonSet the cache shows causes. */
-export function watchAdaptorRestarts(daemonSets: Informer<DaemonSet>, metrics: PodVMMetrics): void {
-  daemonSets.addEventHandler({
+/**
+ * Counts the adaptor pods replaced because the pod template changed: a new adaptor pod on a node whose
+ * previous adaptor pod (gone, or going) ran another revision of the template. That is a restart of the
+ * adaptor, whoever deleted the old pod (the DaemonSet controller under RollingUpdate, the administrator
+ * under OnDelete). A pod killed and recreated with the same template, or lost with its node, is no
+ * template restart and does not count.
+ */
+export function watchAdaptorRestarts(pods: Informer<Pod>, metrics: PodVMMetrics): void {
+  /** The last adaptor pod seen going from each node, not yet matched with its replacement. */
+  const goneFrom = new Map<string, { uid: string; rev: string }>();
+  /** Pods already matched with their replacement (so that their deletion, seen later, is not matched again). */
+  const matched = new Set<string>();
+  const going = (p: Pod) => {
+    const node = p.spec?.nodeName;
+    const rev = revisionOf(p);
+    const uid = p.metadata.uid ?? '';
+    if (matched.has(uid)) return;
+    if (node && rev) goneFrom.set(node, { uid, rev });
+  };
+  // A pod counts once it is on its node (a DaemonSet's pods are created unplaced, then scheduled).
+  const placed = (p: Pod) => {
+    const node = p.spec?.nodeName ?? '';
+    const rev = revisionOf(p);
+    if (!rev || p.metadata.deletionTimestamp) return;
+    const terminating = pods
+      .list()
+      .find((o) => o.metadata.uid !== p.metadata.uid && o.spec?.nodeName === node && o.metadata.deletionTimestamp);
+    const before = terminating ? { uid: terminating.metadata.uid ?? '', rev: revisionOf(terminating) ?? '' } : goneFrom.get(node);
+    goneFrom.delete(node);
+    if (!before) return;
+    matched.add(before.uid);
+    if (matched.size > 1000) matched.delete(matched.values().next().value ?? '');
+    if (before.rev !== rev) metrics.adaptorRestarts.inc();
+  };
+  pods.addEventHandler({
+    add: (p) => {
+      if (p.spec?.nodeName) placed(p);
+    },
     update: (before, after) => {
-      const n = adaptorRestarts(before, after);
-      if (n > 0) metrics.adaptorRestarts.inc(n);
+      if (!before.spec?.nodeName && after.spec?.nodeName) placed(after);
+      if (!before.metadata.deletionTimestamp && after.metadata.deletionTimestamp) going(after);
+    },
+    delete: (p) => {
+      going(p);
+      matched.delete(p.metadata.uid ?? '');
     },
   });
 }

@@ -117,6 +117,11 @@ export interface CloudProvider<S extends object = object> {
   cmKeys: readonly string[];
   /** Other keys the adaptor reads on this cloud: accepted without comment. */
   otherCmKeys: readonly string[];
+  /**
+   * Keys of cmKeys that osc or the pod VM image jobs read and the cloud-api-adaptor of this cloud does not
+   * (AWS_VPC_ID on AWS): a change of one restarts no adaptor (src/peerpods/adaptor-keys.ts).
+   */
+  notReadByAdaptor?: readonly string[];
   /** Keys whose values are lists checked by the provider itself (spaces reported there, not as stray spaces). */
   listKeys: readonly string[];
   /** The keys a missing ConfigMap is told to have, in words: `CLOUD_PROVIDER, AWS_REGION, ... and AWS_SG_IDS`. */

@@ -54,6 +54,8 @@ export const aws: CloudProvider<AwsSettings> = {
   title: 'AWS',
   infrastructureType: 'AWS',
   cmKeys: AWS_CM_KEYS,
+  // The image job needs the VPC; the adaptor finds it from the subnet.
+  notReadByAdaptor: ['AWS_VPC_ID'],
   otherCmKeys: [
     'USE_PUBLIC_IP',
     'USE_PODVM_LAUNCHTEMPLATE',

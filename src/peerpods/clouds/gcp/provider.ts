@@ -69,6 +69,8 @@ export const gcp: CloudProvider<GcpSettings> = {
   title: 'Google Cloud',
   infrastructureType: 'GCP',
   cmKeys: GCP_CM_KEYS,
+  // osc's allowed list for admission: the adaptor has its own key (GCP_INSTANCE_TYPES) and never reads this one.
+  notReadByAdaptor: ['PODVM_INSTANCE_TYPES'],
   otherCmKeys: ['GCP_CONFIDENTIAL_TYPE', 'USE_PUBLIC_IP', 'DISABLE_CLOUD_CONFIG', 'CLOUD_CONFIG_VERIFY'],
   listKeys: ['PODVM_INSTANCE_TYPES'],
   requiredInWords: 'CLOUD_PROVIDER, GCP_PROJECT_ID and GCP_ZONE',
