@@ -162,8 +162,9 @@ export interface PlatformInput<O> {
   soakMs: number;
   /**
    * The handlers of the RuntimeClasses beyond kata and kata-remote that exist or are wanted (kata-cc's
-   * `kata-qemu-tdx`, say): a platform that installs handlers itself puts them on the nodes too; one whose
-   * nodes carry every handler (OpenShift's extension) ignores them.
+   * `kata-qemu-tdx`, say): the platform puts on the nodes what they need (kata-deploy's TEE shims; on
+   * OpenShift a MachineConfig with the TEE handler's CRI-O entry and kata configuration), as part of its
+   * target, and takes it off once no class needs the handler.
    */
   extraHandlers?: readonly string[];
 }

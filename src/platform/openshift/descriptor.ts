@@ -1,4 +1,4 @@
-import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_POOL } from '../../api/names.ts';
+import { CONFIDENTIAL_MACHINE_CONFIG, CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_POOL } from '../../api/names.ts';
 import type { PlatformDescriptor } from '../platform.ts';
 
 /** The API group that tells OpenShift (with its Machine Config Operator) from any other Kubernetes. */
@@ -12,7 +12,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
   recognises: (groups) => groups.has(MACHINE_CONFIG_GROUP),
   rbac: {
     // Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides
-    // the node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
+    // the node states); only kata-oc, our two MachineConfigs (the extension, the confidential handlers) and
+    // our ContainerRuntimeConfig are written.
     cluster: [
       { apiGroups: [MACHINE_CONFIG_GROUP], resources: ['machineconfigpools'], verbs: READ },
       {
@@ -25,7 +26,7 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
         apiGroups: [MACHINE_CONFIG_GROUP],
         resources: ['machineconfigs'],
         verbs: [...READ, 'patch', 'delete'],
-        resourceNames: [EXTENSION_MACHINE_CONFIG],
+        resourceNames: [EXTENSION_MACHINE_CONFIG, CONFIDENTIAL_MACHINE_CONFIG],
       },
       {
         apiGroups: [MACHINE_CONFIG_GROUP],
