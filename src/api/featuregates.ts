@@ -87,9 +87,15 @@ export const featureGateTexts = {
     `feature gate "${p.key}" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} is ${JSON.stringify(p.value)}: it must be one of ${p.allowed.join(', ')}; fix the value (or remove the key for its default, ${FEATURE_GATE_KEYS[p.key].default})`,
   unknown: (namespace: string, keys: readonly string[]) =>
     `ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} has ${keys.length === 1 ? 'a key' : 'keys'} osc does not know, ignored: ${keys.join(', ')} (known: ${Object.keys(FEATURE_GATE_KEYS).join(', ')})`,
-  /** deploymentMode names another platform than the one running: it is read when the operator starts. */
+  /**
+   * deploymentMode names another platform than the one running: the mode is read when the operator starts,
+   * and a platform with kata on the nodes is kept (a switch under it would leave its configuration behind).
+   */
   modeMismatch: (mode: DeploymentMode, running: string) =>
-    `feature gate deploymentMode is ${mode} but the operator runs the ${running} platform: the mode is read when the operator starts (restart it for the change to take effect; kata already on the nodes stays until the KataConfig is deleted)`,
+    `feature gate deploymentMode is ${mode} but the operator runs the ${running} platform: the mode is read when the operator starts, and the platform that put kata on the nodes is kept while it is there. To move kata to the other platform: delete the KataConfig and wait until it is gone, restart the operator, then create the KataConfig again`,
+  /** At start: the mode asks for one platform, but kata is on the nodes through another, which is kept. */
+  modeKept: (mode: DeploymentMode, asked: string, kept: string) =>
+    `feature gate deploymentMode is ${mode}, which runs the ${asked} platform, but kata is on the nodes through the ${kept} platform: running ${kept} until the KataConfig is deleted (then restart the operator)`,
   /** MachineConfig asked for on a cluster without the Machine Config Operator. */
   noMachineConfigApi: (fallback: string) =>
     `feature gate deploymentMode is MachineConfig but this cluster does not serve the MachineConfig API: running the ${fallback} platform instead`,

@@ -18,6 +18,7 @@ import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -30,6 +31,10 @@ import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
 import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+
+/** osc's kata-deploy installer pods (its DaemonSet's template label). */
+const INSTALLER_POD_SELECTOR = `name=${INSTALLER_NAME}`;
+
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
@@ -50,12 +55,15 @@ export interface DevClusterOptions {
    * kubeadm-like cluster (no OpenShift API, containerd nodes) with kata-deploy's host side simulated.
    */
   distribution?: Distribution;
-  /** kubernetes distribution: how long the simulated kata-deploy installs and cleans up (katadeploy/). */
+  /**
+   * How long the simulated kata-deploy installs and cleans up (katadeploy/): every pod of the kubernetes
+   * distribution running its image, and on openshift those of osc's installer (deploymentMode DaemonSet).
+   */
   kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
   /**
-   * kubernetes distribution: seed kata-deploy's ServiceAccount and RBAC, as `osc install --distribution
-   * kubernetes` would (default true: an operator run from a checkout has no install). False leaves that to
-   * the install being tested.
+   * Seed kata-deploy's ServiceAccount and RBAC, as `osc install` ships them (both distributions: OpenShift's
+   * deploymentMode DaemonSet runs it too; default true: an operator run from a checkout has no install).
+   * False leaves that to the install being tested.
    */
   kataDeployIdentity?: boolean;
   /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
@@ -149,8 +157,11 @@ export class DevCluster {
   readonly client: KubeClient;
   readonly kubeconfigPath: string;
   readonly distribution: Distribution;
-  /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
-  readonly kataDeploy?: KataDeploySimulator;
+  /**
+   * kata-deploy's host side (src/devcluster/katadeploy/): on the kubernetes distribution for every pod of
+   * its image, on openshift for osc's installer pods (deploymentMode DaemonSet).
+   */
+  readonly kataDeploy: KataDeploySimulator;
   private readonly openshift?: {
     mco: MachineConfigOperator;
     nfd: NodeFeatureDiscovery;
@@ -187,11 +198,18 @@ export class DevCluster {
       pools: new Informer(this.client, MachineConfigPools, { log }),
       machineConfigs: new Informer(this.client, MachineConfigs, { log }),
     };
-    if (this.distribution === 'kubernetes') {
-      const { repositories, ...timing } = opts.kataDeploy ?? {};
-      this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing });
-      return;
-    }
+    const { repositories, ...timing } = opts.kataDeploy ?? {};
+    // On OpenShift only osc's installer runs kata-deploy (deploymentMode DaemonSet): its pods alone are watched.
+    const podLabelSelector = this.distribution === 'kubernetes' ? undefined : INSTALLER_POD_SELECTOR;
+    this.kataDeploy = new KataDeploySimulator({
+      client: this.client,
+      log,
+      nodes: this.informers.nodes,
+      repositories,
+      timing,
+      ...(podLabelSelector ? { podLabelSelector } : {}),
+    });
+    if (this.distribution === 'kubernetes') return;
     const account = new AwsAccount();
     for (const [i, key] of (opts.awsUsers ?? []).entries()) account.createUser(`administrator-${i}`, undefined, key);
     const aws = opts.platform === 'AWS';
@@ -257,14 +275,14 @@ export class DevCluster {
       apiserverArgs: opts.apiserverArgs,
       nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
       nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
-      kwok: plain
-        ? {
-            hostSimulatedPods: eitherQuery(
-              installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
-              opts.callerPlayedPods,
-            ),
-          }
-        : { simulatedJobs: CLOUD_JOBS, ...(opts.callerPlayedPods ? { hostSimulatedPods: opts.callerPlayedPods } : {}) },
+      kwok: {
+        // kata-deploy's pods are played by its simulator (on OpenShift, for deploymentMode DaemonSet).
+        hostSimulatedPods: eitherQuery(
+          installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
+          opts.callerPlayedPods,
+        ),
+        ...(plain ? {} : { simulatedJobs: CLOUD_JOBS }),
+      },
     });
     let dc: DevCluster | undefined;
     try {
@@ -316,6 +334,8 @@ export class DevCluster {
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     if (this.options.oscSecurityIdentity !== false)
       await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
+    if (this.options.kataDeployIdentity !== false)
+      await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     await this.createInfrastructure();
     await seedHardware(this.client, this.options.hardware ?? {}, true);
     for (const role of ['master', 'worker'] as const) {
@@ -325,6 +345,7 @@ export class DevCluster {
 
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
+    await this.kataDeploy.start(this.signal);
     await this.cloud.start(this.signal);
     await this.podVMs?.start(this.signal);
     if (this.options.cloudCredentialOperator !== false)
@@ -372,7 +393,7 @@ export class DevCluster {
     if (this.options.kataDeployIdentity !== false)
       await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     void this.informers.nodes.run(this.signal);
-    await this.kataDeploy?.start(this.signal);
+    await this.kataDeploy.start(this.signal);
     await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
   }
 

@@ -11,6 +11,7 @@ import { MONITOR_SERVICE_ACCOUNT, OPERATOR_NAMESPACE } from '../../src/api/names
 import {
   CAA_SCC,
   CAA_SERVICE_ACCOUNT,
+  KATA_DEPLOY_SCC,
   MCS_ANNOTATION,
   MONITOR_SCC,
   PODVM_IMAGE_SCC,
@@ -28,6 +29,7 @@ import { manifests, NAMES } from '../../src/install/manifests.ts';
 import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
+import { desiredInstallerDaemonSet, INSTALLER_NAME, installerConfig } from '../../src/platform/kubernetes/katadeploy.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -47,6 +49,9 @@ type Template = { metadata?: { annotations?: Record<string, string> }; spec: Rec
 const podOf = (t: Template): AdmittedPod => {
   const spec = structuredClone(t.spec) as AdmittedPod['spec'];
   spec.serviceAccountName ??= 'default';
+  // The ServiceAccount admission plugin mounts the API token unless the pod opts out.
+  if ((spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken !== false)
+    spec.volumes = [...(spec.volumes ?? []), { name: 'kube-api-access', projected: { sources: [] } }];
   if (spec.hostNetwork) for (const c of spec.containers) for (const p of c.ports ?? []) p.hostPort ??= p.containerPort;
   return { metadata: { generateName: 'p-', namespace: NS, annotations: { ...t.metadata?.annotations } }, spec };
 };
@@ -68,8 +73,15 @@ const workloads = () => {
   })?.daemonSet;
   const job = desiredImageJob({ kind: 'creation', namespace: NS, image: 'builder:1', backoffLimit: 1, configHash: 'h', owner });
   assert.ok(monitor);
+  const kataDeploy = desiredInstallerDaemonSet(NS, installerConfig('quay.io/kata-containers/kata-deploy:4.1.0', 'qemu', 'info'));
   return [
     { name: 'cloud-api-adaptor', template: caa.spec.template as Template, scc: CAA_SCC, sa: CAA_SERVICE_ACCOUNT },
+    {
+      name: 'kata-deploy (deploymentMode DaemonSet)',
+      template: kataDeploy.spec.template as Template,
+      scc: KATA_DEPLOY_SCC,
+      sa: INSTALLER_NAME,
+    },
     { name: 'kata monitor', template: (monitor.spec as { template: Template }).template, scc: MONITOR_SCC, sa: MONITOR_SERVICE_ACCOUNT },
     { name: 'pod VM image job', template: job.spec.template as Template, scc: PODVM_IMAGE_SCC, sa: PODVM_IMAGE_SERVICE_ACCOUNT },
   ];
@@ -108,9 +120,18 @@ describe("osc's SCCs and grants", () => {
       const scc = oscSCCs().find((s) => s.metadata.name === w.scc);
       assert.ok(scc);
       const narrower: [string, Partial<SecurityContextConstraints>][] = [
-        ['allowPrivilegedContainer', { allowPrivilegedContainer: false }],
+        ...(scc.allowPrivilegedContainer
+          ? [['allowPrivilegedContainer', { allowPrivilegedContainer: false }] as [string, Partial<SecurityContextConstraints>]]
+          : []),
         ['allowHostDirVolumePlugin', { allowHostDirVolumePlugin: false }],
-        ['volumes', { volumes: [] }],
+        // Each volume type it allows, taken away alone.
+        ...(scc.volumes ?? []).map(
+          (v) =>
+            [`volumes without ${v}`, { volumes: (scc.volumes ?? []).filter((x) => x !== v) }] as [
+              string,
+              Partial<SecurityContextConstraints>,
+            ],
+        ),
         ['runAsUser', { runAsUser: { type: 'MustRunAsNonRoot' } }],
         ...(scc.allowHostNetwork
           ? [['allowHostNetwork', { allowHostNetwork: false }] as [string, Partial<SecurityContextConstraints>]]
@@ -124,7 +145,9 @@ describe("osc's SCCs and grants", () => {
         else assert.equal(v.allowed, false, `${w.name} admitted without ${what}`);
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
-      assert.deepEqual(scc.volumes, ['hostPath']);
+      // kata-deploy has a scratch emptyDir and its API token, and is the one that needs no privileged container.
+      assert.deepEqual(scc.volumes, w.scc === KATA_DEPLOY_SCC ? ['emptyDir', 'hostPath', 'projected'] : ['hostPath']);
+      assert.equal(scc.allowPrivilegedContainer, w.scc !== KATA_DEPLOY_SCC);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
   });
@@ -150,8 +173,6 @@ describe("osc's SCCs and grants", () => {
       spec: { template: Template };
     };
     const pod = podOf(dep.spec.template);
-    // What the ServiceAccount admission plugin adds before SCC admission sees the pod.
-    pod.spec.volumes = [...(pod.spec.volumes ?? []), { name: 'kube-api-access', projected: { sources: [] } }];
     const v = await admit(pod, true);
     assert.ok(v.allowed, v.allowed ? '' : v.message);
     assert.equal(v.scc, 'restricted-v2');
@@ -182,7 +203,7 @@ describe("osc's SCCs and grants", () => {
     assert.ok(!all.some((o) => o.kind === 'ClusterRoleBinding' && JSON.stringify(o).includes('scc')), 'no cluster-wide SCC grant');
     assert.deepEqual(
       all.filter((o) => o.kind === 'SecurityContextConstraints').map((o) => o.metadata.name),
-      [CAA_SCC, MONITOR_SCC],
+      [CAA_SCC, MONITOR_SCC, KATA_DEPLOY_SCC],
     );
     const operatorRole = all.filter(
       (o) =>
