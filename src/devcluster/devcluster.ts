@@ -164,13 +164,14 @@ export class DevCluster {
   readonly kataDeploy: KataDeploySimulator;
   private readonly openshift?: {
     mco: MachineConfigOperator;
-    nfd: NodeFeatureDiscovery;
     cloud: PeerPodsCloud;
     cco: CloudCredentialOperator;
     account: AwsAccount;
   };
   /** openshift distribution: the cloud's pod VMs and the adaptor's part in their life (src/devcluster/podvms.ts). */
   readonly podVMs?: SimulatedPodVMs;
+  /** Node Feature Discovery (src/devcluster/nfd.ts): on openshift, and on kubernetes with a TEE (its add-on there). */
+  private readonly nfdSim?: NodeFeatureDiscovery;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
@@ -209,6 +210,9 @@ export class DevCluster {
       timing,
       ...(podLabelSelector ? { podLabelSelector } : {}),
     });
+    // Node Feature Discovery: OpenShift's operator always; on plain Kubernetes the add-on, where a TEE asks for it.
+    if (this.distribution === 'openshift' || opts.hardware?.tee)
+      this.nfdSim = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true });
     if (this.distribution === 'kubernetes') return;
     const account = new AwsAccount();
     for (const [i, key] of (opts.awsUsers ?? []).entries()) account.createUser(`administrator-${i}`, undefined, key);
@@ -225,7 +229,6 @@ export class DevCluster {
         drainRetryMs: opts.drainRetryMs,
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
-      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
       cloud: simulatedCloud(
         opts.platform,
         { client: this.client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) },
@@ -235,7 +238,7 @@ export class DevCluster {
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
   }
 
-  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
+  private openshiftPart<K extends 'mco' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
     if (!this.openshift) throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES[k]}`);
     return this.openshift[k];
   }
@@ -247,7 +250,9 @@ export class DevCluster {
 
   /** The simulated Node Feature Discovery (openshift distribution). */
   get nfd(): NodeFeatureDiscovery {
-    return this.openshiftPart('nfd');
+    if (!this.nfdSim)
+      throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES.nfd} (plain Kubernetes: start it with a TEE)`);
+    return this.nfdSim;
   }
 
   /** The simulated Cloud Credential Operator (src/devcluster/cco.ts; openshift distribution). */
@@ -289,6 +294,8 @@ export class DevCluster {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
+        // Node Feature Discovery is an add-on of plain Kubernetes: its CRD is there where a TEE asks for it.
+        ...(plain && opts.hardware?.tee ? [nodeFeatureRuleCRD()] : []),
         ...(plain
           ? []
           : [
@@ -374,14 +381,20 @@ export class DevCluster {
       deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
     );
-    const teeLabel = teeLabelOf(this.options.hardware ?? {});
-    if (teeLabel)
-      await this.poll(
-        () =>
-          inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
-        deadline,
-        'Node Feature Discovery to label the TEE nodes',
-      );
+    await this.waitForTeeLabels(deadline);
+  }
+
+  /** The TEE nodes labelled (and their key slots advertised) by NFD's rule, as an administrator would see them. */
+  private async waitForTeeLabels(deadline: number): Promise<void> {
+    const hardware = this.options.hardware ?? {};
+    const teeLabel = teeLabelOf(hardware);
+    if (!teeLabel) return;
+    const inits = this.initialNodes(() => ({}));
+    await this.poll(
+      () => inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
+      deadline,
+      'Node Feature Discovery to label the TEE nodes',
+    );
   }
 
   /**
@@ -394,7 +407,13 @@ export class DevCluster {
       await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     void this.informers.nodes.run(this.signal);
     await this.kataDeploy.start(this.signal);
-    await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+    const hardware = this.options.hardware ?? {};
+    if (hardware.tee) {
+      await seedHardware(this.client, hardware, false);
+      await this.nfd.start(this.signal);
+    }
+    const deadline = await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+    await this.waitForTeeLabels(deadline);
   }
 
   /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */
