@@ -260,9 +260,45 @@ describe('the RuntimeClasses beyond kata', () => {
       /OpenShift version 4.20.18 does not support GPUs in kata VMs \(minimum required: 4.21.9 or higher\)/,
     );
   });
-  test('no GPU node: no GPU class', () => {
+  test('no GPU node: no GPU class, and nothing to say', () => {
     const out = extraRuntimeClasses(input({ nodes: tdxNodes }));
     assert.ok(!out.classes.some((c) => c.name.includes('gpu')));
+    assert.deepEqual(out.warnings, []);
+  });
+  test('a node asked for GPUs in VMs that the GPU operator has not prepared: no GPU class, a warning naming it and the labels', () => {
+    const asking = node('g1', { ...KATA, 'nvidia.com/gpu.workload.config': 'vm-passthrough', 'nvidia.com/gpu.present': 'true' });
+    const out = extraRuntimeClasses(input({ nodes: [asking], gates: DEFAULT_FEATURE_GATES }));
+    assert.deepEqual(out.classes, []);
+    assert.equal(out.refusal, undefined);
+    assert.deepEqual(out.warnings, [confidentialTexts.noGpuNodes(['g1'])]);
+    assert.match(
+      out.warnings[0] ?? '',
+      /^g1 is labelled nvidia.com\/gpu.workload.config=vm-passthrough but no selected node carries .*nvidia.com\/gpu.deploy.kata-sandbox-device-plugin=true/,
+    );
+    // Once the GPU operator prepared it: the class, no warning.
+    const ready = extraRuntimeClasses(
+      input({ nodes: [node('g1', { ...KATA, ...GPU, 'nvidia.com/gpu.workload.config': 'vm-passthrough' })], gates: DEFAULT_FEATURE_GATES }),
+    );
+    assert.deepEqual(
+      ready.classes.map((c) => c.name),
+      ['kata-nvidia-gpu'],
+    );
+    assert.deepEqual(ready.warnings, []);
+  });
+  test('a GPU class offered whose nodes lost the GPU operator labels: no longer wanted, and said so (not for a gate turned off)', () => {
+    const out = extraRuntimeClasses(input({ nodes: tdxNodes, offered: ['kata', 'kata-nvidia-gpu', 'kata-cc', 'kata-cc-nvidia-gpu'] }));
+    assert.deepEqual(out.warnings, [
+      confidentialTexts.gpuClassWithdrawn('kata-nvidia-gpu'),
+      confidentialTexts.gpuClassWithdrawn('kata-cc-nvidia-gpu'),
+    ]);
+    const gateOff = extraRuntimeClasses(
+      input({
+        nodes: [node('g1', { ...KATA, ...GPU })],
+        gates: DEFAULT_FEATURE_GATES,
+        offered: ['kata', 'kata-nvidia-gpu', 'kata-cc-nvidia-gpu'],
+      }),
+    );
+    assert.deepEqual(gateOff.warnings, [], 'the confidential GPU class goes with the gate: nothing about nodes');
   });
   test('confidential GPU nodes on TDX: kata-cc-nvidia-gpu with a key slot', () => {
     const out = extraRuntimeClasses(input({ nodes: [...tdxNodes, node('g1', { ...KATA, ...CC_GPU, [TDX]: 'true' })] }));

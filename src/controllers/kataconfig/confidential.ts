@@ -67,6 +67,7 @@ export class ConfidentialClasses {
       nodes,
       selected,
       peerPods: kc.spec?.enablePeerPods === true,
+      offered: kc.status?.runtimeClasses ?? [],
       ...(clusterVersion ? { clusterVersion } : {}),
     });
     const modeMismatch =
