@@ -81,6 +81,22 @@ describe('feature gates (osc-feature-gates)', () => {
     });
   }
 
+  test('a gate under binaryData is not read as a value: a problem saying to move it, never its default silently', () => {
+    const parsed = parseFeatureGates({}, { confidential: Buffer.from('true').toString('base64'), other: 'eA==' });
+    assert.deepEqual(
+      parsed.problems.map((p) => [p.key, p.binary]),
+      [['confidential', true]],
+    );
+    assert.deepEqual(parsed.unknown, ['other']);
+    assert.equal(parsed.gates.confidential, false);
+    const [p] = parsed.problems;
+    assert.ok(p);
+    assert.match(
+      featureGateTexts.invalid(NS, p),
+      /feature gate "confidential" in ConfigMap .*osc-feature-gates is under binaryData, where it is not read: move it under data as one of true, false/,
+    );
+  });
+
   test('a bad value never becomes the default silently: the gate keeps its default and the problem names key, value and choices', () => {
     const parsed = parseFeatureGates({ deploymentMode: 'Daemonset' });
     const [p] = parsed.problems;
@@ -212,6 +228,7 @@ describe('the RuntimeClasses beyond kata', () => {
     assert.equal(out.refusal?.reason, 'Failed');
     assert.match(out.refusal?.message ?? '', /multiple TEE platforms detected; only one per cluster supported/);
     assert.deepEqual(out.classes, []);
+    assert.deepEqual(out.frozen, ['kata-cc', 'kata-cc-nvidia-gpu'], 'an existing kata-cc is neither made nor removed');
   });
   test('OpenShift below 4.18.38: UnsupportedOCPVersion, no kata-cc', () => {
     const out = extraRuntimeClasses(input({ nodes: tdxNodes, clusterVersion: { version: '4.16.2' } }));

@@ -158,8 +158,11 @@ function wantedClasses(input: ExtraClassesInput): ExtraClasses {
   }
   if (!input.gates.confidential) return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
 
+  // A refused setup (two TEE kinds, none, a release too old) changes nothing of what exists: a label flipped
+  // for a moment must not take kata-cc away (and roll every node twice); the condition says what to fix.
   const refuse = (r: ConfidentialRefusal) => {
     refusal ??= r;
+    frozen.push(KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS);
     return { classes, frozen, refusal, warnings };
   };
   // Peer pods are confidential in the cloud's VMs: bare-metal kata-cc is a bonus there, never a failure.
