@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
-import { gateProblemTexts, renderConfidential } from '../../src/api/confidential-summary.ts';
+import { confidentialOutlook, gateProblemTexts, renderConfidential, summarizeConfidential } from '../../src/api/confidential-summary.ts';
 import { DEFAULT_FEATURE_GATES, type DeploymentMode, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
 import { checkVersion, detectTee } from '../../src/api/tee.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
@@ -415,6 +415,34 @@ describe('osc status: gates, TEE and key slots', () => {
     });
     assert.match(text, /! feature gate "confidential" .* is "yes"/);
     assert.match(text, /TEE: several kinds \(Intel TDX on w1; AMD SEV-SNP on w2\): only one per cluster is supported/);
+  });
+});
+
+describe("the console's create form: what a KataConfig created now would get", () => {
+  const tdxWorker = node('worker-0', { [TDX]: 'true' }, { 'tdx.intel.com/keys': '3' });
+  const outlook = (data: Record<string, string> | undefined, nodes: Node[]) =>
+    confidentialOutlook(summarizeConfidential(data, nodes, [], NS), NS);
+  test('gate off: a note saying where to turn it on', () => {
+    assert.deepEqual(outlook(undefined, [tdxWorker]), {
+      level: 'note',
+      text: `confidential containers are off: kata-cc is offered once the confidential feature gate is "true" in ConfigMap ${NS}/osc-feature-gates`,
+    });
+  });
+  test('gate on with TDX nodes: kata-cc on them', () => {
+    const o = outlook({ confidential: 'true' }, [tdxWorker, node('worker-1')]);
+    assert.equal(o.level, 'note');
+    assert.match(o.text, /^kata-cc \(Intel TDX\) will be offered on worker-0, where kata is installed/);
+  });
+  test('gate on without a TEE, two TEE kinds, or a bad gate: the failure it would report', () => {
+    assert.deepEqual(outlook({ confidential: 'true' }, [node('worker-1')]), {
+      level: 'warning',
+      text: `${confidentialTexts.noTee()}: the KataConfig will report Failed`,
+    });
+    assert.match(
+      outlook({ confidential: 'true' }, [tdxWorker, node('worker-1', { [SNP]: 'true' })]).text,
+      /^multiple TEE platforms detected/,
+    );
+    assert.equal(outlook({ confidential: 'yes' }, [tdxWorker]).level, 'warning');
   });
 });
 
