@@ -384,7 +384,7 @@ async function secureMetrics(client: KubeClient, namespace: string, certDir: str
 async function deploymentModeAtStart(client: KubeClient, namespace: string, log: Logger): Promise<DeploymentMode> {
   try {
     const cm = await client.find(ConfigMaps, FEATURE_GATES_CONFIGMAP, namespace);
-    const parsed = parseFeatureGates(cm?.data);
+    const parsed = parseFeatureGates(cm?.data, cm?.binaryData);
     if (parsed.problems.some((p) => p.key === 'deploymentMode')) return 'DaemonSetFallback';
     return parsed.gates.deploymentMode;
   } catch (e) {

@@ -1,5 +1,11 @@
-import { KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, type TeeKind, teePlatform } from './confidential.ts';
-import { type FeatureGateProblem, type FeatureGates, featureGateTexts, parseFeatureGates } from './featuregates.ts';
+import { confidentialTexts, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, type TeeKind, teePlatform } from './confidential.ts';
+import {
+  FEATURE_GATES_CONFIGMAP,
+  type FeatureGateProblem,
+  type FeatureGates,
+  featureGateTexts,
+  parseFeatureGates,
+} from './featuregates.ts';
 import { detectTee, type TeeNode } from './tee.ts';
 
 /**
@@ -14,6 +20,8 @@ export interface ConfidentialSummary {
   tee: 'none' | 'multiple' | TeeKind;
   /** With `multiple`: which TEEs, on which nodes. */
   teesFound?: { kind: TeeKind; nodes: string[] }[];
+  /** With one TEE: its nodes. */
+  teeNodes?: string[];
   /** Per TEE node: the key slots it advertises and those that pods of the confidential classes hold. */
   keySlots: { node: string; resource: string; allocatable: number; used: number }[];
 }
@@ -31,8 +39,9 @@ export function summarizeConfidential(
   nodes: readonly TeeNode[],
   pods: readonly { spec?: { nodeName?: string; runtimeClassName?: string }; status?: { phase?: string } }[],
   namespace: string,
+  gatesBinaryData?: Readonly<Record<string, string>>,
 ): ConfidentialSummary {
-  const parsed = parseFeatureGates(gatesData);
+  const parsed = parseFeatureGates(gatesData, gatesBinaryData);
   const all = new Set(nodes.map((n) => n.metadata.name ?? ''));
   const tee = detectTee(nodes, all, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]));
   const base = { gates: parsed.gates, gateProblems: gateProblemTexts(namespace, parsed.problems) };
@@ -42,7 +51,29 @@ export function summarizeConfidential(
   return {
     ...base,
     tee: tee.tee.kind,
+    teeNodes: tee.nodes,
     keySlots: resource ? tee.slots.map((k) => ({ node: k.node, resource, allocatable: k.allocatable, used: k.used })) : [],
+  };
+}
+
+/**
+ * What a KataConfig created now would get of confidential containers, for the console's create form: a
+ * note when it gets kata-cc, a warning when the gate asks for something the nodes cannot give.
+ */
+export function confidentialOutlook(s: ConfidentialSummary, namespace: string): { level: 'note' | 'warning'; text: string } {
+  if (s.gateProblems.length)
+    return { level: 'warning', text: 'a feature gate cannot be read (below): the KataConfig will report Failed until it is fixed' };
+  if (!s.gates.confidential)
+    return {
+      level: 'note',
+      text: `confidential containers are off: kata-cc is offered once the confidential feature gate is "true" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP}`,
+    };
+  if (s.tee === 'none') return { level: 'warning', text: `${confidentialTexts.noTee()}: the KataConfig will report Failed` };
+  if (s.tee === 'multiple')
+    return { level: 'warning', text: `${confidentialTexts.multipleTees(s.teesFound ?? [])}, or the KataConfig will report Failed` };
+  return {
+    level: 'note',
+    text: `kata-cc (${teePlatform(s.tee).title}) will be offered on ${(s.teeNodes ?? []).join(', ')}, where kata is installed: a pod VM per pod, each taking one key slot`,
   };
 }
 

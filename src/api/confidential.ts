@@ -77,6 +77,13 @@ export const NVIDIA_CC_GPU_NODE_LABELS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The NVIDIA GPU operator's node label an administrator sets to ask for a node's GPUs to be passed to VMs
+ * (the operator then deploys its VFIO manager and sandbox device plugin there, and labels the node for them).
+ */
+export const NVIDIA_GPU_WORKLOAD_LABEL = 'nvidia.com/gpu.workload.config';
+export const NVIDIA_GPU_VM_PASSTHROUGH = 'vm-passthrough';
+
+/**
  * On every RuntimeClass osc makes: the class goes only once no Running, Pending or Unknown pod uses it,
  * whoever deletes it (an uninstall, a feature gate turned off, an administrator, the garbage collector).
  */
@@ -119,7 +126,18 @@ export const confidentialTexts = {
   /** The runtime-class-cleanup finalizer holding a deleted class. */
   keptForPods: (rc: string, pods: readonly string[]) =>
     `RuntimeClass ${rc} is being deleted and is kept while ${pods.length} pod${pods.length === 1 ? '' : 's'} (Running, Pending or Unknown) use${pods.length === 1 ? 's' : ''} it: ${pods.slice(0, 5).join(', ')}${pods.length > 5 ? ', …' : ''}`,
-  noGpuNodes: () => 'no selected node carries the NVIDIA GPU operator labels: kata-nvidia-gpu is not created',
+  /** Nodes asked for GPUs in VMs, but none the GPU operator has prepared for them. */
+  noGpuNodes: (requesting: readonly string[]) =>
+    `${requesting.join(', ')} ${requesting.length === 1 ? 'is' : 'are'} labelled ${NVIDIA_GPU_WORKLOAD_LABEL}=${NVIDIA_GPU_VM_PASSTHROUGH} but no selected node carries the NVIDIA GPU operator's labels for GPUs in kata VMs (${Object.entries(
+      NVIDIA_GPU_NODE_LABELS,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(
+        ', ',
+      )}, or the confidential ones): kata-nvidia-gpu is not created until the GPU operator has prepared a node (is it installed, with sandbox workloads enabled?)`,
+  /** A GPU class osc offered whose nodes no longer carry the GPU operator's labels. */
+  gpuClassWithdrawn: (rc: string) =>
+    `no selected node carries the NVIDIA GPU operator's labels for ${rc} any more: it is no longer offered, and goes once no pod uses it`,
   /** A node labelled with the TEE but advertising no key slot: no kata-cc pod can be scheduled there. */
   noKeySlots: (nodes: readonly string[], resource: string) =>
     `${nodes.join(', ')} ${nodes.length === 1 ? 'has' : 'have'} the TEE label but no ${resource} in ${nodes.length === 1 ? 'its' : 'their'} allocatable resources: no kata-cc pod can run there`,

@@ -43,6 +43,8 @@ export interface FeatureGateProblem {
   key: keyof FeatureGates;
   value: string;
   allowed: readonly string[];
+  /** The key is under the ConfigMap's binaryData, where a gate is not read (its value is not shown). */
+  binary?: true;
 }
 
 export interface ParsedFeatureGates {
@@ -56,11 +58,21 @@ export interface ParsedFeatureGates {
 
 const isKey = (k: string): k is keyof FeatureGates => Object.hasOwn(FEATURE_GATE_KEYS, k);
 
-/** Reads the ConfigMap's data (absent: every default). Values are taken as written: no trimming, no case folding. */
-export function parseFeatureGates(data: Readonly<Record<string, string>> | undefined): ParsedFeatureGates {
+/**
+ * Reads the ConfigMap's data (absent: every default). Values are taken as written: no trimming, no case
+ * folding. A gate put under binaryData is a problem too: it would otherwise be silently at its default.
+ */
+export function parseFeatureGates(
+  data: Readonly<Record<string, string>> | undefined,
+  binaryData?: Readonly<Record<string, string>>,
+): ParsedFeatureGates {
   const gates: FeatureGates = { ...DEFAULT_FEATURE_GATES };
   const problems: FeatureGateProblem[] = [];
   const unknown: string[] = [];
+  for (const key of Object.keys(binaryData ?? {})) {
+    if (isKey(key)) problems.push({ key, value: '', allowed: FEATURE_GATE_KEYS[key].allowed, binary: true });
+    else unknown.push(key);
+  }
   for (const [key, value] of Object.entries(data ?? {})) {
     if (!isKey(key)) {
       unknown.push(key);
@@ -84,12 +96,20 @@ export function parseFeatureGates(data: Readonly<Record<string, string>> | undef
 export const featureGateTexts = {
   /** A value osc cannot read: the condition's message and the event's note. */
   invalid: (namespace: string, p: FeatureGateProblem) =>
-    `feature gate "${p.key}" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} is ${JSON.stringify(p.value)}: it must be one of ${p.allowed.join(', ')}; fix the value (or remove the key for its default, ${FEATURE_GATE_KEYS[p.key].default})`,
+    p.binary
+      ? `feature gate "${p.key}" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} is under binaryData, where it is not read: move it under data as one of ${p.allowed.join(', ')} (or remove the key for its default, ${FEATURE_GATE_KEYS[p.key].default})`
+      : `feature gate "${p.key}" in ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} is ${JSON.stringify(p.value)}: it must be one of ${p.allowed.join(', ')}; fix the value (or remove the key for its default, ${FEATURE_GATE_KEYS[p.key].default})`,
   unknown: (namespace: string, keys: readonly string[]) =>
     `ConfigMap ${namespace}/${FEATURE_GATES_CONFIGMAP} has ${keys.length === 1 ? 'a key' : 'keys'} osc does not know, ignored: ${keys.join(', ')} (known: ${Object.keys(FEATURE_GATE_KEYS).join(', ')})`,
-  /** deploymentMode names another platform than the one running: it is read when the operator starts. */
+  /**
+   * deploymentMode names another platform than the one running: the mode is read when the operator starts,
+   * and a platform with kata on the nodes is kept (a switch under it would leave its configuration behind).
+   */
   modeMismatch: (mode: DeploymentMode, running: string) =>
-    `feature gate deploymentMode is ${mode} but the operator runs the ${running} platform: the mode is read when the operator starts (restart it for the change to take effect; kata already on the nodes stays until the KataConfig is deleted)`,
+    `feature gate deploymentMode is ${mode} but the operator runs the ${running} platform: the mode is read when the operator starts, and the platform that put kata on the nodes is kept while it is there. To move kata to the other platform: delete the KataConfig and wait until it is gone, restart the operator, then create the KataConfig again`,
+  /** At start: the mode asks for one platform, but kata is on the nodes through another, which is kept. */
+  modeKept: (mode: DeploymentMode, asked: string, kept: string) =>
+    `feature gate deploymentMode is ${mode}, which runs the ${asked} platform, but kata is on the nodes through the ${kept} platform: running ${kept} until the KataConfig is deleted (then restart the operator)`,
   /** MachineConfig asked for on a cluster without the Machine Config Operator. */
   noMachineConfigApi: (fallback: string) =>
     `feature gate deploymentMode is MachineConfig but this cluster does not serve the MachineConfig API: running the ${fallback} platform instead`,

@@ -29,6 +29,11 @@ export const EXTENSION_MACHINE_CONFIG = '50-enable-sandboxed-containers-extensio
 export const SANDBOXED_CONTAINERS_EXTENSION = 'sandboxed-containers';
 export const IGNITION_VERSION = '3.2.0';
 export const CRIO_CONFIG = 'kata-crio-config';
+/**
+ * Confidential containers on OpenShift: the CRI-O runtime entry and the kata configuration of the TEE's
+ * handler (kata-tdx, kata-snp, kata-se), written to the kata pool's nodes while `kata-cc` needs them.
+ */
+export const CONFIDENTIAL_MACHINE_CONFIG = '51-sandboxed-containers-confidential';
 
 export const KATA_RUNTIME_CLASS = 'kata';
 export const KATA_REMOTE_RUNTIME_CLASS = 'kata-remote';

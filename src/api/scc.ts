@@ -77,5 +77,10 @@ export const PODVM_IMAGE_SERVICE_ACCOUNT = 'osc-podvm-image';
 export const CAA_SCC = 'osc-cloud-api-adaptor';
 /** The kata monitor's SCC: privileged, host paths (the runtime's socket and sandbox state). */
 export const MONITOR_SCC = 'osc-kata-monitor';
+/**
+ * kata-deploy's SCC, for `deploymentMode: DaemonSet` on OpenShift: not privileged, but root on the host's
+ * paths (it writes the kata artefacts and CRI-O's drop-in there and restarts CRI-O through systemd).
+ */
+export const KATA_DEPLOY_SCC = 'osc-kata-deploy';
 /** The SCC the pod VM image jobs pin: OpenShift's most restrictive, which every ServiceAccount may use. */
 export const PODVM_IMAGE_SCC = 'restricted-v2';

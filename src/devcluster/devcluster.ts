@@ -18,6 +18,7 @@ import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -36,6 +37,10 @@ import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
 import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+
+/** osc's kata-deploy installer pods (its DaemonSet's template label). */
+const INSTALLER_POD_SELECTOR = `name=${INSTALLER_NAME}`;
+
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
@@ -57,12 +62,15 @@ export interface DevClusterOptions {
    * kubeadm-like cluster (no OpenShift API, containerd nodes) with kata-deploy's host side simulated.
    */
   distribution?: Distribution;
-  /** kubernetes distribution: how long the simulated kata-deploy installs and cleans up (katadeploy/). */
+  /**
+   * How long the simulated kata-deploy installs and cleans up (katadeploy/): every pod of the kubernetes
+   * distribution running its image, and on openshift those of osc's installer (deploymentMode DaemonSet).
+   */
   kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
   /**
-   * kubernetes distribution: seed kata-deploy's ServiceAccount and RBAC, as `osc install --distribution
-   * kubernetes` would (default true: an operator run from a checkout has no install). False leaves that to
-   * the install being tested.
+   * Seed kata-deploy's ServiceAccount and RBAC, as `osc install` ships them (both distributions: OpenShift's
+   * deploymentMode DaemonSet runs it too; default true: an operator run from a checkout has no install).
+   * False leaves that to the install being tested.
    */
   kataDeployIdentity?: boolean;
   /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
@@ -156,11 +164,13 @@ export class DevCluster {
   readonly client: KubeClient;
   readonly kubeconfigPath: string;
   readonly distribution: Distribution;
-  /** kubernetes distribution only: kata-deploy's host side (src/devcluster/katadeploy/). */
-  readonly kataDeploy?: KataDeploySimulator;
+  /**
+   * kata-deploy's host side (src/devcluster/katadeploy/): on the kubernetes distribution for every pod of
+   * its image, on openshift for osc's installer pods (deploymentMode DaemonSet).
+   */
+  readonly kataDeploy: KataDeploySimulator;
   private readonly openshift?: {
     mco: MachineConfigOperator;
-    nfd: NodeFeatureDiscovery;
     cloud: PeerPodsCloud;
     cco: CloudCredentialOperator;
     account: AwsAccount;
@@ -174,6 +184,8 @@ export class DevCluster {
    * clients reach through their endpoint override.
    */
   readonly cloudAPIServer?: CloudAPIServer;
+  /** Node Feature Discovery (src/devcluster/nfd.ts): on openshift, and on kubernetes with a TEE (its add-on there). */
+  private readonly nfdSim?: NodeFeatureDiscovery;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;
   /** openshift distribution, unless turned off: the simulated SCC admission (src/devcluster/scc/). */
@@ -201,10 +213,23 @@ export class DevCluster {
       pools: new Informer(this.client, MachineConfigPools, { log }),
       machineConfigs: new Informer(this.client, MachineConfigs, { log }),
     };
+    const { repositories, ...timing } = opts.kataDeploy ?? {};
+    const journal = controlPlane.journal;
+    // On OpenShift only osc's installer runs kata-deploy (deploymentMode DaemonSet): its pods alone are watched.
+    const podLabelSelector = this.distribution === 'kubernetes' ? undefined : INSTALLER_POD_SELECTOR;
+    this.kataDeploy = new KataDeploySimulator({
+      client: this.client,
+      log,
+      nodes: this.informers.nodes,
+      repositories,
+      timing,
+      journal,
+      ...(podLabelSelector ? { podLabelSelector } : {}),
+    });
+    // Node Feature Discovery: OpenShift's operator always; on plain Kubernetes the add-on, where a TEE asks for it.
+    if (this.distribution === 'openshift' || opts.hardware?.tee)
+      this.nfdSim = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true });
     if (this.distribution === 'kubernetes') {
-      const { repositories, ...timing } = opts.kataDeploy ?? {};
-      const journal = controlPlane.journal;
-      this.kataDeploy = new KataDeploySimulator({ client: this.client, log, nodes: this.informers.nodes, repositories, timing, journal });
       this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.kataDeploy.pods, nodes: this.informers.nodes });
       return;
     }
@@ -223,7 +248,6 @@ export class DevCluster {
         drainRetryMs: opts.drainRetryMs,
         informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
       }),
-      nfd: new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true }),
       cloud: simulatedCloud(
         opts.platform,
         { client: this.client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) },
@@ -231,7 +255,6 @@ export class DevCluster {
       ),
     };
     this.podVMs = new SimulatedPodVMs({ client: this.client, log });
-    const { journal } = controlPlane;
     this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.podVMs.pods, nodes: this.informers.nodes });
     this.cloudAPIServer = new CloudAPIServer({ log });
     this.cloudAPIServer.handle(new Ec2API({ account, vms: this.podVMs }).handle);
@@ -247,7 +270,7 @@ export class DevCluster {
     return { url: s.url, ca: s.ca };
   }
 
-  private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
+  private openshiftPart<K extends 'mco' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
     if (!this.openshift) throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES[k]}`);
     return this.openshift[k];
   }
@@ -259,7 +282,9 @@ export class DevCluster {
 
   /** The simulated Node Feature Discovery (openshift distribution). */
   get nfd(): NodeFeatureDiscovery {
-    return this.openshiftPart('nfd');
+    if (!this.nfdSim)
+      throw new Error(`the ${this.distribution} dev cluster has no ${PART_NAMES.nfd} (plain Kubernetes: start it with a TEE)`);
+    return this.nfdSim;
   }
 
   /** The simulated Cloud Credential Operator (src/devcluster/cco.ts; openshift distribution). */
@@ -287,20 +312,22 @@ export class DevCluster {
       apiserverArgs: opts.apiserverArgs,
       nodeMonitorGracePeriodSeconds: opts.nodeMonitorGracePeriodSeconds,
       nodeLeaseDurationSeconds: opts.nodeLeaseDurationSeconds,
-      kwok: plain
-        ? {
-            hostSimulatedPods: eitherQuery(
-              installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
-              opts.callerPlayedPods,
-            ),
-          }
-        : { simulatedJobs: CLOUD_JOBS, ...(opts.callerPlayedPods ? { hostSimulatedPods: opts.callerPlayedPods } : {}) },
+      kwok: {
+        // kata-deploy's pods are played by its simulator (on OpenShift, for deploymentMode DaemonSet).
+        hostSimulatedPods: eitherQuery(
+          installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
+          opts.callerPlayedPods,
+        ),
+        ...(plain ? {} : { simulatedJobs: CLOUD_JOBS }),
+      },
     });
     let dc: DevCluster | undefined;
     try {
       // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
       // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
       await controlPlane.installCRDs([
+        // Node Feature Discovery is an add-on of plain Kubernetes: its CRD is there where a TEE asks for it.
+        ...(plain && opts.hardware?.tee ? [nodeFeatureRuleCRD()] : []),
         ...(plain
           ? []
           : [
@@ -346,6 +373,8 @@ export class DevCluster {
     for (const ns of DEV_NAMESPACES) await this.createIfAbsent(this.client.create(Namespaces, { metadata: { name: ns } }));
     if (this.options.oscSecurityIdentity !== false)
       await applyAll(this.client, oscSecurityIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
+    if (this.options.kataDeployIdentity !== false)
+      await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     await this.createInfrastructure();
     await seedHardware(this.client, this.options.hardware ?? {}, true);
     for (const role of ['master', 'worker'] as const) {
@@ -355,6 +384,7 @@ export class DevCluster {
 
     await this.mco.start(this.signal);
     await this.nfd.start(this.signal);
+    await this.kataDeploy.start(this.signal);
     await this.cloud.start(this.signal);
     await this.podVMs?.start(this.signal);
     await this.sandboxes.start(this.signal);
@@ -385,14 +415,20 @@ export class DevCluster {
       deadline,
       'Node Feature Discovery to label the virtualization-capable nodes',
     );
-    const teeLabel = teeLabelOf(this.options.hardware ?? {});
-    if (teeLabel)
-      await this.poll(
-        () =>
-          inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
-        deadline,
-        'Node Feature Discovery to label the TEE nodes',
-      );
+    await this.waitForTeeLabels(deadline);
+  }
+
+  /** The TEE nodes labelled (and their key slots advertised) by NFD's rule, as an administrator would see them. */
+  private async waitForTeeLabels(deadline: number): Promise<void> {
+    const hardware = this.options.hardware ?? {};
+    const teeLabel = teeLabelOf(hardware);
+    if (!teeLabel) return;
+    const inits = this.initialNodes(() => ({}));
+    await this.poll(
+      () => inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
+      deadline,
+      'Node Feature Discovery to label the TEE nodes',
+    );
   }
 
   /**
@@ -404,9 +440,15 @@ export class DevCluster {
     if (this.options.kataDeployIdentity !== false)
       await applyAll(this.client, kataDeployIdentity(OPERATOR_NAMESPACE), undefined, 'osc-devcluster');
     void this.informers.nodes.run(this.signal);
-    await this.kataDeploy?.start(this.signal);
+    await this.kataDeploy.start(this.signal);
     await this.sandboxes.start(this.signal);
-    await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+    const hardware = this.options.hardware ?? {};
+    if (hardware.tee) {
+      await seedHardware(this.client, hardware, false);
+      await this.nfd.start(this.signal);
+    }
+    const deadline = await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+    await this.waitForTeeLabels(deadline);
   }
 
   /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */

@@ -199,6 +199,8 @@ function plainNodeObject(init: NodeInit, now: Date): Node {
     labels[CONTROL_PLANE_ROLE_LABEL] = '';
     labels['node.kubernetes.io/exclude-from-external-load-balancers'] = '';
   }
+  // Its hardware (a TEE) and labels another operator put on (the NVIDIA GPU operator's).
+  Object.assign(labels, init.labels);
   const cpu = init.cpu ?? (init.role === 'master' ? '8' : '16');
   const memory = init.memory ?? (init.role === 'master' ? '32Gi' : '64Gi');
   return {
@@ -210,6 +212,7 @@ function plainNodeObject(init: NodeInit, now: Date): Node {
       annotations: {
         'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///var/run/containerd/containerd.sock',
         'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
+        ...init.annotations,
       },
     },
     spec: init.role === 'master' && !init.schedulableMaster ? { taints: [{ key: CONTROL_PLANE_ROLE_LABEL, effect: 'NoSchedule' }] } : {},

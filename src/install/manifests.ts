@@ -20,6 +20,7 @@ import {
 import { defaultImage, packageVersion } from '../api/release.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { platformDescriptor } from '../platform/index.ts';
 import { DEFAULT_KATA_DEPLOY_IMAGE, KATA_DEPLOY_IMAGE_ENV } from '../platform/kubernetes/katadeploy.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
@@ -321,6 +322,17 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
+    // Plain Kubernetes runs kata-deploy always; OpenShift with deploymentMode DaemonSet.
+    ...(kataDeployRuns(opts.distribution ?? 'openshift')
+      ? [
+          {
+            file: KATA_DEPLOY_RBAC_FILE,
+            title:
+              "kata-deploy's ServiceAccount and RBAC, for the installer DaemonSet the operator runs (see src/install/katadeploy-rbac.ts)",
+            objects: kataDeployIdentity(ns),
+          },
+        ]
+      : []),
     ...((opts.distribution ?? 'openshift') === 'openshift'
       ? [
           {
@@ -328,16 +340,6 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
             title:
               "osc's SecurityContextConstraints, its workloads' ServiceAccounts and their use grants, pinned by resourceNames (see src/install/scc.ts)",
             objects: oscSecurityIdentity(ns),
-          },
-        ]
-      : []),
-    ...(opts.distribution === 'kubernetes'
-      ? [
-          {
-            file: KATA_DEPLOY_RBAC_FILE,
-            title:
-              "kata-deploy's ServiceAccount and RBAC, for the installer DaemonSet the operator runs (see src/install/katadeploy-rbac.ts)",
-            objects: kataDeployIdentity(ns),
           },
         ]
       : []),
@@ -399,6 +401,12 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
 }
 
 export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
+
+/** Whether the operator installed for a distribution may run kata-deploy (its platform, or one its deploymentMode may choose). */
+const kataDeployRuns = (distribution: PlatformName): boolean => {
+  const d = platformDescriptor(distribution);
+  return d.name === 'kubernetes' || !!d.modePlatforms?.includes('kubernetes');
+};
 export const SCC_FILE = '25-security-context-constraints.yaml';
 
 /** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */

@@ -35,12 +35,21 @@ export { LEADER_ELECTION_LEASE };
 const READ = ['get', 'list', 'watch'];
 
 /**
+ * The platforms an operator installed for a distribution may run: its own, and those its deploymentMode
+ * feature gate may choose there (OpenShift's DaemonSet mode runs kata-deploy's).
+ */
+const platformsOf = (distribution: PlatformName) => {
+  const own = platformDescriptor(distribution);
+  return [own, ...(own.modePlatforms ?? []).map(platformDescriptor)];
+};
+
+/**
  * Cluster-scoped objects, and pods in every namespace: what every platform needs, and the named platform's
  * own rules (its descriptor's).
  */
 export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
   // Copies: the manifests must not share objects with the descriptor (nor with each other).
-  const platform = structuredClone(platformDescriptor(distribution).rbac.cluster);
+  const platform = structuredClone(platformsOf(distribution).flatMap((d) => d.rbac.cluster));
   return [
     // The KataConfig: read (informer, the webhook's duplicate check), finalizer (merge patch), status (PUT).
     { apiGroups: [KATACONFIG_GROUP], resources: [KataConfigs.plural], verbs: [...READ, 'patch'] },
@@ -103,7 +112,7 @@ export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string
 /** In the operator's namespace: what every platform needs, and the named platform's own rules. */
 export function namespaceRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
   return [
-    ...structuredClone(platformDescriptor(distribution).rbac.namespace),
+    ...structuredClone(platformsOf(distribution).flatMap((d) => d.rbac.namespace)),
     // Leader election: one Lease, created by the first replica.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [LEADER_ELECTION_LEASE] },

@@ -6,8 +6,16 @@
  * operator's namespace, pinned by resourceNames, to that workload's ServiceAccount alone.
  */
 import { MONITOR_SERVICE_ACCOUNT } from '../api/names.ts';
-import { CAA_SCC, CAA_SERVICE_ACCOUNT, MONITOR_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, type SecurityContextConstraints } from '../api/scc.ts';
+import {
+  CAA_SCC,
+  CAA_SERVICE_ACCOUNT,
+  KATA_DEPLOY_SCC,
+  MONITOR_SCC,
+  PODVM_IMAGE_SERVICE_ACCOUNT,
+  type SecurityContextConstraints,
+} from '../api/scc.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const labels = {
@@ -54,6 +62,25 @@ function privilegedOnHostPaths(
   };
 }
 
+/**
+ * kata-deploy (`deploymentMode: DaemonSet`): an unprivileged container running as root (the image's user)
+ * on host paths, with an emptyDir for its scratch space and its ServiceAccount token (a projected volume:
+ * it labels its node through the API); nothing else. Its SELinux context is its own to choose, as on a
+ * privileged SCC: it writes CRI-O's configuration on the host.
+ */
+function kataDeploySCC(): SecurityContextConstraints {
+  return {
+    ...privilegedOnHostPaths(
+      KATA_DEPLOY_SCC,
+      "osc's kata-deploy installer (deploymentMode DaemonSet): an unprivileged container running as root that installs kata under /opt/kata, writes CRI-O's drop-in under /etc/crio and restarts CRI-O through systemd's private socket, with those host paths, an emptyDir and its API token.",
+      false,
+    ),
+    allowPrivilegedContainer: false,
+    allowPrivilegeEscalation: false,
+    volumes: ['emptyDir', 'hostPath', 'projected'],
+  };
+}
+
 export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
@@ -68,16 +95,21 @@ export function oscSCCs(): SecurityContextConstraints[] {
       "osc's kata monitor: a privileged container reading the container runtime's socket and the sandboxes' state under /run/vc/sbs on the host.",
       false,
     ),
+    kataDeploySCC(),
   ];
 }
 
-/** The ServiceAccounts osc's install makes for its workloads (the kata monitor's is made by the operator). */
+/**
+ * The ServiceAccounts osc's install makes for its workloads (the kata monitor's is made by the operator,
+ * kata-deploy's ships with its RBAC: src/install/katadeploy-rbac.ts).
+ */
 export const INSTALLED_SERVICE_ACCOUNTS = [CAA_SERVICE_ACCOUNT, PODVM_IMAGE_SERVICE_ACCOUNT];
 
 /** Which ServiceAccount may use which of osc's SCCs. */
 export const SCC_GRANTS: { scc: string; serviceAccount: string }[] = [
   { scc: CAA_SCC, serviceAccount: CAA_SERVICE_ACCOUNT },
   { scc: MONITOR_SCC, serviceAccount: MONITOR_SERVICE_ACCOUNT },
+  { scc: KATA_DEPLOY_SCC, serviceAccount: INSTALLER_NAME },
 ];
 
 /** The SCCs, the workloads' ServiceAccounts and the pinned `use` grants, for the operator's namespace. */

@@ -75,6 +75,8 @@ export interface KubeEvent extends KubeObject {
 
 export interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
+  /** Base64-encoded values (keys distinct from data's). */
+  binaryData?: Record<string, string>;
 }
 
 export interface Secret extends KubeObject {

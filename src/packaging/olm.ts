@@ -387,7 +387,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
               '',
               `On OpenShift, first apply osc's SecurityContextConstraints (${unbundled.map((o) => `\`${o.metadata.name}\``).join(', ')}),`,
               'which a bundle cannot carry: `oc apply -f config/25-security-context-constraints.yaml` from the release.',
-              'The bundle grants their use to the cloud-api-adaptor and kata monitor ServiceAccounts alone.',
+              "The bundle grants their use to the cloud-api-adaptor's, the kata monitor's and kata-deploy's ServiceAccounts alone.",
             ]
           : []),
       ].join('\n'),

@@ -93,12 +93,34 @@ export async function choosePlatform(
   requested: PlatformName | undefined,
   opts: PlatformOptions = {},
   mode: DeploymentMode = 'DaemonSetFallback',
-): Promise<{ platform: Platform; chosenBy: 'flag' | 'discovery' | 'deploymentMode'; warning?: string }> {
+): Promise<{ platform: Platform; chosenBy: 'flag' | 'discovery' | 'deploymentMode' | 'in use'; warning?: string }> {
   if (requested) return { platform: await createPlatform(requested, opts), chosenBy: 'flag' };
-  const chosen = platformForMode(mode, await servedGroups(client));
+  const served = await servedGroups(client);
+  const chosen = platformForMode(mode, served);
+  const kept = opts.namespace ? await platformInUseElsewhere(client, chosen.name, opts.namespace, served) : undefined;
+  if (kept)
+    return { platform: await createPlatform(kept, opts), chosenBy: 'in use', warning: featureGateTexts.modeKept(mode, chosen.name, kept) };
   return {
     platform: await createPlatform(chosen.name, opts),
     chosenBy: mode === 'DaemonSetFallback' ? 'discovery' : 'deploymentMode',
     ...(chosen.warning ? { warning: chosen.warning } : {}),
   };
+}
+
+/**
+ * Another platform than the one chosen, when it has kata on the nodes and the chosen one has not: a
+ * deploymentMode changed after the install must not start a second installer beside the first (whose
+ * configuration nobody would then remove). The uninstall goes through the platform that installed.
+ */
+async function platformInUseElsewhere(
+  client: KubeClient,
+  chosen: PlatformName,
+  namespace: string,
+  served: ReadonlySet<string>,
+): Promise<PlatformName | undefined> {
+  const inUse = async (d: PlatformDescriptor) => (d.inUse ? d.inUse(client, namespace) : false);
+  if (await inUse(platformDescriptor(chosen))) return undefined;
+  // Only platforms this cluster could run are asked (the operator may read nothing of the others' APIs).
+  for (const d of platforms) if (d.name !== chosen && d.recognises(served) && (await inUse(d))) return d.name;
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import type { KataConfig, KataConfigSpec } from '../api/kataconfig.ts';
 import type { ConfigRef, KataNodePhase } from '../api/katanode.ts';
-import type { PatchType, ResourceType } from '../kube/client.ts';
+import type { KubeClient, PatchType, ResourceType } from '../kube/client.ts';
 import type { Node, PolicyRule } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { Informer, InformerOptions } from '../runtime/informer.ts';
@@ -51,6 +51,16 @@ export interface PlatformDescriptor<S = unknown> {
   recognises(servedGroups: ReadonlySet<string>): boolean;
   /** The RBAC the platform's own calls need, besides what every platform needs (src/install/rbac.ts). */
   readonly rbac: { readonly cluster: readonly PolicyRule[]; readonly namespace: readonly PolicyRule[] };
+  /**
+   * Other platforms the deploymentMode feature gate may run on this platform's clusters (OpenShift's
+   * `DaemonSet` runs kata-deploy's): their RBAC and installed identities ship with this platform's install.
+   */
+  readonly modePlatforms?: readonly PlatformName[];
+  /**
+   * Whether this platform has kata on the cluster's nodes now (its shared objects exist), asked when the
+   * operator starts: a deploymentMode changed since the install does not switch platforms under it.
+   */
+  inUse?(client: KubeClient, namespace: string): Promise<boolean>;
   /** How the operator is packaged for this platform's clusters: an OLM bundle, a Helm chart, or neither. */
   readonly packaging?: 'olm' | 'helm';
   /** Whether the dev cluster can simulate it (`osc start --distribution <name>`). */
@@ -162,8 +172,9 @@ export interface PlatformInput<O> {
   soakMs: number;
   /**
    * The handlers of the RuntimeClasses beyond kata and kata-remote that exist or are wanted (kata-cc's
-   * `kata-qemu-tdx`, say): a platform that installs handlers itself puts them on the nodes too; one whose
-   * nodes carry every handler (OpenShift's extension) ignores them.
+   * `kata-qemu-tdx`, say): the platform puts on the nodes what they need (kata-deploy's TEE shims; on
+   * OpenShift a MachineConfig with the TEE handler's CRI-O entry and kata configuration), as part of its
+   * target, and takes it off once no class needs the handler.
    */
   extraHandlers?: readonly string[];
 }

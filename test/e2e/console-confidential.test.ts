@@ -1,6 +1,7 @@
 /**
- * `osc start --tee tdx` and the console: the dev cluster's TDX node advertising its key slots, the
- * confidential gate turned on, and the KataConfig page showing the gates, the TEE, kata-cc and the slots
+ * `osc start --tee tdx` and the console: the dev cluster's TDX node advertising its key slots; the create
+ * form showing the gates, the TEE, the slots and what a KataConfig would get as the gate is turned on (and
+ * set to a value osc cannot read); the KataConfig page showing the gates, the TEE, kata-cc and the slots
  * used and free once a kata-cc pod runs.
  */
 import assert from 'node:assert/strict';
@@ -46,11 +47,56 @@ describe('web console: confidential containers', { skip: SKIP_BROWSER && 'OSC_SK
     rmSync(home, { recursive: true, force: true });
   });
 
+  test('the create form shows the gates, the TEE, the key slots, and what the KataConfig would get, live', async () => {
+    try {
+      await page.goto(`${osc.consoleUrl}#/kataconfigs/~new`);
+      const form = page.locator('[data-test=create-form]');
+      await form.waitFor({ timeout: LONG });
+      const panel = page.locator('[data-test=confidential]');
+      // No ConfigMap yet: every gate at its default, and the form says where to turn confidential on.
+      await panel
+        .locator('[data-gate=confidential]')
+        .filter({ hasText: /^false$/ })
+        .waitFor({ timeout: LONG });
+      assert.equal(await panel.locator('[data-gate=deploymentMode]').textContent(), 'DaemonSetFallback');
+      await panel
+        .locator('[data-test=tee]')
+        .filter({ hasText: /^Intel TDX$/ })
+        .waitFor({ timeout: LONG });
+      const outlook = panel.locator('[data-test=confidential-outlook]');
+      await outlook.filter({ hasText: /confidential containers are off: kata-cc is offered once/ }).waitFor({ timeout: LONG });
+      const row = panel.locator('[data-test=key-slots] tr[data-node=worker-0]');
+      assert.deepEqual(await row.locator('td').allTextContents(), ['worker-0', '0', '3', 'tdx.intel.com/keys (3)']);
+      assert.equal(await panel.locator('[data-test=key-slots] tr[data-node=worker-1]').count(), 0, 'worker-1 has no TEE');
+
+      // The gate turned on while the form is open: the panel follows, and names the nodes kata-cc would go to.
+      await client.create(ConfigMaps, {
+        metadata: { name: FEATURE_GATES_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
+        data: { confidential: 'true' },
+      });
+      await panel
+        .locator('[data-gate=confidential]')
+        .filter({ hasText: /^true$/ })
+        .waitFor({ timeout: LONG });
+      await outlook.filter({ hasText: /^kata-cc \(Intel TDX\) will be offered on worker-0/ }).waitFor({ timeout: LONG });
+      assert.equal(await outlook.getAttribute('data-level'), 'note');
+      // A value osc cannot read: the form warns before anything is created.
+      await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'yes' } }, { namespace: OPERATOR_NAMESPACE });
+      await outlook.filter({ hasText: /a feature gate cannot be read/ }).waitFor({ timeout: LONG });
+      assert.equal(await outlook.getAttribute('data-level'), 'warning');
+      await panel
+        .locator('p.error')
+        .filter({ hasText: /feature gate "confidential" .* is "yes": it must be one of true, false/ })
+        .waitFor({ timeout: LONG });
+      await page.screenshot({ path: join(shots, 'create-form.png'), fullPage: true });
+      await client.patch(ConfigMaps, FEATURE_GATES_CONFIGMAP, { data: { confidential: 'true' } }, { namespace: OPERATOR_NAMESPACE });
+    } catch (e) {
+      await page.screenshot({ path: join(shots, 'create-failure.png'), fullPage: true });
+      throw e;
+    }
+  });
+
   test('the gates, the TEE and the key slots on the KataConfig page', async () => {
-    await client.create(ConfigMaps, {
-      metadata: { name: FEATURE_GATES_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
-      data: { confidential: 'true' },
-    });
     await client.create(KataConfigs, { metadata: { name: 'example-kataconfig' }, spec: {} });
     try {
       await page.goto(`${osc.consoleUrl}#/kataconfigs/example-kataconfig`);

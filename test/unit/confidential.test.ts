@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
-import { gateProblemTexts, renderConfidential } from '../../src/api/confidential-summary.ts';
+import { confidentialOutlook, gateProblemTexts, renderConfidential, summarizeConfidential } from '../../src/api/confidential-summary.ts';
 import { DEFAULT_FEATURE_GATES, type DeploymentMode, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
 import { checkVersion, detectTee } from '../../src/api/tee.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
@@ -80,6 +80,22 @@ describe('feature gates (osc-feature-gates)', () => {
       assert.deepEqual(parsed.unknown, c.unknown ?? []);
     });
   }
+
+  test('a gate under binaryData is not read as a value: a problem saying to move it, never its default silently', () => {
+    const parsed = parseFeatureGates({}, { confidential: Buffer.from('true').toString('base64'), other: 'eA==' });
+    assert.deepEqual(
+      parsed.problems.map((p) => [p.key, p.binary]),
+      [['confidential', true]],
+    );
+    assert.deepEqual(parsed.unknown, ['other']);
+    assert.equal(parsed.gates.confidential, false);
+    const [p] = parsed.problems;
+    assert.ok(p);
+    assert.match(
+      featureGateTexts.invalid(NS, p),
+      /feature gate "confidential" in ConfigMap .*osc-feature-gates is under binaryData, where it is not read: move it under data as one of true, false/,
+    );
+  });
 
   test('a bad value never becomes the default silently: the gate keeps its default and the problem names key, value and choices', () => {
     const parsed = parseFeatureGates({ deploymentMode: 'Daemonset' });
@@ -212,6 +228,7 @@ describe('the RuntimeClasses beyond kata', () => {
     assert.equal(out.refusal?.reason, 'Failed');
     assert.match(out.refusal?.message ?? '', /multiple TEE platforms detected; only one per cluster supported/);
     assert.deepEqual(out.classes, []);
+    assert.deepEqual(out.frozen, ['kata-cc', 'kata-cc-nvidia-gpu'], 'an existing kata-cc is neither made nor removed');
   });
   test('OpenShift below 4.18.38: UnsupportedOCPVersion, no kata-cc', () => {
     const out = extraRuntimeClasses(input({ nodes: tdxNodes, clusterVersion: { version: '4.16.2' } }));
@@ -260,9 +277,45 @@ describe('the RuntimeClasses beyond kata', () => {
       /OpenShift version 4.20.18 does not support GPUs in kata VMs \(minimum required: 4.21.9 or higher\)/,
     );
   });
-  test('no GPU node: no GPU class', () => {
+  test('no GPU node: no GPU class, and nothing to say', () => {
     const out = extraRuntimeClasses(input({ nodes: tdxNodes }));
     assert.ok(!out.classes.some((c) => c.name.includes('gpu')));
+    assert.deepEqual(out.warnings, []);
+  });
+  test('a node asked for GPUs in VMs that the GPU operator has not prepared: no GPU class, a warning naming it and the labels', () => {
+    const asking = node('g1', { ...KATA, 'nvidia.com/gpu.workload.config': 'vm-passthrough', 'nvidia.com/gpu.present': 'true' });
+    const out = extraRuntimeClasses(input({ nodes: [asking], gates: DEFAULT_FEATURE_GATES }));
+    assert.deepEqual(out.classes, []);
+    assert.equal(out.refusal, undefined);
+    assert.deepEqual(out.warnings, [confidentialTexts.noGpuNodes(['g1'])]);
+    assert.match(
+      out.warnings[0] ?? '',
+      /^g1 is labelled nvidia.com\/gpu.workload.config=vm-passthrough but no selected node carries .*nvidia.com\/gpu.deploy.kata-sandbox-device-plugin=true/,
+    );
+    // Once the GPU operator prepared it: the class, no warning.
+    const ready = extraRuntimeClasses(
+      input({ nodes: [node('g1', { ...KATA, ...GPU, 'nvidia.com/gpu.workload.config': 'vm-passthrough' })], gates: DEFAULT_FEATURE_GATES }),
+    );
+    assert.deepEqual(
+      ready.classes.map((c) => c.name),
+      ['kata-nvidia-gpu'],
+    );
+    assert.deepEqual(ready.warnings, []);
+  });
+  test('a GPU class offered whose nodes lost the GPU operator labels: no longer wanted, and said so (not for a gate turned off)', () => {
+    const out = extraRuntimeClasses(input({ nodes: tdxNodes, offered: ['kata', 'kata-nvidia-gpu', 'kata-cc', 'kata-cc-nvidia-gpu'] }));
+    assert.deepEqual(out.warnings, [
+      confidentialTexts.gpuClassWithdrawn('kata-nvidia-gpu'),
+      confidentialTexts.gpuClassWithdrawn('kata-cc-nvidia-gpu'),
+    ]);
+    const gateOff = extraRuntimeClasses(
+      input({
+        nodes: [node('g1', { ...KATA, ...GPU })],
+        gates: DEFAULT_FEATURE_GATES,
+        offered: ['kata', 'kata-nvidia-gpu', 'kata-cc-nvidia-gpu'],
+      }),
+    );
+    assert.deepEqual(gateOff.warnings, [], 'the confidential GPU class goes with the gate: nothing about nodes');
   });
   test('confidential GPU nodes on TDX: kata-cc-nvidia-gpu with a key slot', () => {
     const out = extraRuntimeClasses(input({ nodes: [...tdxNodes, node('g1', { ...KATA, ...CC_GPU, [TDX]: 'true' })] }));
@@ -362,6 +415,34 @@ describe('osc status: gates, TEE and key slots', () => {
     });
     assert.match(text, /! feature gate "confidential" .* is "yes"/);
     assert.match(text, /TEE: several kinds \(Intel TDX on w1; AMD SEV-SNP on w2\): only one per cluster is supported/);
+  });
+});
+
+describe("the console's create form: what a KataConfig created now would get", () => {
+  const tdxWorker = node('worker-0', { [TDX]: 'true' }, { 'tdx.intel.com/keys': '3' });
+  const outlook = (data: Record<string, string> | undefined, nodes: Node[]) =>
+    confidentialOutlook(summarizeConfidential(data, nodes, [], NS), NS);
+  test('gate off: a note saying where to turn it on', () => {
+    assert.deepEqual(outlook(undefined, [tdxWorker]), {
+      level: 'note',
+      text: `confidential containers are off: kata-cc is offered once the confidential feature gate is "true" in ConfigMap ${NS}/osc-feature-gates`,
+    });
+  });
+  test('gate on with TDX nodes: kata-cc on them', () => {
+    const o = outlook({ confidential: 'true' }, [tdxWorker, node('worker-1')]);
+    assert.equal(o.level, 'note');
+    assert.match(o.text, /^kata-cc \(Intel TDX\) will be offered on worker-0, where kata is installed/);
+  });
+  test('gate on without a TEE, two TEE kinds, or a bad gate: the failure it would report', () => {
+    assert.deepEqual(outlook({ confidential: 'true' }, [node('worker-1')]), {
+      level: 'warning',
+      text: `${confidentialTexts.noTee()}: the KataConfig will report Failed`,
+    });
+    assert.match(
+      outlook({ confidential: 'true' }, [tdxWorker, node('worker-1', { [SNP]: 'true' })]).text,
+      /^multiple TEE platforms detected/,
+    );
+    assert.equal(outlook({ confidential: 'yes' }, [tdxWorker]).level, 'warning');
   });
 });
 

@@ -62,7 +62,9 @@ describe('osc start --tee, --gpu-nodes, --cluster-version', () => {
       /--tee-nodes names a node this dev cluster does not have: worker-9/,
     );
     refused(() => devHardware({ teeNodes: 'worker-0' }, NODES, false), /--tee-nodes needs --tee tdx\|snp/);
-    refused(() => devHardware({ tee: 'tdx' }, NODES, true), /--tee needs Node Feature Discovery/);
+    // Plain Kubernetes has a TEE too (with NFD as its add-on), but no OpenShift release.
+    assert.deepEqual(devHardware({ tee: 'snp', keySlots: 1 }, NODES, true), { tee: { kind: 'snp', keySlots: 1 } });
+    refused(() => devHardware({ clusterVersion: '4.20.1' }, NODES, true), /--cluster-version sets the OpenShift ClusterVersion/);
     refused(
       () => devHardware({ clusterVersion: '4.20' }, NODES, false),
       /--cluster-version 4.20: give an OpenShift release as major.minor.patch/,

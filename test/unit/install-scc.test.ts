@@ -11,6 +11,7 @@ import { MONITOR_SERVICE_ACCOUNT, OPERATOR_NAMESPACE } from '../../src/api/names
 import {
   CAA_SCC,
   CAA_SERVICE_ACCOUNT,
+  KATA_DEPLOY_SCC,
   MCS_ANNOTATION,
   MONITOR_SCC,
   PODVM_IMAGE_SCC,
@@ -29,6 +30,7 @@ import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
 import { credentialsWiring } from '../../src/peerpods/credentials.ts';
+import { desiredInstallerDaemonSet, INSTALLER_NAME, installerConfig } from '../../src/platform/kubernetes/katadeploy.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -48,9 +50,17 @@ type Template = { metadata?: { annotations?: Record<string, string> }; spec: Rec
 const podOf = (t: Template): AdmittedPod => {
   const spec = structuredClone(t.spec) as AdmittedPod['spec'];
   spec.serviceAccountName ??= 'default';
+  // The ServiceAccount admission plugin mounts the API token unless the pod opts out.
+  if ((spec as { automountServiceAccountToken?: boolean }).automountServiceAccountToken !== false)
+    spec.volumes = [...(spec.volumes ?? []), { name: 'kube-api-access', projected: { sources: [] } }];
   if (spec.hostNetwork) for (const c of spec.containers) for (const p of c.ports ?? []) p.hostPort ??= p.containerPort;
   return { metadata: { generateName: 'p-', namespace: NS, annotations: { ...t.metadata?.annotations } }, spec };
 };
+
+/** The volume types a pod template uses (hostPath, projected, ...): what its SCC must allow. */
+const volumeTypes = (t: Template): string[] => [
+  ...new Set(((t.spec.volumes ?? []) as Record<string, unknown>[]).flatMap((v) => Object.keys(v).filter((k) => k !== 'name'))),
+];
 
 const workloads = () => {
   const caa = desiredDaemonSet({
@@ -78,6 +88,7 @@ const workloads = () => {
   });
   const job = desiredImageJob({ kind: 'creation', namespace: NS, image: 'builder:1', backoffLimit: 1, configHash: 'h', owner });
   assert.ok(monitor);
+  const kataDeploy = desiredInstallerDaemonSet(NS, installerConfig('quay.io/kata-containers/kata-deploy:4.1.0', 'qemu', 'info'));
   return [
     { name: 'cloud-api-adaptor', template: caa.spec.template as Template, scc: CAA_SCC, sa: CAA_SERVICE_ACCOUNT },
     {
@@ -85,7 +96,12 @@ const workloads = () => {
       template: caaSts.spec.template as Template,
       scc: CAA_SCC,
       sa: CAA_SERVICE_ACCOUNT,
-      needs: { volumes: ['hostPath'] },
+    },
+    {
+      name: 'kata-deploy (deploymentMode DaemonSet)',
+      template: kataDeploy.spec.template as Template,
+      scc: KATA_DEPLOY_SCC,
+      sa: INSTALLER_NAME,
     },
     { name: 'kata monitor', template: (monitor.spec as { template: Template }).template, scc: MONITOR_SCC, sa: MONITOR_SERVICE_ACCOUNT },
     { name: 'pod VM image job', template: job.spec.template as Template, scc: PODVM_IMAGE_SCC, sa: PODVM_IMAGE_SERVICE_ACCOUNT },
@@ -125,11 +141,17 @@ describe("osc's SCCs and grants", () => {
       const scc = oscSCCs().find((s) => s.metadata.name === w.scc);
       assert.ok(scc);
       const narrower: [string, Partial<SecurityContextConstraints>][] = [
-        ['allowPrivilegedContainer', { allowPrivilegedContainer: false }],
+        ...(scc.allowPrivilegedContainer
+          ? [['allowPrivilegedContainer', { allowPrivilegedContainer: false }] as [string, Partial<SecurityContextConstraints>]]
+          : []),
         ['allowHostDirVolumePlugin', { allowHostDirVolumePlugin: false }],
-        ['volumes', { volumes: [] }],
-        ...Object.entries(w.needs ?? {}).map(
-          ([k, v]) => [`${k} ${JSON.stringify(v)}`, { [k]: v }] as [string, Partial<SecurityContextConstraints>],
+        // Each volume type its pod uses, taken away alone.
+        ...volumeTypes(w.template).map(
+          (v) =>
+            [`volumes without ${v}`, { volumes: (scc.volumes ?? []).filter((x) => x !== v) }] as [
+              string,
+              Partial<SecurityContextConstraints>,
+            ],
         ),
         ['runAsUser', { runAsUser: { type: 'MustRunAsNonRoot' } }],
         ...(scc.allowHostNetwork
@@ -144,7 +166,11 @@ describe("osc's SCCs and grants", () => {
         else assert.equal(v.allowed, false, `${w.name} admitted without ${what}`);
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
-      assert.deepEqual(scc.volumes, w.scc === CAA_SCC ? ['hostPath', 'projected'] : ['hostPath']);
+      // kata-deploy has a scratch emptyDir and its API token, and is the one that needs no privileged container;
+      // the adaptor mounts a projected token on an STS cluster.
+      const volumes = { [KATA_DEPLOY_SCC]: ['emptyDir', 'hostPath', 'projected'], [CAA_SCC]: ['hostPath', 'projected'] }[w.scc];
+      assert.deepEqual(scc.volumes, volumes ?? ['hostPath']);
+      assert.equal(scc.allowPrivilegedContainer, w.scc !== KATA_DEPLOY_SCC);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
   });
@@ -189,8 +215,6 @@ describe("osc's SCCs and grants", () => {
       spec: { template: Template };
     };
     const pod = podOf(dep.spec.template);
-    // What the ServiceAccount admission plugin adds before SCC admission sees the pod.
-    pod.spec.volumes = [...(pod.spec.volumes ?? []), { name: 'kube-api-access', projected: { sources: [] } }];
     const v = await admit(pod, true);
     assert.ok(v.allowed, v.allowed ? '' : v.message);
     assert.equal(v.scc, 'restricted-v2');
@@ -221,7 +245,7 @@ describe("osc's SCCs and grants", () => {
     assert.ok(!all.some((o) => o.kind === 'ClusterRoleBinding' && JSON.stringify(o).includes('scc')), 'no cluster-wide SCC grant');
     assert.deepEqual(
       all.filter((o) => o.kind === 'SecurityContextConstraints').map((o) => o.metadata.name),
-      [CAA_SCC, MONITOR_SCC],
+      [CAA_SCC, MONITOR_SCC, KATA_DEPLOY_SCC],
     );
     const operatorRole = all.filter(
       (o) =>

@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FAIL_NEXT_UPDATE_ANNOTATION, type InstallerObserved, installerStep, podStatusFor } from '../../src/devcluster/katadeploy/core.ts';
+import {
+  FAIL_NEXT_UPDATE_ANNOTATION,
+  type InstallerObserved,
+  installerStep,
+  PERMISSION_DENIED,
+  podStatusFor,
+} from '../../src/devcluster/katadeploy/core.ts';
 import {
   actionOf,
   claimLabels,
@@ -147,6 +153,22 @@ describe('an installer pod as next steps', () => {
     const empty = node({}, { [FAIL_NEXT_UPDATE_ANNOTATION]: '' });
     const d = step({ pod: pod(), node: empty, progress: { phase: 'installing', since: 9_000, restarts: 0 } });
     assert.match(d.report?.kind === 'crashLoop' ? d.report.error : '', /^Error: simulated failure/);
+  });
+
+  test('not root (an SCC gave the pod a user from the namespace range): the install cannot write /opt/kata and crash-loops', () => {
+    const claimed = node({ [KR]: 'false', [MARK]: 'false' });
+    const asUser = (uid: number, where: 'container' | 'pod') => {
+      const p = pod(where === 'container' ? kc({ securityContext: { runAsUser: uid } }) : kc());
+      if (where === 'pod') (p.spec as { securityContext?: unknown }).securityContext = { runAsUser: uid };
+      return p;
+    };
+    for (const where of ['container', 'pod'] as const) {
+      const s = step({ pod: asUser(1000700000, where), node: claimed, progress: { phase: 'installing', since: 9_000, restarts: 0 } });
+      assert.equal(s.labels, undefined, `${where}: the node is not labelled`);
+      assert.deepEqual(s.report, { kind: 'crashLoop', restarts: 1, error: `Error: ${PERMISSION_DENIED}` });
+    }
+    const root = step({ pod: asUser(0, 'container'), node: claimed, progress: { phase: 'installing', since: 9_000, restarts: 0 } });
+    assert.equal(root.report?.kind, 'running', 'root installs');
   });
 
   test('termination: a running installer cleans up unless its DaemonSet still selects the node', () => {

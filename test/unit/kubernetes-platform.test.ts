@@ -379,14 +379,22 @@ describe('osc install --distribution kubernetes: RBAC', () => {
     assert.deepEqual((ours('ClusterRoleBinding') as unknown as { subjects: unknown[] }).subjects, [
       { kind: 'ServiceAccount', name: INSTALLER_NAME, namespace: 'openshift-sandboxed-containers-operator' },
     ]);
-    // The OpenShift install has no kata-deploy.
-    assert.ok(!(await manifests()).some((o) => o.metadata.name === INSTALLER_NAME));
+    // The OpenShift install ships the same identity, for deploymentMode DaemonSet.
+    const openshift = await manifests();
+    for (const kind of ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'])
+      assert.deepEqual(
+        openshift.find((o) => o.kind === kind && o.metadata.name === INSTALLER_NAME),
+        ours(kind),
+        `${kind} on OpenShift too`,
+      );
   });
 
   test('it may delete installer pods, in its namespace only', async () => {
     const { namespaceRules, clusterRules } = await import('../../src/install/rbac.ts');
     assert.ok(namespaceRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
-    assert.ok(!namespaceRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    // On OpenShift too: deploymentMode DaemonSet runs this platform there.
+    assert.ok(namespaceRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
+    assert.ok(!clusterRules('openshift').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
     assert.ok(!clusterRules('kubernetes').some((r) => r.resources.includes('pods') && r.verbs.includes('delete')));
   });
 });

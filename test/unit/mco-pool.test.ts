@@ -9,7 +9,9 @@ import type { MachineConfigPool } from '../../src/api/openshift.ts';
 import { PoolMembership, poolForNode } from '../../src/devcluster/mco/membership.ts';
 import { maxUnavailableOf } from '../../src/devcluster/mco/node-state.ts';
 import { computePoolStatus, reportsUpdating, selectCandidates } from '../../src/devcluster/mco/pool-status.ts';
+import { renderPool } from '../../src/devcluster/mco/render.ts';
 import type { Node } from '../../src/kube/resources.ts';
+import { desiredConfidentialMachineConfig } from '../../src/platform/openshift/confidential.ts';
 
 const OLD = 'rendered-worker-old';
 const NEW = 'rendered-worker-new';
@@ -129,6 +131,39 @@ describe('pool status', () => {
       [cond(broken, 'RenderDegraded')?.status, cond(broken, 'RenderDegraded')?.message, cond(broken, 'Updating')?.status],
       ['True', 'Failed to render configuration for pool empty: no MachineConfigs found', 'False'],
     );
+  });
+
+  test("render: an invalid file refuses the pool's new configuration; osc's confidential handlers render, and change the target", () => {
+    const kataOc: MachineConfigPool = {
+      metadata: { name: 'kata-oc' },
+      spec: {
+        machineConfigSelector: {
+          matchExpressions: [{ key: 'machineconfiguration.openshift.io/role', operator: 'In', values: ['kata-oc', 'worker'] }],
+        },
+      },
+    };
+    const base = { metadata: { name: '00-worker', labels: { 'machineconfiguration.openshift.io/role': 'worker' } }, spec: {} };
+    const tee = desiredConfidentialMachineConfig('kata-oc', 'kc', ['kata-tdx']);
+    const without = renderPool(kataOc, [base], []);
+    const withTee = renderPool(kataOc, [base, tee], []);
+    assert.ok('name' in without && 'name' in withTee);
+    assert.notEqual(withTee.name, without.name, 'new content, new rendered configuration: the nodes roll');
+    assert.deepEqual(
+      withTee.source.map((s) => s.name),
+      ['00-worker', '51-sandboxed-containers-confidential'],
+    );
+    const relative = {
+      metadata: { name: '99-bad', labels: { 'machineconfiguration.openshift.io/role': 'kata-oc' } },
+      spec: { config: { ignition: { version: '3.2.0' }, storage: { files: [{ path: 'etc/x', contents: { source: 'data:,x' } }] } } },
+    };
+    assert.deepEqual(renderPool(kataOc, [base, relative], []), {
+      error: 'MachineConfig 99-bad: storage.files: "etc/x": path not absolute',
+    });
+    const badUrl = {
+      ...relative,
+      spec: { config: { storage: { files: [{ path: '/etc/x', contents: { source: 'data:text/plain;base64,%%%' } }] } } },
+    };
+    assert.deepEqual(renderPool(kataOc, [base, badUrl], []), { error: 'MachineConfig 99-bad: storage.files: /etc/x: unable to parse url' });
   });
 
   test('a paused pool is not Updating and says why', () => {

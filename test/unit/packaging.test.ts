@@ -15,6 +15,7 @@ import type { KubeObject } from '../../src/kube/types.ts';
 import { packagingFiles } from '../../src/packaging/generate.ts';
 import { DEFAULT_CHART_DISTRIBUTION, distributionTemplate, TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
 import { descriptorsOf, displayNameOf, manifestFileName, olmBundle } from '../../src/packaging/olm.ts';
+import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const filesUnder = (dir: string): string[] =>
@@ -73,14 +74,16 @@ describe('packaging: OLM bundle and Helm chart', () => {
     // Every other object is a manifest of its own, in the operator's namespace (OLM puts it there).
     const folded = new Set(['Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'Deployment', 'Role', 'RoleBinding']);
     folded.add('ValidatingWebhookConfiguration').add('MutatingWebhookConfiguration');
-    // The metrics reader is for scrapers, not the operator: it ships as manifests of its own.
+    // The metrics reader is for scrapers, not the operator: it ships as manifests of its own; so does
+    // kata-deploy's ClusterRole and binding (deploymentMode DaemonSet).
     // So do the workloads' ServiceAccounts and SCC grants; the SCCs themselves no bundle can carry.
     const workloadIdentity = (o: KubeObject) => (o.kind === 'ServiceAccount' && o.metadata.name !== NAMES.serviceAccount) || sccGrant(o);
     const rest = objects.filter(
       (o) =>
         o.kind !== 'SecurityContextConstraints' &&
         (workloadIdentity(o) ||
-          (!folded.has(o.kind ?? '') && !(o.kind?.startsWith('ClusterRole') && o.metadata.name !== NAMES.metricsReader))),
+          (!folded.has(o.kind ?? '') &&
+            !(o.kind?.startsWith('ClusterRole') && o.metadata.name !== NAMES.metricsReader && o.metadata.name !== INSTALLER_NAME))),
     );
     assert.deepEqual(b.unbundled, byKind('SecurityContextConstraints'));
     assert.match(b.csv.spec.description as string, /oc apply -f config\/25-security-context-constraints\.yaml/);

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { parse } from 'smol-toml';
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import type { MachineConfigPool } from '../../src/api/openshift.ts';
+import type { MachineConfig, MachineConfigPool } from '../../src/api/openshift.ts';
 import type { Node } from '../../src/kube/resources.ts';
 import { createPlatform, discoverPlatform } from '../../src/platform/index.ts';
+import { crioDropInPath, kataConfigPath } from '../../src/platform/openshift/confidential.ts';
 import { desiredKataPool } from '../../src/platform/openshift/machineconfig.ts';
 import { LABELS_PER_PASS, type OpenShiftObserved } from '../../src/platform/openshift/plan.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
@@ -257,6 +259,133 @@ describe('OpenShift: write plans', () => {
     const masterWithout = pool('master', 'rendered-master-n', ['00-master']);
     assert.equal(platform.uninstallComplete(input(masters, [], { observed: { pools: [masterWithKata] } })), false);
     assert.equal(platform.uninstallComplete(input(masters, [], { observed: { pools: [masterWithout] } })), true);
+  });
+});
+
+describe('OpenShift: the confidential handlers MachineConfig', () => {
+  const CONFIDENTIAL = '51-sandboxed-containers-confidential';
+  const files = (mc: MachineConfig) =>
+    Object.fromEntries(
+      ((mc.spec.config as { storage: { files: { path: string; mode: number; contents: { source: string } }[] } }).storage.files ?? []).map(
+        (f) => [f.path, { mode: f.mode, body: Buffer.from(f.contents.source.split(',')[1] ?? '', 'base64').toString() }],
+      ),
+    );
+  const createdConfidential = (over: Partial<PlatformInput<OpenShiftObserved>>) =>
+    platform
+      .installPlan(input([node('worker-0')], ['worker-0'], over))
+      .steps.flat()
+      .find((w) => w.op === 'create' && w.object.metadata.name === CONFIDENTIAL);
+
+  test("a class that needs kata-tdx: a CRI-O entry for the handler and kata's TDX configuration, on the kata pool, beside the extension", () => {
+    const plan = platform.installPlan(input([node('worker-0')], ['worker-0'], { extraHandlers: ['kata-nvidia-gpu', 'kata-tdx'] }));
+    // Beside the extension, before the pool: the pool's first rendering already has the handlers.
+    assert.deepEqual(plan.steps[0]?.map(describeWrite), [
+      'create MachineConfig/50-enable-sandboxed-containers-extension',
+      `create MachineConfig/${CONFIDENTIAL}`,
+    ]);
+    const write = plan.steps[0]?.[1];
+    assert.ok(write?.op === 'create');
+    const mc = write.object as MachineConfig;
+    assert.equal(mc.metadata.labels?.['machineconfiguration.openshift.io/role'], 'kata-oc');
+    assert.deepEqual(
+      mc.metadata.ownerReferences?.map((o) => o.kind),
+      ['KataConfig'],
+    );
+    const f = files(mc);
+    // Only the TEE handler: the GPU handler is not this MachineConfig's.
+    assert.deepEqual(Object.keys(f).sort(), [crioDropInPath('kata-tdx'), kataConfigPath('kata-tdx')].sort());
+    const crio = parse(f[crioDropInPath('kata-tdx')]?.body ?? '') as {
+      crio: { runtime: { runtimes: Record<string, Record<string, unknown>> } };
+    };
+    const entry = crio.crio.runtime.runtimes['kata-tdx'];
+    assert.equal(entry?.runtime_type, 'vm');
+    assert.equal(entry?.runtime_config_path, '/etc/kata-containers/kata-tdx/configuration.toml');
+    assert.deepEqual(entry?.allowed_annotations, ['io.katacontainers.*']);
+    const kata = parse(f[kataConfigPath('kata-tdx')]?.body ?? '') as { hypervisor: { qemu: Record<string, unknown> } };
+    assert.equal(kata.hypervisor.qemu.confidential_guest, true);
+    assert.match(String(kata.hypervisor.qemu.firmware), /inteltdx/);
+    assert.ok((kata.hypervisor.qemu.enable_annotations as string[]).includes('cc_init_data'), 'initdata may reach the guest');
+    assert.equal(f[kataConfigPath('kata-tdx')]?.mode, 0o644);
+  });
+
+  test('SEV-SNP gets its own firmware and guest switch; on a compact cluster the MachineConfig goes to the master pool', () => {
+    const snp = createdConfidential({ extraHandlers: ['kata-snp'] });
+    assert.ok(snp?.op === 'create');
+    const kata = parse(files(snp.object as MachineConfig)[kataConfigPath('kata-snp')]?.body ?? '') as {
+      hypervisor: { qemu: Record<string, unknown> };
+    };
+    assert.equal(kata.hypervisor.qemu.sev_snp_guest, true);
+    assert.match(String(kata.hypervisor.qemu.firmware), /amdsev/);
+    const compact = platform
+      .installPlan(input([node('master-0', { roles: ['master', 'worker'] })], ['master-0'], { extraHandlers: ['kata-snp'] }))
+      .steps.flat()
+      .find((w) => w.op === 'create' && w.object.metadata.name === CONFIDENTIAL);
+    assert.equal(compact?.op === 'create' && compact.object.metadata.labels?.['machineconfiguration.openshift.io/role'], 'master');
+  });
+
+  test('no handler needed: none made, and one left behind deleted; in place, nothing written; another TEE rewrites it', () => {
+    assert.equal(createdConfidential({}), undefined);
+    assert.equal(createdConfidential({ extraHandlers: ['kata-nvidia-gpu'] }), undefined, 'a GPU class alone needs no TEE configuration');
+    const made = createdConfidential({ extraHandlers: ['kata-tdx'] });
+    assert.ok(made?.op === 'create');
+    const present = { ...observed, confidentialMachineConfig: made.object as MachineConfig };
+    const labelled = node('worker-0', { labels: { 'node-role.kubernetes.io/kata-oc': '' } });
+    const ours = (extraHandlers: string[]) =>
+      platform
+        .installPlan(input([labelled], ['worker-0'], { observed: present, extraHandlers }))
+        .steps.flat()
+        .filter((w) => (w.op === 'create' ? w.object.metadata.name : w.name) === CONFIDENTIAL);
+    assert.deepEqual(ours(['kata-tdx']), [], 'in place: not written');
+    assert.deepEqual(ours([]).map(describeWrite), [`delete MachineConfig/${CONFIDENTIAL}`]);
+    const rewritten = ours(['kata-snp']);
+    assert.equal(rewritten.length, 1);
+    assert.equal(rewritten[0]?.op, 'patch');
+  });
+
+  test('the rollout is complete only once the kata pool renders the handlers exactly while a class needs them', () => {
+    const withTee = pool('kata-oc', 'rendered-kata-oc-ccc', ['00-worker', '50-enable-sandboxed-containers-extension', CONFIDENTIAL]);
+    const workerPool = observed.pools.filter((p) => p.metadata.name === 'worker');
+    const on = (p: MachineConfigPool, extraHandlers: string[]) =>
+      platform.rolloutComplete(input([], ['worker-0'], { observed: { pools: [...workerPool, p] }, extraHandlers }));
+    assert.equal(on(observed.pools[0] as MachineConfigPool, ['kata-tdx']), false, 'not rendered yet: the nodes are still to roll');
+    assert.equal(on(withTee, ['kata-tdx']), true);
+    assert.equal(on(withTee, []), false, 'no longer needed: the nodes roll back first');
+    // A node on the pool's previous target is not done with the handlers.
+    const w0 = node('worker-0', { labels: { 'node-role.kubernetes.io/kata-oc': '' }, state: 'Done', current: KATA_TARGET });
+    const records = platform.records(
+      input([w0], ['worker-0'], { observed: { pools: [...workerPool, withTee] }, extraHandlers: ['kata-tdx'] }),
+    );
+    assert.equal(records[0]?.phase, 'WaitingToInstall');
+  });
+
+  test('uninstall and cleanup: compact clusters drop the handlers with CRI-O, before the extension; cleanup and leftovers take it', () => {
+    const owner = [{ kind: 'KataConfig', apiVersion: 'v1', name: 'x', uid: 'u' }];
+    const mc = { metadata: { name: CONFIDENTIAL, ownerReferences: owner }, spec: {} } as MachineConfig;
+    const ext = { metadata: { name: '50-enable-sandboxed-containers-extension', ownerReferences: owner }, spec: {} } as MachineConfig;
+    const masters = [node('master-0', { roles: ['master', 'worker'] })];
+    const o = { ...observed, machineConfig: ext, confidentialMachineConfig: mc };
+    assert.deepEqual(
+      platform.uninstallPlan(input(masters, [], { observed: o })).steps.map((s) => s.map(describeWrite)),
+      [[`delete MachineConfig/${CONFIDENTIAL}`], ['delete MachineConfig/50-enable-sandboxed-containers-extension']],
+    );
+    assert.ok(
+      platform
+        .cleanupPlan(input([], [], { observed: o }))
+        .steps.flat()
+        .some((w) => w.op === 'delete' && w.name === CONFIDENTIAL),
+    );
+    assert.ok(
+      platform
+        .leftoversPlan(input([node('worker-0')], [], { observed: o }))
+        .steps.flat()
+        .some((w) => w.op === 'delete' && w.name === CONFIDENTIAL),
+    );
+    const masterWithTee = pool('master', 'rendered-master-t', ['00-master', CONFIDENTIAL]);
+    assert.equal(
+      platform.uninstallComplete(input(masters, [], { observed: { pools: [masterWithTee] } })),
+      false,
+      'the masters still render the handlers',
+    );
   });
 });
 

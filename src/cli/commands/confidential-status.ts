@@ -15,5 +15,5 @@ export async function readConfidential(
 ): Promise<ConfidentialSummary> {
   const cm = await client.find(ConfigMaps, FEATURE_GATES_CONFIGMAP, namespace);
   const pods = anyTeeNode(nodes) ? (await client.list(Pods)).items : [];
-  return summarizeConfidential(cm?.data, nodes, pods, namespace);
+  return summarizeConfidential(cm?.data, nodes, pods, namespace, cm?.binaryData);
 }

@@ -26,13 +26,15 @@ const nodeList = (flag: string, raw: string, nodes: readonly string[]): string[]
   return names;
 };
 
-/** The dev cluster's hardware from the flags, each checked against the nodes it will have and the distribution. */
+/**
+ * The dev cluster's hardware from the flags, each checked against the nodes it will have and the
+ * distribution (a TEE on plain Kubernetes comes with Node Feature Discovery as the add-on it is there).
+ */
 export function devHardware(flags: HardwareFlags, nodes: readonly string[], plain: boolean): DevHardware {
   const hw: DevHardware = {};
   if (flags.tee !== undefined) {
     if (!(TEE_KINDS as readonly string[]).includes(flags.tee))
       throw new CliError(`--tee ${flags.tee}: use --tee ${TEE_KINDS.join(' or ')}`);
-    if (plain) throw new CliError('--tee needs Node Feature Discovery, which the kubernetes distribution does not have: drop --tee');
     const keySlots = flags.keySlots;
     if (keySlots !== undefined && keySlots < 1) throw new CliError('--key-slots must be 1 or more: each confidential pod VM takes one');
     hw.tee = {

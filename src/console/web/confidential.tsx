@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { teePlatform } from '../../api/confidential.ts';
-import { anyTeeNode, summarizeConfidential } from '../../api/confidential-summary.ts';
+import { anyTeeNode, confidentialOutlook, summarizeConfidential } from '../../api/confidential-summary.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import type { TeeNode } from '../../api/tee.ts';
@@ -11,18 +11,28 @@ type PodObj = KubeObj & { spec?: { nodeName?: string; runtimeClassName?: string 
 
 /**
  * The feature gates, the TEE the nodes have and the key slots used and free on each TEE node, live (the
- * same summary `osc status` prints). Pods are watched only where a TEE node exists.
+ * same summary `osc status` prints). Pods are watched only where a TEE node exists. On the create form
+ * (`outlook`) it also says what a KataConfig created now would get: kata-cc, or the failure it would report.
  */
-export function ConfidentialPanel({ nodes }: { nodes: readonly KubeObj[] }) {
+export function ConfidentialPanel({ nodes, outlook = false }: { nodes: readonly KubeObj[]; outlook?: boolean }) {
   const byName = `fieldSelector=${encodeURIComponent(`metadata.name=${FEATURE_GATES_CONFIGMAP}`)}`;
-  const cm = useWatch<KubeObj & { data?: Record<string, string> }>(`/api/v1/namespaces/${NS}/configmaps`, byName).items[0];
+  const cm = useWatch<KubeObj & { data?: Record<string, string>; binaryData?: Record<string, string> }>(
+    `/api/v1/namespaces/${NS}/configmaps`,
+    byName,
+  ).items[0];
   const teeNodes = nodes as unknown as TeeNode[];
   const hasTee = anyTeeNode(teeNodes);
   const pods = useWatch<PodObj>(hasTee ? '/api/v1/pods' : null);
-  const s = useMemo(() => summarizeConfidential(cm?.data, teeNodes, pods.items, NS), [cm, teeNodes, pods.items]);
+  const s = useMemo(() => summarizeConfidential(cm?.data, teeNodes, pods.items, NS, cm?.binaryData), [cm, teeNodes, pods.items]);
+  const ahead = outlook ? confidentialOutlook(s, NS) : undefined;
   return (
     <div data-test="confidential">
       <h2>Confidential containers</h2>
+      {ahead && (
+        <p class={ahead.level === 'warning' ? 'help warn' : 'help'} data-test="confidential-outlook" data-level={ahead.level}>
+          {ahead.text}
+        </p>
+      )}
       <dl class="spec">
         <dt>confidential</dt>
         <dd data-gate="confidential">{String(s.gates.confidential)}</dd>

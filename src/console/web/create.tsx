@@ -2,7 +2,8 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { stringify } from 'yaml';
 import type { OpenAPISchema } from '../../api/schema.ts';
-import { go, kube, statusMessage, useLink } from './api.ts';
+import { go, type KubeObj, kube, statusMessage, useLink, useWatch } from './api.ts';
+import { ConfidentialPanel } from './confidential.tsx';
 import {
   initialForm,
   KATACONFIG_API,
@@ -70,6 +71,8 @@ export function CreateKataConfig() {
   const [tried, setTried] = useState(false);
   const [busy, setBusy] = useState(false);
   const { connected } = useLink();
+  // The nodes, for what a KataConfig created now would get of confidential containers.
+  const nodes = useWatch<KubeObj>('/api/v1/nodes');
   const set = (patch: Partial<KataConfigForm>) => setForm((f) => ({ ...f, ...patch }));
   const setExpr = (i: number, patch: Partial<MatchExpression>) =>
     setForm((f) => ({ ...f, matchExpressions: f.matchExpressions.map((e, j) => (j === i ? { ...e, ...patch } : e)) }));
@@ -269,6 +272,7 @@ export function CreateKataConfig() {
           <pre class="yaml" data-test="yaml-preview">
             {stringify(object, { lineWidth: 0 })}
           </pre>
+          <ConfidentialPanel nodes={nodes.items} outlook />
         </aside>
       </div>
     </section>

@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import { CLUSTER_VERSION_NAME, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS } from '../../api/confidential.ts';
-import { FEATURE_GATES_CONFIGMAP, featureGateTexts, type ParsedFeatureGates, parseFeatureGates } from '../../api/featuregates.ts';
+import {
+  FEATURE_GATES_CONFIGMAP,
+  type FeatureGateProblem,
+  featureGateTexts,
+  type ParsedFeatureGates,
+  parseFeatureGates,
+} from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
 import type { ClusterVersion } from '../../api/openshift.ts';
 import { detectTee, type TeeDetection } from '../../api/tee.ts';
@@ -20,6 +26,9 @@ export interface ConfidentialDeps {
   events: EventRecorder;
   log?: Logger;
 }
+
+/** One bad gate, as the events note it once: its key and value (or where it is). */
+const problemId = (p: FeatureGateProblem) => `${p.key}=${p.binary ? '<binaryData>' : p.value}`;
 
 export interface ConfidentialPass extends ExtraClasses {
   parsed: ParsedFeatureGates;
@@ -44,7 +53,7 @@ export class ConfidentialClasses {
   /** The gates as their ConfigMap now says. */
   gates(): ParsedFeatureGates {
     const cm = this.deps.featureGates.list().find((c) => c.metadata.name === FEATURE_GATES_CONFIGMAP);
-    return parseFeatureGates(cm?.data);
+    return parseFeatureGates(cm?.data, cm?.binaryData);
   }
 
   async pass(kc: KataConfig, nodes: readonly Node[], selected: ReadonlySet<string>, pods: readonly Pod[]) {
@@ -67,6 +76,7 @@ export class ConfidentialClasses {
       nodes,
       selected,
       peerPods: kc.spec?.enablePeerPods === true,
+      offered: kc.status?.runtimeClasses ?? [],
       ...(clusterVersion ? { clusterVersion } : {}),
     });
     const modeMismatch =
@@ -75,7 +85,7 @@ export class ConfidentialClasses {
         : [];
     const notes = [
       ...modeMismatch,
-      ...parsed.problems.map((p) => ['FeatureGateInvalid', `${p.key}=${p.value}`] as const),
+      ...parsed.problems.map((p) => ['FeatureGateInvalid', problemId(p)] as const),
       ...(parsed.unknown.length ? [['FeatureGateUnknown', featureGateTexts.unknown(namespace, parsed.unknown)] as const] : []),
       ...extra.warnings.map((w) => ['Confidential', w] as const),
     ];
@@ -85,7 +95,7 @@ export class ConfidentialClasses {
       current.add(id);
       if (this.noted.has(id)) continue;
       this.noted.add(id);
-      const problem = parsed.problems.find((p) => `${p.key}=${p.value}` === key);
+      const problem = parsed.problems.find((p) => problemId(p) === key);
       const note = problem ? featureGateTexts.invalid(namespace, problem) : key;
       await this.deps.events.record(kc, 'Warning', reason, 'Reconcile', note);
     }

@@ -1,11 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
+import { ACTIVE_POD_PHASES, CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { keyOf } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
@@ -14,6 +15,7 @@ import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
+import { EXTRA_RUNTIME_CLASSES } from './runtimeclasses.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
 /** The controller that makes the KataConfig controller's KataNode writes and detached node patches. */
@@ -29,6 +31,11 @@ export const minimalPod = (p: Pod): Pod => ({
   // The kata_*_remote_pods gauges (src/controllers/monitor) count pods by phase.
   status: { phase: p.status?.phase },
 });
+
+/** A pod of one of the classes beyond kata and kata-remote (kata-cc, the GPU classes). */
+const extraClassPod = (p: Pod) => EXTRA_RUNTIME_CLASSES.includes(p.spec?.runtimeClassName ?? '');
+/** A pod whose phase no longer holds its RuntimeClass. */
+const finished = (p: Pod) => !!p.status?.phase && !ACTIVE_POD_PHASES.includes(p.status.phase);
 
 /** A node change matters when its labels, its annotations (e.g. the Machine Config Operator's) or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
@@ -83,6 +90,7 @@ export function setupKataConfigController(
     const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
     return names.length ? names : [LEFTOVERS_KEY];
   };
+  const existing = () => kataConfigs.list().map((k) => k.metadata.name ?? '');
   const deleting = () =>
     kataConfigs
       .list()
@@ -105,8 +113,15 @@ export function setupKataConfigController(
       // An edit of the feature gates, or an upgrade, changes the classes offered.
       { informer: featureGates, keys: all },
       ...(clusterVersions ? [{ informer: clusterVersions, keys: all }] : []),
-      // Pods matter only to a blocked uninstall: their deletion lets it proceed at once.
+      // Pods matter to a blocked uninstall: their deletion lets it proceed at once.
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },
+      // And to a class beyond kata no longer wanted, kept for its pods: the last one gone (deleted, or
+      // finished) lets it go at once rather than at the next recheck.
+      {
+        informer: pods,
+        keys: (p) => (extraClassPod(p) && (!pods.get(keyOf(p)) || finished(p)) ? existing() : []),
+        updated: (before, after) => !finished(before) && finished(after),
+      },
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
   });

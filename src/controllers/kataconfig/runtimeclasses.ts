@@ -11,6 +11,8 @@ import {
   MINIMUM_OCP_VERSION_GPU,
   NVIDIA_CC_GPU_NODE_LABELS,
   NVIDIA_GPU_NODE_LABELS,
+  NVIDIA_GPU_VM_PASSTHROUGH,
+  NVIDIA_GPU_WORKLOAD_LABEL,
   type TeePlatform,
   UNSUPPORTED_OCP_VERSION,
 } from '../../api/confidential.ts';
@@ -60,6 +62,8 @@ export interface ExtraClassesInput {
   peerPods: boolean;
   /** OpenShift's release (ClusterVersion `version`), where the platform has one; undefined elsewhere. */
   clusterVersion?: { version: string | undefined };
+  /** The classes the KataConfig offers now (status.runtimeClasses): a GPU class no longer wanted is said to go. */
+  offered?: readonly string[];
 }
 
 export interface ExtraClasses {
@@ -92,6 +96,40 @@ function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredR
 
 /** The classes beyond kata and kata-remote, from the gates, the TEE found and the GPU nodes. */
 export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
+  const out = wantedClasses(input);
+  out.warnings.push(...gpuWarnings(input, out));
+  return out;
+}
+
+/**
+ * What an administrator asked of GPUs that osc does not give: a node labelled for GPUs in VMs that the GPU
+ * operator has not prepared (no GPU class without them), and a GPU class offered whose nodes are gone.
+ */
+function gpuWarnings(input: ExtraClassesInput, out: ExtraClasses): string[] {
+  const warnings: string[] = [];
+  const made = new Set(out.classes.map((c) => c.name));
+  const prepared = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
+  const requesting = input.nodes
+    .filter((n) => input.selected.has(n.metadata.name ?? ''))
+    .filter((n) => n.metadata.labels?.[NVIDIA_GPU_WORKLOAD_LABEL] === NVIDIA_GPU_VM_PASSTHROUGH)
+    .map((n) => n.metadata.name ?? '');
+  if (!prepared && requesting.length) warnings.push(confidentialTexts.noGpuNodes(requesting.sort()));
+  // Withdrawn for want of nodes (not for a gate turned off or a release too old: those say so themselves).
+  const { tee } = input;
+  const nodesOf: [string, boolean][] = [
+    [KATA_NVIDIA_GPU_RUNTIME_CLASS, !anySelected(input, NVIDIA_GPU_NODE_LABELS)],
+    [
+      KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
+      input.gates.confidential && tee.kind === 'one' && !anySelected(input, { ...NVIDIA_CC_GPU_NODE_LABELS, [tee.tee.label]: 'true' }),
+    ],
+  ];
+  for (const [rc, noNodes] of nodesOf)
+    if (noNodes && input.offered?.includes(rc) && !made.has(rc) && !out.frozen.includes(rc))
+      warnings.push(confidentialTexts.gpuClassWithdrawn(rc));
+  return warnings;
+}
+
+function wantedClasses(input: ExtraClassesInput): ExtraClasses {
   const classes: DesiredRuntimeClass[] = [];
   const warnings: string[] = [];
   const frozen: string[] = [];
@@ -120,8 +158,11 @@ export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
   }
   if (!input.gates.confidential) return { classes, frozen, ...(refusal ? { refusal } : {}), warnings };
 
+  // A refused setup (two TEE kinds, none, a release too old) changes nothing of what exists: a label flipped
+  // for a moment must not take kata-cc away (and roll every node twice); the condition says what to fix.
   const refuse = (r: ConfidentialRefusal) => {
     refusal ??= r;
+    frozen.push(KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS);
     return { classes, frozen, refusal, warnings };
   };
   // Peer pods are confidential in the cloud's VMs: bare-metal kata-cc is a bonus there, never a failure.

@@ -90,6 +90,15 @@ const containerReady = (pod: Pod, c: Container): boolean =>
     (s) => s.name === c.name && s.ready === true,
   );
 
+/** The user the container runs as, where the pod says (the image's own, root, otherwise). */
+const runAsUserOf = (pod: Pod, c: Container): number | undefined => {
+  const own = (c.securityContext as { runAsUser?: number } | undefined)?.runAsUser;
+  return own ?? (pod.spec?.securityContext as { runAsUser?: number } | undefined)?.runAsUser;
+};
+
+/** kata-deploy's error when it may not write the install directory. */
+export const PERMISSION_DENIED = 'failed to create directory /opt/kata/bin: Permission denied (os error 13)';
+
 /** What the binary prints before exiting on an error it cannot handle (anyhow's report from main). */
 const errorLine = (message: string) => `Error: ${message}`;
 
@@ -157,8 +166,12 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
       if (elapsed < timing.installMs) return { progress: p, requeueAfterMs: timing.installMs - elapsed };
       if (!node) return { progress: p, requeueAfterMs: 500 };
       const injected = node.metadata.annotations?.[FAIL_NEXT_UPDATE_ANNOTATION];
-      if (injected !== undefined) {
-        const error = errorLine(injected || DEFAULT_INSTALL_FAILURE);
+      // kata-deploy writes the host's files as the image's user, root: given another user (an SCC that
+      // assigns one from the namespace's range, say), its first write into the install directory fails.
+      const uid = runAsUserOf(pod, container);
+      const denied = uid !== undefined && uid !== 0 ? PERMISSION_DENIED : undefined;
+      if (injected !== undefined || denied) {
+        const error = errorLine(denied ?? (injected || DEFAULT_INSTALL_FAILURE));
         if (restartPolicyOf(pod) === 'Never')
           return { progress: { phase: 'failed', since: now, restarts, error }, report: { kind: 'exited', exitCode: 1, error, restarts } };
         return {

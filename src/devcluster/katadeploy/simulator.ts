@@ -22,6 +22,8 @@ export interface KataDeploySimulatorOptions {
   timing?: Partial<InstallerTiming>;
   /** The nodes' journals: the container runtime's restarts leave their lines there. */
   journal?: NodeJournal;
+  /** Only the pods this label selector matches are watched (default: every pod, each checked for the image). */
+  podLabelSelector?: string;
 }
 
 /** kubelet's first restart back-off is 10 s; installs take tens of seconds on a real node. Short here. */
@@ -58,7 +60,7 @@ export class KataDeploySimulator {
     const log = opts.log ?? silentLogger();
     this.ownNodes = !opts.nodes;
     this.nodes = opts.nodes ?? new Informer(this.client, Nodes, { log });
-    this.pods = new Informer(this.client, Pods, { log });
+    this.pods = new Informer(this.client, Pods, { log, ...(opts.podLabelSelector ? { labelSelector: opts.podLabelSelector } : {}) });
     const ours = (p: Pod) => !!p.spec?.nodeName && !!installerContainer(p, this.repositories);
     this.controller = new Controller(
       {

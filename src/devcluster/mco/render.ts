@@ -178,6 +178,26 @@ export function generatedMachineConfigs(crcs: readonly ContainerRuntimeConfig[],
   return list;
 }
 
+/**
+ * What the render controller refuses in a MachineConfig before merging it (the MCO validates each Ignition
+ * config, and a pool with an invalid one stays on its old configuration, RenderDegraded): a file whose path
+ * is not absolute, or whose contents are not a URL it can read (here, only `data:` URLs are served).
+ */
+export function validateMachineConfigFiles(name: string, spec: MCSpec): string | undefined {
+  const files = ((spec?.config ?? {}) as Ignition).storage?.files ?? [];
+  for (const f of files as { path?: unknown; contents?: { source?: unknown } }[]) {
+    const path = typeof f.path === 'string' ? f.path : '';
+    if (!path.startsWith('/')) return `MachineConfig ${name}: storage.files: ${JSON.stringify(f.path ?? '')}: path not absolute`;
+    const source = f.contents?.source;
+    if (source === undefined || source === '') continue;
+    if (typeof source !== 'string' || !/^data:[^,]*,/.test(source) || (/;base64,/.test(source) && !isBase64(source.split(',')[1] ?? '')))
+      return `MachineConfig ${name}: storage.files: ${path}: unable to parse url`;
+  }
+  return undefined;
+}
+
+const isBase64 = (s: string) => /^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0;
+
 export interface RenderOk {
   name: string;
   spec: MCSpec;
@@ -195,8 +215,10 @@ export function renderPool(
   const parts: ConfigPart[] = [];
   for (const mc of machineConfigs) {
     if (mc.metadata.deletionTimestamp || isRenderedMC(mc) || isGeneratedCrcMC(mc)) continue;
-    if (selectorMatches(sel, mc.metadata.labels))
-      parts.push({ name: mc.metadata.name ?? '', labels: mc.metadata.labels ?? {}, spec: mc.spec });
+    if (!selectorMatches(sel, mc.metadata.labels)) continue;
+    const invalid = validateMachineConfigFiles(mc.metadata.name ?? '', mc.spec);
+    if (invalid) return { error: invalid };
+    parts.push({ name: mc.metadata.name ?? '', labels: mc.metadata.labels ?? {}, spec: mc.spec });
   }
   for (const g of generated) if (selectorMatches(sel, g.labels)) parts.push(g);
   if (parts.length === 0) return { error: `no MachineConfigs found matching selector ${selectorString(sel)}` };

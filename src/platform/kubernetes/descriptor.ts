@@ -1,5 +1,6 @@
+import { DaemonSets } from '../../kube/resources.ts';
 import type { PlatformDescriptor } from '../platform.ts';
-import { SHIM_OVERHEAD } from './katadeploy.ts';
+import { INSTALLER_NAME, SHIM_OVERHEAD } from './katadeploy.ts';
 
 /** The kubernetes platform's own settings (`osc run` flags); each defaults as ./platform.ts says. */
 export interface KubernetesSettings {
@@ -45,6 +46,10 @@ export const kubernetes: PlatformDescriptor<KubernetesSettings> = {
     cluster: [],
     // kata-deploy's DaemonSet is OnDelete: osc replaces a node's installer pod by deleting it.
     namespace: [{ apiGroups: [''], resources: ['pods'], verbs: ['delete'] }],
+  },
+  // The installer DaemonSet exists while kata-deploy has (or is putting) kata on nodes.
+  async inUse(client, namespace) {
+    return !!(await client.find(DaemonSets, INSTALLER_NAME, namespace));
   },
   packaging: 'helm',
   devCluster: true,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { LogLevel } from '../../api/names.ts';
+import { KATA_DEPLOY_SCC, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
 import type { DaemonSet } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import { CONTAINERD_CONFIG_DIR, type KubernetesFlavour } from './flavour.ts';
@@ -202,7 +203,12 @@ export function desiredInstallerDaemonSet(
       selector: { matchLabels: { name: INSTALLER_NAME } },
       updateStrategy: { type: 'OnDelete' },
       template: {
-        metadata: { labels: { ...INSTALLER_POD_LABELS }, annotations: { [CONFIG_ANNOTATION]: id } },
+        metadata: {
+          labels: { ...INSTALLER_POD_LABELS },
+          // On OpenShift (deploymentMode DaemonSet) its pods are admitted under osc's own SCC alone, never a
+          // broader one an administrator adds later; elsewhere the annotation means nothing.
+          annotations: { [CONFIG_ANNOTATION]: id, [REQUIRED_SCC_ANNOTATION]: KATA_DEPLOY_SCC },
+        },
         spec: {
           serviceAccountName: INSTALLER_NAME,
           nodeSelector: { [INSTALL_LABEL]: 'true' },

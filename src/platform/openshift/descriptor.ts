@@ -1,4 +1,5 @@
-import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_POOL } from '../../api/names.ts';
+import { CONFIDENTIAL_MACHINE_CONFIG, CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_POOL } from '../../api/names.ts';
+import { MachineConfigs } from '../../api/openshift.ts';
 import type { PlatformDescriptor } from '../platform.ts';
 
 /** The API group that tells OpenShift (with its Machine Config Operator) from any other Kubernetes. */
@@ -12,7 +13,8 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
   recognises: (groups) => groups.has(MACHINE_CONFIG_GROUP),
   rbac: {
     // Machine Config Operator objects: all pools are read (the worker/master pool's rendered config decides
-    // the node states); only kata-oc, our MachineConfig and our ContainerRuntimeConfig are written.
+    // the node states); only kata-oc, our two MachineConfigs (the extension, the confidential handlers) and
+    // our ContainerRuntimeConfig are written.
     cluster: [
       { apiGroups: [MACHINE_CONFIG_GROUP], resources: ['machineconfigpools'], verbs: READ },
       {
@@ -25,7 +27,7 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
         apiGroups: [MACHINE_CONFIG_GROUP],
         resources: ['machineconfigs'],
         verbs: [...READ, 'patch', 'delete'],
-        resourceNames: [EXTENSION_MACHINE_CONFIG],
+        resourceNames: [EXTENSION_MACHINE_CONFIG, CONFIDENTIAL_MACHINE_CONFIG],
       },
       {
         apiGroups: [MACHINE_CONFIG_GROUP],
@@ -43,6 +45,14 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
       { apiGroups: ['operator.openshift.io'], resources: ['cloudcredentials'], verbs: [...READ], resourceNames: ['cluster'] },
     ],
     namespace: [],
+  },
+  // deploymentMode DaemonSet runs kata-deploy's platform here: its RBAC (and kata-deploy's identity) ships too.
+  modePlatforms: ['kubernetes'],
+  // Our extension MachineConfig, made by a KataConfig, puts kata on the nodes (a cluster without the
+  // MachineConfig API answers 404: nothing of ours is there).
+  async inUse(client) {
+    const mc = await client.find(MachineConfigs, EXTENSION_MACHINE_CONFIG);
+    return !!mc?.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig');
   },
   packaging: 'olm',
   devCluster: true,

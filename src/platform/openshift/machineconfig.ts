@@ -1,4 +1,5 @@
 import {
+  CONFIDENTIAL_MACHINE_CONFIG,
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
   IGNITION_VERSION,
@@ -110,17 +111,22 @@ export const poolSources = (pool: MachineConfigPool | undefined): string[] => (p
 const generatedCrioFor = (pool: string) => new RegExp(`^99-${pool}-generated-containerruntime(-\\d+)?$`);
 
 /**
- * Whether a pool's target configuration carries everything kata needs: our MachineConfig, and the CRI-O
- * config exactly when a non-default log level is wanted. Until the MCO has re-rendered the pool, nodes
- * that already run its previous target are not done.
+ * Whether a pool's target configuration carries everything kata needs: our MachineConfig, the CRI-O
+ * config exactly when a non-default log level is wanted, and the confidential handlers' MachineConfig
+ * exactly when a class needs them. Until the MCO has re-rendered the pool, nodes that already run its
+ * previous target are not done.
  */
-export function poolTargetHasKata(pool: MachineConfigPool | undefined, wantCrioConfig: boolean): boolean {
+export function poolTargetHasKata(pool: MachineConfigPool | undefined, wantCrioConfig: boolean, wantConfidential = false): boolean {
   if (!pool?.spec.configuration?.name) return false;
   const sources = poolSources(pool);
   if (!sources.includes(EXTENSION_MACHINE_CONFIG)) return false;
   const generated = generatedCrioFor(pool.metadata.name ?? '');
-  return wantCrioConfig === sources.some((s) => generated.test(s));
+  return wantCrioConfig === sources.some((s) => generated.test(s)) && wantConfidential === sources.includes(CONFIDENTIAL_MACHINE_CONFIG);
 }
+
+/** Whether a pool's target still carries anything of osc's (the extension, or the confidential handlers). */
+export const poolTargetHasOsc = (pool: MachineConfigPool | undefined): boolean =>
+  poolSources(pool).some((s) => s === EXTENSION_MACHINE_CONFIG || s === CONFIDENTIAL_MACHINE_CONFIG);
 
 /** The MCO has seen the pool's latest spec and no node of it is still updating. */
 export function poolSettled(pool: MachineConfigPool | undefined): boolean {

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
+  CONFIDENTIAL_MACHINE_CONFIG,
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
   KATA_NODE_ROLE_LABEL,
@@ -19,6 +20,7 @@ import { type Node, Nodes } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { PlatformPlan, PlatformWrite } from '../platform.ts';
 import { live } from '../selection.ts';
+import { desiredConfidentialMachineConfig } from './confidential.ts';
 import { desiredCrioConfig, desiredExtensionMachineConfig, desiredKataPool, isKataPoolConfig, nodeMcoView } from './machineconfig.ts';
 
 /**
@@ -34,6 +36,8 @@ export interface OpenShiftObserved {
   machineConfig?: MachineConfig;
   /** Our ContainerRuntimeConfig (kata-crio-config), when it exists. */
   crioConfig?: ContainerRuntimeConfig;
+  /** Our MachineConfig for the confidential handlers (51-sandboxed-containers-confidential), when it exists. */
+  confidentialMachineConfig?: MachineConfig;
 }
 
 /** Node label changes per pass: on a large cluster status writes are not held up behind a thousand patches. */
@@ -53,6 +57,21 @@ function machineConfigWrite(existing: MachineConfig | undefined, desired: Machin
     op: 'patch',
     resource: MachineConfigs,
     name: desired.metadata.name ?? '',
+    patch: { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
+  };
+}
+
+/** The confidential handlers' MachineConfig: its files are osc's alone, so any difference is put back. */
+function confidentialWrite(existing: MachineConfig | undefined, desired: MachineConfig | undefined): PlatformWrite | undefined {
+  if (!desired) return deleteIfPresent(existing, MachineConfigs, CONFIDENTIAL_MACHINE_CONFIG);
+  if (!existing) return { op: 'create', resource: MachineConfigs, object: desired };
+  const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => existing.metadata.labels?.[k] === v);
+  const ownersMatch = isDeepStrictEqual(existing.metadata.ownerReferences, desired.metadata.ownerReferences);
+  if (labelsMatch && ownersMatch && isDeepStrictEqual(existing.spec.config, desired.spec.config)) return undefined;
+  return {
+    op: 'patch',
+    resource: MachineConfigs,
+    name: CONFIDENTIAL_MACHINE_CONFIG,
     patch: { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
   };
 }
@@ -127,18 +146,26 @@ export interface InstallPlanInput {
   kataConfigName: string;
   owner: OwnerReference;
   logLevel: LogLevel;
+  /** The confidential handlers the classes need on the kata nodes (confidential.ts); none: no such MachineConfig. */
+  confidentialHandlers?: readonly string[];
 }
 
 /**
- * Our MachineConfig exists before the pool, so that the pool's first rendering already has kata; then
- * the pool, the node labels (not on compact clusters: the masters' pool gets kata as a whole), and
- * CRI-O's log level (its ContainerRuntimeConfig only for a level other than info).
+ * Our MachineConfigs exist before the pool, so that the pool's first rendering already has kata (and the
+ * confidential handlers a class needs); then the pool, the node labels (not on compact clusters: the
+ * masters' pool gets kata as a whole), and CRI-O's log level (its ContainerRuntimeConfig only for a level
+ * other than info).
  */
 export function installPlan(input: InstallPlanInput): PlatformPlan {
   const pool = input.compact ? 'master' : KATA_POOL;
   const { observed: o } = input;
+  const handlers = input.confidentialHandlers ?? [];
+  const confidential = handlers.length ? desiredConfidentialMachineConfig(pool, input.kataConfigName, handlers, input.owner) : undefined;
   const steps: PlatformWrite[][] = [
-    step([machineConfigWrite(o.machineConfig, desiredExtensionMachineConfig(pool, input.kataConfigName, input.owner))]),
+    step([
+      machineConfigWrite(o.machineConfig, desiredExtensionMachineConfig(pool, input.kataConfigName, input.owner)),
+      confidentialWrite(o.confidentialMachineConfig, confidential),
+    ]),
   ];
   let pending = 0;
   let detached: PlatformWrite[] = [];
@@ -165,9 +192,14 @@ export function installPlan(input: InstallPlanInput): PlatformPlan {
  */
 export function uninstallPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
   const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
+  // On a compact cluster the confidential handlers go with CRI-O's config, before the extension: the
+  // masters' pool never renders the handlers without the kata they run.
   const steps = [
     labels.writes,
-    step([deleteIfPresent(observed.crioConfig, ContainerRuntimeConfigs, CRIO_CONFIG)]),
+    step([
+      deleteIfPresent(observed.crioConfig, ContainerRuntimeConfigs, CRIO_CONFIG),
+      compact ? deleteIfPresent(observed.confidentialMachineConfig, MachineConfigs, CONFIDENTIAL_MACHINE_CONFIG) : undefined,
+    ]),
     step([compact ? deleteIfPresent(observed.machineConfig, MachineConfigs, EXTENSION_MACHINE_CONFIG) : undefined]),
   ];
   return { steps: steps.filter((s) => s.length), pending: labels.pending };
@@ -177,7 +209,10 @@ export function uninstallPlan(observed: OpenShiftObserved, nodes: readonly Node[
 export function cleanupPlan(): PlatformPlan {
   return {
     steps: [
-      [{ op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG }],
+      [
+        { op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG },
+        { op: 'delete', resource: MachineConfigs, name: CONFIDENTIAL_MACHINE_CONFIG },
+      ],
       [{ op: 'delete', resource: MachineConfigs, name: EXTENSION_MACHINE_CONFIG }],
       [{ op: 'delete', resource: MachineConfigPools, name: KATA_POOL }],
     ],
@@ -201,7 +236,12 @@ export function leftoversPlan(observed: OpenShiftObserved, nodes: readonly Node[
     !nodes.some((n) => isKataPoolConfig(nodeMcoView(n).currentConfig) || n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined);
   const steps = [
     labels.writes,
-    step([ownedByKataConfig(observed.crioConfig) ? { op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG } : undefined]),
+    step([
+      ownedByKataConfig(observed.crioConfig) ? { op: 'delete', resource: ContainerRuntimeConfigs, name: CRIO_CONFIG } : undefined,
+      ownedByKataConfig(observed.confidentialMachineConfig)
+        ? { op: 'delete', resource: MachineConfigs, name: CONFIDENTIAL_MACHINE_CONFIG }
+        : undefined,
+    ]),
     step([
       ownedByKataConfig(observed.machineConfig) ? { op: 'delete', resource: MachineConfigs, name: EXTENSION_MACHINE_CONFIG } : undefined,
     ]),

@@ -1,20 +1,28 @@
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
-import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, MASTER_ROLE_LABEL } from '../../api/names.ts';
+import {
+  CONFIDENTIAL_MACHINE_CONFIG,
+  CRIO_CONFIG,
+  EXTENSION_MACHINE_CONFIG,
+  KATA_NODE_ROLE_LABEL,
+  MASTER_ROLE_LABEL,
+} from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Platform, PlatformInput, PlatformOptions, Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
-import { poolSettled, poolTargetHasKata } from './machineconfig.ts';
+import { confidentialHandlers } from './confidential.ts';
+import { poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
 import { isCompactCluster, isMaster, labelledNodes, mcoNodeRecords, poolNames, workerCandidates } from './records.ts';
 
 /**
  * OpenShift: kata reaches the nodes through the Machine Config Operator (docs/architecture.md, "The
  * Platform seam"). Our MachineConfig adds the sandboxed-containers extension to the kata-oc pool (or to
- * the master pool on a compact cluster), nodes join the pool by the kata-oc role label, and the MCO
- * updates them one at a time; its node annotations are each node's record.
+ * the master pool on a compact cluster), a second one the confidential handlers' configuration while a
+ * class needs it (confidential.ts), nodes join the pool by the kata-oc role label, and the MCO updates them
+ * one at a time; its node annotations are each node's record.
  */
 
 /** Pod overhead of the RuntimeClasses osc creates on OpenShift (kata runs a VM per pod; kata-remote only a shim). */
@@ -35,8 +43,10 @@ function recordInput(input: PlatformInput<OpenShiftObserved>, selected: Readonly
     compact,
     kataPool: poolNamed(input.observed, pools.kata),
     basePool: poolNamed(input.observed, pools.base),
-    // CRI-O's config is part of the target only for the nodes that should have kata.
+    // CRI-O's config is part of the target only for the nodes that should have kata; so are the
+    // confidential handlers, while a class needs them.
     wantCrioConfig: selected.size > 0 && logLevelOf(input.kataConfig) !== 'info',
+    wantConfidential: selected.size > 0 && confidentialHandlers(input.extraHandlers).length > 0,
   };
 }
 
@@ -52,12 +62,14 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
       const pools = source.informer(MachineConfigPools);
       const machineConfigs = source.informer(MachineConfigs, { fieldSelector: `metadata.name=${EXTENSION_MACHINE_CONFIG}` });
       const crioConfigs = source.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });
+      const confidential = source.informer(MachineConfigs, { fieldSelector: `metadata.name=${CONFIDENTIAL_MACHINE_CONFIG}` });
       return {
-        informers: [pools, machineConfigs, crioConfigs] as unknown as Informer<KubeObject>[],
+        informers: [pools, machineConfigs, crioConfigs, confidential] as unknown as Informer<KubeObject>[],
         observe: () => ({
           pools: pools.list(),
           machineConfig: machineConfigs.get(EXTENSION_MACHINE_CONFIG),
           crioConfig: crioConfigs.get(CRIO_CONFIG),
+          confidentialMachineConfig: confidential.get(CONFIDENTIAL_MACHINE_CONFIG),
         }),
       };
     },
@@ -72,7 +84,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
 
     rolloutComplete(input) {
       const r = recordInput(input, input.selected);
-      return input.selected.size === 0 || poolTargetHasKata(r.kataPool, r.wantCrioConfig);
+      return input.selected.size === 0 || poolTargetHasKata(r.kataPool, r.wantCrioConfig, r.wantConfidential);
     },
 
     // The nodes the kata pool targets now: the labelled ones, or every master on a compact cluster.
@@ -94,16 +106,17 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
         kataConfigName: kc?.metadata.name ?? '',
         owner: kataConfigOwner(kc ?? { metadata: {} }, true),
         logLevel: logLevelOf(kc),
+        confidentialHandlers: confidentialHandlers(input.extraHandlers),
       });
     },
 
     uninstallPlan: (input) => uninstallPlan(input.observed, input.nodes, isCompactCluster(input.nodes)),
 
-    // On a compact cluster the masters' own pool must have dropped kata and settled.
+    // On a compact cluster the masters' own pool must have dropped kata (and the confidential handlers) and settled.
     uninstallComplete(input) {
       if (!isCompactCluster(input.nodes)) return true;
       const base = poolNamed(input.observed, 'master');
-      return !poolTargetHasKata(base, false) && !poolTargetHasKata(base, true) && poolSettled(base);
+      return !poolTargetHasOsc(base) && poolSettled(base);
     },
 
     cleanupPlan: () => cleanupPlan(),

@@ -45,6 +45,8 @@ export interface McoRecordInput {
   /** The pool nodes return to (worker, or master on compact clusters). */
   basePool: MachineConfigPool | undefined;
   wantCrioConfig: boolean;
+  /** Whether the confidential handlers' MachineConfig is part of the kata pool's target (a class needs it). */
+  wantConfidential?: boolean;
 }
 
 /** A rendered MachineConfig as a configuration reference: its name, and whether it brings kata. */
@@ -67,10 +69,10 @@ const sortRecords = sortedByName();
 export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const records: NodeRecord[] = [];
   const kataTarget = input.kataPool?.spec.configuration?.name;
-  const kataTargetReady = poolTargetHasKata(input.kataPool, input.wantCrioConfig);
+  const kataTargetReady = poolTargetHasKata(input.kataPool, input.wantCrioConfig, input.wantConfidential);
   const baseTarget = input.basePool?.spec.configuration?.name;
   // On a compact cluster the base pool is the kata pool: while uninstalling its target no longer has kata.
-  const baseTargetHasKata = input.compact && poolTargetHasKata(input.basePool, input.wantCrioConfig);
+  const baseTargetHasKata = input.compact && poolTargetHasKata(input.basePool, input.wantCrioConfig, input.wantConfidential);
   const hasKata = (config: string | undefined) =>
     isKataPoolConfig(config) || (input.compact && !!config && config === kataTarget && (kataTargetReady || baseTargetHasKata));
 
