@@ -79,22 +79,29 @@ function helpers(cluster: { readonly dev: DevCluster }) {
   const ccoSecret = () => c().find(Secrets, PEER_PODS_CCO_SECRET, NS);
   const amiId = async () => (await c().find(ConfigMaps, PEER_PODS_CM, NS))?.data?.PODVM_AMI_ID ?? '';
   /** A peer pod's VM, as the adaptor on worker-0 makes it: answers once the cloud accepts its credentials. */
-  const podVmRuns = () =>
-    waitFor(
-      async () => {
-        const ds = await c().find(DaemonSets, CAA_DAEMONSET, NS);
-        if (!ds || ds.status?.updatedNumberScheduled !== ds.status?.desiredNumberScheduled || ds.status?.numberReady !== 1)
-          return undefined;
-        return awsCloud(cluster.dev).runPodVm('worker-0');
-      },
-      { ...LONG, message: 'the adaptor on worker-0 runs a pod VM with its credentials' },
+  /** The adaptor DaemonSet rolled out: its one pod runs the current template. */
+  const adaptorSettled = async () => {
+    const ds = await c().find(DaemonSets, CAA_DAEMONSET, NS);
+    return (
+      !!ds &&
+      ds.status?.observedGeneration === ds.metadata.generation &&
+      ds.status?.updatedNumberScheduled === ds.status?.desiredNumberScheduled &&
+      ds.status?.numberReady === 1
     );
+  };
+  const podVmRuns = () =>
+    waitFor(async () => ((await adaptorSettled()) ? awsCloud(cluster.dev).runPodVm('worker-0') : undefined), {
+      ...LONG,
+      message: 'the adaptor on worker-0 runs a pod VM with its credentials',
+    });
+  /** Waits until the adaptor runs its current template (an edit of what it reads replaces its pod). */
+  const adaptorRuns = () => waitFor(adaptorSettled, { ...LONG, message: 'the adaptor rolled out' });
   const configure = async () => {
     const region = await ok(['get', 'infrastructure/cluster', '-o', 'jsonpath={.status.platformStatus.aws.region}']);
     await ok(['create', '-f', '-'], peerPodsCmYaml(region));
     await ok(['create', '-f', '-'], kataConfigYaml);
   };
-  return { c, ok, configValid, request, ccoSecret, amiId, podVmRuns, configure };
+  return { c, ok, configValid, request, ccoSecret, amiId, podVmRuns, adaptorRuns, configure };
 }
 
 /** The dev cluster's cloud on AWS, the one whose account these tests exercise. */
@@ -281,6 +288,8 @@ ${awsStsCredentialsFile(arn)
     assert.match(spec, /"serviceAccountToken":\{"audience":"openshift"/);
     // A role that does not trust the pods' ServiceAccount is refused: the simulator checks the token's subject.
     account.deleteRole(arn);
+    // The image's ID filled into peer-pods-cm is read by the adaptor: its pod may just have been replaced.
+    await h.adaptorRuns();
     await assert.rejects(awsCloud(cluster.dev).runPodVm('worker-0'), (e: unknown) => e instanceof AwsError && e.code === 'AccessDenied');
     // ccoctl run again: the same role, so that the removal's image deletion can run.
     account.createRole(
