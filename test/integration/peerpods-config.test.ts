@@ -258,8 +258,11 @@ describe('peer pods: configuration checks, restarts, image job failures, turning
     const h1 = await waitFor(async () => ((await dsHash()) !== h0 ? dsHash() : undefined), { message: 'restart on a ConfigMap edit' });
     await c().patch(Secrets, 'peer-pods-secret', { stringData: { AWS_SECRET_ACCESS_KEY: `${SECRET_KEY}2` } }, { namespace: NS });
     await waitFor(async () => (await dsHash()) !== h1, { message: 'restart on a Secret edit' });
-    const ds = JSON.stringify(await c().get(DaemonSets, CAA_DAEMONSET, NS));
-    assert.ok(!ds.includes(SECRET_KEY) && !ds.includes('staging'), 'the DaemonSet carries a digest, not the values');
+    const daemonSet = await c().get(DaemonSets, CAA_DAEMONSET, NS);
+    assert.ok(!JSON.stringify(daemonSet).includes(SECRET_KEY), 'the DaemonSet carries a digest of the Secret, not its values');
+    // The one peer-pods-cm value osc writes itself: TAGS, with the cluster's tag that marks the pod VMs as its own.
+    const env = (daemonSet.spec.template.spec as { containers: { env?: { name: string; value?: string }[] }[] }).containers[0]?.env;
+    assert.match(env?.find((e) => e.name === 'TAGS')?.value ?? '', /^team=sandbox,env=staging,caa-cluster-uid=[0-9a-f-]{36}$/);
 
     const nodeCapacity = async () => (await c().get(Nodes, 'worker-0')).status?.capacity?.[PEER_POD_VM_RESOURCE];
     await waitFor(async () => (await nodeCapacity()) === '10', { message: 'capacity 10' });
