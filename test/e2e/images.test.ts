@@ -175,7 +175,10 @@ describe('images: operator and must-gather, built and run as containers', { skip
 
     const env: string[] = [];
     for (const e of c.env ?? []) {
-      const value = e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace' ? ns : e.value;
+      // The downward API's values, as the kubelet would give them to this one pod.
+      const fromPod: Record<string, string> = { 'metadata.namespace': ns, 'metadata.name': 'osc-controller-manager-e2e' };
+      const fieldPath = e.valueFrom?.fieldRef?.fieldPath;
+      const value = fieldPath ? fromPod[fieldPath] : e.value;
       assert.ok(value !== undefined, `env ${e.name} has a value the test knows`);
       env.push('-e', `${e.name}=${value}`);
     }
