@@ -37,7 +37,7 @@ import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './n
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
-import { SimulatedPodVMs } from './podvms.ts';
+import { PEER_POD_QUERY, SimulatedPodVMs } from './podvms.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
@@ -214,7 +214,7 @@ export class DevCluster {
         this.infrastructureName,
       ),
     };
-    this.podVMs = new SimulatedPodVMs({ client: this.client, log });
+    this.podVMs = new SimulatedPodVMs({ client: this.client, log, ...(aws ? { account } : {}) });
   }
 
   private openshiftPart<K extends 'mco' | 'nfd' | 'cloud' | 'cco' | 'account'>(k: K): NonNullable<DevCluster['openshift']>[K] {
@@ -264,7 +264,11 @@ export class DevCluster {
               opts.callerPlayedPods,
             ),
           }
-        : { simulatedJobs: CLOUD_JOBS, ...(opts.callerPlayedPods ? { hostSimulatedPods: opts.callerPlayedPods } : {}) },
+        : {
+            simulatedJobs: CLOUD_JOBS,
+            sandboxGatedPods: PEER_POD_QUERY,
+            ...(opts.callerPlayedPods ? { hostSimulatedPods: opts.callerPlayedPods } : {}),
+          },
     });
     let dc: DevCluster | undefined;
     try {

@@ -1,12 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
+import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import { CLUSTER_UID_TAG, POD_NAME_TAG, POD_NAMESPACE_TAG, POD_UID_TAG } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { ConfigMaps, Namespaces, type Pod, Pods } from '../kube/resources.ts';
+import { ConfigMaps, DaemonSets, Namespaces, type Pod, Pods } from '../kube/resources.ts';
+import { keyOf } from '../kube/types.ts';
 import type { PodVM, PodVMInventory } from '../peerpods/leaks.ts';
+import { Controller, type ReconcileResult } from '../runtime/controller.ts';
+import { EventRecorder } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
+import { type AwsAccount, type AwsCredentials, AwsError } from './aws-account.ts';
+import {
+  adaptorCreateError,
+  noAdaptorError,
+  reportCrashLoop,
+  reportRestarted,
+  reportSandboxFailed,
+  reportSandboxReady,
+  sandboxFailedMessage,
+} from './kubelet-status.ts';
+import { containerEnv, credentialsFromEnv, podCredentials } from './pod-credentials.ts';
 
 /**
  * Dev-cluster only: on a `kata-remote` pod, `osc.dev/crash-caa-before-record: "true"` makes the simulated
@@ -17,38 +31,111 @@ export const CRASH_BEFORE_RECORD_ANNOTATION = 'osc.dev/crash-caa-before-record';
 /** On peer-pods-cm: the cloud refuses every deletion of a pod VM by osc with this error. */
 export const FAIL_PODVM_DELETION_ANNOTATION = 'osc.dev/fail-podvm-deletion';
 
+/** kwok's jq query for the pods whose sandbox this simulator creates (kwok runs them once it exists). */
+export const PEER_POD_QUERY = `.spec.runtimeClassName == "${KATA_REMOTE_RUNTIME_CLASS}"`;
+
+/** The kubelet's sandbox retries and the adaptor's restart back-off, compressed for the dev cluster. */
+const SANDBOX_RETRY = { baseMs: 500, maxMs: 10_000 };
+const RESTART_BACKOFF = { baseMs: 1_000, maxMs: 10_000 };
+/** The adaptor's default pod VM size when peer-pods-cm names none (its -instance-type default). */
+const ADAPTOR_DEFAULT_TYPE = 'm6a.large';
+
+const ADAPTOR = 'adaptor:';
+const PEER = 'pod:';
 const isPeerPod = (p: Pod) => p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS;
+const isRunning = (p: Pod) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp;
+const sandboxReady = (p: Pod) => (p.status?.conditions ?? []).some((c) => c.type === 'PodReadyToStartContainers' && c.status === 'True');
+const containerCreating = (p: Pod) =>
+  p.status?.phase === 'Pending' &&
+  (p.status.containerStatuses as { state?: { waiting?: { reason?: string } } }[] | undefined)?.[0]?.state?.waiting?.reason ===
+    'ContainerCreating';
+
+/** An adaptor pod's process: up once its start-up calls passed, else crashed and waiting to be restarted. */
+interface AdaptorProcess {
+  up: boolean;
+  env: Record<string, string>;
+  creds?: AwsCredentials;
+  restarts: number;
+  restartAt: number;
+}
+
+export interface SimulatedPodVMsOptions {
+  client: KubeClient;
+  log?: Logger;
+  namespace?: string;
+  /**
+   * The AWS account every call of the adaptor and of osc's inventory is checked against, with the
+   * credentials the adaptor pod was started with. Without one the cloud takes any credentials.
+   */
+  account?: AwsAccount;
+}
 
 /**
- * The pod VMs of the dev cluster's cloud, and the cloud-api-adaptor's part in their life: a VM per scheduled
- * `kata-remote` pod, tagged with the cluster's UID and the pod, made when the adaptor sees the pod and
- * deleted when the pod goes, while the adaptor is up. While it is down (`setAdaptorDown(true)`, as when
- * the adaptor pods are killed), nothing is made or deleted: a pod force-deleted then leaves its VM running.
- * Through `PodVMInventory` it is also the cloud API osc lists and deletes leaked VMs with.
+ * The pod VMs of the dev cluster's cloud, and the cloud-api-adaptor's and the kubelet's part in their life
+ * (docs/devcluster.md). Each `osc-caa-ds` pod is an adaptor process: when it starts it describes the pod
+ * VM image and its instance types with the credentials its environment holds, and exits when the cloud
+ * refuses (CrashLoopBackOff, restarted with a back-off, its environment read again). For each scheduled
+ * `kata-remote` pod the kubelet asks the node's adaptor for a sandbox: the adaptor runs a VM
+ * (ec2:RunInstances with its tags) tagged with the cluster's UID and the pod; kwok starts the containers
+ * only then. When the cloud refuses, or no adaptor runs on the node, the pod stays Pending with its
+ * containers in ContainerCreating and a FailedCreatePodSandBox event carrying the error, retried with a
+ * back-off. When the pod goes, the adaptor terminates its VM; a refusal is only logged (the VM leaks), as
+ * the real adaptor does. While the adaptor is down (`setAdaptorDown(true)`, as when its pods are killed),
+ * nothing is made or deleted: a pod force-deleted then leaves its VM running. Through `PodVMInventory` it is
+ * also the cloud API osc lists and deletes leaked VMs with, with the credentials osc gives the adaptor.
  */
 export class SimulatedPodVMs implements PodVMInventory {
   readonly vms = new Map<string, PodVM>();
-  readonly stats = { created: 0, deletedByAdaptor: 0, deletedByOsc: 0, crashes: 0, refusedDeletions: 0, lists: 0, liveVMsDeletedByOsc: 0 };
+  readonly stats = {
+    created: 0,
+    deletedByAdaptor: 0,
+    deletedByOsc: 0,
+    crashes: 0,
+    refusedDeletions: 0,
+    lists: 0,
+    liveVMsDeletedByOsc: 0,
+    /** Sandboxes refused by the cloud, and terminations it refused (each leaves a VM behind). */
+    refusedCreations: 0,
+    refusedTerminations: 0,
+    /** Adaptor processes that exited at start-up because the cloud refused them. */
+    adaptorStartFailures: 0,
+  };
   readonly pods: Informer<Pod>;
   private readonly client: KubeClient;
   private readonly namespace: string;
   private readonly log: Logger;
+  private readonly account: AwsAccount | undefined;
+  private readonly controller: Controller;
   /** The adaptor's record: pod UID -> its VM. */
   private readonly records = new Map<string, string>();
   private readonly crashed = new Set<string>();
+  /** Adaptor processes by pod UID. */
+  private readonly adaptors = new Map<string, AdaptorProcess>();
+  /** Failed sandbox attempts by pod UID (the retry back-off). */
+  private readonly attempts = new Map<string, number>();
+  private readonly kubelets = new Map<string, EventRecorder>();
   private down = false;
   private uid = '';
 
-  constructor(opts: { client: KubeClient; log?: Logger; namespace?: string }) {
+  constructor(opts: SimulatedPodVMsOptions) {
     this.client = opts.client;
     this.namespace = opts.namespace ?? OPERATOR_NAMESPACE;
     this.log = opts.log ?? silentLogger();
+    this.account = opts.account;
     this.pods = new Informer(this.client, Pods, { log: this.log });
-    this.pods.addEventHandler({
-      add: (p) => this.podSeen(p),
-      update: (_o, p) => this.podSeen(p),
-      delete: (p) => this.podGone(p),
-    });
+    this.pods.addEventHandler({ delete: (p) => this.podGone(p) });
+    this.controller = new Controller(
+      {
+        name: 'podvm-simulator',
+        backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
+        watches: [{ informer: this.pods, keys: (p: Pod) => this.keysOf(p) }],
+        reconcile: (key, ctx) =>
+          key.startsWith(ADAPTOR)
+            ? this.reconcileAdaptor(key.slice(ADAPTOR.length), ctx.signal)
+            : this.reconcilePeerPod(key.slice(PEER.length), ctx.signal),
+      },
+      this.log,
+    );
   }
 
   /** The cluster's UID, the kube-system namespace's (what the adaptor tags VMs with). */
@@ -60,12 +147,13 @@ export class SimulatedPodVMs implements PodVMInventory {
     this.uid = (await this.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
     void this.pods.run(signal);
     await this.pods.waitForSync(signal);
+    void this.controller.run(signal);
   }
 
   /** The adaptor stops (true) or comes back (false); back, it makes the VMs of pods that have none. */
   setAdaptorDown(down: boolean): void {
     this.down = down;
-    if (!down) for (const p of this.pods.list()) this.podSeen(p);
+    if (!down) for (const p of this.pods.list()) if (isPeerPod(p)) this.controller.queue.add(`${PEER}${keyOf(p)}`);
   }
 
   /** The VMs a live pod's record names, by pod UID. */
@@ -73,8 +161,14 @@ export class SimulatedPodVMs implements PodVMInventory {
     return this.records.get(podUID);
   }
 
-  async list(clusterUID: string): Promise<PodVM[]> {
+  /** The credentials an adaptor pod's process holds (read when it last started), once it started. */
+  adaptorCredentials(pod: Pod): AwsCredentials | undefined {
+    return this.adaptors.get(pod.metadata.uid ?? '')?.creds;
+  }
+
+  async list(clusterUID: string, signal?: AbortSignal): Promise<PodVM[]> {
     this.stats.lists++;
+    await this.authorizeOsc('ec2:DescribeInstances', signal);
     return [...this.vms.values()].filter((vm) => vm.tags[CLUSTER_UID_TAG] === clusterUID);
   }
 
@@ -85,19 +179,152 @@ export class SimulatedPodVMs implements PodVMInventory {
       this.stats.refusedDeletions++;
       throw new Error(refusal || 'the cloud refused the request');
     }
+    try {
+      await this.authorizeOsc('ec2:TerminateInstances', signal);
+    } catch (e) {
+      this.stats.refusedDeletions++;
+      throw e;
+    }
     // A VM the adaptor holds for a live pod: what osc must never delete (tests read the count).
     if ([...this.records.values()].includes(id)) this.stats.liveVMsDeletedByOsc++;
     // Terminating a VM that is already gone succeeds, as on the clouds.
     if (this.vms.delete(id)) this.stats.deletedByOsc++;
   }
 
-  private create(p: Pod): string {
+  /** osc's own calls carry the credentials it gives the adaptor: those of the DaemonSet's pod template. */
+  private async authorizeOsc(action: string, signal?: AbortSignal): Promise<void> {
+    if (!this.account) return;
+    const ds = await this.client.find(DaemonSets, CAA_DAEMONSET, this.namespace, signal);
+    const template = { metadata: { namespace: this.namespace }, spec: ds?.spec?.template.spec } as Pod;
+    this.account.authorize(ds ? await podCredentials(this.client, template, signal) : undefined, action);
+  }
+
+  private keysOf(p: Pod): string[] {
+    if (p.metadata.namespace === this.namespace && p.metadata.labels?.app === CAA_DAEMONSET) return [`${ADAPTOR}${keyOf(p)}`];
+    return isPeerPod(p) ? [`${PEER}${keyOf(p)}`] : [];
+  }
+
+  /** The node's adaptor process that is up, if any. */
+  private adaptorOn(node: string): AdaptorProcess | undefined {
+    for (const p of this.pods.list()) {
+      if (p.spec?.nodeName !== node || p.metadata.namespace !== this.namespace || p.metadata.labels?.app !== CAA_DAEMONSET) continue;
+      const proc = this.adaptors.get(p.metadata.uid ?? '');
+      if (isRunning(p) && proc?.up) return proc;
+    }
+    return undefined;
+  }
+
+  /** The adaptor's start-up calls (the image's root device, the instance types' sizes): the cloud's refusal, or undefined. */
+  private startupRefusal(creds: AwsCredentials | undefined, env: Record<string, string>): string | undefined {
+    if (!this.account) return undefined;
+    try {
+      if (env.ROOT_VOLUME_SIZE !== '0') this.account.authorize(creds, 'ec2:DescribeImages');
+      const types = (env.PODVM_INSTANCE_TYPES || env.PODVM_INSTANCE_TYPE || ADAPTOR_DEFAULT_TYPE).split(',').filter(Boolean);
+      for (const _ of types) this.account.authorize(creds, 'ec2:DescribeInstanceTypes');
+      return undefined;
+    } catch (e) {
+      if (e instanceof AwsError) return e.sdkMessage;
+      throw e;
+    }
+  }
+
+  private async reconcileAdaptor(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const pod = this.pods.get(key);
+    if (!pod || !isRunning(pod) || !pod.spec?.nodeName) return undefined;
+    const uid = pod.metadata.uid ?? '';
+    const proc = this.adaptors.get(uid);
+    if (proc?.up) return undefined;
+    const wait = (proc?.restartAt ?? 0) - Date.now();
+    if (wait > 0) return { requeueAfterMs: wait };
+    // The container (re)starts: the kubelet resolves its environment now.
+    const env = await containerEnv(this.client, pod, signal);
+    const creds = credentialsFromEnv(pod, env);
+    const refusal = this.startupRefusal(creds, env);
+    const restarts = proc?.restarts ?? 0;
+    if (refusal !== undefined) {
+      const backOffMs = Math.min(RESTART_BACKOFF.baseMs * 2 ** restarts, RESTART_BACKOFF.maxMs);
+      const message = `cloud-api-adaptor: ${refusal}`;
+      if (!(await reportCrashLoop(this.client, pod, restarts + 1, message, Math.ceil(backOffMs / 1000), signal)))
+        return { requeueAfterMs: 100 };
+      this.stats.adaptorStartFailures++;
+      this.adaptors.set(uid, { up: false, env, creds, restarts: restarts + 1, restartAt: Date.now() + backOffMs });
+      this.log.info({ pod: key, error: refusal }, 'simulated adaptor exited at start-up');
+      return { requeueAfterMs: backOffMs };
+    }
+    if (restarts > 0 && !(await reportRestarted(this.client, pod, restarts, signal))) return { requeueAfterMs: 100 };
+    this.adaptors.set(uid, { up: true, env, creds, restarts, restartAt: 0 });
+    // The node's peer pods waiting for a sandbox are tried again now.
+    for (const p of this.pods.list())
+      if (isPeerPod(p) && p.spec?.nodeName === pod.spec.nodeName) this.controller.queue.add(`${PEER}${keyOf(p)}`);
+    return undefined;
+  }
+
+  private async reconcilePeerPod(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+    const p = this.pods.get(key);
+    const node = p?.spec?.nodeName;
+    if (!p || !node || !isPeerPod(p) || p.metadata.deletionTimestamp) return undefined;
+    const uid = p.metadata.uid ?? '';
+    if (this.records.has(uid)) {
+      if (p.status?.phase === 'Pending' && !sandboxReady(p)) await reportSandboxReady(this.client, p, signal);
+      return undefined;
+    }
+    // A pod whose status someone else plays (a test setting phases) is not the kubelet's to report.
+    if (p.status?.phase && p.status.phase !== 'Pending') return undefined;
+    const adaptor = this.down ? undefined : this.adaptorOn(node);
+    if (!adaptor) return this.sandboxFailed(p, noAdaptorError(), signal);
+    const name = `podvm-${p.metadata.name}-${uid.slice(0, 8)}`;
+    if (this.account) {
+      try {
+        // One RunInstances call: launching needs ec2:RunInstances, tagging at launch ec2:CreateTags.
+        this.account.authorize(adaptor.creds, 'ec2:RunInstances');
+        this.account.authorize(adaptor.creds, 'ec2:CreateTags', '*', 'ec2:RunInstances');
+        // With a public address the adaptor waits for the instance and reads the address.
+        if (adaptor.env.USE_PUBLIC_IP === 'true') this.account.authorize(adaptor.creds, 'ec2:DescribeInstances');
+      } catch (e) {
+        if (!(e instanceof AwsError)) throw e;
+        this.stats.refusedCreations++;
+        return this.sandboxFailed(p, adaptorCreateError(name, e.sdkMessage), signal);
+      }
+    }
+    if (p.metadata.annotations?.[CRASH_BEFORE_RECORD_ANNOTATION] === 'true' && !this.crashed.has(uid)) {
+      // Made, then the adaptor died before writing it down: restarted, it knows nothing of this VM.
+      const lost = this.create(p, name);
+      this.crashed.add(uid);
+      this.stats.crashes++;
+      this.log.info({ pod: key, vm: lost }, 'simulated adaptor crashed before recording its VM');
+    }
+    this.records.set(uid, this.create(p, name));
+    this.attempts.delete(uid);
+    await reportSandboxReady(this.client, p, signal);
+    return undefined;
+  }
+
+  /** The kubelet reports the failed sandbox (once as status, each time as an event) and retries with a back-off. */
+  private async sandboxFailed(p: Pod, detail: string, signal: AbortSignal): Promise<ReconcileResult> {
+    const uid = p.metadata.uid ?? '';
+    const n = this.attempts.get(uid) ?? 0;
+    this.attempts.set(uid, n + 1);
+    if (!containerCreating(p)) await reportSandboxFailed(this.client, p, signal);
+    const node = p.spec?.nodeName ?? '';
+    let kubelet = this.kubelets.get(node);
+    if (!kubelet) this.kubelets.set(node, (kubelet = new EventRecorder(this.client, 'kubelet', node, this.log)));
+    await kubelet.record(
+      { ...p, apiVersion: 'v1', kind: 'Pod' },
+      'Warning',
+      'FailedCreatePodSandBox',
+      'CreatePodSandbox',
+      sandboxFailedMessage(detail),
+    );
+    return { requeueAfterMs: Math.min(SANDBOX_RETRY.baseMs * 2 ** n, SANDBOX_RETRY.maxMs) };
+  }
+
+  private create(p: Pod, name: string): string {
     const id = `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
     this.vms.set(id, {
       id,
       createdAt: new Date().toISOString(),
       tags: {
-        Name: `podvm-${p.metadata.name}-${(p.metadata.uid ?? '').slice(0, 8)}`,
+        Name: name,
         [CLUSTER_UID_TAG]: this.uid,
         [POD_NAMESPACE_TAG]: p.metadata.namespace ?? '',
         [POD_NAME_TAG]: p.metadata.name ?? '',
@@ -108,24 +335,27 @@ export class SimulatedPodVMs implements PodVMInventory {
     return id;
   }
 
-  private podSeen(p: Pod): void {
-    const uid = p.metadata.uid ?? '';
-    if (this.down || !isPeerPod(p) || !p.spec?.nodeName || p.metadata.deletionTimestamp || this.records.has(uid)) return;
-    if (p.metadata.annotations?.[CRASH_BEFORE_RECORD_ANNOTATION] === 'true' && !this.crashed.has(uid)) {
-      // Made, then the adaptor died before writing it down: restarted, it knows nothing of this VM.
-      const lost = this.create(p);
-      this.crashed.add(uid);
-      this.stats.crashes++;
-      this.log.info({ pod: `${p.metadata.namespace}/${p.metadata.name}`, vm: lost }, 'simulated adaptor crashed before recording its VM');
-    }
-    this.records.set(uid, this.create(p));
-  }
-
   private podGone(p: Pod): void {
     const uid = p.metadata.uid ?? '';
+    this.adaptors.delete(uid);
+    this.attempts.delete(uid);
     const vm = this.records.get(uid);
     // The record goes with the pod; while the adaptor is down, nothing deletes the VM.
     this.records.delete(uid);
-    if (!this.down && vm !== undefined && this.vms.delete(vm)) this.stats.deletedByAdaptor++;
+    if (this.down || vm === undefined) return;
+    const adaptor = this.adaptorOn(p.spec?.nodeName ?? '');
+    // No adaptor to stop the sandbox: the VM stays, as when it is down.
+    if (!adaptor) return;
+    if (this.account) {
+      try {
+        this.account.authorize(adaptor.creds, 'ec2:TerminateInstances');
+      } catch (e) {
+        // The adaptor logs the refusal and forgets the sandbox: the VM is left running.
+        this.stats.refusedTerminations++;
+        this.log.info({ vm, error: e instanceof Error ? e.message : String(e) }, 'simulated adaptor could not delete its VM');
+        return;
+      }
+    }
+    if (this.vms.delete(vm)) this.stats.deletedByAdaptor++;
   }
 }

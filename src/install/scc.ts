@@ -18,10 +18,16 @@ const labels = {
 
 /**
  * A privileged pod on the host's paths, as root, nothing else: no host PID or IPC, no host ports, no
- * volume type but hostPath, a read-only root file system. Privileged containers need privilege escalation
- * allowed (the API refuses the two together otherwise) and run with every capability, so the SCC lists none.
+ * volume type but hostPath (and those listed in `volumes`), a read-only root file system. Privileged
+ * containers need privilege escalation allowed (the API refuses the two together otherwise) and run with
+ * every capability, so the SCC lists none.
  */
-function privilegedOnHostPaths(name: string, description: string, hostNetwork: boolean): SecurityContextConstraints {
+function privilegedOnHostPaths(
+  name: string,
+  description: string,
+  hostNetwork: boolean,
+  volumes: string[] = [],
+): SecurityContextConstraints {
   return {
     apiVersion: 'security.openshift.io/v1',
     kind: 'SecurityContextConstraints',
@@ -34,7 +40,7 @@ function privilegedOnHostPaths(name: string, description: string, hostNetwork: b
     allowHostPID: false,
     allowHostIPC: false,
     allowHostDirVolumePlugin: true,
-    volumes: ['hostPath'],
+    volumes: ['hostPath', ...volumes],
     allowedCapabilities: null,
     defaultAddCapabilities: null,
     requiredDropCapabilities: null,
@@ -53,8 +59,10 @@ export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
       CAA_SCC,
-      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns.",
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and on an STS cluster a projected ServiceAccount token for AWS.",
       true,
+      // The short-lived token an STS cluster's adaptor exchanges for AWS credentials (a projected volume).
+      ['projected'],
     ),
     privilegedOnHostPaths(
       MONITOR_SCC,

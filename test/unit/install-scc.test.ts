@@ -28,6 +28,7 @@ import { manifests, NAMES } from '../../src/install/manifests.ts';
 import { oscSCCs, SCC_GRANTS } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { nodeLogPod } from '../../src/mustgather/nodelogs.ts';
+import { credentialsWiring } from '../../src/peerpods/credentials.ts';
 
 const NS = OPERATOR_NAMESPACE;
 const nsAnnotations = { [UID_RANGE_ANNOTATION]: '1000700000/10000', [MCS_ANNOTATION]: 's0:c27,c4' };
@@ -67,9 +68,19 @@ const workloads = () => {
     prometheusOperator: false,
   })?.daemonSet;
   const job = desiredImageJob({ kind: 'creation', namespace: NS, image: 'builder:1', backoffLimit: 1, configHash: 'h', owner });
+  // On an STS cluster the adaptor also mounts a projected ServiceAccount token for AWS.
+  const sts = desiredDaemonSet({
+    namespace: NS,
+    image: 'caa:1',
+    configHash: 'h',
+    placement: { nodeSelector: { kata: '' }, tolerations: [] },
+    owner,
+    credentials: credentialsWiring({ kind: 'sts', roleArn: 'arn:aws:iam::123456789012:role/osc' }, 'peer-pods-secret'),
+  });
   assert.ok(monitor);
   return [
     { name: 'cloud-api-adaptor', template: caa.spec.template as Template, scc: CAA_SCC, sa: CAA_SERVICE_ACCOUNT },
+    { name: 'cloud-api-adaptor (STS)', template: sts.spec.template as Template, scc: CAA_SCC, sa: CAA_SERVICE_ACCOUNT, projected: true },
     { name: 'kata monitor', template: (monitor.spec as { template: Template }).template, scc: MONITOR_SCC, sa: MONITOR_SERVICE_ACCOUNT },
     { name: 'pod VM image job', template: job.spec.template as Template, scc: PODVM_IMAGE_SCC, sa: PODVM_IMAGE_SERVICE_ACCOUNT },
   ];
@@ -115,6 +126,7 @@ describe("osc's SCCs and grants", () => {
         ...(scc.allowHostNetwork
           ? [['allowHostNetwork', { allowHostNetwork: false }] as [string, Partial<SecurityContextConstraints>]]
           : []),
+        ...('projected' in w ? [['projected', { volumes: ['hostPath'] }] as [string, Partial<SecurityContextConstraints>]] : []),
       ];
       for (const [what, change] of narrower) {
         const v = await admit(podOf(w.template), true, [...defaultSCCs(), { ...scc, ...change }]);
@@ -124,7 +136,7 @@ describe("osc's SCCs and grants", () => {
         else assert.equal(v.allowed, false, `${w.name} admitted without ${what}`);
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
-      assert.deepEqual(scc.volumes, ['hostPath']);
+      assert.deepEqual(scc.volumes, w.scc === CAA_SCC ? ['hostPath', 'projected'] : ['hostPath']);
       assert.equal(scc.readOnlyRootFilesystem, true);
     }
   });
