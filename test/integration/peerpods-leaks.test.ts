@@ -27,6 +27,7 @@ import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 const NS = OPERATOR_NAMESPACE;
 const APP = 'leaks-demo';
 const GRACE_MS = 2000;
+const KEY = { accessKeyId: 'AKIAOSCTESTKEY000002', secretAccessKey: 'osc/TestSecretAccessKey+LeaksTest0123' };
 
 const pod = (name: string, annotations?: Record<string, string>): Pod => ({
   apiVersion: 'v1',
@@ -36,7 +37,8 @@ const pod = (name: string, annotations?: Record<string, string>): Pod => ({
 });
 
 describe('leaked pod VMs are found and deleted', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  // The AWS account knows the administrator's key the adaptor runs pod VMs with.
+  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300, awsUsers: [KEY] });
   let running: RunningOperator;
   const c = () => cluster.dev.client;
   const vms = (): SimulatedPodVMs => {
@@ -55,7 +57,7 @@ describe('leaked pod VMs are found and deleted', () => {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: PEER_PODS_SECRET, namespace: NS },
-      stringData: { AWS_ACCESS_KEY_ID: 'AKIAOSCTESTKEY000002', AWS_SECRET_ACCESS_KEY: 'osc/TestSecretAccessKey+LeaksTest0123' },
+      stringData: { AWS_ACCESS_KEY_ID: KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: KEY.secretAccessKey },
     });
     await c().create(ConfigMaps, {
       apiVersion: 'v1',
