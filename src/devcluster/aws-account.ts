@@ -133,6 +133,11 @@ export class AwsAccount {
     return [...(this.users.get(name)?.keys.keys() ?? [])];
   }
 
+  /** A user's policy (undefined: the administrator's every right, or no such user). */
+  userPolicy(name: string): StatementEntry[] | undefined {
+    return this.users.get(name)?.policy;
+  }
+
   hasUser(name: string): boolean {
     return this.users.has(name);
   }

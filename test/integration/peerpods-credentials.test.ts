@@ -143,11 +143,11 @@ function awsCloud(dev: DevCluster): SimulatedCloud {
 
 describe('peer pods credentials minted by the Cloud Credential Operator (default mode)', () => {
   // Image jobs that take a while, so that the root credentials can be rotated while one runs.
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300, podvmImageJobMs: 3000 });
+  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300, podvmImageJobMs: 5000 });
   useOperator(cluster, KC, (dev) => ({ leakedVMs: { inventory: podVMs(dev), intervalMs: 1000 } }));
   const h = helpers(cluster);
 
-  test('the documented AWS configuration followed literally (no Secret created, root rotated mid-rollout) ends with working peer pods', async () => {
+  test('the documented AWS configuration followed literally (no Secret created; root rotated, then the minted key revoked, mid-rollout) ends with working peer pods', async () => {
     assert.equal(await h.c().find(Secrets, 'peer-pods-secret', NS), undefined);
     await h.configure();
     // osc asks for credentials: its request, where the CCO reads them, naming the Secret in osc's namespace.
@@ -172,14 +172,26 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
         ),
       { ...LONG, message: 'the adaptor started with the minted key' },
     );
-    // Now the root credentials are rotated: the CCO rotates the minted key, osc follows.
+    // Now the root credentials are rotated. The CCO syncs the request again but rotates nothing it
+    // minted: the minted user keeps its key (as the real one does in Mint mode).
+    const user = (await waitFor(async () => (await h.request())?.status?.providerStatus?.user, LONG)) ?? '';
     await cluster.dev.cco.rotateRootCredentials();
+    const rootVersion = (await h.c().get(Secrets, AWS_ROOT_SECRET.name, AWS_ROOT_SECRET.namespace)).metadata.resourceVersion;
+    await waitFor(async () => (await h.request())?.status?.lastSyncCloudCredsSecretResourceVersion === rootVersion, {
+      ...LONG,
+      message: 'the CCO synced the request with the rotated root credentials',
+    });
+    assert.equal(decode(await h.ccoSecret(), 'aws_access_key_id'), first, 'a root rotation rotates no minted key');
+    assert.deepEqual(cluster.dev.awsAccount.keyIds(user), [first]);
+    // The administrator revokes the minted key the documented way, still mid-rollout: deleting its Secret.
+    // The CCO deletes the user's keys and mints a new one; the image job and the adaptor follow.
+    await h.c().delete(Secrets, PEER_PODS_CCO_SECRET, { namespace: NS });
     const second = await waitFor(
       async () => {
         const k = decode(await h.ccoSecret(), 'aws_access_key_id');
-        return k !== first ? k : undefined;
+        return k && k !== first ? k : undefined;
       },
-      { ...LONG, message: 'the minted key rotated' },
+      { ...LONG, message: 'a new minted key' },
     );
 
     const valid = await waitFor(async () => ((await h.configValid())?.status === 'True' ? await h.configValid() : undefined), {
@@ -212,7 +224,7 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
       `${CCO_NAMESPACE}/${PEER_PODS_CREDENTIALS_REQUEST}`,
     );
     assert.match(decode(minted, 'credentials'), /^\[default\]\naws_access_key_id = AKIA/);
-    const user = provisioned?.status?.providerStatus?.user ?? '';
+    assert.equal(provisioned?.status?.providerStatus?.user, user);
     const account = cluster.dev.awsAccount;
     assert.deepEqual(
       account.userNames().filter((u) => u.startsWith('dev-cluster-')),
@@ -276,7 +288,7 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     );
     assert.match(
       failed.message ?? '',
-      /CredentialsProvisionFailure: failed to grab root cloud credentials: secrets "aws-creds" not found in namespace kube-system; fix the cluster's root credentials \(Secret kube-system\/aws-creds\) or create peer-pods-secret/,
+      /CredentialsProvisionFailure: failed to grant creds: unable to fetch root cloud cred secret: secrets "aws-creds" not found; fix the cluster's root credentials \(Secret kube-system\/aws-creds\) or create peer-pods-secret/,
     );
     const r = await h.request();
     assert.equal(r?.status?.conditions?.find((x) => x.type === 'CredentialsProvisionFailure')?.status, 'True');
