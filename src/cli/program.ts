@@ -225,6 +225,10 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
         .default(600_000, '10m'),
     )
     .option('--max-unavailable <n>', 'kubernetes: nodes installing at once', parsePositiveInt, 1)
+    .option(
+      '--ensure-sccs',
+      "openshift: create osc's SecurityContextConstraints when missing and keep them as this release defines them (an OLM install, whose bundle cannot carry them)",
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

@@ -1,13 +1,15 @@
 /**
  * What OpenShift's SCC admission requires of osc's privileged workloads, shipped with the install
- * (`osc install`, config/, the Helm chart) rather than made by the operator at run time: an operator that
- * creates SCCs and grants their use could grant any SCC to anyone. Each SCC allows exactly what its one
- * workload does (docs/openshift-security.md says what and why), and its `use` is granted by a Role in the
- * operator's namespace, pinned by resourceNames, to that workload's ServiceAccount alone.
+ * (`osc install`, config/, the Helm chart). Each SCC allows exactly what its one workload does
+ * (docs/openshift-security.md says what and why), and its `use` is granted by a Role in the operator's
+ * namespace, pinned by resourceNames, to that workload's ServiceAccount alone. An OLM bundle cannot carry
+ * SCCs: there the operator keeps them itself (`osc run --ensure-sccs`, src/controllers/scc), with the
+ * rules below and never a `use` grant of its own.
  */
 import { MONITOR_SERVICE_ACCOUNT } from '../api/names.ts';
 import { CAA_SCC, CAA_SERVICE_ACCOUNT, MONITOR_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, type SecurityContextConstraints } from '../api/scc.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { PolicyRule } from './rbac.ts';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const labels = {
@@ -105,3 +107,19 @@ export function oscSecurityIdentity(namespace: string): KubeObject[] {
   ]);
   return [...oscSCCs(), ...accounts, ...grants] as KubeObject[];
 }
+
+/**
+ * What an operator that keeps osc's SCCs itself may do with SCCs: create (a verb Kubernetes cannot pin to
+ * a name), and read, watch and server-side apply osc's own by name. No `use`, no delete, no other SCC.
+ */
+export function sccKeeperRules(): PolicyRule[] {
+  const group = ['security.openshift.io'];
+  const resources = ['securitycontextconstraints'];
+  return [
+    { apiGroups: group, resources, verbs: ['create'] },
+    { apiGroups: group, resources, verbs: ['get', 'list', 'watch', 'patch'], resourceNames: oscSCCs().map((s) => s.metadata.name ?? '') },
+  ];
+}
+
+/** The operator's flag that makes it keep osc's SCCs (the OLM form). */
+export const ENSURE_SCCS_FLAG = '--ensure-sccs';

@@ -28,6 +28,8 @@ export interface RunFlags extends ClusterFlags {
   /** Milliseconds (parsed from --install-deadline). */
   installDeadline?: number;
   maxUnavailable?: number;
+  /** --ensure-sccs: keep osc's SCCs (the OLM form). */
+  ensureSccs?: boolean;
 }
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
@@ -51,6 +53,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       log,
       namespace,
       leaderElection: flags.leaderElect,
+      ...(flags.ensureSccs ? { ensureSCCs: true } : {}),
       metricsAddress: flags.metricsBindAddress === '0' ? '' : flags.metricsBindAddress,
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,
