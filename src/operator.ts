@@ -25,6 +25,7 @@ import { watchSetupInfo } from './controllers/monitor/setup-info.ts';
 import { setupPeerPodsController } from './controllers/peerpods/controller.ts';
 import type { LeakCollectorOptions } from './controllers/peerpods/leaks-controller.ts';
 import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
+import { setupSCCController } from './controllers/scc/controller.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
 import { ConfigMaps } from './kube/resources.ts';
@@ -88,6 +89,11 @@ export interface OperatorOptions {
   peerPods?: Partial<Omit<PeerPodsOptions, 'namespace'>>;
   /** The cloud's pod VMs, to find and delete leaked ones (docs/peerpods.md, "Leaked pod VMs"); off without. */
   leakedVMs?: LeakCollectorOptions;
+  /**
+   * On OpenShift, keep osc's SecurityContextConstraints (made, corrected, upgraded) where the install could
+   * not ship them: the OLM form (`osc run --ensure-sccs`; src/controllers/scc).
+   */
+  ensureSCCs?: boolean;
   /** The kata monitor DaemonSet (image). */
   monitor?: Partial<Omit<MonitorOptions, 'namespace'>>;
   identity?: string;
@@ -219,6 +225,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     leakedVMs: opts.leakedVMs,
   });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
+  if (opts.ensureSCCs && platform.name === 'openshift') setupSCCController(manager);
   watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
 
   // Followed even when it was empty at start: the platform may write the certificate after the pod started.

@@ -14,6 +14,13 @@ export const AWS_ROOT_SECRET = { namespace: 'kube-system', name: 'aws-creds' } a
 export const CREDENTIALS_REQUEST_ANNOTATION = 'cloudcredential.openshift.io/credentials-request';
 /** The CCO's finalizer on a CredentialsRequest: the cloud user is deleted before the request goes. */
 export const CCO_DEPROVISION_FINALIZER = 'cloudcredential.openshift.io/deprovision';
+/**
+ * On the root credentials Secret: what the CCO found they can do (`mint`, `passthrough`, `insufficient`),
+ * or the mode an administrator forced in the CloudCredential.
+ */
+export const ROOT_CREDENTIALS_MODE_ANNOTATION = 'cloudcredential.openshift.io/mode';
+/** On a minted Secret: the IAM user policy last applied (JSON). */
+export const AWS_POLICY_LAST_APPLIED_ANNOTATION = 'cloudcredential.openshift.io/aws-policy-last-applied';
 
 /** One IAM policy statement of an AWSProviderSpec. */
 export interface StatementEntry {
@@ -97,7 +104,7 @@ export const STS_TOKEN_AUDIENCE = 'openshift';
 
 /** The `credentials` file (AWS shared credentials format) the CCO writes beside the two keys. */
 export const awsCredentialsFile = (accessKeyId: string, secretAccessKey: string): string =>
-  `[default]\naws_access_key_id = ${accessKeyId}\naws_secret_access_key = ${secretAccessKey}\n`;
+  `[default]\naws_access_key_id = ${accessKeyId}\naws_secret_access_key = ${secretAccessKey}`;
 
 /** The `credentials` file ccoctl writes for a role on an STS cluster. */
 export const awsStsCredentialsFile = (roleArn: string, tokenPath: string = STS_TOKEN_PATH): string =>

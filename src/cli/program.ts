@@ -234,6 +234,10 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       '--cloud-api-ca-file <path>',
       "the PEM CA bundle that endpoint's certificate is checked against (default $OSC_CLOUD_API_CA_FILE, else the system's)",
     )
+    .option(
+      '--ensure-sccs',
+      "openshift: create osc's SecurityContextConstraints when missing and keep them as this release defines them (an OLM install, whose bundle cannot carry them)",
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addHelpText(
       'after',

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { StatementEntry } from '../api/cloudcredential.ts';
 
 /**
@@ -18,15 +18,43 @@ export type AwsCredentials =
   | { accessKeyId: string; secretAccessKey: string }
   | { roleArn: string; webIdentity: { serviceAccount: string; audience: string } };
 
-/** An error as AWS answers it: the code, and the message form the AWS CLI prints. */
+/** The API name of an action for error messages: `ec2:RunInstances` -> RunInstances. */
+const operationOf = (action: string) => action.slice(action.indexOf(':') + 1);
+const serviceOf = (action: string) => action.slice(0, action.indexOf(':'));
+
+/** The HTTP status AWS answers each error code with. */
+const STATUS: Record<string, number> = { AuthFailure: 401, UnauthorizedOperation: 403, AccessDenied: 403, InvalidClientTokenId: 403 };
+const SDK_SERVICE: Record<string, string> = { ec2: 'EC2', s3: 'S3', iam: 'IAM', sts: 'STS' };
+
+/**
+ * An error as AWS answers it: the code, and the message form the AWS CLI prints (the image jobs run the
+ * CLI). `sdkMessage` is the form the Go SDK v2 gives a program such as the cloud-api-adaptor.
+ */
 export class AwsError extends Error {
   readonly code: string;
   readonly operation: string;
+  readonly detail: string;
+  /** The action the caller attempted (`ec2:RunInstances`), when it differs from the failing operation. */
+  attempted?: string;
   constructor(code: string, operation: string, detail: string) {
     super(`An error occurred (${code}) when calling the ${operation} operation: ${detail}`);
     this.name = 'AwsError';
     this.code = code;
     this.operation = operation;
+    this.detail = detail;
+  }
+
+  /** The Go SDK v2's words: `operation error EC2: RunInstances, https response error StatusCode: 403, ...`. */
+  get sdkMessage(): string {
+    const requestId = randomUUID();
+    const attempted = this.attempted ?? '';
+    const outer = `operation error ${SDK_SERVICE[serviceOf(attempted)] ?? 'EC2'}: ${operationOf(attempted) || this.operation}`;
+    if (this.code === 'NoCredentialProviders')
+      return `${outer}, get identity: get credentials: failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, access disabled to EC2 IMDS via client option, or "AWS_EC2_METADATA_DISABLED" environment variable`;
+    const api = `https response error StatusCode: ${STATUS[this.code] ?? 400}, RequestID: ${requestId}, api error ${this.code}: ${this.detail}`;
+    if (this.operation === 'AssumeRoleWithWebIdentity')
+      return `${outer}, get identity: get credentials: failed to refresh cached credentials, failed to retrieve credentials, operation error STS: AssumeRoleWithWebIdentity, ${api}`;
+    return `${outer}, ${api}`;
   }
 }
 
@@ -64,10 +92,6 @@ export function policyAllows(policy: readonly StatementEntry[], action: string, 
   return policy.some((s) => s.effect === 'Allow' && matches(s));
 }
 
-/** The API name of an action for error messages: `ec2:RunInstances` -> RunInstances. */
-const operationOf = (action: string) => action.slice(action.indexOf(':') + 1);
-const serviceOf = (action: string) => action.slice(0, action.indexOf(':'));
-
 export class AwsAccount {
   readonly accountId = ACCOUNT_ID;
   private readonly users = new Map<string, User>();
@@ -76,6 +100,8 @@ export class AwsAccount {
   readonly stats = { calls: 0, refused: 0 };
   /** The refusals, newest last (at most 100). */
   readonly refusals: { action: string; code: string; message: string }[] = [];
+  /** The actions each principal (user name, or role ARN) was allowed: what the simulated paths really use. */
+  readonly allowed = new Map<string, Set<string>>();
 
   private newKey(): { accessKeyId: string; secretAccessKey: string } {
     return {
@@ -96,6 +122,20 @@ export class AwsAccount {
       keys: new Map([[k.accessKeyId, k.secretAccessKey]]),
     });
     return k;
+  }
+
+  /** The IAM users' names, and a user's access key ids (what `aws iam list-users` and `list-access-keys` show). */
+  userNames(): string[] {
+    return [...this.users.keys()];
+  }
+
+  keyIds(name: string): string[] {
+    return [...(this.users.get(name)?.keys.keys() ?? [])];
+  }
+
+  /** A user's policy (undefined: the administrator's every right, or no such user). */
+  userPolicy(name: string): StatementEntry[] | undefined {
+    return this.users.get(name)?.policy;
   }
 
   hasUser(name: string): boolean {
@@ -149,15 +189,20 @@ export class AwsAccount {
   /**
    * Answers one call: returns when the credentials may do `action` on `resource`, throws the AwsError AWS
    * would answer otherwise (an unknown or deleted key, a role that does not trust the caller, an action
-   * outside the policy).
+   * outside the policy). `via` is the API call that needs the permission when it is another action's
+   * (RunInstances with tags needs ec2:CreateTags too, and its refusal is RunInstances').
    */
-  authorize(creds: AwsCredentials | undefined, action: string, resource = '*'): void {
+  authorize(creds: AwsCredentials | undefined, action: string, resource = '*', via = action): void {
     this.stats.calls++;
     try {
-      this.check(creds, action, resource);
+      const principal = this.check(creds, action, resource, via);
+      let used = this.allowed.get(principal);
+      if (!used) this.allowed.set(principal, (used = new Set()));
+      used.add(action);
     } catch (e) {
       this.stats.refused++;
       if (e instanceof AwsError) {
+        e.attempted = via;
         this.refusals.push({ action, code: e.code, message: e.message });
         if (this.refusals.length > 100) this.refusals.shift();
       }
@@ -165,11 +210,13 @@ export class AwsAccount {
     }
   }
 
-  private check(creds: AwsCredentials | undefined, action: string, resource: string): void {
-    const op = operationOf(action);
-    const service = serviceOf(action);
+  /** Returns the principal's name (a user's, or a role's ARN) when allowed. */
+  private check(creds: AwsCredentials | undefined, action: string, resource: string, via: string): string {
+    const op = operationOf(via);
+    const service = serviceOf(via);
     if (!creds) throw new AwsError('NoCredentialProviders', op, 'no valid providers in chain: unable to locate credentials');
     let principal: string;
+    let who: string;
     let policy: readonly StatementEntry[];
     if ('accessKeyId' in creds) {
       const user = this.userOfKey(creds.accessKeyId, creds.secretAccessKey);
@@ -179,6 +226,7 @@ export class AwsAccount {
         throw new AwsError('InvalidClientTokenId', op, 'The security token included in the request is invalid.');
       }
       principal = `arn:aws:iam::${ACCOUNT_ID}:user/${user.name}`;
+      who = user.name;
       policy = user.policy ?? ALL;
     } else {
       const role = this.roles.get(creds.roleArn);
@@ -186,9 +234,10 @@ export class AwsAccount {
       if (!role || audience !== 'openshift' || !role.trusted.includes(serviceAccount))
         throw new AwsError('AccessDenied', 'AssumeRoleWithWebIdentity', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
       principal = `arn:aws:sts::${ACCOUNT_ID}:assumed-role/${role.arn.slice(role.arn.lastIndexOf('/') + 1)}/${serviceAccount}`;
+      who = role.arn;
       policy = role.policy;
     }
-    if (policyAllows(policy, action, resource)) return;
+    if (policyAllows(policy, action, resource)) return who;
     if (service === 'ec2')
       throw new AwsError(
         'UnauthorizedOperation',

@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   AWS_ROOT_SECRET,
-  awsCredentialsFile,
   CCO_DEPROVISION_FINALIZER,
   CCO_NAMESPACE,
   CLOUD_CREDENTIAL_NAME,
@@ -18,11 +16,13 @@ import {
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import { Namespaces, type Secret, Secrets } from '../kube/resources.ts';
+import type { KubeObject } from '../kube/types.ts';
 import { rfc3339 } from '../runtime/conditions.ts';
 import { Controller } from '../runtime/controller.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { type AwsAccount, policyAllows } from './aws-account.ts';
+import type { AwsAccount } from './aws-account.ts';
+import { AwsActuator, ProvisionError } from './cco-aws.ts';
 
 /** The IAM user that owns the cluster's root credentials. */
 export const ROOT_USER = 'cluster-root';
@@ -36,38 +36,47 @@ export interface CloudCredentialOperatorOptions {
 }
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const decode = (s: Secret | undefined, key: string) => {
+const _decode = (s: Secret | undefined, key: string) => {
   const v = s?.data?.[key];
   return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
 };
 const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+/** The secret annotator's key (not a request's: those are namespace/name). */
+const ROOT_KEY = 'root-credentials';
 
 /**
  * The Cloud Credential Operator on AWS, as far as a CredentialsRequest's author can see it
- * (docs/devcluster.md). It reads requests in its own namespace and, by the cluster's CloudCredential
- * `spec.credentialsMode`:
+ * (docs/devcluster.md), doing what the real one does:
  *
- * - `""` (default) and `Mint`: with the root credentials (kube-system/aws-creds), creates an IAM user per
- *   request with the request's statements as its policy, and writes the requested Secret
- *   (`aws_access_key_id`, `aws_secret_access_key` and the `credentials` file) in `spec.secretRef`'s
- *   namespace, annotated with the request. The user's key is rotated (the old one deleted) when the root
- *   credentials change or the Secret is lost; the user and the Secret are deleted with the request
- *   (finalizer `cloudcredential.openshift.io/deprovision`).
- * - `Passthrough`: writes the root credentials themselves.
- * - `Manual`: does nothing (the administrator and ccoctl provide the Secrets).
- *
- * What it cannot do it says in the request's status conditions, with the real types
- * (`CredentialsProvisionFailure`, `InsufficientCloudCreds`, `MissingTargetNamespace`), `provisioned: false`.
+ * - its secret annotator marks the root credentials (kube-system/aws-creds) with what they can do,
+ *   `cloudcredential.openshift.io/mode`: in the default mode `mint` when they may manage IAM users, else
+ *   `passthrough` when they may do what the cluster's requests ask, else `insufficient`; in Mint or
+ *   Passthrough mode the forced mode, unchecked; nothing in Manual mode;
+ * - it reads requests in its own namespace; a target namespace that does not exist is
+ *   `MissingTargetNamespace`, and nothing else is done until it exists;
+ * - `mint`: an IAM user per request (infrastructure name, request name, random suffix) with the request's
+ *   statements as its policy, and the requested Secret (`aws_access_key_id`, `aws_secret_access_key`, the
+ *   `credentials` file). A new key (every older one deleted) is made only when the Secret is missing or its
+ *   key no longer exists: a change of the root credentials rotates nothing minted;
+ * - `passthrough`: the root credentials themselves, copied again whenever they change (in the default
+ *   mode only if they may do what the request asks);
+ * - `insufficient`: `InsufficientCloudCreds`; root credentials missing or not yet annotated:
+ *   `CredentialsProvisionFailure` (unless nothing needs updating, as when an administrator removed them
+ *   after minting);
+ * - a deleted request's user and Secret are deleted first (finalizer `cloudcredential.openshift.io/deprovision`);
+ * - Manual mode: it does nothing.
  */
 export class CloudCredentialOperator {
   readonly requests: Informer<CredentialsRequest>;
   readonly secrets: Informer<Secret>;
   readonly config: Informer<CloudCredential>;
+  private readonly namespaces: Informer<KubeObject>;
   readonly stats = { mints: 0, rotations: 0, deprovisions: 0 };
   private readonly client: KubeClient;
   private readonly account: AwsAccount;
   private readonly infraName: string;
   private readonly controller: Controller;
+  private readonly aws: AwsActuator;
 
   constructor(opts: CloudCredentialOperatorOptions) {
     this.client = opts.client;
@@ -76,14 +85,31 @@ export class CloudCredentialOperator {
     const log = opts.log ?? silentLogger();
     this.requests = new Informer(this.client, CredentialsRequests, { namespace: CCO_NAMESPACE, log });
     this.secrets = new Informer(this.client, Secrets, { log });
+    this.aws = new AwsActuator({
+      client: this.client,
+      account: this.account,
+      secrets: this.secrets,
+      infraName: this.infraName,
+      stats: this.stats,
+    });
     this.config = new Informer(this.client, CloudCredentials, { log });
-    const all = () => this.requests.list().map((r) => keyOf(r.metadata.namespace, r.metadata.name));
+    const all = () => [ROOT_KEY, ...this.requests.list().map((r) => keyOf(r.metadata.namespace, r.metadata.name))];
+    this.namespaces = new Informer(this.client, Namespaces, { log });
     this.controller = new Controller(
       {
         name: 'cloud-credential-operator',
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
         watches: [
-          { informer: this.requests, keys: (r) => [keyOf(r.metadata.namespace, r.metadata.name)] },
+          { informer: this.requests, keys: (r) => [ROOT_KEY, keyOf(r.metadata.namespace, r.metadata.name)] },
+          {
+            // A target namespace created: its requests are synced at once.
+            informer: this.namespaces,
+            keys: (ns: KubeObject) =>
+              this.requests
+                .list()
+                .filter((r) => r.spec?.secretRef?.namespace === ns.metadata.name)
+                .map((r) => keyOf(r.metadata.namespace, r.metadata.name)),
+          },
           { informer: this.config, keys: all },
           {
             informer: this.secrets,
@@ -104,7 +130,7 @@ export class CloudCredentialOperator {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const informers = [this.requests, this.secrets, this.config] as {
+    const informers = [this.requests, this.secrets, this.config, this.namespaces] as {
       run(s: AbortSignal): Promise<void>;
       waitForSync(s: AbortSignal): Promise<boolean>;
     }[];
@@ -162,9 +188,10 @@ export class CloudCredentialOperator {
   }
 
   private async reconcile(key: string, signal: AbortSignal): Promise<void> {
+    if (key === ROOT_KEY) return this.aws.annotateRoot(this.mode(), this.requests.list(), signal);
     const cr = this.requests.get(key);
     if (!cr) return;
-    const mode = this.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
+    const mode = this.mode();
     if (cr.metadata.deletionTimestamp) return this.deprovision(cr, signal);
     if (mode === 'Manual') return; // the real one leaves requests alone in Manual mode
     if (cr.spec?.providerSpec?.kind !== 'AWSProviderSpec') return;
@@ -183,97 +210,93 @@ export class CloudCredentialOperator {
       return; // the watch brings it back
     }
 
-    const root = this.secrets.get(keyOf(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
-    if (!root) {
-      return this.fail(
-        cr,
-        CR_CONDITIONS.provisionFailure,
-        'CredentialsProvisionFailure',
-        `failed to grab root cloud credentials: secrets "${AWS_ROOT_SECRET.name}" not found in namespace ${AWS_ROOT_SECRET.namespace}`,
-        signal,
-      );
-    }
-    const rootUser = this.account.userOfKey(decode(root, 'aws_access_key_id') ?? '', decode(root, 'aws_secret_access_key') ?? '');
-    const canMint =
-      !!rootUser && policyAllows(rootUser.policy ?? [{ effect: 'Allow', action: ['*'], resource: '*' }], 'iam:CreateUser', '*');
-    if (!canMint) {
-      return this.fail(
-        cr,
-        CR_CONDITIONS.insufficientCloudCreds,
-        'CloudCredsInsufficient',
-        'cloud credentials insufficient to satisfy credentials request',
-        signal,
-      );
-    }
+    // No target namespace: nothing more until it exists.
     const target = cr.spec.secretRef;
-    if (!(await this.client.find(Namespaces, target.namespace, undefined, signal))) {
-      return this.fail(
-        cr,
-        CR_CONDITIONS.missingTargetNamespace,
-        'NamespaceMissing',
-        `target namespace ${target.namespace} not found`,
-        signal,
-      );
-    }
+    const nsFound = !!(await this.client.find(Namespaces, target.namespace, undefined, signal));
+    let conditions = setCondition(
+      cr.status?.conditions,
+      nsFound
+        ? {
+            type: CR_CONDITIONS.missingTargetNamespace,
+            status: 'False',
+            reason: 'NamespaceExists',
+            message: `target namespace ${target.namespace} found`,
+          }
+        : {
+            type: CR_CONDITIONS.missingTargetNamespace,
+            status: 'True',
+            reason: 'NamespaceMissing',
+            message: `target namespace ${target.namespace} not found`,
+          },
+    );
+    if (!nsFound) return this.writeConditions(cr, conditions, cr.status?.provisioned ?? false, signal);
 
-    const existing = this.secrets.get(keyOf(target.namespace, target.name));
-    const rootVersion = root.metadata.resourceVersion ?? '';
-    let keys: { accessKeyId: string; secretAccessKey: string };
-    let user = cr.status?.providerStatus?.user;
-    if (mode === 'Passthrough') {
-      keys = { accessKeyId: decode(root, 'aws_access_key_id') ?? '', secretAccessKey: decode(root, 'aws_secret_access_key') ?? '' };
-      user = ROOT_USER;
-    } else if (!user || !this.account.hasUser(user)) {
-      user = `${this.infraName}-${(cr.metadata.name ?? '').slice(0, 32)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
-      keys = this.account.createUser(user, cr.spec.providerSpec.statementEntries);
-      this.stats.mints++;
-    } else {
-      this.account.putUserPolicy(user, cr.spec.providerSpec.statementEntries);
-      const current =
-        existing && this.account.userOfKey(decode(existing, 'aws_access_key_id') ?? '', decode(existing, 'aws_secret_access_key') ?? '');
-      const rootChanged = cr.status?.lastSyncCloudCredsSecretResourceVersion !== rootVersion;
-      if (current?.name === user && !rootChanged) {
-        return this.succeed(cr, user, rootVersion, signal);
-      }
-      keys = this.account.rotateKey(user);
-      this.stats.rotations++;
+    const root = this.secrets.get(keyOf(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
+    let user = cr.status?.providerStatus?.user ?? '';
+    let failure: ProvisionError | undefined;
+    try {
+      if (this.aws.needsUpdate(cr, root, user, mode)) user = await this.aws.sync(cr, root, user, mode, signal);
+    } catch (e) {
+      if (!(e instanceof ProvisionError)) throw e;
+      failure = e;
     }
-    await this.writeTarget(cr, existing, keys, signal);
-    await this.succeed(cr, user, rootVersion, signal);
+    // As the real controller: the actuator's own conditions follow its last answer.
+    const provisionFailed = failure?.type === CR_CONDITIONS.provisionFailure;
+    const insufficient = failure?.type === CR_CONDITIONS.insufficientCloudCreds;
+    conditions = setCondition(
+      conditions,
+      provisionFailed
+        ? {
+            type: CR_CONDITIONS.provisionFailure,
+            status: 'True',
+            reason: 'CredentialsProvisionFailure',
+            message: `failed to grant creds: ${failure?.message}`,
+          }
+        : {
+            type: CR_CONDITIONS.provisionFailure,
+            status: 'False',
+            reason: 'CredentialsProvisionSuccess',
+            message: 'successfully granted credentials request',
+          },
+    );
+    conditions = setCondition(
+      conditions,
+      insufficient
+        ? {
+            type: CR_CONDITIONS.insufficientCloudCreds,
+            status: 'True',
+            reason: 'CloudCredsInsufficient',
+            message: 'cloud creds are insufficient to satisfy CredentialsRequest',
+          }
+        : {
+            type: CR_CONDITIONS.insufficientCloudCreds,
+            status: 'False',
+            reason: 'CloudCredsSufficient',
+            message: 'cloud credentials sufficient for minting or passthrough',
+          },
+    );
+    if (failure) return this.writeConditions(cr, conditions, false, signal);
+    await this.succeed(
+      cr,
+      user,
+      root?.metadata.resourceVersion ?? cr.status?.lastSyncCloudCredsSecretResourceVersion ?? '',
+      conditions,
+      signal,
+    );
   }
 
-  private async writeTarget(
-    cr: CredentialsRequest,
-    existing: Secret | undefined,
-    keys: { accessKeyId: string; secretAccessKey: string },
-    signal: AbortSignal,
-  ): Promise<void> {
-    const { name, namespace } = cr.spec.secretRef;
-    const data = {
-      aws_access_key_id: b64(keys.accessKeyId),
-      aws_secret_access_key: b64(keys.secretAccessKey),
-      credentials: b64(awsCredentialsFile(keys.accessKeyId, keys.secretAccessKey)),
-    };
-    const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name) };
-    if (existing && !existing.metadata.deletionTimestamp) {
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-      return;
-    }
-    try {
-      await this.client.create(Secrets, { metadata: { name, namespace, annotations }, type: 'Opaque', data } as Secret, { signal });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-    }
+  private mode(): CredentialsMode {
+    return this.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
   }
 
   private async deprovision(cr: CredentialsRequest, signal: AbortSignal): Promise<void> {
     if (!(cr.metadata.finalizers ?? []).includes(CCO_DEPROVISION_FINALIZER)) return;
+    // A minted user goes with its keys; passed-through credentials are the root's and stay.
     const user = cr.status?.providerStatus?.user;
-    if (user && user !== ROOT_USER) this.account.deleteUser(user);
+    if (user) this.account.deleteUser(user);
     const { name, namespace } = cr.spec.secretRef;
     const target = this.secrets.get(keyOf(namespace, name));
-    if (target?.metadata.annotations?.[CREDENTIALS_REQUEST_ANNOTATION] === keyOf(cr.metadata.namespace, cr.metadata.name)) {
+    if (target) {
       try {
         await this.client.delete(Secrets, name, { namespace, signal });
       } catch (e) {
@@ -298,44 +321,46 @@ export class CloudCredentialOperator {
     }
   }
 
-  private async fail(cr: CredentialsRequest, type: string, reason: string, message: string, signal: AbortSignal): Promise<void> {
-    const now = rfc3339(new Date());
-    const before = cr.status?.conditions ?? [];
-    const conditions = setCondition(before, { type, status: 'True', reason, message }, now);
-    if (conditions === before && cr.status) return;
+  private async writeConditions(
+    cr: CredentialsRequest,
+    conditions: CredentialsRequestCondition[],
+    provisioned: boolean,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (cr.status && conditions === (cr.status.conditions ?? []) && cr.status.provisioned === provisioned) return;
     await this.writeStatus(
       cr,
-      { ...cr.status, provisioned: cr.status?.provisioned ?? false, lastSyncGeneration: cr.status?.lastSyncGeneration ?? 0, conditions },
+      { ...cr.status, provisioned, lastSyncGeneration: cr.status?.lastSyncGeneration ?? 0, ...(conditions.length ? { conditions } : {}) },
       signal,
     );
   }
 
-  private async succeed(cr: CredentialsRequest, user: string, rootVersion: string, signal: AbortSignal): Promise<void> {
-    const now = rfc3339(new Date());
-    // The failure conditions turn False, as the real operator leaves them once provisioning works.
-    const before = cr.status?.conditions ?? [];
-    let conditions = before;
-    for (const c of conditions.filter((x) => x.status === 'True' && x.type !== CR_CONDITIONS.ignored))
-      conditions = setCondition(
-        conditions,
-        { type: c.type, status: 'False', reason: 'CredentialsProvisionSuccess', message: 'successfully granted credentials request' },
-        now,
-      );
+  private async succeed(
+    cr: CredentialsRequest,
+    user: string,
+    rootVersion: string,
+    conditions: CredentialsRequestCondition[],
+    signal: AbortSignal,
+  ): Promise<void> {
     const unchanged =
       cr.status?.provisioned === true &&
       cr.status.lastSyncGeneration === (cr.metadata.generation ?? 0) &&
       cr.status.lastSyncCloudCredsSecretResourceVersion === rootVersion &&
-      cr.status.providerStatus?.user === user &&
-      conditions === before;
+      (cr.status.providerStatus?.user ?? '') === user &&
+      conditions === (cr.status.conditions ?? []);
     if (unchanged) return;
     await this.writeStatus(
       cr,
       {
         provisioned: true,
-        lastSyncTimestamp: now,
+        lastSyncTimestamp: rfc3339(new Date()),
         lastSyncGeneration: cr.metadata.generation ?? 0,
         lastSyncCloudCredsSecretResourceVersion: rootVersion,
-        providerStatus: { apiVersion: 'cloudcredential.openshift.io/v1', kind: 'AWSProviderStatus', user, policy: `${user}-policy` },
+        providerStatus: {
+          apiVersion: 'cloudcredential.openshift.io/v1',
+          kind: 'AWSProviderStatus',
+          ...(user ? { user, policy: `${user}-policy` } : {}),
+        },
         ...(conditions.length ? { conditions } : {}),
       },
       signal,
@@ -351,23 +376,27 @@ export class CloudCredentialOperator {
   }
 }
 
-/** Sets one condition, keeping its transition time when its status does not change. */
+/**
+ * Sets one condition as the real CCO does: a True condition is added, a False one only updates a condition
+ * already there (the time of transition kept while the status stays); unchanged answers the same array.
+ */
 function setCondition(
   conditions: readonly CredentialsRequestCondition[] | undefined,
   c: Omit<CredentialsRequestCondition, 'lastProbeTime' | 'lastTransitionTime'>,
-  now: string,
 ): CredentialsRequestCondition[] {
-  const i = (conditions ?? []).findIndex((x) => x.type === c.type);
-  const old = conditions?.[i];
-  if (conditions && old && old.status === c.status && old.reason === c.reason && old.message === c.message)
-    return conditions as CredentialsRequestCondition[];
-  const list = [...(conditions ?? [])];
+  const list = (conditions ?? []) as CredentialsRequestCondition[];
+  const i = list.findIndex((x) => x.type === c.type);
+  const old = list[i];
+  if (!old && c.status !== 'True') return list;
+  if (old && old.status === c.status && old.reason === c.reason && old.message === c.message) return list;
+  const now = rfc3339(new Date());
   const next: CredentialsRequestCondition = {
     ...c,
     lastProbeTime: now,
     lastTransitionTime: old && old.status === c.status ? (old.lastTransitionTime ?? now) : now,
   };
-  if (i >= 0) list[i] = next;
-  else list.push(next);
-  return list;
+  const copy = [...list];
+  if (i >= 0) copy[i] = next;
+  else copy.push(next);
+  return copy;
 }

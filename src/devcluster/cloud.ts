@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { CAA_DAEMONSET, OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../api/names.ts';
+import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { ConfigMaps, Jobs, type Pod, Pods } from '../kube/resources.ts';
@@ -11,8 +11,6 @@ import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
 import { ACCOUNT_ID, type AwsAccount, type AwsCredentials, AwsError } from './aws-account.ts';
 import { podCredentials } from './pod-credentials.ts';
-
-const ADAPTOR_KEY = 'adaptor:';
 
 /** One call of a job: the action and the resource it acts on. */
 type AwsCall = [action: string, resource: string];
@@ -78,10 +76,7 @@ export class SimulatedCloud {
   private readonly imageJobMs: number;
   private readonly controller: Controller;
   readonly account?: AwsAccount;
-  /** The pod VMs the adaptor created (runPodVm), by instance id: the node whose adaptor made it. */
-  readonly instances = new Map<string, string>();
   private vmimportRole = false;
-  private readonly adaptorPods: Informer<Pod>;
   /** The credentials each pod started with, by UID. */
   private readonly podEnv = new Map<string, Promise<AwsCredentials | undefined>>();
 
@@ -92,17 +87,12 @@ export class SimulatedCloud {
     this.imageJobMs = opts.imageJobMs ?? 300;
     const log = opts.log ?? silentLogger();
     this.pods = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `job-name in (${CLOUD_JOBS.join(',')})`, log });
-    this.adaptorPods = new Informer(this.client, Pods, { namespace: this.namespace, labelSelector: `app=${CAA_DAEMONSET}`, log });
     this.controller = new Controller(
       {
         name: 'cloud-simulator',
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
-        watches: [
-          { informer: this.pods, keys: (p: Pod) => (isRunning(p) ? [keyOf(p)] : []) },
-          { informer: this.adaptorPods, keys: (p: Pod) => (isRunning(p) ? [`${ADAPTOR_KEY}${keyOf(p)}`] : []) },
-        ],
-        reconcile: (key, ctx) =>
-          key.startsWith(ADAPTOR_KEY) ? this.startAdaptor(key.slice(ADAPTOR_KEY.length), ctx.signal) : this.reconcilePod(key, ctx.signal),
+        watches: [{ informer: this.pods, keys: (p: Pod) => (isRunning(p) ? [keyOf(p)] : []) }],
+        reconcile: (key, ctx) => this.reconcilePod(key, ctx.signal),
       },
       log,
     );
@@ -111,17 +101,8 @@ export class SimulatedCloud {
   /** Starts the cache and the controller; answers once synced. */
   async start(signal: AbortSignal): Promise<void> {
     void this.pods.run(signal);
-    void this.adaptorPods.run(signal);
     await this.pods.waitForSync(signal);
-    await this.adaptorPods.waitForSync(signal);
     void this.controller.run(signal);
-  }
-
-  /** An adaptor pod started: its environment is fixed now, as the kubelet fixes a container's. */
-  private async startAdaptor(key: string, signal: AbortSignal): Promise<undefined> {
-    const pod = this.adaptorPods.get(key);
-    if (pod && isRunning(pod)) await this.credentialsOf(pod, signal);
-    return undefined;
   }
 
   private async reconcilePod(key: string, signal: AbortSignal): Promise<{ requeueAfterMs: number } | undefined> {
@@ -216,23 +197,6 @@ export class SimulatedCloud {
       if (this.podEnv.size > 1000) this.podEnv.delete(this.podEnv.keys().next().value ?? '');
     }
     return creds;
-  }
-
-  /**
-   * What the cloud-api-adaptor on `node` does for a new peer pod: runs a pod VM (RunInstances with its
-   * tags, then DescribeInstances for its address) with the adaptor pod's credentials. Answers the instance
-   * id; throws the AwsError AWS would answer.
-   */
-  async runPodVm(node: string, signal?: AbortSignal): Promise<string> {
-    const pods = await this.client.list(Pods, { namespace: this.namespace, labelSelector: `app=${CAA_DAEMONSET}`, signal });
-    const pod = pods.items.find((p) => p.spec?.nodeName === node && isRunning(p));
-    if (!pod) throw new Error(`no running cloud-api-adaptor pod on node ${node}`);
-    const creds = await this.credentialsOf(pod, signal);
-    for (const action of ['ec2:DescribeImages', 'ec2:RunInstances', 'ec2:CreateTags', 'ec2:DescribeInstances'])
-      this.account?.authorize(creds, action);
-    const id = `i-${randomBytes(9).toString('hex').slice(0, 17)}`;
-    this.instances.set(id, node);
-    return id;
   }
 
   /** Ends the pod as its container's exit would: code 0, or 1 with the error as termination message. */

@@ -48,7 +48,7 @@ import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './n
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
 import { baseMachineConfigs, basePools } from './openshift-seed.ts';
-import { SimulatedPodVMs } from './podvms.ts';
+import { PEER_POD_QUERY, SimulatedPodVMs } from './podvms.ts';
 import { KataSandboxes } from './sandboxes.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
@@ -254,7 +254,7 @@ export class DevCluster {
         this.infrastructureName,
       ),
     };
-    this.podVMs = new SimulatedPodVMs({ client: this.client, log });
+    this.podVMs = new SimulatedPodVMs({ client: this.client, log, ...(aws ? { account } : {}) });
     this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.podVMs.pods, nodes: this.informers.nodes });
     this.cloudAPIServer = new CloudAPIServer({ log });
     this.cloudAPIServer.handle(new Ec2API({ account, vms: this.podVMs }).handle);
@@ -318,7 +318,8 @@ export class DevCluster {
           installerPodQuery(opts.kataDeploy?.repositories ?? DEFAULT_INSTALLER_REPOSITORIES),
           opts.callerPlayedPods,
         ),
-        ...(plain ? {} : { simulatedJobs: CLOUD_JOBS }),
+        // A peer pod starts once the adaptor has made its VM (podvms.ts).
+        ...(plain ? {} : { simulatedJobs: CLOUD_JOBS, sandboxGatedPods: PEER_POD_QUERY }),
       },
     });
     let dc: DevCluster | undefined;

@@ -137,7 +137,7 @@ export function namespaceRules(distribution: PlatformName = 'openshift'): Policy
     { apiGroups: ['apps'], resources: ['daemonsets'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['batch'], resources: ['jobs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['confidentialcontainers.org'], resources: ['peerpodconfigs'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
-    // The PeerPodConfig's status (the limit the kata nodes advertise) is written with an update.
+    // Its status (setupCompleted, the nodes that advertise pod VMs): written by the peer pods controller.
     { apiGroups: ['confidentialcontainers.org'], resources: ['peerpodconfigs/status'], verbs: ['update'] },
     // The kata monitor (src/controllers/monitor): its ServiceAccount and Service (the DaemonSet is above),
     // and its ServiceMonitor and recording rule where the Prometheus Operator runs. Server-side apply.

@@ -1,9 +1,10 @@
 /**
  * What OpenShift's SCC admission requires of osc's privileged workloads, shipped with the install
- * (`osc install`, config/, the Helm chart) rather than made by the operator at run time: an operator that
- * creates SCCs and grants their use could grant any SCC to anyone. Each SCC allows exactly what its one
- * workload does (docs/openshift-security.md says what and why), and its `use` is granted by a Role in the
- * operator's namespace, pinned by resourceNames, to that workload's ServiceAccount alone.
+ * (`osc install`, config/, the Helm chart). Each SCC allows exactly what its one workload does
+ * (docs/openshift-security.md says what and why), and its `use` is granted by a Role in the operator's
+ * namespace, pinned by resourceNames, to that workload's ServiceAccount alone. An OLM bundle cannot carry
+ * SCCs: there the operator keeps them itself (`osc run --ensure-sccs`, src/controllers/scc), with the
+ * rules below and never a `use` grant of its own.
  */
 import { MONITOR_SERVICE_ACCOUNT } from '../api/names.ts';
 import {
@@ -16,6 +17,7 @@ import {
 } from '../api/scc.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
+import type { PolicyRule } from './rbac.ts';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const labels = {
@@ -26,14 +28,15 @@ const labels = {
 
 /**
  * A privileged pod on the host's paths, as root, nothing else: no host PID or IPC, no host ports, no
- * volume type but hostPath (and those given), a read-only root file system. Privileged containers need privilege escalation
- * allowed (the API refuses the two together otherwise) and run with every capability, so the SCC lists none.
+ * volume type but hostPath (and those listed in `volumes`), a read-only root file system. Privileged
+ * containers need privilege escalation allowed (the API refuses the two together otherwise) and run with
+ * every capability, so the SCC lists none.
  */
 function privilegedOnHostPaths(
   name: string,
   description: string,
   hostNetwork: boolean,
-  volumes: string[] = ['hostPath'],
+  volumes: string[] = [],
 ): SecurityContextConstraints {
   return {
     apiVersion: 'security.openshift.io/v1',
@@ -47,7 +50,7 @@ function privilegedOnHostPaths(
     allowHostPID: false,
     allowHostIPC: false,
     allowHostDirVolumePlugin: true,
-    volumes,
+    volumes: ['hostPath', ...volumes],
     allowedCapabilities: null,
     defaultAddCapabilities: null,
     requiredDropCapabilities: null,
@@ -85,10 +88,10 @@ export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
       CAA_SCC,
-      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and, with the cluster's short-lived AWS credentials (ccoctl, STS), its projected ServiceAccount token.",
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and on an STS cluster a projected ServiceAccount token for AWS.",
       true,
-      // The web identity token of the STS credentials is a projected ServiceAccount token volume.
-      ['hostPath', 'projected'],
+      // The short-lived token an STS cluster's adaptor exchanges for AWS credentials (a projected volume).
+      ['projected'],
     ),
     privilegedOnHostPaths(
       MONITOR_SCC,
@@ -136,3 +139,19 @@ export function oscSecurityIdentity(namespace: string): KubeObject[] {
   ]);
   return [...oscSCCs(), ...accounts, ...grants] as KubeObject[];
 }
+
+/**
+ * What an operator that keeps osc's SCCs itself may do with SCCs: create (a verb Kubernetes cannot pin to
+ * a name), and read, watch and server-side apply osc's own by name. No `use`, no delete, no other SCC.
+ */
+export function sccKeeperRules(): PolicyRule[] {
+  const group = ['security.openshift.io'];
+  const resources = ['securitycontextconstraints'];
+  return [
+    { apiGroups: group, resources, verbs: ['create'] },
+    { apiGroups: group, resources, verbs: ['get', 'list', 'watch', 'patch'], resourceNames: oscSCCs().map((s) => s.metadata.name ?? '') },
+  ];
+}
+
+/** The operator's flag that makes it keep osc's SCCs (the OLM form). */
+export const ENSURE_SCCS_FLAG = '--ensure-sccs';

@@ -21,6 +21,7 @@ import { stringify } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { unpinnedImages } from '../install/images.ts';
 import type { PolicyRule } from '../install/rbac.ts';
+import { ENSURE_SCCS_FLAG, sccKeeperRules } from '../install/scc.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { upgradeGraph } from './upgrade-graph.ts';
 
@@ -68,7 +69,8 @@ export interface Bundle {
   extras: KubeObject[];
   /**
    * What `osc install` applies that no bundle can carry: osc's SecurityContextConstraints (OLM installs a
-   * fixed list of kinds, SCCs not among them). An administrator applies them; the CSV says how.
+   * fixed list of kinds, SCCs not among them). The operator of the bundle keeps them itself
+   * (`--ensure-sccs`, with the rules of sccKeeperRules in its clusterPermissions).
    */
   unbundled: KubeObject[];
   annotations: Record<string, string>;
@@ -328,6 +330,14 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
     if (b.namespace === ns) nsRules.push(...rules);
     else clusterRules.push(...rules);
   }
+  // The SCCs no bundle carries: the operator keeps them itself, allowed exactly that.
+  if (unbundled.some((o) => o.kind === 'SecurityContextConstraints')) {
+    clusterRules.push(...sccKeeperRules());
+    for (const d of deployments) {
+      const [manager] = (d.spec as { template: { spec: { containers: { args?: string[] }[] } } }).template.spec.containers;
+      if (manager && !manager.args?.includes(ENSURE_SCCS_FLAG)) manager.args = [...(manager.args ?? []), ENSURE_SCCS_FLAG];
+    }
+  }
   if (!serviceAccount) throw new Error('osc install creates no ServiceAccount for the operator');
 
   // The containers' images, and the operands' images the operator is given as RELATED_IMAGE_* variables.
@@ -385,9 +395,9 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
         ...(unbundled.length
           ? [
               '',
-              `On OpenShift, first apply osc's SecurityContextConstraints (${unbundled.map((o) => `\`${o.metadata.name}\``).join(', ')}),`,
-              'which a bundle cannot carry: `oc apply -f config/25-security-context-constraints.yaml` from the release.',
-              "The bundle grants their use to the cloud-api-adaptor's, the kata monitor's and kata-deploy's ServiceAccounts alone.",
+              `The Operator creates its SecurityContextConstraints (${unbundled.map((o) => `\`${o.metadata.name}\``).join(', ')}) itself,`,
+              'since a bundle cannot carry them, and keeps them as its release defines them. The bundle grants their use',
+              "to the cloud-api-adaptor's, the kata monitor's and kata-deploy's ServiceAccounts alone.",
             ]
           : []),
       ].join('\n'),

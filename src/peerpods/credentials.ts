@@ -26,11 +26,16 @@ import type { Secret } from '../kube/resources.ts';
 export { AWS_ROOT_SECRET, PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST };
 
 /**
- * The AWS actions peer pods need, and nothing else (the product's request asks for ec2:*). Each group says
- * who calls it; docs/cloud-credentials.md explains each.
+ * The AWS actions peer pods need, and nothing else (the product's request asks for ec2:*): each is called by
+ * the adaptor or an image job (docs/cloud-credentials.md says who and why). Left out on purpose:
+ * s3:ListBucket (the image job deletes the one object it uploaded by its key, it never lists the bucket)
+ * and s3:GetObject (EC2's snapshot import reads the disk as the vmimport role, whose own policy grants it).
  */
 export const PEER_PODS_AWS_ACTIONS = {
-  /** The cloud-api-adaptor: one pod VM per peer pod. */
+  /**
+   * The cloud-api-adaptor: at start-up the image's root device and the instance types' sizes; then one pod
+   * VM per peer pod, tagged at launch; its address when USE_PUBLIC_IP; terminated with the pod.
+   */
   adaptor: [
     'ec2:RunInstances',
     'ec2:CreateTags',
@@ -43,12 +48,15 @@ export const PEER_PODS_AWS_ACTIONS = {
   imageCreation: ['ec2:ImportSnapshot', 'ec2:DescribeImportSnapshotTasks', 'ec2:RegisterImage', 'ec2:DescribeImages', 'ec2:CreateTags'],
   /** The pod VM image deletion job. */
   imageDeletion: ['ec2:DescribeImages', 'ec2:DeregisterImage', 'ec2:DeleteSnapshot'],
-  /** The image creation job's intermediate bucket (podvm-*), and its objects. */
-  bucket: ['s3:CreateBucket', 's3:DeleteBucket', 's3:ListBucket'],
-  bucketObjects: ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'],
+  /** The image creation job's intermediate bucket (podvm-*), and the disk it uploads there. */
+  bucket: ['s3:CreateBucket', 's3:DeleteBucket'],
+  bucketObjects: ['s3:PutObject', 's3:DeleteObject'],
   /** The vmimport service role that EC2's snapshot import runs as. */
   vmimportRole: ['iam:GetRole', 'iam:CreateRole', 'iam:PutRolePolicy'],
 } as const;
+
+/** Every action of the request, once. */
+export const peerPodsAwsActions = (): string[] => [...new Set(Object.values(PEER_PODS_AWS_ACTIONS).flat())].sort();
 
 export const PODVM_BUCKET_PREFIX = 'podvm-';
 

@@ -17,12 +17,13 @@ import {
 } from '../../src/api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../src/api/credentials-text.ts';
 import { CONFIG_VALID, type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
-import { CAA_DAEMONSET, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
-import { AwsError } from '../../src/devcluster/aws-account.ts';
+import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
+import { type AwsCredentials, AwsError } from '../../src/devcluster/aws-account.ts';
 import { SimulatedCloud } from '../../src/devcluster/cloud.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
-import { ConfigMaps, DaemonSets, Jobs, Pods, type Secret, Secrets } from '../../src/kube/resources.ts';
-import { peerPodsStatementEntries } from '../../src/peerpods/credentials.ts';
+import type { SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
+import { ConfigMaps, DaemonSets, Events, Jobs, type Pod, Pods, RuntimeClasses, type Secret, Secrets } from '../../src/kube/resources.ts';
+import { peerPodsAwsActions, peerPodsStatementEntries } from '../../src/peerpods/credentials.ts';
 import { useDevCluster, useOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -78,30 +79,59 @@ function helpers(cluster: { readonly dev: DevCluster }) {
     c().find(CredentialsRequests, PEER_PODS_CREDENTIALS_REQUEST, CCO_NAMESPACE) as Promise<CredentialsRequest | undefined>;
   const ccoSecret = () => c().find(Secrets, PEER_PODS_CCO_SECRET, NS);
   const amiId = async () => (await c().find(ConfigMaps, PEER_PODS_CM, NS))?.data?.PODVM_AMI_ID ?? '';
-  /** A peer pod's VM, as the adaptor on worker-0 makes it: answers once the cloud accepts its credentials. */
-  /** The adaptor DaemonSet rolled out: its one pod runs the current template. */
-  const adaptorSettled = async () => {
-    const ds = await c().find(DaemonSets, CAA_DAEMONSET, NS);
-    return (
-      !!ds &&
-      ds.status?.observedGeneration === ds.metadata.generation &&
-      ds.status?.updatedNumberScheduled === ds.status?.desiredNumberScheduled &&
-      ds.status?.numberReady === 1
+  let probes = 0;
+  /**
+   * A peer pod on worker-0, as a user runs one: answers its VM's id once the adaptor made it with its
+   * credentials and the pod runs, then deletes the pod (and the adaptor its VM).
+   */
+  const podVmRuns = async () => {
+    const name = `vm-probe-${++probes}`;
+    await waitFor(() => c().find(RuntimeClasses, KATA_REMOTE_RUNTIME_CLASS), { ...LONG, message: 'kata-remote offered' });
+    await c().create(Pods, probePod(name));
+    const vm = await waitFor(
+      async () => {
+        const p = await c().get(Pods, name, 'default');
+        return p.status?.phase === 'Running' ? podVMs(cluster.dev).recorded(p.metadata.uid ?? '') : undefined;
+      },
+      { ...LONG, message: `the adaptor on worker-0 runs a pod VM for ${name} with its credentials` },
+    );
+    await c().delete(Pods, name, { namespace: 'default', gracePeriodSeconds: 0 });
+    await waitFor(() => !podVMs(cluster.dev).vms.has(vm), { ...LONG, message: `the VM of ${name} terminated` });
+    return vm;
+  };
+  /** A peer pod the cloud refuses a VM: answers the FailedCreatePodSandBox event's message, leaving the pod. */
+  const podVmRefused = async (name: string) => {
+    await c().create(Pods, probePod(name));
+    return waitFor(
+      async () =>
+        (await c().list(Events, { namespace: 'default' })).items.find(
+          (e) => e.reason === 'FailedCreatePodSandBox' && e.regarding?.name === name && /creating an instance/.test(e.note ?? ''),
+        )?.note,
+      { ...LONG, message: `FailedCreatePodSandBox for ${name}` },
     );
   };
-  const podVmRuns = () =>
-    waitFor(async () => ((await adaptorSettled()) ? awsCloud(cluster.dev).runPodVm('worker-0') : undefined), {
-      ...LONG,
-      message: 'the adaptor on worker-0 runs a pod VM with its credentials',
-    });
-  /** Waits until the adaptor runs its current template (an edit of what it reads replaces its pod). */
-  const adaptorRuns = () => waitFor(adaptorSettled, { ...LONG, message: 'the adaptor rolled out' });
   const configure = async () => {
     const region = await ok(['get', 'infrastructure/cluster', '-o', 'jsonpath={.status.platformStatus.aws.region}']);
     await ok(['create', '-f', '-'], peerPodsCmYaml(region));
     await ok(['create', '-f', '-'], kataConfigYaml);
   };
-  return { c, ok, configValid, request, ccoSecret, amiId, podVmRuns, adaptorRuns, configure };
+  return { c, ok, configValid, request, ccoSecret, amiId, podVmRuns, podVmRefused, configure };
+}
+
+const probePod = (name: string): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default' },
+  spec: {
+    runtimeClassName: KATA_REMOTE_RUNTIME_CLASS,
+
+    containers: [{ name: 'c', image: 'registry.access.redhat.com/ubi9/ubi:9.3' }],
+  },
+});
+
+function podVMs(dev: DevCluster): SimulatedPodVMs {
+  assert.ok(dev.podVMs, 'an OpenShift dev cluster');
+  return dev.podVMs;
 }
 
 /** The dev cluster's cloud on AWS, the one whose account these tests exercise. */
@@ -112,20 +142,57 @@ function awsCloud(dev: DevCluster): SimulatedCloud {
 }
 
 describe('peer pods credentials minted by the Cloud Credential Operator (default mode)', () => {
-  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300 });
-  useOperator(cluster, KC);
+  // Image jobs that take a while, so that the root credentials can be rotated while one runs.
+  const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300, podvmImageJobMs: 5000 });
+  useOperator(cluster, KC, (dev) => ({ leakedVMs: { inventory: podVMs(dev), intervalMs: 1000 } }));
   const h = helpers(cluster);
 
-  test('the documented AWS configuration followed literally (no Secret created, root rotated mid-rollout) ends with working peer pods', async () => {
+  test('the documented AWS configuration followed literally (no Secret created; root rotated, then the minted key revoked, mid-rollout) ends with working peer pods', async () => {
     assert.equal(await h.c().find(Secrets, 'peer-pods-secret', NS), undefined);
     await h.configure();
     // osc asks for credentials: its request, where the CCO reads them, naming the Secret in osc's namespace.
     const requested = await waitFor(h.request, { ...LONG, message: "osc's CredentialsRequest" });
     assert.deepEqual(requested.spec.secretRef, { name: PEER_PODS_CCO_SECRET, namespace: NS });
-    // The root credentials rotated while peer pods roll out: the CCO rotates the minted key, osc follows.
     const first = await waitFor(async () => decode(await h.ccoSecret(), 'aws_access_key_id'), { ...LONG, message: 'the minted Secret' });
+    // The rollout is under way with the minted key: the image job's pod and the adaptor run with it.
+    const keyOf = (creds: AwsCredentials | undefined) => (creds && 'accessKeyId' in creds ? creds.accessKeyId : undefined);
+    await waitFor(
+      async () => {
+        const [job] = (await h.c().list(Pods, { namespace: NS, labelSelector: 'job-name=osc-podvm-image-creation' })).items.filter(
+          (p) => p.status?.phase === 'Running',
+        );
+        return job && keyOf(await awsCloud(cluster.dev).credentialsOf(job)) === first;
+      },
+      { ...LONG, message: 'the image creation job running with the minted key' },
+    );
+    await waitFor(
+      async () =>
+        (await h.c().list(Pods, { namespace: NS, labelSelector: `app=${CAA_DAEMONSET}` })).items.some(
+          (p) => keyOf(podVMs(cluster.dev).adaptorCredentials(p)) === first,
+        ),
+      { ...LONG, message: 'the adaptor started with the minted key' },
+    );
+    // Now the root credentials are rotated. The CCO syncs the request again but rotates nothing it
+    // minted: the minted user keeps its key (as the real one does in Mint mode).
+    const user = (await waitFor(async () => (await h.request())?.status?.providerStatus?.user, LONG)) ?? '';
     await cluster.dev.cco.rotateRootCredentials();
-    await waitFor(async () => decode(await h.ccoSecret(), 'aws_access_key_id') !== first, { ...LONG, message: 'the minted key rotated' });
+    const rootVersion = (await h.c().get(Secrets, AWS_ROOT_SECRET.name, AWS_ROOT_SECRET.namespace)).metadata.resourceVersion;
+    await waitFor(async () => (await h.request())?.status?.lastSyncCloudCredsSecretResourceVersion === rootVersion, {
+      ...LONG,
+      message: 'the CCO synced the request with the rotated root credentials',
+    });
+    assert.equal(decode(await h.ccoSecret(), 'aws_access_key_id'), first, 'a root rotation rotates no minted key');
+    assert.deepEqual(cluster.dev.awsAccount.keyIds(user), [first]);
+    // The administrator revokes the minted key the documented way, still mid-rollout: deleting its Secret.
+    // The CCO deletes the user's keys and mints a new one; the image job and the adaptor follow.
+    await h.c().delete(Secrets, PEER_PODS_CCO_SECRET, { namespace: NS });
+    const second = await waitFor(
+      async () => {
+        const k = decode(await h.ccoSecret(), 'aws_access_key_id');
+        return k && k !== first ? k : undefined;
+      },
+      { ...LONG, message: 'a new minted key' },
+    );
 
     const valid = await waitFor(async () => ((await h.configValid())?.status === 'True' ? await h.configValid() : undefined), {
       ...LONG,
@@ -137,6 +204,14 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
       message: 'the pod VM image built with the minted key',
     });
     assert.match(await h.podVmRuns(), /^i-[0-9a-f]{17}$/);
+    // Converged on the new key: every adaptor holds it, and the account keeps one minted user with one key.
+    await waitFor(
+      async () => {
+        const pods = (await h.c().list(Pods, { namespace: NS, labelSelector: `app=${CAA_DAEMONSET}` })).items;
+        return pods.length === 1 && pods.every((p) => keyOf(podVMs(cluster.dev).adaptorCredentials(p)) === second);
+      },
+      { ...LONG, message: 'the adaptor on the rotated key' },
+    );
 
     // The request as the CCO answered it.
     const provisioned = await waitFor(async () => ((await h.request())?.status?.provisioned ? await h.request() : undefined), LONG);
@@ -149,6 +224,14 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
       `${CCO_NAMESPACE}/${PEER_PODS_CREDENTIALS_REQUEST}`,
     );
     assert.match(decode(minted, 'credentials'), /^\[default\]\naws_access_key_id = AKIA/);
+    assert.equal(provisioned?.status?.providerStatus?.user, user);
+    const account = cluster.dev.awsAccount;
+    assert.deepEqual(
+      account.userNames().filter((u) => u.startsWith('dev-cluster-')),
+      [user],
+      'one minted IAM user, none left over',
+    );
+    assert.deepEqual(account.keyIds(user), [second], 'the user has the rotated key only');
     // The adaptor reads the minted keys under its own names, straight from the Secret.
     const ds = await h.c().get(DaemonSets, CAA_DAEMONSET, NS);
     const env = JSON.stringify(ds.spec?.template.spec);
@@ -156,7 +239,6 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     assert.doesNotMatch(env, /peer-pods-secret/);
 
     // The rotated-away key is refused; the minted one may do exactly what peer pods need.
-    const account = cluster.dev.awsAccount;
     assert.throws(
       () => account.authorize({ accessKeyId: first, secretAccessKey: 'any' }, 'ec2:RunInstances'),
       (e: unknown) => e instanceof AwsError && e.code === 'AuthFailure',
@@ -190,7 +272,7 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     const pods = await h.c().list(Pods, { namespace: NS, labelSelector: `app=${CAA_DAEMONSET}` });
     const pod = pods.items[0];
     assert.ok(pod);
-    const creds = await awsCloud(cluster.dev).credentialsOf(pod);
+    const creds = podVMs(cluster.dev).adaptorCredentials(pod);
     assert.equal(creds && 'accessKeyId' in creds ? creds.accessKeyId : '', after);
   });
 
@@ -206,7 +288,7 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     );
     assert.match(
       failed.message ?? '',
-      /CredentialsProvisionFailure: failed to grab root cloud credentials: secrets "aws-creds" not found in namespace kube-system; fix the cluster's root credentials \(Secret kube-system\/aws-creds\) or create peer-pods-secret/,
+      /CredentialsProvisionFailure: failed to grant creds: unable to fetch root cloud cred secret: secrets "aws-creds" not found; fix the cluster's root credentials \(Secret kube-system\/aws-creds\) or create peer-pods-secret/,
     );
     const r = await h.request();
     assert.equal(r?.status?.conditions?.find((x) => x.type === 'CredentialsProvisionFailure')?.status, 'True');
@@ -227,6 +309,9 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     });
     assert.equal(cluster.dev.awsAccount.hasUser(user), false, 'the minted IAM user deleted');
     await waitFor(async () => !(await h.c().find(KataConfigs, KC)), { ...LONG, message: 'the KataConfig gone' });
+    // The whole life of peer pods (image built and deleted, the adaptor started, pod VMs run and
+    // terminated, osc listing its VMs) used every action of the request, and the policy allows no other.
+    assert.deepEqual([...(cluster.dev.awsAccount.allowed.get(user) ?? [])].sort(), peerPodsAwsActions());
   });
 });
 
@@ -288,15 +373,22 @@ ${awsStsCredentialsFile(arn)
     assert.match(spec, /"serviceAccountToken":\{"audience":"openshift"/);
     // A role that does not trust the pods' ServiceAccount is refused: the simulator checks the token's subject.
     account.deleteRole(arn);
-    // The image's ID filled into peer-pods-cm is read by the adaptor: its pod may just have been replaced.
-    await h.adaptorRuns();
-    await assert.rejects(awsCloud(cluster.dev).runPodVm('worker-0'), (e: unknown) => e instanceof AwsError && e.code === 'AccessDenied');
+    assert.match(
+      await h.podVmRefused('untrusted'),
+      /creating an instance : .*operation error STS: AssumeRoleWithWebIdentity, https response error StatusCode: 403, .*api error AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity$/,
+    );
     // ccoctl run again: the same role, so that the removal's image deletion can run.
     account.createRole(
       'osc-dev-openshift-sandboxed-containers-aws',
       r.spec.providerSpec.statementEntries,
       (r.spec.serviceAccountNames ?? []).map((sa) => `system:serviceaccount:${NS}:${sa}`),
     );
+    // Trusted again, the kubelet's next try runs the refused pod.
+    await waitFor(async () => (await h.c().get(Pods, 'untrusted', 'default')).status?.phase === 'Running', {
+      ...LONG,
+      message: 'the refused pod runs once the role trusts the adaptor again',
+    });
+    await h.c().delete(Pods, 'untrusted', { namespace: 'default', gracePeriodSeconds: 0 });
   });
 
   test('removal deletes the request but keeps the Secret the administrator applied', async () => {

@@ -29,7 +29,7 @@ import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 const NS = OPERATOR_NAMESPACE;
 const APP = 'leaks-demo';
 const GRACE_MS = 2000;
-/** An administrator's key the simulated AWS account knows: osc lists and deletes pod VMs with it, over EC2's API. */
+/** An administrator's key the simulated AWS account knows: the adaptor runs pod VMs with it, and osc lists and deletes them with it over EC2's API. */
 const KEY = { accessKeyId: 'AKIAOSCTESTKEY000002', secretAccessKey: 'osc/TestSecretAccessKey+LeaksTest0123' };
 
 const pod = (name: string, annotations?: Record<string, string>): Pod => ({

@@ -30,6 +30,11 @@ describe('an upgrade interrupted halfway (N and N+1 both running, leader electio
     assert.deepEqual(f.statusChanges, [], 'KataConfig and KataNode changes');
     assert.deepEqual(f.restartedPods, [], 'operand pods restarted');
     assert.deepEqual(f.newLeaderWrites, [], "the final leader's writes");
+    assert.equal(f.mintedKey.after, f.mintedKey.before, 'nothing minted again');
+    // The webhooks: never unanswered for longer than the rollout, even though the test crashes every
+    // replica of the leading version while the other version's new one is held unready.
+    assert.ok(f.probes >= 10, `${f.probes} webhook probes`);
+    assert.ok(f.webhookGapMs <= f.rolloutMs, `webhooks unanswered for ${f.webhookGapMs} ms, longer than the rollout (${f.rolloutMs} ms)`);
     // Nothing of N left: its ReplicaSet scaled to 0, two operator pods, both N+1.
     const client = cluster.dev.client;
     const pods = (await client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })).items;

@@ -1,6 +1,6 @@
 /**
  * An operator upgrade on OpenShift, N -> N+1 through `osc install`, with kata installed on 3 workers and
- * peer pods on: nothing that runs kata may notice. Zero cordons, drains or reboots; no MachineConfig,
+ * peer pods on (their AWS keys minted by the Cloud Credential Operator): nothing that runs kata may notice. Zero cordons, drains or reboots; no MachineConfig,
  * DaemonSet, peer-pods object or RuntimeClass written; the KataConfig and KataNodes not touched (status
  * included); the peer-pods pods not restarted (their images are the same); and the fail-closed webhooks
  * never unanswered for longer than the operator Deployment's rollout (with two replicas and
@@ -29,6 +29,13 @@ describe('upgrading the operator on OpenShift (N -> N+1, osc install)', () => {
     assert.deepEqual(f.rewrites, [], 'rewrites');
     assert.deepEqual(f.statusChanges, [], 'KataConfig and KataNode changes');
     assert.deepEqual(f.restartedPods, [], 'operand pods restarted');
+    assert.ok(
+      f.podsBefore.some((p) => p.startsWith('osc-caa-ds-')),
+      'the adaptor pods were there to restart',
+    );
+    assert.deepEqual(f.newLeaderWrites, [], "the new leader's writes");
+    assert.match(f.mintedKey.before, /^AKIA/, 'peer pods run with the key the CCO minted');
+    assert.equal(f.mintedKey.after, f.mintedKey.before, 'the upgrade has nothing minted again');
     assert.ok(f.probes >= 10, `${f.probes} webhook probes`);
     assert.ok(f.webhookGapMs <= f.rolloutMs, `webhooks unanswered for ${f.webhookGapMs} ms, longer than the rollout (${f.rolloutMs} ms)`);
     // Every replica answered throughout (two replicas, maxUnavailable 0). The one way a probe goes

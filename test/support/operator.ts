@@ -114,10 +114,11 @@ export function inOrder<T>(seen: readonly T[], expected: readonly ((s: T) => boo
 export function useOperator(
   cluster: { readonly dev: DevCluster },
   name: string,
+  options?: (dev: DevCluster) => Partial<OperatorOptions>,
 ): { readonly op: RunningOperator; readonly recorder: StatusRecorder } {
   const ref: { op?: RunningOperator; recorder?: StatusRecorder } = {};
   before(async () => {
-    ref.op = await startOperator(cluster.dev);
+    ref.op = await startOperator(cluster.dev, options?.(cluster.dev));
     ref.recorder = new StatusRecorder(cluster.dev.client, name);
     await ref.recorder.synced();
   });

@@ -9,6 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { CCO_NAMESPACE, CredentialsRequests } from '../../src/api/cloudcredential.ts';
+import { PEER_PODS_CCO_SECRET } from '../../src/api/credentials-text.ts';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { KataNodes } from '../../src/api/katanode.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
@@ -46,15 +48,13 @@ export function upgradeClusterOptions(distribution: 'openshift' | 'kubernetes', 
     rebootMs: 500,
     callerPlayedPods: OPERATOR_PODS_QUERY,
     log: mco.logger,
-    ...(distribution === 'openshift'
-      ? { platform: 'AWS' as const, awsUsers: [{ accessKeyId: AWS_KEY_ID, secretAccessKey: AWS_SECRET_KEY }] }
-      : { kataDeployIdentity: false }),
+    // On AWS peer pods take the keys the Cloud Credential Operator mints for osc's request.
+    ...(distribution === 'openshift' ? { platform: 'AWS' as const } : { kataDeployIdentity: false }),
   };
 }
 
-/** An administrator's IAM user in the simulated AWS account: its keys go into peer-pods-secret. */
-const AWS_KEY_ID = 'AKIAIOSFODNN7OSCTEST';
-const AWS_SECRET_KEY = 'not-a-real-secret-access-key';
+/** The adaptor image an N+1 that moves the cloud-api-adaptor ships. */
+export const NEXT_CAA_IMAGE = 'registry.redhat.io/openshift-sandboxed-containers/osc-cloud-api-adaptor-rhel9:1.12.1';
 
 const PEER_PODS_DATA: Record<string, string> = {
   CLOUD_PROVIDER: 'aws',
@@ -94,23 +94,37 @@ export interface UpgradeFigures {
   watched: string;
   /** Interrupted: the versions that led, in turn, while the rollout stood halfway. */
   leaders: string[];
+  /** OpenShift: the key the CCO minted for peer pods, before and after the upgrade. */
+  mintedKey: { before: string; after: string };
+  /** The operand pods before the upgrade, by name. */
+  podsBefore: string[];
 }
 
 type DS = KubeObject & { status?: { desiredNumberScheduled?: number; numberReady?: number; updatedNumberScheduled?: number } };
 
 const dsReady = (d: DS) => (d.status?.desiredNumberScheduled ?? 0) > 0 && d.status?.numberReady === d.status?.desiredNumberScheduled;
+const dsRolledOut = (d: DS) =>
+  dsReady(d) &&
+  d.status?.updatedNumberScheduled === d.status?.desiredNumberScheduled &&
+  (d.status as { observedGeneration?: number } | undefined)?.observedGeneration === d.metadata.generation;
+
+/** The access key id in the Secret the CCO minted for osc's request. */
+async function mintedKey(client: DevCluster['client']): Promise<string> {
+  const s = await client.find(Secrets, PEER_PODS_CCO_SECRET, NS);
+  return Buffer.from(s?.data?.aws_access_key_id ?? '', 'base64').toString('utf8');
+}
 
 /** Runs the whole upgrade; answers the figures (the caller asserts them). */
 export async function runUpgrade(
   dev: DevCluster,
   mco: MCORecords,
   distribution: 'openshift' | 'kubernetes',
-  opts: { interrupt?: boolean } = {},
+  opts: { interrupt?: boolean; caaImage?: string } = {},
 ): Promise<UpgradeFigures> {
   const client = dev.client;
   const admin = dev.kubeconfigPath;
   const vN = thisVersion();
-  const next = VersionTree.build(nextVersion(vN));
+  const next = VersionTree.build(nextVersion(vN), opts.caaImage ? { caaImage: opts.caaImage } : {});
   const imageN = `quay.io/osc/osc-operator:v${vN}`;
   const service = await ServiceProxy.start();
   // Each pod runs the sources its image names: N's image this checkout, N+1's the copy.
@@ -137,13 +151,9 @@ export async function runUpgrade(
     });
     const token = await scraperToken(dev);
 
-    if (distribution === 'openshift') {
-      await client.create(Secrets, {
-        metadata: { name: 'peer-pods-secret', namespace: NS },
-        stringData: { AWS_ACCESS_KEY_ID: AWS_KEY_ID, AWS_SECRET_ACCESS_KEY: AWS_SECRET_KEY },
-      });
+    // No peer-pods-secret: osc asks the Cloud Credential Operator, which mints the keys (cco-secret).
+    if (distribution === 'openshift')
       await client.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
-    }
     await client.create(KataConfigs, {
       metadata: { name: 'cluster-kataconfig' },
       spec: { checkNodeEligibility: false, logLevel: 'info', ...(distribution === 'openshift' ? { enablePeerPods: true } : {}) },
@@ -179,7 +189,11 @@ export async function runUpgrade(
     await watch.watch(ConfigMaps, { namespace: NS, filter: (o) => o.metadata.name !== 'kube-root-ca.crt' });
     await watch.watch(Secrets, { namespace: NS });
     await watch.watch(Pods, { namespace: NS, filter: operand });
-    if (distribution === 'openshift') await watch.watch(MachineConfigs);
+    if (distribution === 'openshift') {
+      await watch.watch(MachineConfigs);
+      await watch.watch(CredentialsRequests, { namespace: CCO_NAMESPACE });
+    }
+    const mintedBefore = distribution === 'openshift' ? await mintedKey(client) : '';
     nodes = new NodeWatch();
     await nodes.start(client);
     const podsBefore = new Map(
@@ -248,6 +262,11 @@ export async function runUpgrade(
       { timeoutMs: 300_000, message: 'version N+1 rolled out: 2 replicas of N+1 ready, one leading, N gone' },
     );
     await settled(kubelet, token, 'version N+1');
+    // The operands N+1 rolls (an adaptor image it moves) have rolled before anything is counted.
+    await waitFor(async () => ((await client.list(DaemonSets, { namespace: NS })).items as DS[]).every(dsRolledOut), {
+      timeoutMs: 300_000,
+      message: "version N+1: every operand DaemonSet's pods updated and ready",
+    });
     const leader = kubelet.leader();
     assert.ok(leader);
     const newLeaderWrites = writesOf(await replicaMetrics(leader, token));
@@ -283,6 +302,8 @@ export async function runUpgrade(
       retiredRemoved: !(await client.find(Roles, RETIRED_ROLE, NS)),
       watched: watch.watched(),
       leaders,
+      mintedKey: { before: mintedBefore, after: distribution === 'openshift' ? await mintedKey(client) : '' },
+      podsBefore: [...podsBefore.keys()],
     };
   } finally {
     await Promise.allSettled([watch?.stop(), nodes?.stop(), probes?.stop()]);
@@ -364,7 +385,8 @@ export function describeFigures(f: UpgradeFigures): string {
     `MCO records: ${f.mcoRecords.updating} updates (cordon+drain), ${f.mcoRecords.evicted} evictions, ${f.mcoRecords.rebooting} reboots`,
     `rewrites (MachineConfigs, DaemonSets, ConfigMaps, Secrets, RuntimeClasses, operand pods): ${f.rewrites.length}: ${list(f.rewrites)}`,
     `KataConfig/KataNode changes: ${f.statusChanges.length}: ${list(f.statusChanges)}`,
-    `operand pods restarted: ${f.restartedPods.length ? f.restartedPods.join(', ') : 'none'}`,
+    `operand pods restarted: ${f.restartedPods.length ? f.restartedPods.join(', ') : 'none'} (of ${f.podsBefore.length})`,
+    ...(f.mintedKey.before ? [`the CCO-minted key: ${f.mintedKey.before === f.mintedKey.after ? 'unchanged' : 'changed'}`] : []),
     `webhooks: longest unanswered ${f.webhookGapMs} ms over ${f.probes} probes; operator Deployment rollout ${f.rolloutMs} ms`,
     ...f.unanswered.map((u) => `unanswered: ${u}`),
     `the new leader's writes (not its lease): ${f.newLeaderWrites.length ? f.newLeaderWrites.join('; ') : 'none'}`,

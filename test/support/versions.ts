@@ -28,9 +28,20 @@ export class VersionTree {
     this.version = version;
   }
 
-  static build(version: string): VersionTree {
+  /**
+   * `caaImage`: the release also moves the cloud-api-adaptor to this image (its default in src/api/names.ts),
+   * as a release that picks up a new adaptor does.
+   */
+  static build(version: string, opts: { caaImage?: string } = {}): VersionTree {
     const root = mkdtempSync(join(tmpdir(), `osc-v${version}-`));
     cpSync(join(THIS_TREE, 'src'), join(root, 'src'), { recursive: true });
+    if (opts.caaImage) {
+      const names = join(root, 'src', 'api', 'names.ts');
+      const text = readFileSync(names, 'utf8');
+      const moved = text.replace(/^(\s*caa: )'[^']*',$/m, `$1'${opts.caaImage}',`);
+      if (moved === text) throw new Error('the default cloud-api-adaptor image was not found in src/api/names.ts');
+      writeFileSync(names, moved);
+    }
     cpSync(join(THIS_TREE, 'config', 'samples'), join(root, 'config', 'samples'), { recursive: true });
     const pkg = JSON.parse(readFileSync(join(THIS_TREE, 'package.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(root, 'package.json'), `${JSON.stringify({ ...pkg, version }, null, 2)}\n`);

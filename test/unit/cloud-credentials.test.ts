@@ -14,6 +14,7 @@ import {
   credentialsWiring,
   desiredCredentialsRequest,
   PEER_PODS_AWS_ACTIONS,
+  peerPodsAwsActions,
   peerPodsStatementEntries,
 } from '../../src/peerpods/credentials.ts';
 
@@ -67,6 +68,36 @@ describe('the simulated AWS account', () => {
       })(),
       /User: arn:aws:iam::123456789012:user\/peerpods is not authorized to perform: ec2:DeleteVpc/,
     );
+  });
+
+  test('the actions left out of the request are refused: listing the bucket, reading its objects', () => {
+    const account = new AwsAccount();
+    const minted = account.createUser('peerpods', peerPodsStatementEntries());
+    assert.deepEqual(
+      peerPodsAwsActions().filter((a) => a.startsWith('s3:')),
+      ['s3:CreateBucket', 's3:DeleteBucket', 's3:DeleteObject', 's3:PutObject'],
+    );
+    refusedWith('AccessDenied', () => account.authorize(minted, 's3:ListBucket', 'arn:aws:s3:::podvm-1a2b3c4d'));
+    refusedWith('AccessDenied', () => account.authorize(minted, 's3:GetObject', 'arn:aws:s3:::podvm-1a2b3c4d/podvm.raw'));
+  });
+
+  test('the Go SDK form of a refusal, as the adaptor reports it, names the call that needed the permission', () => {
+    const account = new AwsAccount();
+    const key = account.createUser('no-tags', [{ effect: 'Allow', action: ['ec2:RunInstances'], resource: '*' }]);
+    account.authorize(key, 'ec2:RunInstances');
+    const refused = (() => {
+      try {
+        account.authorize(key, 'ec2:CreateTags', '*', 'ec2:RunInstances');
+      } catch (e) {
+        return e as AwsError;
+      }
+      throw new Error('not refused');
+    })();
+    assert.match(
+      refused.sdkMessage,
+      /^operation error EC2: RunInstances, https response error StatusCode: 403, RequestID: [0-9a-f-]{36}, api error UnauthorizedOperation: You are not authorized to perform this operation\. User: arn:aws:iam::123456789012:user\/no-tags is not authorized to perform: ec2:CreateTags on resource: \*$/,
+    );
+    assert.deepEqual([...(account.allowed.get('no-tags') ?? [])], ['ec2:RunInstances'], 'only what was allowed is counted as used');
   });
 
   test('a role (ccoctl) is assumed only by the ServiceAccounts it trusts, with a token for openshift', () => {

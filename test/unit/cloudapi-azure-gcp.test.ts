@@ -30,7 +30,18 @@ function store(): PodVMStore & { vms: Map<string, PodVM> } {
   return {
     vms,
     regions: new Map(),
-    stats: { created: 0, deletedByAdaptor: 0, deletedByOsc: 0, crashes: 0, refusedDeletions: 0, lists: 0, liveVMsDeletedByOsc: 0 },
+    stats: {
+      created: 0,
+      deletedByAdaptor: 0,
+      deletedByOsc: 0,
+      crashes: 0,
+      refusedDeletions: 0,
+      lists: 0,
+      liveVMsDeletedByOsc: 0,
+      refusedCreations: 0,
+      refusedTerminations: 0,
+      adaptorStartFailures: 0,
+    },
     delete: async (id: string) => {
       vms.delete(id);
     },

@@ -12,6 +12,7 @@ import {
 } from '../../src/devcluster/controlplane/flags.ts';
 import { kwokStages, POD_CIDR } from '../../src/devcluster/controlplane/kwok.ts';
 import { nodeAddress } from '../../src/devcluster/nodes.ts';
+import { PEER_POD_QUERY } from '../../src/devcluster/podvms.ts';
 
 const pki = { ca: 'ca.crt', caKey: 'ca.key', apiserverCert: 'a.crt', apiserverKey: 'a.key', saKey: 'sa.key', saPub: 'sa.pub' };
 
@@ -110,5 +111,22 @@ describe('dev cluster control plane configuration', () => {
     });
     assert.ok(stages.some((s) => s.metadata.name === 'pod-delete' && s.spec.next.delete === true));
     assert.ok(stages.some((s) => s.metadata.name === 'pod-ready' && /phase: Running/.test(s.spec.next.statusTemplate)));
+  });
+
+  test('sandbox-gated pods (peer pods) run only once their sandbox exists (PodReadyToStartContainers True)', () => {
+    const stages = parseAllDocuments(kwokStages({ sandboxGatedPods: PEER_POD_QUERY }))
+      .map((d) => d.toJS())
+      .filter((d) => d.kind === 'Stage');
+    const ready = stages.find((s) => s.metadata.name === 'pod-ready');
+    const gate = ready.spec.selector.matchExpressions.at(-1);
+    assert.equal(gate.operator, 'In');
+    assert.deepEqual(gate.values, ['true']);
+    assert.match(gate.key, /kata-remote/);
+    assert.match(gate.key, /PodReadyToStartContainers/);
+    // Without the option no pod waits.
+    const plain = parseAllDocuments(kwokStages())
+      .map((d) => d.toJS())
+      .find((d) => d.kind === 'Stage' && d.metadata.name === 'pod-ready');
+    assert.doesNotMatch(JSON.stringify(plain.spec.selector), /PodReadyToStartContainers/);
   });
 });

@@ -57,9 +57,9 @@ const podOf = (t: Template): AdmittedPod => {
   return { metadata: { generateName: 'p-', namespace: NS, annotations: { ...t.metadata?.annotations } }, spec };
 };
 
-/** The volume types a pod template uses (hostPath, projected, ...): what its SCC must allow. */
+/** The volume types a template's pod has at admission (hostPath, projected, ...): what its SCC must allow. */
 const volumeTypes = (t: Template): string[] => [
-  ...new Set(((t.spec.volumes ?? []) as Record<string, unknown>[]).flatMap((v) => Object.keys(v).filter((k) => k !== 'name'))),
+  ...new Set(((podOf(t).spec.volumes ?? []) as Record<string, unknown>[]).flatMap((v) => Object.keys(v).filter((k) => k !== 'name'))),
 ];
 
 const workloads = () => {

@@ -3,9 +3,11 @@
  * replicas spread over nodes, with a disruption budget and a priority class that the platform allows in
  * the operator's namespace (docs/security.md, "Availability of the admission webhooks").
  */
+
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { manifestFiles, manifests, NAMES, operatorPriorityClass } from '../../src/install/manifests.ts';
+import { ENSURE_SCCS_FLAG } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
 import { olmBundle } from '../../src/packaging/olm.ts';
@@ -87,7 +89,10 @@ describe('the operator survives a drain: replicas, disruption budget, anti-affin
     const objects = await manifests();
     const bundle = olmBundle(objects, { version: '0.0.0' });
     const text = JSON.stringify(bundle.csv);
-    const d = deploymentOf(objects);
+    const d = structuredClone(deploymentOf(objects)) as unknown as { template: { spec: { containers: { args?: string[] }[] } } };
+    // As installed, plus the one flag of the OLM form: its operator keeps osc's SCCs, which no bundle carries.
+    const manager = d.template.spec.containers[0];
+    if (manager) manager.args = [...(manager.args ?? []), ENSURE_SCCS_FLAG];
     assert.ok(text.includes(JSON.stringify(d)), 'the CSV’s install strategy runs the installed Deployment');
     assert.ok(
       bundle.extras.some((m) => m.kind === 'PodDisruptionBudget' && m.metadata.name === NAMES.disruptionBudget),

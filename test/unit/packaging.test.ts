@@ -11,6 +11,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { defaultImage, manifestFiles, manifests, NAMES } from '../../src/install/manifests.ts';
 import { clusterRules, credentialsRequestRules, eventRules, namespaceRules } from '../../src/install/rbac.ts';
+import { ENSURE_SCCS_FLAG, oscSCCs, sccKeeperRules } from '../../src/install/scc.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { packagingFiles } from '../../src/packaging/generate.ts';
 import { DEFAULT_CHART_DISTRIBUTION, distributionTemplate, TEMPLATE_OPTIONS, templateOf } from '../../src/packaging/helm.ts';
@@ -48,14 +49,22 @@ describe('packaging: OLM bundle and Helm chart', () => {
     const deployment = byKind('Deployment')[0] as KubeObject & { spec: unknown };
     assert.equal(strategy.deployments.length, 1);
     assert.equal(strategy.deployments[0]?.name, NAMES.deployment);
-    assert.deepEqual(strategy.deployments[0]?.spec, deployment.spec);
+    // The one difference: the bundle's operator keeps osc's SCCs itself, which no bundle can carry.
+    const withFlag = structuredClone(deployment.spec) as { template: { spec: { containers: { args?: string[] }[] } } };
+    const manager = withFlag.template.spec.containers[0];
+    assert.ok(manager && !manager.args?.includes(ENSURE_SCCS_FLAG), 'osc install keeps no SCCs: it applies them');
+    manager.args = [...(manager.args ?? []), ENSURE_SCCS_FLAG];
+    assert.deepEqual(strategy.deployments[0]?.spec, withFlag);
     assert.deepEqual(strategy.deployments[0]?.label, deployment.metadata.labels);
 
     assert.deepEqual(strategy.permissions, [{ serviceAccountName: NAMES.serviceAccount, rules: namespaceRules() }]);
     // OLM binds CSV permissions only in the operator's namespace: the events rules for `default` and the
     // CredentialsRequest rules for the Cloud Credential Operator's namespace go cluster-wide.
     assert.deepEqual(strategy.clusterPermissions, [
-      { serviceAccountName: NAMES.serviceAccount, rules: [...clusterRules(), ...eventRules(), ...credentialsRequestRules()] },
+      {
+        serviceAccountName: NAMES.serviceAccount,
+        rules: [...clusterRules(), ...eventRules(), ...credentialsRequestRules(), ...sccKeeperRules()],
+      },
     ]);
     // The workloads' SCC grants are not the operator's: they ship as manifests of their own.
     const sccGrant = (o: KubeObject) => (o.kind === 'Role' || o.kind === 'RoleBinding') && !!o.metadata.name?.startsWith('use-scc-');
@@ -67,8 +76,8 @@ describe('packaging: OLM bundle and Helm chart', () => {
     })[];
     assert.deepEqual(
       roles.flatMap((r) => r.rules).length,
-      (strategy.permissions[0]?.rules.length ?? 0) + (strategy.clusterPermissions[0]?.rules.length ?? 0),
-      'every rule of every Role and ClusterRole, once',
+      (strategy.permissions[0]?.rules.length ?? 0) + (strategy.clusterPermissions[0]?.rules.length ?? 0) - sccKeeperRules().length,
+      'every rule of every Role and ClusterRole, once (and the SCC keeper rules only the bundle has)',
     );
 
     // Every other object is a manifest of its own, in the operator's namespace (OLM puts it there).
@@ -86,7 +95,10 @@ describe('packaging: OLM bundle and Helm chart', () => {
             !(o.kind?.startsWith('ClusterRole') && o.metadata.name !== NAMES.metricsReader && o.metadata.name !== INSTALLER_NAME))),
     );
     assert.deepEqual(b.unbundled, byKind('SecurityContextConstraints'));
-    assert.match(b.csv.spec.description as string, /oc apply -f config\/25-security-context-constraints\.yaml/);
+    assert.match(
+      b.csv.spec.description as string,
+      /creates its SecurityContextConstraints \(`osc-cloud-api-adaptor`, `osc-kata-monitor`, `osc-kata-deploy`\) itself/,
+    );
     assert.ok(rest.length >= 2, 'at least the two Services');
     assert.deepEqual(
       b.extras.map(id),
@@ -118,6 +130,26 @@ describe('packaging: OLM bundle and Helm chart', () => {
     assert.deepEqual(modes, { OwnNamespace: true, SingleNamespace: false, MultiNamespace: false, AllNamespaces: true });
     const examples = JSON.parse(b.csv.metadata.annotations?.['alm-examples'] ?? '[]') as KubeObject[];
     assert.equal(examples[0]?.kind, 'KataConfig');
+  });
+
+  test("the SCC keeper's rules: create, and osc's own SCCs by name; never use, delete or another SCC", async () => {
+    const names = oscSCCs().map((x) => x.metadata.name);
+    const rules = sccKeeperRules();
+    const scc = (r: { resources?: string[] }) => r.resources?.includes('securitycontextconstraints');
+    assert.ok(rules.every(scc));
+    for (const r of rules) {
+      assert.ok(!r.verbs.includes('use') && !r.verbs.includes('delete') && !r.verbs.includes('*'), JSON.stringify(r));
+      // Only create, which Kubernetes cannot restrict by name, is unpinned.
+      if (!r.resourceNames) assert.deepEqual(r.verbs, ['create']);
+      else assert.deepEqual(r.resourceNames, names);
+    }
+    // osc install applies the SCCs itself: its operator has no rule on SCCs at all.
+    assert.ok(![...clusterRules(), ...namespaceRules()].some(scc));
+    const objects = await manifests();
+    const deployment = objects.find((o) => o.kind === 'Deployment') as KubeObject & {
+      spec: { template: { spec: { containers: { args?: string[] }[] } } };
+    };
+    assert.ok(!deployment.spec.template.spec.containers[0]?.args?.includes(ENSURE_SCCS_FLAG));
   });
 
   test('owned CRDs with a descriptor for every spec field and the status an administrator follows', async () => {

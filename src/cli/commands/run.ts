@@ -32,6 +32,8 @@ export interface RunFlags extends ClusterFlags {
   /** Peer pods: where the cloud API clients send their requests (testing, air-gapped endpoints). */
   cloudApiEndpoint?: string;
   cloudApiCaFile?: string;
+  /** --ensure-sccs: keep osc's SCCs (the OLM form). */
+  ensureSccs?: boolean;
 }
 
 /** The cloud API endpoint override, from the flags or the environment; the CA file read. */
@@ -72,6 +74,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       log,
       namespace,
       leaderElection: flags.leaderElect,
+      ...(flags.ensureSccs ? { ensureSCCs: true } : {}),
       metricsAddress: flags.metricsBindAddress === '0' ? '' : flags.metricsBindAddress,
       metricsSecure: flags.metricsSecure,
       metricsCertDir: flags.metricsCertDir,

@@ -216,13 +216,23 @@ export interface KwokStageOptions {
    * container has exited (phase Succeeded or Failed), as a kubelet waits for the process to end.
    */
   hostSimulatedPods?: string;
+  /**
+   * A jq query that is `true` for pods whose sandbox a simulator creates (peer pods: the cloud-api-adaptor
+   * makes a VM first): kwok runs them only once their PodReadyToStartContainers condition is True, as a
+   * kubelet starts containers only in a sandbox that exists; until then the simulator reports them.
+   */
+  sandboxGatedPods?: string;
 }
+
+/** True for a pod whose sandbox exists (the kubelet's PodReadyToStartContainers condition). */
+const SANDBOX_READY = '[.status.conditions[]? | select(.type == "PodReadyToStartContainers" and .status == "True")] | length > 0';
 
 /** The stages, as kwok's --config file (YAML documents). */
 export function kwokStages(opts: KwokStageOptions = {}): string {
   const notDeleted = expr('.metadata.deletionTimestamp', 'DoesNotExist');
   const q = opts.hostSimulatedPods;
   const notSimulated = q ? [expr(q, 'NotIn', ['true'])] : [];
+  const gated = opts.sandboxGatedPods ? [expr(`((${opts.sandboxGatedPods}) | not) or (${SANDBOX_READY})`, 'In', ['true'])] : [];
   const docs = [
     stage(
       'node-initialize',
@@ -233,7 +243,15 @@ export function kwokStages(opts: KwokStageOptions = {}): string {
     stage(
       'pod-ready',
       'Pod',
-      { matchExpressions: [notDeleted, expr('.status.phase', 'In', ['Pending']), expr(READY_STATUS, 'NotIn', ['True']), ...notSimulated] },
+      {
+        matchExpressions: [
+          notDeleted,
+          expr('.status.phase', 'In', ['Pending']),
+          expr(READY_STATUS, 'NotIn', ['True']),
+          ...notSimulated,
+          ...gated,
+        ],
+      },
       { statusTemplate: podRunningTemplate(true) },
     ),
     stage(
