@@ -150,9 +150,7 @@ describe('the adaptor calls AWS with the credentials its pod holds', () => {
     const p = await c().get(Pods, 'hello', APP);
     assert.match(
       refused.note ?? '',
-      new RegExp(
-        `^Failed to create pod sandbox: rpc error: code = Unknown desc = CreateContainer failed: remote hypervisor call failed: rpc error: code = Unknown desc = creating an instance : creating instance podvm-hello-${(p.metadata.uid ?? '').slice(0, 8)} \\(<nil>\\): operation error EC2: RunInstances, https response error StatusCode: 403, RequestID: [0-9a-f-]{36}, api error UnauthorizedOperation: You are not authorized to perform this operation\\. User: arn:aws:iam::123456789012:user/no-run is not authorized to perform: ec2:RunInstances`,
-      ),
+      /^Failed to create pod sandbox: rpc error: code = Unknown desc = CreateContainer failed: remote hypervisor call failed: rpc error: code = Unknown desc = creating an instance : creating instance podvm-hello-[0-9a-f]{8} \(<nil>\): operation error EC2: RunInstances, https response error StatusCode: 403, RequestID: [0-9a-f-]{36}, api error UnauthorizedOperation: You are not authorized to perform this operation\. User: arn:aws:iam::123456789012:user\/no-run is not authorized to perform: ec2:RunInstances/,
     );
     assert.equal(p.status?.phase, 'Pending', 'not running without a VM');
     assert.equal(statusOf(p)?.state?.waiting?.reason, 'ContainerCreating');

@@ -53,8 +53,11 @@ const data: Record<string, string> = {
   PEERPODS_LIMIT_PER_NODE: '10',
 };
 
+const KEY = { accessKeyId: 'AKIAOSCTESTKEY000003', secretAccessKey: 'osc/TestSecretAccessKey+UpdatesTest01' };
+
 describe('adaptor updates: no needless restarts, caaUpdateStrategy, outdated pods in status', () => {
-  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300 });
+  // The AWS account knows the administrator's key the adaptors start and run pod VMs with.
+  const cluster = useDevCluster({ workers: 2, platform: 'AWS', rebootMs: 300, awsUsers: [KEY] });
   let running: RunningOperator;
   const c = () => cluster.dev.client;
   const metrics = () => running.operator.manager.metrics.registry.metrics();
@@ -90,7 +93,7 @@ describe('adaptor updates: no needless restarts, caaUpdateStrategy, outdated pod
     running = await startOperator(cluster.dev);
     await c().create(Secrets, {
       metadata: { name: PEER_PODS_SECRET, namespace: NS },
-      stringData: { AWS_ACCESS_KEY_ID: 'AKIAOSCTESTKEY000003', AWS_SECRET_ACCESS_KEY: 'osc/TestSecretAccessKey+UpdatesTest01' },
+      stringData: { AWS_ACCESS_KEY_ID: KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: KEY.secretAccessKey },
     });
     await c().create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data });
     await c().create(KataConfigs, { metadata: { name: KC }, spec: { enablePeerPods: true } } as KataConfig);

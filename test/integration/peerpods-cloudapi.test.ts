@@ -102,7 +102,12 @@ describe('AWS: leaked pod VMs through EC2, with the adaptor key and its IAM poli
     running = await startOperator(dev(), { leakedVMs: { endpoint: dev().cloudAPI, graceMs: 1000, intervalMs: 500 } });
     // A key for pod VMs that may not terminate them (its policy lists what the adaptor needs, less that).
     const key = dev().awsAccount.createUser('podvms-no-terminate', [
-      { effect: 'Allow', action: ['ec2:RunInstances', 'ec2:CreateTags', 'ec2:DescribeInstances', 'ec2:DescribeImages'], resource: '*' },
+      {
+        effect: 'Allow',
+        // What the adaptor calls when it starts (the image, the instance types) and to run a VM.
+        action: ['ec2:RunInstances', 'ec2:CreateTags', 'ec2:DescribeInstances', 'ec2:DescribeImages', 'ec2:DescribeInstanceTypes'],
+        resource: '*',
+      },
     ]);
     await install(
       dev(),

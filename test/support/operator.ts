@@ -43,6 +43,8 @@ export async function startOperator(dev: DevCluster, opts: Partial<OperatorOptio
     healthAddress: '',
     webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
     metrics: new RuntimeMetrics(),
+    // As osc start runs it: the leaked pod VM collector talks to the dev cluster's cloud endpoint.
+    ...(dev.cloudAPIServer ? { leakedVMs: { endpoint: dev.cloudAPI } } : {}),
     ...opts,
   });
   const ac = new AbortController();
