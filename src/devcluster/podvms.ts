@@ -88,6 +88,18 @@ export class SimulatedPodVMs implements PodVMInventory {
       if (node && isRunning(p)) for (const pod of this.pods.list()) if (pod.spec?.nodeName === node) this.podSeen(pod);
     };
     this.adaptors.addEventHandler({ add: cameUp, update: (_o, p) => cameUp(p) });
+    // A node lost takes its adaptor's records with it (they live on its disk): its pods, should a machine of
+    // the same name take them over, get new VMs there, and the old ones are left behind.
+    this.nodes.addEventHandler({
+      delete: (n) => this.nodeLost(n.metadata.name),
+      update: (o, n) => {
+        if (o.metadata.uid !== n.metadata.uid) this.nodeLost(n.metadata.name);
+      },
+    });
+  }
+
+  private nodeLost(node: string | undefined): void {
+    for (const p of this.pods.list()) if (node && p.spec?.nodeName === node) this.records.delete(p.metadata.uid ?? '');
   }
 
   /** Whether this adaptor pod is still in the simulation's view (a killed one has left it once the kill is seen). */

@@ -22,7 +22,19 @@ import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, PODVM_DELETIO
 import { CONFIG_HASH_ANNOTATION } from '../../src/controllers/peerpods/desired.ts';
 import { CRASH_BEFORE_RECORD_ANNOTATION, FAIL_PODVM_DELETION_ANNOTATION, type SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
 import { isNotFound } from '../../src/kube/errors.ts';
-import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
+import {
+  ConfigMaps,
+  DaemonSets,
+  Events,
+  Namespaces,
+  Nodes,
+  type Pod,
+  PodDisruptionBudgets,
+  Pods,
+  RuntimeClasses,
+  Secrets,
+} from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
@@ -339,5 +351,71 @@ describe('leaked pod VMs are found and deleted', () => {
       `# chaos: ${faultCount()} faults (${JSON.stringify(faults)}); VMs made ${made}, leaked and deleted by osc ${byOsc}, ` +
         `by the adaptor ${byAdaptor}; converged in ${convergedMs} ms; leaked VMs left: ${vms().vms.size - keptVMs.length}`,
     );
+  });
+
+  test("a machine that comes back under a lost node's name takes over its pods: new VMs there, the old ones collected once the pods go", async () => {
+    const keptNodes = new Set([await c().get(Pods, 'keep-a', APP), await c().get(Pods, 'keep-b', APP)].map((p) => p.spec?.nodeName));
+    // A kata worker without the kept pods (the chaos added some; alone, this test adds one).
+    const free = async () =>
+      (await c().list(Nodes)).items
+        .filter((n) => n.status?.allocatable?.[PEER_POD_VM_RESOURCE] && !n.metadata.deletionTimestamp)
+        .map((n) => n.metadata.name ?? '')
+        .find((n) => !keptNodes.has(n));
+    if (!(await free())) await cluster.dev.addWorker();
+    const node = await waitFor(free, { timeoutMs: 120_000, message: 'a kata worker without the kept pods' });
+    // A disruption budget keeps the pod where it is while the new machine is drained for its configuration.
+    await c().create(PodDisruptionBudgets, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'held', namespace: APP },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+    } as KubeObject);
+    const held0 = pod('held');
+    held0.metadata.labels = { app: 'held' };
+    if (held0.spec) held0.spec.nodeSelector = { 'kubernetes.io/hostname': node };
+    await c().create(Pods, held0);
+    const held = await waitFor(async () => {
+      const p = await c().get(Pods, 'held', APP);
+      return vms().recorded(p.metadata.uid ?? '') ? p : undefined;
+    });
+    const uid = held.metadata.uid ?? '';
+    const first = vms().recorded(uid) ?? '';
+    await waitFor(
+      async () =>
+        ((await c().get(PodDisruptionBudgets, 'held', APP)) as { status?: { disruptionsAllowed?: number } }).status?.disruptionsAllowed ===
+        0,
+      {
+        message: 'the budget allows no disruption',
+      },
+    );
+
+    // The node is lost with the adaptor's records on its disk; a machine of the same name registers at once,
+    // before the pod garbage collector would delete the pod.
+    await cluster.dev.removeNode(node);
+    await cluster.dev.addWorker(node);
+    const second = await waitFor(
+      () => {
+        const vm = vms().recorded(uid);
+        return vm && vm !== first ? vm : undefined;
+      },
+      { timeoutMs: 120_000, message: "the new machine's adaptor made the pod a VM of its own" },
+    );
+    assert.equal((await c().get(Pods, 'held', APP)).metadata.uid, uid, 'the same pod, taken over');
+    // The old VM is named for the pod, which lives: osc keeps it, pass after pass.
+    const lists = vms().stats.lists;
+    await waitFor(() => vms().stats.lists >= lists + 3, { message: 'three more passes' });
+    assert.ok(vms().vms.has(first), 'the VM left behind is kept while a pod of its name lives');
+
+    // The pod goes: the adaptor deletes its VM, osc the one left behind.
+    const byOsc = vms().stats.deletedByOsc;
+    await c().delete(PodDisruptionBudgets, 'held', { namespace: APP });
+    await c()
+      .delete(Pods, 'held', { namespace: APP, gracePeriodSeconds: 0 })
+      .catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    await waitFor(() => !vms().vms.has(first) && !vms().vms.has(second), { timeoutMs: 60_000, message: 'both VMs gone' });
+    assert.equal(vms().stats.deletedByOsc, byOsc + 1);
+    assert.equal(vms().stats.liveVMsDeletedByOsc, 0);
   });
 });
