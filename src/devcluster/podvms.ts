@@ -84,22 +84,30 @@ export class SimulatedPodVMs implements PodVMInventory {
     this.nodes = new Informer(this.client, Nodes, { log: this.log });
     // An adaptor that comes up (again) makes the VMs its node's pods lack.
     const cameUp = (p: Pod) => {
-      const node = p.spec?.nodeName;
-      if (node && isRunning(p)) for (const pod of this.pods.list()) if (pod.spec?.nodeName === node) this.podSeen(pod);
+      if (isRunning(p)) this.nodeUp(p.spec?.nodeName);
     };
     this.adaptors.addEventHandler({ add: cameUp, update: (_o, p) => cameUp(p) });
-    // A node lost takes its adaptor's records with it (they live on its disk): its pods, should a machine of
-    // the same name take them over, get new VMs there, and the old ones are left behind.
+    // A node lost takes its adaptor's records with it (they live on its disk). A machine that registers under
+    // its name runs the pods bound to that name, its adaptor among them (the same pod object, no event): that
+    // adaptor makes the pods it takes over new VMs, and the old ones are left behind.
     this.nodes.addEventHandler({
-      delete: (n) => this.nodeLost(n.metadata.name),
+      add: (n) => this.nodeUp(n.metadata.name),
       update: (o, n) => {
-        if (o.metadata.uid !== n.metadata.uid) this.nodeLost(n.metadata.name);
+        if (o.metadata.uid === n.metadata.uid) return;
+        this.nodeLost(n.metadata.name);
+        this.nodeUp(n.metadata.name);
       },
+      delete: (n) => this.nodeLost(n.metadata.name),
     });
   }
 
+  /** The VMs a node's pods lack, made by its adaptor if it is up. */
+  private nodeUp(node: string | undefined): void {
+    if (node) for (const pod of this.pods.list()) if (pod.spec?.nodeName === node) this.podSeen(pod);
+  }
+
   private nodeLost(node: string | undefined): void {
-    for (const p of this.pods.list()) if (node && p.spec?.nodeName === node) this.records.delete(p.metadata.uid ?? '');
+    if (node) for (const p of this.pods.list()) if (p.spec?.nodeName === node) this.records.delete(p.metadata.uid ?? '');
   }
 
   /** Whether this adaptor pod is still in the simulation's view (a killed one has left it once the kill is seen). */
