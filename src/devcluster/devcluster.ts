@@ -196,6 +196,8 @@ export class DevCluster {
   private readonly log: Logger;
   private readonly abort = new AbortController();
   private stopped = false;
+  /** The highest `worker-<n>` this cluster has had: a new machine never takes a lost one's name. */
+  private lastWorkerIndex = -1;
 
   private constructor(controlPlane: ControlPlane, opts: DevClusterOptions) {
     this.controlPlane = controlPlane;
@@ -574,14 +576,20 @@ export class DevCluster {
     );
   }
 
-  /** Adds a worker (`worker-<next>` unless named) that boots with the worker pool's configuration. */
+  /**
+   * Adds a worker that boots with the worker pool's configuration: `worker-<n>` past every worker this
+   * cluster has had unless named. A replacement machine gets a name of its own, as on a cloud (a new
+   * instance, a new host name): given a lost node's name it would inherit that node's pods, which the pod
+   * garbage collector only deletes while no node of their node's name exists.
+   */
   async addWorker(name?: string, opts: { virtualizationCapable?: boolean } = {}): Promise<Node> {
     let nodeName = name;
     if (!nodeName) {
       const nodes = await this.client.list(Nodes);
-      const used = nodes.items.map((n) => /^worker-(\d+)$/.exec(n.metadata.name ?? '')?.[1]).filter((x): x is string => x !== undefined);
-      nodeName = `worker-${used.length ? Math.max(...used.map(Number)) + 1 : 0}`;
+      const used = nodes.items.map((n) => workerIndex(n.metadata.name)).filter((x): x is number => x !== undefined);
+      nodeName = `worker-${Math.max(this.lastWorkerIndex, ...used) + 1}`;
     }
+    this.lastWorkerIndex = Math.max(this.lastWorkerIndex, workerIndex(nodeName) ?? -1);
     const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);
     if (this.distribution === 'kubernetes')
       return registerNode(this.client, { name: nodeName, role: 'worker', index, distribution: 'kubernetes' });
@@ -607,8 +615,12 @@ export class DevCluster {
     this.log.info({ node: name, alive }, alive ? 'node heartbeat resumed' : 'node heartbeat stopped');
   }
 
-  /** Deletes a node, as when a machine is removed from the cluster. */
+  /**
+   * Deletes a node, as when a machine is removed from the cluster. Its pods stay until the controller-manager's
+   * pod garbage collector deletes them, 40 to 60 s later (it waits that long for the node to come back).
+   */
   async removeNode(name: string): Promise<void> {
+    this.lastWorkerIndex = Math.max(this.lastWorkerIndex, workerIndex(name) ?? -1);
     await this.client.delete(Nodes, name);
     this.log.info({ node: name }, 'node removed');
   }
@@ -622,6 +634,12 @@ export class DevCluster {
     await this.controlPlane.stop();
     await this.sccAdmission?.stop();
   }
+}
+
+/** n of `worker-<n>`. */
+function workerIndex(name: string | undefined): number | undefined {
+  const m = /^worker-(\d+)$/.exec(name ?? '');
+  return m ? Number(m[1]) : undefined;
 }
 
 /** Two jq queries for pods some process plays: true when either is. */

@@ -157,6 +157,34 @@ export class SimulatedPodVMs implements PodVMInventory {
       },
       this.log,
     );
+    // A node lost takes its adaptor's records (they live on its disk) and its adaptor's process with it. A
+    // machine that registers under its name runs the pods bound to that name, its adaptor among them (the
+    // same pod object, no event): that adaptor starts again and makes the pods it takes over new VMs; the old
+    // ones are left behind.
+    this.nodes.addEventHandler({
+      add: (n) => this.nodeUp(n.metadata.name),
+      update: (o, n) => {
+        if (o.metadata.uid === n.metadata.uid) return;
+        this.nodeLost(n.metadata.name);
+        this.nodeUp(n.metadata.name);
+      },
+      delete: (n) => this.nodeLost(n.metadata.name),
+    });
+  }
+
+  /** A node (re)appeared: its adaptor starts, then makes the VMs its node's pods lack. */
+  private nodeUp(node: string | undefined): void {
+    if (!node) return;
+    for (const p of this.pods.list()) if (p.spec?.nodeName === node) for (const key of this.keysOf(p)) this.controller.queue.add(key);
+  }
+
+  private nodeLost(node: string | undefined): void {
+    if (!node) return;
+    for (const p of this.pods.list()) {
+      if (p.spec?.nodeName !== node) continue;
+      this.records.delete(p.metadata.uid ?? '');
+      this.adaptors.delete(p.metadata.uid ?? '');
+    }
   }
 
   /** The cluster's UID, the kube-system namespace's (what the adaptor tags VMs with). */

@@ -486,6 +486,10 @@ describe('dev cluster', () => {
     assert.equal(node('worker-3')?.metadata.labels?.[NFD_KATA_LABEL], undefined);
     await dc.removeNode('worker-3');
     await dc.removeNode('worker-9');
+    // A replacement machine has a name of its own: under a lost node's name it would take over that node's pods.
+    const replacement = await dc.addWorker();
+    assert.equal(replacement.metadata.name, 'worker-10');
+    await dc.removeNode('worker-10');
     await waitFor(() => poolSettled('worker')?.status?.machineCount === 3, { message: 'the pool to count 3 machines again' });
   });
 });

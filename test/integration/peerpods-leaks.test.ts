@@ -5,7 +5,8 @@
  * with an event and a metric per VM, and never touches a VM of a live pod. A deletion the cloud refuses is
  * the condition PodVMDeletionFailed, cleared once a change of peer-pods-cm lets the deletion through. The
  * adaptor-restart counter counts the adaptor pods an edit of peer-pods-cm restarts. The chaos run kills the
- * adaptor pods for real and loses whole nodes.
+ * adaptor pods for real, loses whole nodes and re-creates pods under their names; a node that comes back
+ * under its name gives the pods it takes over new VMs.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -22,7 +23,20 @@ import { LEAKED_VM_DELETED_EVENT, LEAKED_VM_DELETION_FAILED_EVENT, PODVM_DELETIO
 import { CONFIG_HASH_ANNOTATION } from '../../src/controllers/peerpods/desired.ts';
 import { CRASH_BEFORE_RECORD_ANNOTATION, FAIL_PODVM_DELETION_ANNOTATION, type SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
 import { isNotFound } from '../../src/kube/errors.ts';
-import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
+import {
+  ConfigMaps,
+  DaemonSets,
+  Events,
+  Namespaces,
+  Nodes,
+  type Pod,
+  PodDisruptionBudgets,
+  Pods,
+  RuntimeClasses,
+  Secrets,
+} from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { podPartOfVMName, podVMNamePart } from '../../src/peerpods/leaks.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
@@ -234,15 +248,15 @@ describe('leaked pod VMs are found and deleted', () => {
       nodesLost: 0,
       podsLostWithNodes: 0,
       plainDeletes: 0,
+      recreatedSameName: 0,
     };
     const live: string[] = [];
     let next = 0;
     const ignoreGone = (e: unknown) => {
       if (!isNotFound(e)) throw e;
     };
-    const create = async () => {
+    const create = async (name = `chaos-${next++}`) => {
       const crash = rand() < 0.4;
-      const name = `chaos-${next++}`;
       await c().create(Pods, pod(name, crash ? { [CRASH_BEFORE_RECORD_ANNOTATION]: 'true' } : undefined));
       live.push(name);
       faults.created++;
@@ -286,21 +300,29 @@ describe('leaked pod VMs are found and deleted', () => {
         for (const v of victims) await c().delete(Pods, v, { namespace: APP, gracePeriodSeconds: 0 }).catch(ignoreGone);
         for (const v of victims) await goneEverywhere(v);
         faults.forceDeletedWhileDown += victims.length;
+        // A StatefulSet's pod comes back under its name: the VM its predecessor leaked is the new pod's by
+        // name, kept until that pod goes too.
+        for (const v of victims) {
+          if (rand() >= 0.3) continue;
+          await create(v);
+          faults.recreatedSameName++;
+        }
       } else if (r < 0.8) {
         // An adaptor killed, a pod made meanwhile.
         const nodes = await kataNodes();
         await killAdaptor(nodes[Math.floor(rand() * nodes.length)] ?? '');
         await create();
       } else if (r < 0.88 && faults.nodesLost < 3) {
-        // A node lost (not one of the kept pods'): it goes with its adaptor and its pods (the pod garbage
-        // collector deletes them, nothing deletes their VMs), and a new worker takes its place.
+        // A node lost (not one of the kept pods'): it goes with its adaptor, its pods stay until the pod
+        // garbage collector deletes them (nothing deletes their VMs then), and a new machine takes its place,
+        // under a name of its own.
         const nodes = (await kataNodes()).filter((n) => !keptNodes.has(n));
         const lost = nodes[Math.floor(rand() * nodes.length)];
         if (!lost) continue;
         const onIt = (await c().list(Pods, { namespace: APP })).items
           .filter((p) => p.spec?.nodeName === lost)
           .map((p) => p.metadata.name ?? '');
-        for (const n of onIt) live.splice(live.indexOf(n), 1);
+        for (const n of onIt) if (live.includes(n)) live.splice(live.indexOf(n), 1);
         await cluster.dev.removeNode(lost);
         await cluster.dev.addWorker();
         faults.nodesLost++;
@@ -313,18 +335,45 @@ describe('leaked pod VMs are found and deleted', () => {
       }
     }
     const t0 = Date.now();
-    // Every live pod's VMs exist and every other VM is gone (the lost nodes' pods collected too).
-    await waitFor(
-      async () => {
-        const pods = (await c().list(Pods, { namespace: APP })).items;
-        const uids = new Set(pods.map((p) => p.metadata.uid));
-        if (pods.some((p) => !live.includes(p.metadata.name ?? '') && !['keep-a', 'keep-b'].includes(p.metadata.name ?? ''))) return false;
-        if (!pods.every((p) => vms().vms.has(vms().recorded(p.metadata.uid ?? '') ?? ''))) return false;
-        return [...vms().vms.values()].every((vm) => uids.has(vms().podOf(vm.id)));
-      },
-      { timeoutMs: 300_000, message: 'only VMs of live pods left' },
-    );
-    const convergedMs = Date.now() - t0;
+    /** Waits until `left` finds nothing left, and says what was left if it times out. */
+    const until = async (what: string, timeoutMs: number, left: () => Promise<Record<string, string[]>>) => {
+      let last: Record<string, string[]> = {};
+      try {
+        await waitFor(
+          async () => {
+            last = await left();
+            return Object.values(last).every((l) => l.length === 0);
+          },
+          { timeoutMs, message: what },
+        );
+      } catch (e) {
+        throw new Error(`${(e as Error).message}; left: ${JSON.stringify(last)}`);
+      }
+    };
+    const appPods = async () => (await c().list(Pods, { namespace: APP })).items;
+    // Kubernetes' part: the pods of the lost nodes stay, and keep their VMs, until the pod garbage collector
+    // deletes them, 40 to 60 s after their node went (it waits that long for the node to come back).
+    await until("the pod garbage collector to delete the lost nodes' pods", 180_000, async () => ({
+      pods: (await appPods())
+        .filter((p) => !live.includes(p.metadata.name ?? '') && !['keep-a', 'keep-b'].includes(p.metadata.name ?? ''))
+        .map((p) => `${p.metadata.name} on ${p.spec?.nodeName}`),
+    }));
+    const podsGoneMs = Date.now() - t0;
+    // osc's part: every live pod's VM exists and every VM no pod owns is gone. A VM is owned as osc owns it: by
+    // the pod it was made for, or by a pod of the name its name holds (a re-created pod's predecessor's VM).
+    const t1 = Date.now();
+    await until('only VMs of live pods left', 300_000, async () => {
+      const pods = await appPods();
+      const uids = new Set(pods.map((p) => p.metadata.uid));
+      const names = new Set(pods.map((p) => podVMNamePart(p.metadata.name ?? '')));
+      return {
+        podsWithoutVM: pods.filter((p) => !vms().vms.has(vms().recorded(p.metadata.uid ?? '') ?? '')).map((p) => p.metadata.name ?? ''),
+        leakedVMs: [...vms().vms.values()]
+          .filter((vm) => !uids.has(vms().podOf(vm.id)) && !names.has(podPartOfVMName(vm.name) ?? ''))
+          .map((vm) => vm.name),
+      };
+    });
+    const convergedMs = Date.now() - t1;
     for (const name of live) await c().delete(Pods, name, { namespace: APP, gracePeriodSeconds: 0 }).catch(ignoreGone);
     await waitFor(() => vms().vms.size === keptVMs.length, { timeoutMs: 120_000, message: 'every chaos VM gone' });
     assert.deepEqual([...vms().vms.keys()].sort(), [...keptVMs].sort(), 'the VMs of live pods were never touched');
@@ -333,11 +382,81 @@ describe('leaked pod VMs are found and deleted', () => {
     const byAdaptor = vms().stats.deletedByAdaptor - before.deletedByAdaptor;
     assert.equal(byOsc + byAdaptor, made, 'every VM made was deleted by the adaptor or by osc');
     assert.equal(vms().stats.liveVMsDeletedByOsc, 0, 'osc never deleted a VM the adaptor held for a live pod');
-    assert.ok(faults.nodesLost > 0 && faults.adaptorKills > 0, JSON.stringify(faults));
+    assert.ok(faults.nodesLost > 0 && faults.adaptorKills > 0 && faults.recreatedSameName > 0, JSON.stringify(faults));
     assert.ok(byOsc > 0, 'the faults leaked VMs that osc found');
     console.log(
       `# chaos: ${faultCount()} faults (${JSON.stringify(faults)}); VMs made ${made}, leaked and deleted by osc ${byOsc}, ` +
-        `by the adaptor ${byAdaptor}; converged in ${convergedMs} ms; leaked VMs left: ${vms().vms.size - keptVMs.length}`,
+        `by the adaptor ${byAdaptor}; the lost nodes' pods deleted ${podsGoneMs} ms after the last fault, osc converged ${convergedMs} ms ` +
+        `after that; leaked VMs left: ${vms().vms.size - keptVMs.length}`,
     );
+  });
+
+  test("a machine that comes back under a lost node's name takes over its pods: new VMs there, the old ones collected once the pods go", async () => {
+    const keptNodes = new Set([await c().get(Pods, 'keep-a', APP), await c().get(Pods, 'keep-b', APP)].map((p) => p.spec?.nodeName));
+    // A kata worker without the kept pods (the chaos added some; alone, this test adds one).
+    const free = async () =>
+      (await c().list(Nodes)).items
+        .filter((n) => n.status?.allocatable?.[PEER_POD_VM_RESOURCE] && !n.metadata.deletionTimestamp)
+        .map((n) => n.metadata.name ?? '')
+        .find((n) => !keptNodes.has(n));
+    if (!(await free())) await cluster.dev.addWorker();
+    const node = await waitFor(free, { timeoutMs: 120_000, message: 'a kata worker without the kept pods' });
+    // A disruption budget keeps the pod where it is while the new machine is drained for its configuration.
+    await c().create(PodDisruptionBudgets, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'held', namespace: APP },
+      spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+    } as KubeObject);
+    const held0 = pod('held');
+    held0.metadata.labels = { app: 'held' };
+    if (held0.spec) held0.spec.nodeSelector = { 'kubernetes.io/hostname': node };
+    await c().create(Pods, held0);
+    const held = await waitFor(async () => {
+      const p = await c().get(Pods, 'held', APP);
+      return vms().recorded(p.metadata.uid ?? '') ? p : undefined;
+    });
+    const uid = held.metadata.uid ?? '';
+    const first = vms().recorded(uid) ?? '';
+    await waitFor(
+      async () =>
+        ((await c().get(PodDisruptionBudgets, 'held', APP)) as { status?: { disruptionsAllowed?: number } }).status?.disruptionsAllowed ===
+        0,
+      {
+        message: 'the budget allows no disruption',
+      },
+    );
+
+    // The node is lost with the adaptor's records on its disk; a machine of the same name registers at once,
+    // before the pod garbage collector would delete the pod.
+    await cluster.dev.removeNode(node);
+    await cluster.dev.addWorker(node);
+    const second = await waitFor(
+      () => {
+        const vm = vms().recorded(uid);
+        return vm && vm !== first ? vm : undefined;
+      },
+      { timeoutMs: 120_000, message: "the new machine's adaptor made the pod a VM of its own" },
+    );
+    assert.equal((await c().get(Pods, 'held', APP)).metadata.uid, uid, 'the same pod, taken over');
+    // The old VM is named for the pod, which lives: osc keeps it, pass after pass.
+    const lists = vms().stats.lists;
+    await waitFor(() => vms().stats.lists >= lists + 3, { message: 'three more passes' });
+    assert.ok(vms().vms.has(first), 'the VM left behind is kept while a pod of its name lives');
+    assert.ok(vms().vms.has(second), "the pod's VM is kept");
+
+    // The pod goes: osc collects the VM left behind (the adaptor, or osc if the adaptor is not up at that
+    // moment, the other one).
+    await c().delete(PodDisruptionBudgets, 'held', { namespace: APP });
+    await c()
+      .delete(Pods, 'held', { namespace: APP, gracePeriodSeconds: 0 })
+      .catch((e) => {
+        if (!isNotFound(e)) throw e;
+      });
+    await waitFor(() => !vms().vms.has(first) && !vms().vms.has(second), { timeoutMs: 60_000, message: 'both VMs gone' });
+    await waitFor(async () => (await events(LEAKED_VM_DELETED_EVENT)).some((e) => (e.note ?? '').includes(first)), {
+      message: 'an event names the VM left behind, deleted by osc',
+    });
+    assert.equal(vms().stats.liveVMsDeletedByOsc, 0);
   });
 });

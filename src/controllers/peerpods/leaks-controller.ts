@@ -1,6 +1,7 @@
 /**
  * The leaked pod VM collector (docs/peerpods.md, "Leaked pod VMs"): observe (the cloud's pod VMs of this
  * cluster through its inventory, the live pods from the shared cache), plan (src/peerpods/leaks.ts, pure),
+ * confirm (before any deletion the pods are read live and the plan made again: the cache may be behind),
  * act (delete each leaked VM, with an event and a metric per VM; a failure becomes the KataConfig condition
  * PodVMDeletionFailed and is not retried until peer-pods-cm or the credentials change). It runs beside the
  * peer pods controller, with its own key and its own condition (its own status field manager), only while
@@ -23,7 +24,7 @@ import {
 } from '../../api/podvm-leaks.ts';
 import { type ConfigMap, ConfigMaps, Namespaces, type Pod, Pods, type Secret, Secrets } from '../../kube/resources.ts';
 import type { Condition } from '../../kube/types.ts';
-import { type FailedDeletion, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
+import { type FailedDeletion, type LeakInput, type PodRef, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
@@ -75,6 +76,8 @@ interface LeakCaches {
   secrets: Informer<Secret>;
   ccoSecrets: Informer<Secret>;
 }
+
+const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: p.metadata.name ?? '', uid: p.metadata.uid ?? '' });
 
 const decode = (s: Secret | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
@@ -134,23 +137,29 @@ export class LeakedVMCollector {
     if (!inventory) return undefined;
 
     const vms = await inventory.list(this.clusterUID, signal);
-    const pods = this.caches.pods.list().map((p) => ({
-      namespace: p.metadata.namespace ?? '',
-      name: p.metadata.name ?? '',
-      uid: p.metadata.uid ?? '',
-    }));
     const now = this.opts.now?.() ?? new Date();
-    const plan = planLeakedVMs({
+    const input: LeakInput = {
       clusterUID: this.clusterUID,
       vms,
-      pods,
+      pods: this.caches.pods.list().map(podRef),
       now,
       elapsedMs: this.opts.elapsedMs?.() ?? performance.now(),
       graceMs: this.opts.graceMs ?? DEFAULT_LEAK_GRACE_MS,
       failures: [...this.failures.values()],
       inputs,
       unownedSince: this.unownedSince,
-    });
+    };
+    let plan = planLeakedVMs(input);
+    if (plan.delete.length) {
+      // A deletion cannot be undone: before one, the pods are read live (every pod was made before its VM, so
+      // a read after the VM list shows each pod that owns a VM of it). A cache behind the API server (a watch
+      // slow or cut) then never has a live pod's VM taken for a leak, however short the grace period.
+      const live = await this.mgr.client.list(Pods, { map: minimalPod, signal });
+      const confirmed = planLeakedVMs({ ...input, pods: live.items.map(podRef) });
+      const kept = plan.delete.filter((vm) => !confirmed.delete.some((c) => c.id === vm.id));
+      if (kept.length) log.info({ vms: kept.map((vm) => vm.id) }, 'pod cache behind the API server: VMs of pods it lacks kept');
+      plan = confirmed;
+    }
     this.unownedSince = plan.unownedSince;
 
     for (const vm of plan.delete) {
