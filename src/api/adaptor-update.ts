@@ -7,22 +7,17 @@ import type { CaaUpdateStrategy } from './featuregates.ts';
 import { CAA_DAEMONSET } from './names.ts';
 
 export const ADAPTOR_OUTDATED_REASON = {
-  /** caaUpdateStrategy RollingUpdate: the DaemonSet controller is replacing them. */
-  RollingUpdate: 'AdaptorRollingUpdate',
   /** caaUpdateStrategy OnDelete: they stay until the administrator deletes them. */
   OnDelete: 'AdaptorPodsPendingDeletion',
-} as const satisfies Record<CaaUpdateStrategy, string>;
+} as const;
 
 /** The condition's message: how many, and what happens next or what to do. */
-export function adaptorOutdatedMessage(strategy: CaaUpdateStrategy, outdated: number, total: number, namespace: string): string {
+export function adaptorOutdatedMessage(outdated: number, total: number, namespace: string): string {
   const pods = `${outdated} of ${total} cloud-api-adaptor pod${total === 1 ? '' : 's'} (DaemonSet ${namespace}/${CAA_DAEMONSET})`;
   const verb = outdated === 1 ? 'runs' : 'run';
-  if (strategy === 'OnDelete') {
-    return (
-      `${pods} ${verb} an older configuration; caaUpdateStrategy is OnDelete, so ${outdated === 1 ? 'it keeps' : 'each keeps'} it until deleted: ` +
-      `delete ${outdated === 1 ? 'it' : 'them'} to apply it, one node at a time when its peer pods can lose their connection to their VMs for a moment ` +
-      `(oc get pods -n ${namespace} -l app=${CAA_DAEMONSET} -L controller-revision-hash lists them; oc delete pod -n ${namespace} <pod>)`
-    );
-  }
-  return `${pods} ${verb} an older configuration; caaUpdateStrategy is RollingUpdate: the DaemonSet replaces them one node at a time`;
+  return (
+    `${pods} ${verb} an older configuration; caaUpdateStrategy is OnDelete, so ${outdated === 1 ? 'it keeps' : 'each keeps'} it until deleted: ` +
+    `delete ${outdated === 1 ? 'it' : 'them'} to apply it, one node at a time when its peer pods can lose their connection to their VMs for a moment ` +
+    `(oc get pods -n ${namespace} -l app=${CAA_DAEMONSET} -L controller-revision-hash lists them; oc delete pod -n ${namespace} <pod>)`
+  );
 }

@@ -144,7 +144,8 @@ function awsCloud(dev: DevCluster): SimulatedCloud {
 describe('peer pods credentials minted by the Cloud Credential Operator (default mode)', () => {
   // Image jobs that take a while, so that the root credentials can be rotated while one runs.
   const cluster = useDevCluster({ workers: 1, platform: 'AWS', rebootMs: 300, podvmImageJobMs: 5000 });
-  useOperator(cluster, KC, (dev) => ({ leakedVMs: { inventory: podVMs(dev), intervalMs: 1000 } }));
+  // osc lists the cluster's pod VMs over EC2's API with the minted key, every second (ec2:DescribeInstances is osc's).
+  useOperator(cluster, KC, (dev) => ({ leakedVMs: { endpoint: dev.cloudAPI, intervalMs: 1000 } }));
   const h = helpers(cluster);
 
   test('the documented AWS configuration followed literally (no Secret created; root rotated, then the minted key revoked, mid-rollout) ends with working peer pods', async () => {

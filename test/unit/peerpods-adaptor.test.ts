@@ -211,16 +211,12 @@ describe('PeerPodsAdaptorOutdated', () => {
     );
   });
 
-  test('RollingUpdate: the DaemonSet replaces them; all updated: no condition; a status not caught up: unchanged', () => {
+  test('RollingUpdate: no condition (the DaemonSet replaces them itself); all updated: none; a status not caught up: unchanged', () => {
     const rolling = adaptorOutdatedCondition(
       withStatus('RollingUpdate', { observedGeneration: 2, currentNumberScheduled: 2, updatedNumberScheduled: 1 }),
       NS,
     );
-    assert.equal(rolling?.reason, 'AdaptorRollingUpdate');
-    assert.match(
-      rolling?.message ?? '',
-      /^1 of 2 cloud-api-adaptor pods .* runs an older configuration; caaUpdateStrategy is RollingUpdate/,
-    );
+    assert.equal(rolling, null, 'a rolling update rewrites no KataConfig status');
     assert.equal(
       adaptorOutdatedCondition(withStatus('OnDelete', { observedGeneration: 2, currentNumberScheduled: 2, updatedNumberScheduled: 2 }), NS),
       null,

@@ -212,11 +212,13 @@ export function adaptorOutdatedCondition(ds: DaemonSet | undefined, namespace: s
   const strategy: CaaUpdateStrategy =
     (ds.spec?.updateStrategy as { type?: string } | undefined)?.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate';
   if (!n) return undefined;
-  if (n.outdated === 0) return null;
+  // A rolling update needs nobody: the DaemonSet's own status shows it, and the KataConfig's status is not
+  // rewritten for each pod it replaces (an operator upgrade that brings a new adaptor image changes no status).
+  if (n.outdated === 0 || strategy === 'RollingUpdate') return null;
   return {
     type: ADAPTOR_OUTDATED,
     status: 'True',
-    reason: ADAPTOR_OUTDATED_REASON[strategy],
-    message: adaptorOutdatedMessage(strategy, n.outdated, n.total, namespace),
+    reason: ADAPTOR_OUTDATED_REASON.OnDelete,
+    message: adaptorOutdatedMessage(n.outdated, n.total, namespace),
   };
 }
