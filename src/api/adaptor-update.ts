@@ -1,9 +1,8 @@
 /**
  * The texts about the cloud-api-adaptor's updates (docs/peerpods.md, "Adaptor updates"): the KataConfig
- * condition PeerPodsAdaptorOutdated, True while some adaptor pods run an older pod template than the
- * DaemonSet's (and absent otherwise).
+ * condition PeerPodsAdaptorOutdated, True while, under caaUpdateStrategy OnDelete, some adaptor pods run an
+ * older pod template than the DaemonSet's (and absent otherwise).
  */
-import type { CaaUpdateStrategy } from './featuregates.ts';
 import { CAA_DAEMONSET } from './names.ts';
 
 export const ADAPTOR_OUTDATED_REASON = {
