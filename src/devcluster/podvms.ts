@@ -129,6 +129,11 @@ export class SimulatedPodVMs implements PodVMInventory {
   /** The adaptor's record: pod UID -> its VM. */
   private readonly records = new Map<string, string>();
   private readonly crashed = new Set<string>();
+  /**
+   * Pods whose node was lost with their adaptor's records while they ran: the machine that takes over
+   * their node's name runs them again, in new sandboxes (new VMs) although their status still says Running.
+   */
+  private readonly orphaned = new Set<string>();
   /** Adaptor processes by pod UID. */
   private readonly adaptors = new Map<string, AdaptorProcess>();
   /** Failed sandbox attempts by pod UID (the retry back-off). */
@@ -182,7 +187,7 @@ export class SimulatedPodVMs implements PodVMInventory {
     if (!node) return;
     for (const p of this.pods.list()) {
       if (p.spec?.nodeName !== node) continue;
-      this.records.delete(p.metadata.uid ?? '');
+      if (this.records.delete(p.metadata.uid ?? '')) this.orphaned.add(p.metadata.uid ?? '');
       this.adaptors.delete(p.metadata.uid ?? '');
     }
   }
@@ -318,7 +323,8 @@ export class SimulatedPodVMs implements PodVMInventory {
       return undefined;
     }
     // A pod whose status someone else plays (a test setting phases) is not the kubelet's to report.
-    if (p.status?.phase && p.status.phase !== 'Pending') return undefined;
+    const rerun = this.orphaned.has(uid);
+    if (p.status?.phase && p.status.phase !== 'Pending' && !rerun) return undefined;
     const adaptor = this.down ? undefined : this.adaptorOn(node);
     if (!adaptor) return this.sandboxFailed(p, noAdaptorError(), signal);
     // The sandbox ID is the container runtime's, new for every sandbox: its first 8 characters end the name.
@@ -348,7 +354,8 @@ export class SimulatedPodVMs implements PodVMInventory {
       this.create(p, `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`, adaptor.env),
     );
     this.attempts.delete(uid);
-    await reportSandboxReady(this.client, p, signal);
+    this.orphaned.delete(uid);
+    if (!rerun) await reportSandboxReady(this.client, p, signal);
     return undefined;
   }
 
@@ -398,6 +405,7 @@ export class SimulatedPodVMs implements PodVMInventory {
     const uid = p.metadata.uid ?? '';
     this.adaptors.delete(uid);
     this.attempts.delete(uid);
+    this.orphaned.delete(uid);
     const vm = this.records.get(uid);
     // The record goes with the pod; while the node's adaptor is down (or its node gone), nothing deletes the VM.
     this.records.delete(uid);

@@ -149,7 +149,7 @@ describe('AWS: leaked pod VMs through EC2, with the adaptor key and its IAM poli
     assert.match(
       c.message ?? '',
       new RegExp(
-        `could not be deleted: (?:.*, )?${id} \\(UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/podvms-no-terminate is not authorized to perform: ec2:TerminateInstances on resource: arn:aws:ec2:us-east-2:123456789012:instance/${id}\\)`,
+        `could not be deleted: (?:.*; )?${id} \\(UnauthorizedOperation: You are not authorized to perform this operation. User: arn:aws:iam::123456789012:user/podvms-no-terminate is not authorized to perform: ec2:TerminateInstances on resource: arn:aws:ec2:us-east-2:123456789012:instance/${id}\\)`,
       ),
     );
     assert.ok(vms.vms.has(id), 'the VM stays');
