@@ -17,6 +17,7 @@ const RECENT_WRITE_MS = 30_000;
 export { LEADER_ELECTION_LEASE };
 
 import { CredentialsRequests } from './api/cloudcredential.ts';
+import { objectName } from './api/meta.ts';
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
 import { type MonitorOptions, setupMonitorController } from './controllers/monitor/controller.ts';
@@ -274,7 +275,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
           },
           list: () => kataConfigs.list() as KataConfig[],
           live: async () => (await client.list(KataConfigs)).items as KataConfig[],
-          onCached: (cb) => kataConfigs.addEventHandler({ add: (k) => cb(k.metadata.name ?? '') }),
+          onCached: (cb) => kataConfigs.addEventHandler({ add: (k) => cb(objectName(k)) }),
         },
         platform,
       ),

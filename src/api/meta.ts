@@ -16,6 +16,9 @@ export interface ResourceType<T extends KubeObject = KubeObject> {
   readonly _type?: T;
 }
 
+/** An object's name, or '' when it has none (an object being made with generateName, or no object at all). */
+export const objectName = (o: { metadata: { name?: string } } | undefined): string => o?.metadata.name ?? '';
+
 export const apiVersionOf = (rt: ResourceType): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);
 
 export interface OwnerReference {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CCO_NAMESPACE, type CredentialsMode } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
+import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
   ContainerRuntimeConfigs,
@@ -487,7 +488,7 @@ export class DevCluster {
               !!s &&
               s.observedGeneration === p.metadata.generation &&
               s.configuration?.name === p.spec.configuration.name &&
-              s.machineCount === this.mco.nodesOf(p.metadata.name ?? '').length &&
+              s.machineCount === this.mco.nodesOf(objectName(p)).length &&
               s.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')
             );
           })
@@ -503,7 +504,7 @@ export class DevCluster {
     let nodeName = name;
     if (!nodeName) {
       const nodes = await this.client.list(Nodes);
-      const used = nodes.items.map((n) => /^worker-(\d+)$/.exec(n.metadata.name ?? '')?.[1]).filter((x): x is string => x !== undefined);
+      const used = nodes.items.map((n) => /^worker-(\d+)$/.exec(objectName(n))?.[1]).filter((x): x is string => x !== undefined);
       nodeName = `worker-${used.length ? Math.max(...used.map(Number)) + 1 : 0}`;
     }
     const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);

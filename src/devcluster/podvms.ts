@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import { CLUSTER_UID_TAG, POD_NAME_TAG, POD_NAMESPACE_TAG, POD_UID_TAG } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -100,7 +101,7 @@ export class SimulatedPodVMs implements PodVMInventory {
         Name: `podvm-${p.metadata.name}-${(p.metadata.uid ?? '').slice(0, 8)}`,
         [CLUSTER_UID_TAG]: this.uid,
         [POD_NAMESPACE_TAG]: p.metadata.namespace ?? '',
-        [POD_NAME_TAG]: p.metadata.name ?? '',
+        [POD_NAME_TAG]: objectName(p),
         [POD_UID_TAG]: p.metadata.uid ?? '',
       },
     });

@@ -1,5 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { apiVersionOf, type KubeObject, type ObjectList, type ResourceType, type WatchEvent } from '../api/meta.ts';
+import { apiVersionOf, type KubeObject, type ObjectList, objectName, type ResourceType, type WatchEvent } from '../api/meta.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
 import { LineReader, type Response, Transport } from './transport.ts';
@@ -302,7 +302,7 @@ export class KubeClient {
   apply<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
     const body = { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj };
-    return this.patch(rt, obj.metadata.name ?? '', body, { ...opts, namespace: ns, type: 'apply' });
+    return this.patch(rt, objectName(obj), body, { ...opts, namespace: ns, type: 'apply' });
   }
 
   /** Deletes; answers false when the object was already gone. */

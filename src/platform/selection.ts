@@ -1,4 +1,5 @@
 import type { KataConfigSpec } from '../api/kataconfig.ts';
+import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL } from '../api/names.ts';
 import { selectorMatches } from '../kube/labels.ts';
 import type { Node } from '../kube/resources.ts';
@@ -47,7 +48,7 @@ export function narrowSelection(candidates: readonly Node[], spec: KataConfigSpe
     nodes = eligible;
   }
   return {
-    nodes: sortSelected(nodes.map((n) => n.metadata.name ?? '')),
+    nodes: sortSelected(nodes.map((n) => objectName(n))),
     noEligibleNodes,
     ...(noMatchingNodes ? { noMatchingNodes } : {}),
   };

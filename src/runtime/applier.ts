@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { objectName } from '../api/meta.ts';
 import { apiVersionOf, type KubeClient, type PatchType, type ResourceType } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -238,7 +239,7 @@ export class Applier {
    */
   watch<T extends KubeObject>(resource: ResourceType<T>, informer: Pick<Informer<T>, 'addEventHandler'>): void {
     this.watched.add(resource);
-    const key = (o: KubeObject) => targetKey(resource, o.metadata.name ?? '', o.metadata.namespace);
+    const key = (o: KubeObject) => targetKey(resource, objectName(o), o.metadata.namespace);
     // A version one of our earlier writes made is not yet the last one's: the wait goes on.
     const seen = (o: KubeObject) => {
       const r = this.inFlight.get(key(o));
@@ -278,12 +279,12 @@ export class Applier {
     if (awaited.size === 0) return [...cached];
     const out: T[] = [];
     for (const o of cached) {
-      const key = awaited.get(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      const key = awaited.get(`${o.metadata.namespace ?? ''}/${objectName(o)}`);
       if (key === undefined) {
         out.push(o);
         continue;
       }
-      awaited.delete(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      awaited.delete(`${o.metadata.namespace ?? ''}/${objectName(o)}`);
       const r = this.record(key, o);
       const l = r ? (r.written as T | undefined) : o;
       if (l) out.push(l);
@@ -483,7 +484,7 @@ export class Applier {
   }
 }
 
-export const nameOf = (w: PlannedWrite): string => (w.op === 'apply' || w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
+export const nameOf = (w: PlannedWrite): string => (w.op === 'apply' || w.op === 'create' ? objectName(w.object) : w.name);
 export const namespaceOf = (w: PlannedWrite): string | undefined =>
   w.op === 'apply' || w.op === 'create' ? w.object.metadata.namespace : w.namespace;
 /** What tells a repeat of a write from another write to the same object. */

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import {
   applyAll,
@@ -217,7 +218,7 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
     if (await hasKataConfigAPI(client)) {
       const existing = (await client.list(KataConfigs)).items;
       if (existing.length) {
-        const name = existing[0]?.metadata.name ?? '';
+        const name = objectName(existing[0]);
         const deleting = existing[0]?.metadata.deletionTimestamp;
         throw new CliError(
           `KataConfig "${name}" still exists${deleting ? ' (its deletion is in progress)' : ''}: ` +

@@ -3,6 +3,7 @@ import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
@@ -80,21 +81,21 @@ export function setupKataConfigController(
 
   // With no KataConfig left, node and platform changes still matter: what the last one left behind goes.
   const all = () => {
-    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    const names = kataConfigs.list().map((k) => objectName(k));
     return names.length ? names : [LEFTOVERS_KEY];
   };
   const deleting = () =>
     kataConfigs
       .list()
       .filter((k) => k.metadata.deletionTimestamp)
-      .map((k) => k.metadata.name ?? '');
+      .map((k) => objectName(k));
   mgr.addController({
     name: KATACONFIG_CONTROLLER,
     watches: [
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
       {
         informer: kataConfigs,
-        keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])],
+        keys: (k) => [...new Set([objectName(k), ...all().filter((n) => n !== LEFTOVERS_KEY)])],
         updated: (before, after) => !reconciler.ownStatusWrite(before, after),
       },
       { informer: nodes, keys: all, updated: nodeChanged },

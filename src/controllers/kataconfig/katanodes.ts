@@ -1,5 +1,6 @@
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
 import type { ConfigRef, KataNode, KataNodeStatus } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import type { NodeRecord } from '../../platform/platform.ts';
 import { rfc3339 } from '../../runtime/conditions.ts';
 import type { StatusShare } from '../../runtime/status.ts';
@@ -132,7 +133,7 @@ export function planKataNodes(
   soakMs: number,
 ): KataNodePlan {
   const owner = kataConfigOwner(kc, true);
-  const byName = new Map(existing.map((k) => [k.metadata.name ?? '', k]));
+  const byName = new Map(existing.map((k) => [objectName(k), k]));
   const plan: KataNodePlan = { create: [], adopt: [], status: [], delete: [] };
   const wanted = new Set<string>();
   for (const record of records) {

@@ -1,6 +1,7 @@
 import { confidentialTexts } from '../../api/confidential.ts';
 import { type KataConfig, kataConfigOwner, messages } from '../../api/kataconfig.ts';
 import { type KataNode, KataNodes } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import { type Node, Nodes, type Pod, type RuntimeClass } from '../../kube/resources.ts';
 import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
 import { platformView } from '../../platform/platform.ts';
@@ -154,7 +155,7 @@ export function kataNodeSteps(
 ): { steps: PlannedWrite[][]; promoteInMs?: number } {
   const plan = planKataNodes(kc, records, kataNodes, now, soakMs);
   const owner = kataConfigOwner(kc, true);
-  const uids = new Map(plan.delete.length ? kataNodes.map((k) => [k.metadata.name ?? '', k.metadata.uid]) : []);
+  const uids = new Map(plan.delete.length ? kataNodes.map((k) => [objectName(k), k.metadata.uid]) : []);
   const objects: PlannedWrite[] = [
     ...plan.create.map(({ node }): PlannedWrite => ({ op: 'apply', resource: KataNodes, object: node, rewriteOn: 'plan' })),
     ...plan.adopt.map(
@@ -171,8 +172,8 @@ export function kataNodeSteps(
     }),
   ];
   const statuses: PlannedWrite[] = [
-    ...plan.status.map(({ cached, status }) => ({ cached: cached.metadata.name ?? '', status })),
-    ...plan.create.map(({ node, status }) => ({ cached: node.metadata.name ?? '', status })),
+    ...plan.status.map(({ cached, status }) => ({ cached: objectName(cached), status })),
+    ...plan.create.map(({ node, status }) => ({ cached: objectName(node), status })),
   ].map(({ cached, status }) => ({ op: 'status', resource: KataNodes, name: cached, status, share: kataNodeStatusShare }) as PlannedWrite);
   const steps = [objects, statuses].filter((s) => s.length);
   return { steps, ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}) };
@@ -340,7 +341,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
       (k): PlannedWrite => ({
         op: 'delete',
         resource: KataNodes,
-        name: k.metadata.name ?? '',
+        name: objectName(k),
         ...(k.metadata.uid ? { uid: k.metadata.uid } : {}),
       }),
     );

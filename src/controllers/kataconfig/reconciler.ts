@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, KataNodes } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
@@ -178,7 +179,7 @@ export class KataConfigReconciler {
       log.warn({ active: oldest.metadata.name }, 'ignoring a second KataConfig: only one may exist');
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
-      const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
+      const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(objectName(oldest)) };
       const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
       const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
       if (written) this.remember(written);
@@ -292,7 +293,7 @@ export class KataConfigReconciler {
       await this.beside.want(kc, plan.kataNodes.records, named(['apply', 'status']), named(['delete']), signal);
     }
     if (plan.cleanUp) {
-      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => k.metadata.name ?? ''));
+      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => objectName(k)));
       await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
       await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
@@ -326,13 +327,13 @@ export class KataConfigReconciler {
     const leftovers = ctx.platform.leftoversPlan(input);
     const steps = [...leftovers.steps, ...(leftovers.detached?.length ? [leftovers.detached] : [])].map((s) => s.map(plannedWrite));
     const kataNodes = this.applier.latestList(KataNodes, ctx.kataNodes.list());
-    this.beside.goneAll(kataNodes.map((k) => k.metadata.name ?? ''));
+    this.beside.goneAll(kataNodes.map((k) => objectName(k)));
     steps.push([
       ...ctx.runtimeClasses
         .list()
         .filter(owned)
-        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: rc.metadata.name ?? '' })),
-      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
+        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: objectName(rc) })),
+      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: objectName(k) })),
     ]);
     const outcomes = await this.applier.runSteps(steps, this.lookup, WRITES_IN_FLIGHT, signal);
     const removed = steps.flat().filter((w, i) => w.op === 'delete' && outcomes.flat()[i] === 'written');

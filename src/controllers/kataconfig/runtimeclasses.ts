@@ -15,6 +15,7 @@ import {
   UNSUPPORTED_OCP_VERSION,
 } from '../../api/confidential.ts';
 import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from '../../api/featuregates.ts';
+import { objectName } from '../../api/meta.ts';
 import { checkVersion, type TeeDetection } from '../../api/tee.ts';
 import type { Node } from '../../kube/resources.ts';
 
@@ -79,7 +80,7 @@ const matches = (n: Node, labels: Readonly<Record<string, string>>) =>
 
 /** Whether any selected node carries these labels. */
 const anySelected = (input: ExtraClassesInput, labels: Readonly<Record<string, string>>) =>
-  input.nodes.some((n) => input.selected.has(n.metadata.name ?? '') && matches(n, labels));
+  input.nodes.some((n) => input.selected.has(objectName(n)) && matches(n, labels));
 
 function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredRuntimeClass {
   return {
@@ -172,7 +173,7 @@ export function extraHandlers(
 ): string[] {
   const handlers = new Set(wanted.map((c) => c.handler));
   for (const rc of existing)
-    if (EXTRA_RUNTIME_CLASSES.includes(rc.metadata.name ?? '') && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
+    if (EXTRA_RUNTIME_CLASSES.includes(objectName(rc)) && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
       handlers.add(rc.handler);
   return [...handlers].sort();
 }

@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import {
   KATA_NODE_ROLE_LABEL,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -30,7 +31,7 @@ import { desiredMonitor, monitorImageFromEnv, PrometheusRules, ServiceMonitors }
 import { registerKataGauges } from './metrics.ts';
 import { CORE_PARTS, PROMETHEUS_PARTS, planMonitor } from './plan.ts';
 
-const nameOf = (w: Write): string => (w.op === 'apply' ? (w.object.metadata.name ?? '') : w.name);
+const nameOf = (w: Write): string => (w.op === 'apply' ? objectName(w.object) : w.name);
 
 export const MONITOR_CONTROLLER = 'monitor';
 /** The field manager of the monitor's objects. */
@@ -86,7 +87,7 @@ export function setupMonitorController(
 
   registerKataGauges(mgr.metrics.registry, () => ({
     kataConfigs: kataConfigs.list(),
-    runtimeClasses: runtimeClasses.list().map((rc) => rc.metadata.name ?? ''),
+    runtimeClasses: runtimeClasses.list().map((rc) => objectName(rc)),
     remotePodPhases: pods.byIndex(POD_RUNTIME_CLASS_INDEX, KATA_REMOTE_RUNTIME_CLASS).map((p) => p.status?.phase),
   }));
 

@@ -14,6 +14,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { FEATURE_GATES_CONFIGMAP, parseFeatureGates } from '../../api/featuregates.ts';
 import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
 import { Infrastructures } from '../../api/openshift.ts';
 import { ConfigMaps, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
@@ -131,7 +132,7 @@ export function watchSetupInfo(mgr: Manager, opts: { namespace: string; openShif
       kataConfigs: kataConfigs.list(),
       featureGates: featureGates.get(`${opts.namespace}/${FEATURE_GATES_CM}`)?.data,
       platformType: infra ? (infra.status?.platformStatus?.type ?? '') : undefined,
-      runtimeClasses: runtimeClasses.list().map((rc) => rc.metadata.name ?? ''),
+      runtimeClasses: runtimeClasses.list().map((rc) => objectName(rc)),
       podsByRuntimeClass: (rc) => pods.byIndex(RUNTIME_CLASS_INDEX, rc).length,
     };
   });

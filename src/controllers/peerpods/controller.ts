@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -98,13 +99,13 @@ export function setupPeerPodsController(
   // With no KataConfig, a change still wakes one reconcile (under a name no KataConfig has) that removes
   // leftovers, should there be any.
   const all = () => {
-    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    const names = kataConfigs.list().map((k) => objectName(k));
     return names.length ? names : [''];
   };
   mgr.addController({
     name: PEERPODS_CONTROLLER,
     watches: [
-      { informer: kataConfigs, keys: (k) => [k.metadata.name ?? ''] },
+      { informer: kataConfigs, keys: (k) => [objectName(k)] },
       { informer: configMaps, keys: all },
       { informer: secrets, keys: all },
       { informer: peerPodConfigs, keys: all },

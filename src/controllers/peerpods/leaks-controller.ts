@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import {
   deletionFailedConditionMessage,
@@ -100,7 +101,7 @@ export class LeakedVMCollector {
     const vms = await this.opts.inventory.list(this.clusterUID, signal);
     const pods = this.caches.pods.list().map((p) => ({
       namespace: p.metadata.namespace ?? '',
-      name: p.metadata.name ?? '',
+      name: objectName(p),
       uid: p.metadata.uid ?? '',
     }));
     const now = this.opts.now?.() ?? new Date();

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import {
   CRIO_CONFIG,
   EXTENSION_MACHINE_CONFIG,
@@ -95,7 +96,7 @@ export function nodeMcoView(node: Node): NodeMcoView {
   const state: McoNodeState =
     raw === 'Done' || raw === 'Working' || raw === 'Degraded' ? raw : raw === 'Unreconcilable' ? 'Degraded' : 'Unknown';
   return {
-    name: node.metadata.name ?? '',
+    name: objectName(node),
     state,
     currentConfig: a[MCO_CURRENT_CONFIG],
     desiredConfig: a[MCO_DESIRED_CONFIG],
@@ -118,7 +119,7 @@ export function poolTargetHasKata(pool: MachineConfigPool | undefined, wantCrioC
   if (!pool?.spec.configuration?.name) return false;
   const sources = poolSources(pool);
   if (!sources.includes(EXTENSION_MACHINE_CONFIG)) return false;
-  const generated = generatedCrioFor(pool.metadata.name ?? '');
+  const generated = generatedCrioFor(objectName(pool));
   return wantCrioConfig === sources.some((s) => generated.test(s));
 }
 

@@ -1,4 +1,5 @@
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, MASTER_ROLE_LABEL } from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
@@ -91,7 +92,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
         nodes: input.nodes,
         selected: input.selected,
         compact: isCompactCluster(input.nodes),
-        kataConfigName: kc?.metadata.name ?? '',
+        kataConfigName: objectName(kc),
         owner: kataConfigOwner(kc ?? { metadata: {} }, true),
         logLevel: logLevelOf(kc),
       });

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_NODE_ROLE_LABEL, KATA_POOL, MASTER_ROLE_LABEL, WORKER_ROLE_LABEL } from '../../api/names.ts';
 import type { MachineConfigPool } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
@@ -32,7 +33,7 @@ export const labelledNodes = (nodes: readonly Node[]): Set<string> =>
   new Set(
     live(nodes)
       .filter((n) => hasLabel(n, KATA_NODE_ROLE_LABEL))
-      .map((n) => n.metadata.name ?? ''),
+      .map((n) => objectName(n)),
   );
 
 export interface McoRecordInput {
@@ -74,7 +75,7 @@ export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const hasKata = (config: string | undefined) =>
     isKataPoolConfig(config) || (input.compact && !!config && config === kataTarget && (kataTargetReady || baseTargetHasKata));
 
-  const byNodeName = new Map(live(input.nodes).map((n) => [n.metadata.name ?? '', n]));
+  const byNodeName = new Map(live(input.nodes).map((n) => [objectName(n), n]));
   for (const node of sortRecords([...byNodeName.keys()]).map((name) => byNodeName.get(name) as Node)) {
     const v = nodeMcoView(node);
     const refs = {
