@@ -47,10 +47,9 @@ export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRu
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/status`], verbs: ['update', 'patch'] },
     // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs (OpenShift).
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/finalizers`], verbs: ['update'] },
-    // One KataNode per node that is or was selected: made, adopted (owner reference patch), its status
-    // applied, deleted when the node is done with kata.
+    // One KataNode per node that is or was selected: made with its status, adopted, its status applied
+    // (all server-side applies of the object: it has no status subresource), deleted when the node is done.
     { apiGroups: [KATACONFIG_GROUP], resources: [KataNodes.plural], verbs: [...READ, 'create', 'patch', 'delete'] },
-    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataNodes.plural}/status`], verbs: ['patch'] },
     // Node selection and the kata-oc role label (merge patch of labels); peer pods advertises
     // kata.peerpods.io/vm in node status.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },

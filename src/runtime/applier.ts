@@ -45,9 +45,11 @@ export interface ApplyWrite<T extends KubeObject = KubeObject> {
   /**
    * What makes a write due: `fields` (the default), the plan changed or a field it names was edited (the
    * edit is corrected); `plan`, only the plan changed (its digest), so an administrator's edit of the object
-   * stays until osc wants something else, as for a workload an administrator may restart or debug.
+   * stays until osc wants something else, as for a workload an administrator may restart or debug;
+   * `metadata`, the object is made whole, and once made only the metadata the plan names is compared (a
+   * report whose status the controller writes as it changes, with a status write): no digest annotation.
    */
-  rewriteOn?: 'fields' | 'plan';
+  rewriteOn?: 'fields' | 'plan' | 'metadata';
 }
 
 /** Keys in an object someone else owns: a merge (or JSON) patch, optionally pinned to a resourceVersion inside it. */
@@ -117,6 +119,8 @@ export interface ApplierOptions {
   now?: () => number;
 }
 
+/** Versions kept per object for madeVersion: a status write's watch event comes long before four more writes. */
+const OWN_VERSIONS_KEPT = 4;
 const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
 const targetKey = (resource: ResourceType, name: string, namespace: string | undefined) =>
   `${resource.group}/${resource.plural}/${namespace ?? ''}/${name}`;
@@ -150,8 +154,9 @@ export function showsPatch(have: unknown, want: unknown): boolean {
 }
 
 /** The object as the applier sends it: with its apiVersion and kind, and the digest of the rest. */
-export function appliedForm<T extends KubeObject>(resource: ResourceType<T>, object: T): T {
+export function appliedForm<T extends KubeObject>(resource: ResourceType<T>, object: T, rewriteOn?: ApplyWrite['rewriteOn']): T {
   const { apiVersion: _a, kind: _k, ...body } = object;
+  if (rewriteOn === 'metadata') return { apiVersion: apiVersionOf(resource), kind: resource.kind, ...body } as unknown as T;
   const annotations = { ...object.metadata.annotations, [APPLIED_DIGEST_ANNOTATION]: digest(body) };
   return {
     apiVersion: apiVersionOf(resource),
@@ -173,6 +178,10 @@ export function showsApplied<T extends KubeObject>(
   rewriteOn: ApplyWrite['rewriteOn'] = 'fields',
 ): boolean {
   if (!cached || cached.metadata.deletionTimestamp) return false;
+  if (rewriteOn === 'metadata') {
+    const { name: _n, namespace: _ns, ...meta } = object.metadata;
+    return covers(cached.metadata, meta);
+  }
   const { apiVersion: _a, kind: _k, metadata, ...body } = appliedForm(resource, object);
   if (rewriteOn === 'plan') {
     const key = APPLIED_DIGEST_ANNOTATION;
@@ -223,6 +232,9 @@ export class Applier {
   private readonly inFlight = new Map<string, Awaited>();
   /** The kinds whose cache events the applier sees (watch()). */
   private readonly watched = new Set<ResourceType>();
+  /** Kinds whose own writes are told from others' (ownWrites), and the versions the last few made, by target. */
+  private readonly ownKinds = new Set<ResourceType>();
+  private readonly ownVersions = new Map<string, string[]>();
 
   constructor(opts: ApplierOptions) {
     this.client = opts.client;
@@ -246,6 +258,29 @@ export class Applier {
       if (r && !r.ours.has(o.metadata.resourceVersion ?? '')) this.inFlight.delete(key(o));
     };
     informer.addEventHandler({ add: seen, update: (_old, o) => seen(o), delete: (o) => this.inFlight.delete(key(o)) });
+  }
+
+  /**
+   * Keeps the versions this applier's writes to `resource` make (the last few per object), so that a watch
+   * can tell the controller's own writes from everyone else's (madeVersion): a pass planned from everything
+   * its own write shows need not run again for it.
+   */
+  ownWrites(resource: ResourceType): void {
+    this.ownKinds.add(resource);
+  }
+
+  /** Whether this version of the object is one a write of this applier made (see ownWrites). */
+  madeVersion(resource: ResourceType, o: KubeObject): boolean {
+    const version = o.metadata.resourceVersion;
+    return !!version && !!this.ownVersions.get(targetKey(resource, objectName(o), o.metadata.namespace))?.includes(version);
+  }
+
+  private noteOwn(resource: ResourceType, written: KubeObject | undefined): void {
+    const version = written?.metadata.resourceVersion;
+    if (!version || !this.ownKinds.has(resource)) return;
+    const key = targetKey(resource, objectName(written), written.metadata.namespace);
+    const versions = [...(this.ownVersions.get(key) ?? []), version].slice(-OWN_VERSIONS_KEPT);
+    this.ownVersions.set(key, versions);
   }
 
   /**
@@ -343,7 +378,7 @@ export class Applier {
     switch (w.op) {
       case 'apply': {
         if (cacheShows(w, seen)) return this.count(w, 'unchanged');
-        const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object), {
+        const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object, w.rewriteOn), {
           namespace,
           type: 'apply',
           force: true,
@@ -431,13 +466,15 @@ export class Applier {
    * Applies a controller's share of an object's status (src/runtime/status.ts): skipped when the cache
    * shows it, under the share's field manager, pinned to the cached object's UID.
    */
-  applyStatus<T extends WithStatus<unknown>>(
+  async applyStatus<T extends WithStatus<unknown>>(
     resource: ResourceType<T>,
     cached: T,
     status: NonNullable<T['status']>,
     share: StatusShare<NonNullable<T['status']>>,
   ): Promise<T | undefined> {
-    return applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
+    const written = await applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
+    this.noteOwn(resource, written);
+    return written;
   }
 
   private record(key: string, cached: KubeObject | undefined): Awaited | undefined {
@@ -459,6 +496,7 @@ export class Applier {
   }
 
   private remember(w: PlannedWrite, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+    this.noteOwn(w.resource, written);
     const create = w.op === 'create';
     if (!this.watched.has(w.resource) && !create) return;
     // A write the server found already made changes no version: no event will come, none is awaited.

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { errorMessage, isConflict } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -38,6 +39,11 @@ export interface Watch<T extends KubeObject = KubeObject> {
 export interface ControllerSpec {
   name: string;
   workers?: number;
+  /**
+   * The least time between the starts of two reconciles of one key: what changes meanwhile is taken in by
+   * the next one together (a controller whose pass reads every node, say, during an install). Default 0.
+   */
+  minGapMs?: number;
   backoff?: BackoffOptions;
   // biome-ignore lint/suspicious/noExplicitAny: watches span many object types
   watches: Watch<any>[];
@@ -56,6 +62,8 @@ export class Controller {
   private readonly metrics: RuntimeMetrics | undefined;
   /** Conflicts in a row per key, for the fast-retry cap. */
   private readonly conflicts = new Map<string, number>();
+  /** When each key's last reconcile started (performance.now()), for minGapMs. */
+  private readonly started = new Map<string, number>();
 
   constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics) {
     this.spec = spec;
@@ -102,6 +110,8 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       try {
+        await this.pace(key, signal);
+        if (signal.aborted) return;
         await this.reconcileOne(key, signal);
       } finally {
         this.queue.done(key);
@@ -110,6 +120,15 @@ export class Controller {
       // to run again at once would otherwise chain on microtasks and starve every socket and timer.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
+  }
+
+  /** Waits out the key's minGapMs (the key stays taken: adds meanwhile make one reconcile after this one). */
+  private async pace(key: string, signal: AbortSignal): Promise<void> {
+    const gap = this.spec.minGapMs ?? 0;
+    if (gap <= 0) return;
+    const wait = (this.started.get(key) ?? Number.NEGATIVE_INFINITY) + gap - performance.now();
+    if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
+    this.started.set(key, performance.now());
   }
 
   private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {

@@ -10,11 +10,11 @@ import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '..
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
-import { BESIDE_WORKERS } from './besidewrites.ts';
 import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
+import { TRAILING_WORKERS } from './trailing.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
 /** The controller that makes the KataConfig controller's KataNode writes and detached node patches. */
@@ -54,6 +54,7 @@ export function setupKataConfigController(
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, { transform: minimalPod });
   const kataMetrics = new KataMetrics(mgr.metrics.registry);
+  const reconcilerOptions = { ...defaultKataConfigOptions, ...kataOptions };
   const featureGates = mgr.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CONFIGMAP}` });
   const log = mgr.log.child({ controller: KATACONFIG_CONTROLLER });
   // Only OpenShift has a release to check (and serves the type).
@@ -73,7 +74,7 @@ export function setupKataConfigController(
     events: mgr.events,
     metrics: mgr.metrics,
     kataMetrics,
-    options: { ...defaultKataConfigOptions, ...kataOptions },
+    options: reconcilerOptions,
     log,
     confidential,
   });
@@ -91,6 +92,7 @@ export function setupKataConfigController(
       .map((k) => objectName(k));
   mgr.addController({
     name: KATACONFIG_CONTROLLER,
+    minGapMs: reconcilerOptions.passGapMs,
     watches: [
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
       {
@@ -112,12 +114,12 @@ export function setupKataConfigController(
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
   });
   // The KataNodes' writes and the detached node patches: a work queue of their own, fed by the passes above.
-  const beside = mgr.addController({
+  const trailing = mgr.addController({
     name: BESIDE_WRITES_CONTROLLER,
-    workers: BESIDE_WORKERS,
+    workers: TRAILING_WORKERS,
     watches: [],
-    reconcile: (key, { signal }) => reconciler.beside.reconcile(key, signal),
+    reconcile: (key, { signal }) => reconciler.trailing.reconcile(key, signal),
   });
-  reconciler.beside.attach((key) => beside.queue.add(key));
+  reconciler.trailing.attach(trailing.queue);
   return reconciler;
 }

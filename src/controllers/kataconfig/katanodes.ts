@@ -12,10 +12,14 @@ import type { StatusShare } from '../../runtime/status.ts';
  * and lastKnownGood (assigned, once the node has run it without error for the soak period).
  */
 
-/** The KataConfig controller owns the whole KataNode status, under its field manager. */
+/**
+ * The KataConfig controller owns the whole KataNode, under its field manager: a KataNode has no status
+ * subresource, so its status is applied with the object (its owner reference) in one request.
+ */
 export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
   fieldManager: 'osc-kataconfig',
   owned: (s) => ({ ...s }),
+  inObject: true,
 };
 
 const sameRef = (a: ConfigRef | undefined, b: ConfigRef | undefined): boolean =>
@@ -109,9 +113,9 @@ export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefi
 
 /** What the controller does with KataNode objects in one pass. */
 export interface KataNodePlan {
-  /** KataNodes to create, and the status to write next (the status subresource is written apart). */
+  /** KataNodes to create, and their status (made with it, in one request). */
   create: { node: KataNode; status: KataNodeStatus }[];
-  /** KataNodes whose owner reference must name the KataConfig in effect. */
+  /** KataNodes whose owner reference must name the KataConfig in effect, with their status (applied whole). */
   adopt: KataNode[];
   /** Status to apply where it changed, by KataNode (the cached object, and the status it should have). */
   status: { cached: KataNode; status: KataNodeStatus }[];
@@ -147,9 +151,12 @@ export function planKataNodes(
     }
     const refs = cached.metadata.ownerReferences ?? [];
     if (!refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid))
-      plan.adopt.push({ metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] } });
+      plan.adopt.push({
+        metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] },
+        status,
+      });
     // Only a real change is written (an idle cluster costs no write).
-    if (!sameKataNodeStatus(cached.status, status)) plan.status.push({ cached, status });
+    else if (!sameKataNodeStatus(cached.status, status)) plan.status.push({ cached, status });
   }
   for (const name of byName.keys()) if (!wanted.has(name)) plan.delete.push(name);
   return plan;

@@ -1,6 +1,7 @@
 import { confidentialTexts } from '../../api/confidential.ts';
 import { type KataConfig, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { type KataNode, KataNodes } from '../../api/katanode.ts';
+import { type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
+import type { OwnerReference } from '../../api/meta.ts';
 import { objectName } from '../../api/meta.ts';
 import { type Node, Nodes, type Pod, type RuntimeClass } from '../../kube/resources.ts';
 import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
@@ -144,7 +145,8 @@ const detached = (plan: PlatformPlan): PlannedWrite[] => (plan.detached ?? []).m
 
 /**
  * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
- * without a record go. Made (or given the KataConfig in effect as owner) first, then their statuses.
+ * without a record go. A KataNode is made with its status, and given the KataConfig in effect as owner with
+ * it, in one request each (it has no status subresource); one that is owned already has its status written.
  */
 export function kataNodeSteps(
   kc: KataConfig,
@@ -156,25 +158,29 @@ export function kataNodeSteps(
   const plan = planKataNodes(kc, records, kataNodes, now, soakMs);
   const owner = kataConfigOwner(kc, true);
   const uids = new Map(plan.delete.length ? kataNodes.map((k) => [objectName(k), k.metadata.uid]) : []);
+  const whole = (name: string, ownerReferences: OwnerReference[], status: KataNodeStatus | undefined): PlannedWrite => ({
+    op: 'apply',
+    resource: KataNodes,
+    object: { metadata: { name, ownerReferences }, status } as KataNode,
+    rewriteOn: 'metadata',
+  });
   const objects: PlannedWrite[] = [
-    ...plan.create.map(({ node }): PlannedWrite => ({ op: 'apply', resource: KataNodes, object: node, rewriteOn: 'plan' })),
-    ...plan.adopt.map(
-      ({ metadata }): PlannedWrite => ({
-        op: 'apply',
-        resource: KataNodes,
-        object: { metadata: { name: metadata.name, ownerReferences: [owner] } },
-        rewriteOn: 'plan',
-      }),
-    ),
+    ...plan.create.map(({ node, status }) => whole(objectName(node), [owner], status)),
+    ...plan.adopt.map((k) => whole(objectName(k), k.metadata.ownerReferences ?? [owner], k.status)),
     ...plan.delete.map((name): PlannedWrite => {
       const uid = uids.get(name);
       return { op: 'delete', resource: KataNodes, name, ...(uid ? { uid } : {}) };
     }),
   ];
-  const statuses: PlannedWrite[] = [
-    ...plan.status.map(({ cached, status }) => ({ cached: objectName(cached), status })),
-    ...plan.create.map(({ node, status }) => ({ cached: objectName(node), status })),
-  ].map(({ cached, status }) => ({ op: 'status', resource: KataNodes, name: cached, status, share: kataNodeStatusShare }) as PlannedWrite);
+  const statuses = plan.status.map(
+    ({ cached, status }): PlannedWrite => ({
+      op: 'status',
+      resource: KataNodes,
+      name: objectName(cached),
+      status,
+      share: kataNodeStatusShare,
+    }),
+  );
   const steps = [objects, statuses].filter((s) => s.length);
   return { steps, ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}) };
 }

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, messages } from '../../api/kataconfig.ts';
@@ -17,7 +16,6 @@ import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { BesideWrites } from './besidewrites.ts';
 import type { ConfidentialClasses, ConfidentialPass } from './confidential.ts';
 import type { KataMetrics } from './metrics.ts';
 import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
@@ -31,6 +29,7 @@ import {
   kataStatusApply,
   runtimeClassFor,
 } from './state.ts';
+import { TrailingWrites } from './trailing.ts';
 
 /** The field manager of everything the KataConfig controller applies (its status share's, too). */
 export const KATACONFIG_FIELD_MANAGER = kataConfigStatusShare.fieldManager;
@@ -45,17 +44,12 @@ export interface KataConfigOptions {
   /** How long a node runs its assigned configuration without error before it is its KataNode's lastKnownGood. */
   soakMs: number;
   /**
-   * The least time between the starts of two passes over the nodes. Node changes that come meanwhile are
-   * taken in by the next pass together: during an install a pass would otherwise follow every node event,
-   * each reading every node. The gap grows with a pass's computation (PASS_GAP_PER_COMPUTE times it), so a
-   * larger cluster costs the same share of a core per node.
+   * The least time between the starts of two passes (the controller's work queue keeps it: see
+   * controller.ts). Node changes that come meanwhile are taken in by the next pass together: during an
+   * install a pass would otherwise follow every node event, and write a status each time.
    */
   passGapMs: number;
 }
-
-/** A pass's computation times this is the least gap before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
-export const PASS_GAP_PER_COMPUTE = 20;
-export const MAX_PASS_GAP_MS = 2_000;
 
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
@@ -114,14 +108,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly applier: Applier;
-  /** When the next pass over the nodes may start (performance.now() time; see passGapMs). */
-  private nextPassAt = 0;
-  /** The version each of our last KataConfig status writes made (see ownStatusWrite). */
-  private readonly ownVersions: string[] = [];
-  /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
-  readonly beside: BesideWrites;
-  /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
-  private extraHandlers: readonly string[] = [];
+  /** The KataNodes' writes and detached node patches, made beside the pass from its plan (trailing.ts). */
+  readonly trailing: TrailingWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -134,13 +122,8 @@ export class KataConfigReconciler {
     this.applier.watch(KataNodes, ctx.kataNodes);
     this.applier.watch(Pods, ctx.pods);
     this.applier.watch(RuntimeClasses, ctx.runtimeClasses);
-    this.beside = new BesideWrites({
-      applier: this.applier,
-      kataNodes: ctx.kataNodes,
-      nodes: ctx.nodes,
-      soakMs: ctx.options.soakMs,
-      ...(ctx.now ? { now: ctx.now } : {}),
-    });
+    this.applier.ownWrites(KataConfigs);
+    this.trailing = new TrailingWrites({ applier: this.applier, kataNodes: ctx.kataNodes, nodes: ctx.nodes });
   }
 
   /**
@@ -148,19 +131,12 @@ export class KataConfigReconciler {
    * planned from everything it shows, so it wakes no pass (each would read every node to find nothing to do).
    */
   ownStatusWrite(before: KataConfig, after: KataConfig): boolean {
-    const version = after.metadata.resourceVersion;
     return (
-      !!version &&
-      this.ownVersions.includes(version) &&
+      this.applier.madeVersion(KataConfigs, after) &&
       before.metadata.generation === after.metadata.generation &&
       before.metadata.deletionTimestamp === after.metadata.deletionTimestamp &&
       (before.metadata.finalizers ?? []).join() === (after.metadata.finalizers ?? []).join()
     );
-  }
-
-  private remember(written: KataConfig): void {
-    this.ownVersions.push(written.metadata.resourceVersion ?? '');
-    if (this.ownVersions.length > 4) this.ownVersions.shift();
   }
 
   /** Writes the caches do not show yet (for tests and logs). */
@@ -182,7 +158,6 @@ export class KataConfigReconciler {
       const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(objectName(oldest)) };
       const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
       const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
-      if (written) this.remember(written);
       if (written && inProgressOf(kc)?.reason !== 'Ignored')
         await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
@@ -192,9 +167,6 @@ export class KataConfigReconciler {
     if (!deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER))
       kc = await addFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
-    // Node changes that came since the last pass began are taken in together (passGapMs).
-    const wait = this.nextPassAt - performance.now();
-    if (wait > 0) await delay(wait, undefined, { signal });
     const now = this.ctx.now?.() ?? new Date();
     const t0 = performance.now();
     const observed = this.observe(kc, deleting ? undefined : await this.confidentialPass(kc));
@@ -205,7 +177,6 @@ export class KataConfigReconciler {
       plan = planUninstall(observed, now);
     }
     const ms = performance.now() - t0;
-    this.nextPassAt = t0 + Math.min(MAX_PASS_GAP_MS, Math.max(this.ctx.options.passGapMs, PASS_GAP_PER_COMPUTE * ms));
     const result = await this.apply(kc, plan, now, log, signal);
     for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
     return result;
@@ -223,14 +194,13 @@ export class KataConfigReconciler {
     if (kc.spec?.enablePeerPods && !ctx.platform.supportsPeerPods) return undefined;
     const nodes = ctx.nodes.list();
     const selected = new Set(ctx.platform.select(nodes, kc.spec).nodes);
-    const extra = await ctx.confidential.pass(kc, nodes, selected, ctx.pods.list());
-    this.extraHandlers = extraHandlers(extra.classes, ctx.runtimeClasses.list());
-    return extra;
+    return ctx.confidential.pass(kc, nodes, selected, ctx.pods.list());
   }
 
   /** What the caches show for one pass, with this controller's writes they do not show yet. */
   private observe(kc: KataConfig, confidential?: ConfidentialPass): KataConfigObserved {
     const { ctx } = this;
+    const runtimeClasses = this.applier.latestList(RuntimeClasses, ctx.runtimeClasses.list());
     return {
       kataConfig: kc,
       nodes: ctx.nodes.list(),
@@ -238,10 +208,11 @@ export class KataConfigReconciler {
       platform: ctx.platform,
       platformObserved: ctx.observe(),
       pods: ctx.pods.list(),
-      runtimeClasses: this.applier.latestList(RuntimeClasses, ctx.runtimeClasses.list()),
+      runtimeClasses,
       ...(confidential ? { confidential } : {}),
-      // An uninstall keeps the handlers the last install pass found: the platform's target stays the same.
-      extraHandlers: this.extraHandlers,
+      // The handlers the extra classes need: those an install pass wants, and those of the extra classes osc
+      // made, which stay until the uninstall's end (so the platform's target stays the same while it runs).
+      extraHandlers: extraHandlers(confidential?.classes ?? [], runtimeClasses),
       soakMs: ctx.options.soakMs,
       blockedRecheckMs: ctx.options.blockedRecheckMs,
       eligibilityRecheckMs: ctx.options.eligibilityRecheckMs,
@@ -286,14 +257,8 @@ export class KataConfigReconciler {
     if (plan.gauges) this.ctx.kataMetrics?.observe(plan.gauges.kataNodes, plan.gauges.state, plan.gauges.runtimeClasses);
     const outcomes = await this.applier.runSteps(plan.steps, this.lookup, WRITES_IN_FLIGHT, signal);
     this.applier.settleCreates(plan.steps.flat());
-    await this.beside.patchNodes(plan.detached, signal);
-    if (plan.kataNodes) {
-      const writes = plan.kataNodes.writes.flat();
-      const named = (op: PlannedWrite['op'][]) => [...new Set(writes.filter((w) => op.includes(w.op)).map(nameOf))];
-      await this.beside.want(kc, plan.kataNodes.records, named(['apply', 'status']), named(['delete']), signal);
-    }
+    await this.trailing.plan(plan.kataNodes?.writes.flat(), plan.detached, signal);
     if (plan.cleanUp) {
-      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => objectName(k)));
       await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
       await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
@@ -327,7 +292,8 @@ export class KataConfigReconciler {
     const leftovers = ctx.platform.leftoversPlan(input);
     const steps = [...leftovers.steps, ...(leftovers.detached?.length ? [leftovers.detached] : [])].map((s) => s.map(plannedWrite));
     const kataNodes = this.applier.latestList(KataNodes, ctx.kataNodes.list());
-    this.beside.goneAll(kataNodes.map((k) => objectName(k)));
+    // No plan has KataNode writes any more: every KataNode goes.
+    await this.trailing.plan(undefined, [], signal);
     steps.push([
       ...ctx.runtimeClasses
         .list()
@@ -350,7 +316,6 @@ export class KataConfigReconciler {
     const state = change.inProgress;
     const written = await this.applier.applyStatus(KataConfigs, kc, kataStatusApply(kc.status, change, now), kataConfigStatusShare);
     if (!written) return;
-    this.remember(written);
     const ev = phaseEvent(
       prev
         ? { status: prev.status as 'True' | 'False', reason: (prev.reason ?? '') as InProgressState['reason'], message: prev.message ?? '' }

@@ -78,9 +78,13 @@ export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const byNodeName = new Map(live(input.nodes).map((n) => [objectName(n), n]));
   for (const node of sortRecords([...byNodeName.keys()]).map((name) => byNodeName.get(name) as Node)) {
     const v = nodeMcoView(node);
+    const active = v.currentConfig ? renderedConfigRef(v.currentConfig, hasKata(v.currentConfig)) : undefined;
     const refs = {
       ...(v.desiredConfig ? { assigned: renderedConfigRef(v.desiredConfig, hasKata(v.desiredConfig)) } : {}),
-      ...(v.currentConfig ? { active: renderedConfigRef(v.currentConfig, hasKata(v.currentConfig)) } : {}),
+      ...(active ? { active } : {}),
+      // The MCO's currentConfig is the last configuration it finished applying, and the one a node whose
+      // update fails stays on: the MCO's own last known good, reported as it is (no soak period here).
+      lastKnownGood: active ?? null,
     };
     const failed = v.state === 'Degraded';
     const error = failed ? (v.reason ?? '') : '';

@@ -1,0 +1,98 @@
+import type { KataNode } from '../../api/katanode.ts';
+import { KataNodes } from '../../api/katanode.ts';
+import type { Node } from '../../kube/resources.ts';
+import { type Applier, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
+import { mapLimit } from '../../runtime/concurrency.ts';
+import type { Informer } from '../../runtime/informer.ts';
+
+/** The work queue's workers: writes in flight at once. */
+export const TRAILING_WORKERS = 16;
+
+/**
+ * How long a KataNode write of a state on the way (WaitingToInstall, Installing, and their uninstall
+ * counterparts) waits before it is made: a state that lasts less is not written at all, the next one is
+ * (a node the Machine Config Operator gives its configuration goes Working within a second). Final states
+ * (Installed, the failures) and deletions are made at once.
+ */
+export const PASSING_STATE_DELAY_MS = 1000;
+
+const PASSING = new Set(['WaitingToInstall', 'Installing', 'WaitingToUninstall', 'Uninstalling']);
+
+/** The work-queue keys: a KataNode's, or a node's (its detached patch). */
+const KATANODE = 'katanode/';
+const NODE = 'node/';
+
+export interface WriteQueue {
+  add(key: string): void;
+  addAfter(key: string, delayMs: number): void;
+}
+
+/** The phase a KataNode write reports, if any. */
+function phaseOf(w: PlannedWrite): string | undefined {
+  if (w.op === 'status') return (w.status as { phase?: string } | undefined)?.phase;
+  if (w.op === 'apply') return (w.object as KataNode).status?.phase;
+  return undefined;
+}
+
+/**
+ * The KataConfig controller's writes that nothing in its pass waits for (docs/architecture.md, "One apply
+ * path"): the KataNodes and the node patches a platform plans as `detached`, made by a work queue of their
+ * own, one key per object, so that a thousand of them never stand between a node's change and the next
+ * KataConfig status. A pass's plan (pure, given the time) names these writes as it names all others; each
+ * key's reconcile makes the write the latest plan has for that object, as planned, through the controller's
+ * applier (which skips what the cache shows already). A later plan replaces an earlier one: a write the
+ * latest plan no longer makes (the state went back, the KataConfig went) is not made. Nothing here outlives
+ * the plans: a restarted operator plans again from the cluster.
+ */
+export class TrailingWrites {
+  /** The latest plan's writes, by key: KataNodes (made, given their status, deleted) and node patches. */
+  private kataNodes = new Map<string, PlannedWrite>();
+  private nodePatches = new Map<string, PlannedWrite>();
+  private readonly applier: Applier;
+  private readonly cached: { kataNodes: Informer<KataNode>; nodes: Informer<Node> };
+  /** The work queue; absent (a reconciler built alone, as in unit tests), the pass makes the writes itself. */
+  private queue: WriteQueue | undefined;
+
+  constructor(opts: { applier: Applier; kataNodes: Informer<KataNode>; nodes: Informer<Node> }) {
+    this.applier = opts.applier;
+    this.cached = { kataNodes: opts.kataNodes, nodes: opts.nodes };
+  }
+
+  /** The work queue the keys go to. */
+  attach(queue: WriteQueue): void {
+    this.queue = queue;
+  }
+
+  /**
+   * A plan's KataNode writes (undefined: the plan leaves the KataNodes as they are) and detached node
+   * patches, in place of the last plan's. Answers once they are queued (or, without a queue, made).
+   */
+  async plan(kataNodes: readonly PlannedWrite[] | undefined, nodePatches: readonly PlannedWrite[], signal?: AbortSignal): Promise<void> {
+    this.kataNodes = new Map((kataNodes ?? []).map((w) => [KATANODE + nameOf(w), w]));
+    this.nodePatches = new Map(nodePatches.filter((w) => w.op === 'patch').map((w) => [NODE + nameOf(w), w]));
+    if (!this.queue) {
+      await mapLimit([...this.nodePatches.keys(), ...this.kataNodes.keys()], TRAILING_WORKERS, (key) => this.reconcile(key, signal));
+      return;
+    }
+    for (const key of this.nodePatches.keys()) this.queue.add(key);
+    for (const [key, w] of this.kataNodes) {
+      const phase = phaseOf(w);
+      if (phase !== undefined && PASSING.has(phase)) this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
+      else this.queue.add(key);
+    }
+  }
+
+  /** One key's write, as the latest plan has it. */
+  async reconcile(key: string, signal?: AbortSignal): Promise<undefined> {
+    const kataNode = key.startsWith(KATANODE);
+    const planned = kataNode ? this.kataNodes : this.nodePatches;
+    const w = planned.get(key);
+    if (!w) return undefined;
+    const name = nameOf(w);
+    const cached = w.resource === KataNodes ? this.cached.kataNodes.get(name) : this.cached.nodes.get(name);
+    await this.applier.write(w, cached, signal);
+    // Made: forgotten, unless a later plan put another write here meanwhile (made at its own turn).
+    if (planned.get(key) === w) planned.delete(key);
+    return undefined;
+  }
+}
