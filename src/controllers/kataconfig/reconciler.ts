@@ -10,7 +10,7 @@ import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { Applier, type CacheLookup, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
+import { Applier, type CacheLookup, type PlannedWrite } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
