@@ -305,13 +305,16 @@ export class Applier {
     return r ? (r.written as T | undefined) : cached;
   }
 
-  /** A cached list as this controller knows it (see latest): the objects it made that the cache does not show yet included. */
-  latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): T[] {
+  /**
+   * A cached list as this controller knows it (see latest): the objects it made that the cache does not show
+   * yet included. The list itself when nothing of it is awaited (never to be changed by its reader).
+   */
+  latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): readonly T[] {
     // Read on every pass of a thousand objects: only those with a write awaited are looked at.
     const prefix = `${resource.group}/${resource.plural}/`;
     const awaited = new Map<string, string>();
     for (const key of this.inFlight.keys()) if (key.startsWith(prefix)) awaited.set(key.slice(prefix.length), key);
-    if (awaited.size === 0) return [...cached];
+    if (awaited.size === 0) return cached;
     const out: T[] = [];
     for (const o of cached) {
       const key = awaited.get(`${o.metadata.namespace ?? ''}/${objectName(o)}`);
@@ -370,7 +373,8 @@ export class Applier {
     const name = nameOf(w);
     const namespace = namespaceOf(w);
     const key = targetKey(w.resource, name, namespace);
-    const what = digest(whatOf(w));
+    // What tells a repeat: the write's JSON, compared with the last one made to this target (no hash needed).
+    const what = JSON.stringify(whatOf(w));
     const r = this.record(key, cached);
     if (r?.write === what) return this.count(w, 'awaited');
     // The object as our last write left it, where the cache does not show that yet.

@@ -60,7 +60,8 @@ function recordingClient() {
   return { client, calls, bodies, deletes };
 }
 
-const record = (phase: NodeRecord['phase']): NodeRecord => ({ node: 'worker-0', phase, error: '' });
+const config = { id: 'rendered-kata-oc-1', description: 'rendered MachineConfig of pool kata-oc, with kata' };
+const record = (phase: NodeRecord['phase']): NodeRecord => ({ node: 'worker-0', phase, assigned: config, error: '' });
 
 function setup() {
   const { client, calls, bodies, deletes } = recordingClient();
@@ -87,7 +88,7 @@ describe('KataConfig writes beside the pass', () => {
       made.metadata.ownerReferences?.map((r) => [r.kind, r.uid]),
       [['KataConfig', 'kc-uid']],
     );
-    assert.deepEqual(made.status, { phase: 'WaitingToInstall', error: '', lastTransitionTime: '2026-03-01T12:00:00Z' });
+    assert.deepEqual(made.status, { phase: 'WaitingToInstall', assigned: config, error: '', lastTransitionTime: '2026-03-01T12:00:00Z' });
     assert.equal(made.metadata.annotations, undefined, 'no digest annotation: the status is what is compared');
     // A later record: its status goes, with the time the plan was made at, over the KataNode as written,
     // with the owner reference the object has (an apply of the object that left it out would remove it).
@@ -104,12 +105,18 @@ describe('KataConfig writes beside the pass', () => {
     assert.deepEqual(deletes, [['worker-0', { uid: 'worker-0-uid' }]]);
   });
 
-  test('a state on the way waits before it is written, a final one does not; the latest plan decides what is written', async () => {
+  test('a write that moves no phase on waits; a phase change or a final state does not; the latest plan decides', async () => {
     const { calls, trailing, plan } = setup();
     const queued: [string, number][] = [];
     trailing.attach({ add: (k) => queued.push([k, 0]), addAfter: (k, ms) => queued.push([k, ms]) });
+    // A node waiting its turn with nothing assigned gets no KataNode yet.
+    await trailing.plan(plan([{ node: 'worker-0', phase: 'WaitingToInstall', error: '' }]), []);
+    assert.deepEqual(queued, []);
+    // Assigned, still waiting: made after a moment (it may be Installing by then: one write, not two).
     await trailing.plan(plan([record('WaitingToInstall')]), []);
     assert.deepEqual(queued, [['katanode/worker-0', PASSING_STATE_DELAY_MS]]);
+    await trailing.plan(plan([record('Installing')]), []);
+    assert.deepEqual(queued.at(-1), ['katanode/worker-0', 0], 'a phase change goes at once');
     // Before the key's turn the node went back out of the plan: nothing is written.
     await trailing.plan([], []);
     await trailing.reconcile('katanode/worker-0');

@@ -14,7 +14,7 @@ import { Applier, type CacheLookup, type PlannedWrite } from '../../runtime/appl
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
-import type { Informer } from '../../runtime/informer.ts';
+import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import type { ConfidentialClasses, ConfidentialPass } from './confidential.ts';
 import type { KataMetrics } from './metrics.ts';
@@ -192,22 +192,24 @@ export class KataConfigReconciler {
     const phase = inProgressOf(kc);
     if (!ctx.confidential || !phase || phase.reason === 'Ignored') return undefined;
     if (kc.spec?.enablePeerPods && !ctx.platform.supportsPeerPods) return undefined;
-    const nodes = ctx.nodes.list();
+    const nodes = snapshotOf(ctx.nodes);
     const selected = new Set(ctx.platform.select(nodes, kc.spec).nodes);
-    return ctx.confidential.pass(kc, nodes, selected, ctx.pods.list());
+    return ctx.confidential.pass(kc, nodes, selected, snapshotOf(ctx.pods));
   }
 
   /** What the caches show for one pass, with this controller's writes they do not show yet. */
   private observe(kc: KataConfig, confidential?: ConfidentialPass): KataConfigObserved {
     const { ctx } = this;
-    const runtimeClasses = this.applier.latestList(RuntimeClasses, ctx.runtimeClasses.list());
+    // Snapshots: the same arrays as the last pass's where nothing changed, which is what lets the plan's
+    // per-node work skip the nodes that did not change (runtime/memo.ts).
+    const runtimeClasses = this.applier.latestList(RuntimeClasses, snapshotOf(ctx.runtimeClasses));
     return {
       kataConfig: kc,
-      nodes: ctx.nodes.list(),
-      kataNodes: this.applier.latestList(KataNodes, ctx.kataNodes.list()),
+      nodes: snapshotOf(ctx.nodes),
+      kataNodes: this.applier.latestList(KataNodes, snapshotOf(ctx.kataNodes)),
       platform: ctx.platform,
       platformObserved: ctx.observe(),
-      pods: ctx.pods.list(),
+      pods: snapshotOf(ctx.pods),
       runtimeClasses,
       ...(confidential ? { confidential } : {}),
       // The handlers the extra classes need: those an install pass wants, and those of the extra classes osc

@@ -9,14 +9,15 @@ import type { Informer } from '../../runtime/informer.ts';
 export const TRAILING_WORKERS = 16;
 
 /**
- * How long a KataNode write of a state on the way (WaitingToInstall, Installing, and their uninstall
- * counterparts) waits before it is made: a state that lasts less is not written at all, the next one is
- * (a node the Machine Config Operator gives its configuration goes Working within a second). Final states
- * (Installed, the failures) and deletions are made at once.
+ * How long a KataNode write that moves no phase on waits before it is made: a KataNode made waiting
+ * (WaitingToInstall with its configuration assigned), or a state on the way that changes within its phase.
+ * A node the Machine Config Operator gives its configuration goes Working within a second, so its KataNode is
+ * made Installing, one write rather than two. A phase change (Installing, WaitingToUninstall, Uninstalling),
+ * a final state (Installed, the failures) and a deletion are made at once.
  */
 export const PASSING_STATE_DELAY_MS = 1000;
 
-const PASSING = new Set(['WaitingToInstall', 'Installing', 'WaitingToUninstall', 'Uninstalling']);
+const FINAL = new Set(['Installed', 'FailedToInstall', 'FailedToUninstall']);
 
 /** The work-queue keys: a KataNode's, or a node's (its detached patch). */
 const KATANODE = 'katanode/';
@@ -76,10 +77,21 @@ export class TrailingWrites {
     }
     for (const key of this.nodePatches.keys()) this.queue.add(key);
     for (const [key, w] of this.kataNodes) {
-      const phase = phaseOf(w);
-      if (phase !== undefined && PASSING.has(phase)) this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
-      else this.queue.add(key);
+      if (this.movesOn(w)) this.queue.add(key);
+      else this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
     }
+  }
+
+  /**
+   * Whether a KataNode write is made at once: a deletion, a final state, or a phase other than the one the
+   * KataNode shows (a node without one is waiting to install).
+   */
+  private movesOn(w: PlannedWrite): boolean {
+    const phase = phaseOf(w);
+    if (phase === undefined || FINAL.has(phase)) return true;
+    const name = nameOf(w);
+    const shown = this.applier.latest(KataNodes, name, undefined, this.cached.kataNodes.get(name))?.status?.phase;
+    return phase !== (shown ?? 'WaitingToInstall');
   }
 
   /** One key's write, as the latest plan has it. */

@@ -1,11 +1,12 @@
-import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { type KataConfig, type KataConfigSpec, kataConfigOwner } from '../../api/kataconfig.ts';
 import { objectName } from '../../api/meta.ts';
 import { CRIO_CONFIG, EXTENSION_MACHINE_CONFIG, KATA_NODE_ROLE_LABEL, MASTER_ROLE_LABEL } from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import type { Platform, PlatformInput, PlatformOptions, Toleration } from '../platform.ts';
+import { lastCall } from '../../runtime/memo.ts';
+import type { Platform, PlatformInput, PlatformOptions, Selection, Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { poolSettled, poolTargetHasKata } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
@@ -63,11 +64,12 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
       };
     },
 
-    // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not apply.
-    select(nodes, spec) {
+    // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not
+    // apply. Asked several times a pass, of the same snapshot of the nodes: answered once.
+    select: lastCall((nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection => {
       if (isCompactCluster(nodes)) return { ...narrowSelection(live(nodes).filter(isMaster), {}), noEligibleNodes: false };
       return narrowSelection(workerCandidates(nodes), spec);
-    },
+    }),
 
     records: (input) => mcoNodeRecords(recordInput(input, input.selected)),
 
