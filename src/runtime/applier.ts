@@ -476,8 +476,12 @@ export class Applier {
     status: NonNullable<T['status']>,
     share: StatusShare<NonNullable<T['status']>>,
   ): Promise<T | undefined> {
+    const key = targetKey(resource, objectName(cached), cached.metadata.namespace);
     const written = await applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
-    this.noteOwn(resource, written);
+    if (written) {
+      const w: StatusWrite = { op: 'status', resource, name: objectName(cached), status, share };
+      this.remember(w, key, cached, written, JSON.stringify(whatOf(w)));
+    }
     return written;
   }
 

@@ -122,6 +122,7 @@ export class KataConfigReconciler {
     this.applier.watch(KataNodes, ctx.kataNodes);
     this.applier.watch(Pods, ctx.pods);
     this.applier.watch(RuntimeClasses, ctx.runtimeClasses);
+    this.applier.watch(KataConfigs, ctx.kataConfigs);
     this.applier.ownWrites(KataConfigs);
     this.trailing = new TrailingWrites({ applier: this.applier, kataNodes: ctx.kataNodes, nodes: ctx.nodes });
   }
@@ -139,13 +140,24 @@ export class KataConfigReconciler {
     );
   }
 
+  /**
+   * The cached KataConfig with its status as this controller's last write left it, where the cache does not
+   * show that write yet: a pass that comes before the write's watch event plans from the status the server
+   * has, and does not write again what it wrote (a write the server would answer with the same version).
+   */
+  private withOwnStatus(cached: KataConfig | undefined): KataConfig | undefined {
+    if (!cached) return undefined;
+    const written = this.applier.latest(KataConfigs, objectName(cached), undefined, cached);
+    return written && written !== cached && written.status ? { ...cached, status: written.status } : cached;
+  }
+
   /** Writes the caches do not show yet (for tests and logs). */
   get awaitedWrites(): number {
     return this.applier.pending;
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    let kc = this.ctx.kataConfigs.get(name);
+    let kc = this.withOwnStatus(this.ctx.kataConfigs.get(name));
     if (!kc) {
       if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
       return undefined;
