@@ -28,7 +28,7 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
 import { ConfigMaps } from './kube/resources.ts';
-import { choosePlatform, type PlatformOptions, servedGroups } from './platform/index.ts';
+import { choosePlatform, type PlatformOptions, platformCluster, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
 import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
@@ -207,7 +207,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     opts.peerPods?.cloudCredentials ?? (platform.supportsPeerPods && (await servedGroups(client)).has(CredentialsRequests.group));
   setupPeerPodsController(manager, platform, { ...opts.peerPods, namespace, cloudCredentials, leakedVMs: opts.leakedVMs });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
-  watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
+  watchSetupInfo(manager, { namespace, clusterConfig: !!platformCluster(platform.name).clusterConfig });
 
   // Followed even when it was empty at start: the platform may write the certificate after the pod started.
   const certDir = opts.metricsCertDir;

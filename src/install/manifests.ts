@@ -20,8 +20,10 @@ import {
 import { defaultImage, packageVersion } from '../api/release.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { DEFAULT_PLATFORM, platformCluster, platformDescriptors } from '../platform/index.ts';
+import { kubernetes } from '../platform/kubernetes/descriptor.ts';
 import { DEFAULT_KATA_DEPLOY_IMAGE, KATA_DEPLOY_IMAGE_ENV } from '../platform/kubernetes/katadeploy.ts';
-import type { PlatformName } from '../platform/platform.ts';
+import type { PlatformCluster, PlatformName } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
 import {
@@ -135,7 +137,7 @@ function deployment(opts: ManifestOptions): KubeObject {
         },
         spec: {
           serviceAccountName: NAMES.serviceAccount,
-          priorityClassName: opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift'),
+          priorityClassName: opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? DEFAULT_PLATFORM),
           affinity: spreadOverNodes(podLabels),
           securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
           nodeSelector: { 'kubernetes.io/os': 'linux' },
@@ -212,6 +214,7 @@ export async function webhookConfigurations(trust: WebhookTrust = { caPem: '' })
 
 /** Every manifest, grouped into the files under config/ (applied in this order). */
 export async function manifestFiles(opts: ManifestOptions = {}): Promise<ManifestFile[]> {
+  const cluster = platformCluster(opts.distribution ?? DEFAULT_PLATFORM);
   const sa = { kind: 'ServiceAccount', name: NAMES.serviceAccount, namespace: ns };
   const rbac = 'rbac.authorization.k8s.io/v1';
   return [
@@ -284,8 +287,8 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.eventsRole },
           subjects: [sa],
         },
-        // OpenShift: peer pods' CredentialsRequest, where the Cloud Credential Operator reads it.
-        ...(opts.distribution === 'kubernetes'
+        // Peer pods' CredentialsRequest, where the Cloud Credential Operator reads it (OpenShift).
+        ...(!cluster.cloudCredentialOperator
           ? []
           : [
               {
@@ -319,7 +322,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
-    ...((opts.distribution ?? 'openshift') === 'openshift'
+    ...(cluster.securityContextConstraints
       ? [
           {
             file: SCC_FILE,
@@ -329,7 +332,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           },
         ]
       : []),
-    ...(opts.distribution === 'kubernetes'
+    ...(cluster.nodeInstaller
       ? [
           {
             file: KATA_DEPLOY_RBAC_FILE,
@@ -344,7 +347,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'The operator Deployment, its disruption budget and its Services',
       objects: [
         ...((opts.ownPriorityClass ??
-        (opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift')) === OWN_PRIORITY_CLASS)
+        (opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? DEFAULT_PLATFORM)) === OWN_PRIORITY_CLASS)
           ? [ownPriorityClass(labels('operator'))]
           : []),
         deployment(opts),
@@ -378,7 +381,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
     {
       file: '35-network-policy.yaml',
       title: "Who may reach the operator's ports: the API server (webhooks) and the monitoring stack (metrics)",
-      objects: [networkPolicy(opts.distribution ?? 'openshift')],
+      objects: [networkPolicy(cluster)],
     },
     {
       file: '40-webhooks.yaml',
@@ -399,22 +402,27 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
 export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
 export const SCC_FILE = '25-security-context-constraints.yaml';
 
-/** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */
-export const KUBERNETES_OVERLAY = 'kubernetes';
+/** The folder under config/ with the files that differ on plain Kubernetes (each platform's folder is its name). */
+export const KUBERNETES_OVERLAY = kubernetes.name;
 
 /**
- * The committed config/ tree: the OpenShift manifests, and under kubernetes/ the files that plain
- * Kubernetes replaces or adds (its RBAC and kata-deploy's identity), so that
+ * The committed config/ tree: the default platform's (OpenShift's) manifests, and under a folder named after
+ * each other platform the files it replaces or adds (plain Kubernetes: its RBAC and kata-deploy's identity), so that
  * `kubectl apply -f config/ -f config/kubernetes/` installs what `osc install --distribution kubernetes` does.
  */
 export async function configFiles(opts: Omit<ManifestOptions, 'distribution'> = {}): Promise<ManifestFile[]> {
-  const openshift = await manifestFiles({ ...opts, distribution: 'openshift' });
-  const kubernetes = await manifestFiles({ ...opts, distribution: 'kubernetes' });
+  const base = await manifestFiles({ ...opts, distribution: DEFAULT_PLATFORM });
   const same = (f: ManifestFile) => {
-    const o = openshift.find((x) => x.file === f.file);
+    const o = base.find((x) => x.file === f.file);
     return !!o && fileText(o) === fileText(f);
   };
-  return [...openshift, ...kubernetes.filter((f) => !same(f)).map((f) => ({ ...f, file: `${KUBERNETES_OVERLAY}/${f.file}` }))];
+  // Each other platform: a folder named after it, with the files that differ.
+  const overlays: ManifestFile[] = [];
+  for (const p of platformDescriptors().filter((d) => d.name !== DEFAULT_PLATFORM)) {
+    const files = await manifestFiles({ ...opts, distribution: p.name });
+    overlays.push(...files.filter((f) => !same(f)).map((f) => ({ ...f, file: `${p.name}/${f.file}` })));
+  }
+  return [...base, ...overlays];
 }
 
 /**
@@ -431,16 +439,8 @@ export const METRICS_SCRAPER_NAMESPACE_LABEL = 'kataconfiguration.openshift.io/m
  * Kubernetes has no selector for it (its address is the cluster's own), so there the webhook port stays
  * open to the cluster and relies on TLS and admission-only handlers (docs/security.md says how to narrow it).
  */
-function networkPolicy(distribution: PlatformName): KubeObject {
-  const webhookFrom =
-    distribution === 'openshift'
-      ? {
-          from: [
-            { namespaceSelector: { matchLabels: { 'policy-group.network.openshift.io/host-network': '' } } },
-            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-kube-apiserver' } } },
-          ],
-        }
-      : {};
+function networkPolicy(cluster: PlatformCluster): KubeObject {
+  const webhookFrom = cluster.apiServerPeers ? { from: [...cluster.apiServerPeers] } : {};
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',

@@ -22,7 +22,7 @@ import {
   MONITOR_SERVICE_MONITOR,
 } from '../api/names.ts';
 import type { PolicyRule } from '../kube/resources.ts';
-import { platformDescriptor } from '../platform/index.ts';
+import { DEFAULT_PLATFORM, platformDescriptor } from '../platform/index.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_MANAGER } from '../webhooks/certsource.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../webhooks/setup.ts';
@@ -38,7 +38,7 @@ const READ = ['get', 'list', 'watch'];
  * Cluster-scoped objects, and pods in every namespace: what every platform needs, and the named platform's
  * own rules (its descriptor's).
  */
-export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
+export function clusterRules(distribution: PlatformName = DEFAULT_PLATFORM): PolicyRule[] {
   // Copies: the manifests must not share objects with the descriptor (nor with each other).
   const platform = structuredClone(platformDescriptor(distribution).rbac.cluster);
   return [
@@ -100,7 +100,7 @@ export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string
 }
 
 /** In the operator's namespace: what every platform needs, and the named platform's own rules. */
-export function namespaceRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
+export function namespaceRules(distribution: PlatformName = DEFAULT_PLATFORM): PolicyRule[] {
   return [
     ...structuredClone(platformDescriptor(distribution).rbac.namespace),
     // Leader election: one Lease, created by the first replica.

@@ -7,6 +7,7 @@ import { objectName } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
+import { platformCluster } from '../../platform/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
@@ -57,9 +58,10 @@ export function setupKataConfigController(
   const reconcilerOptions = { ...defaultKataConfigOptions, ...kataOptions };
   const featureGates = mgr.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CONFIGMAP}` });
   const log = mgr.log.child({ controller: KATACONFIG_CONTROLLER });
-  // Only OpenShift has a release to check (and serves the type).
-  const clusterVersions =
-    platform.name === 'openshift' ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` }) : undefined;
+  // Only a platform with the cluster configuration API (OpenShift) has a release to check, and serves the type.
+  const clusterVersions = platformCluster(platform.name).clusterConfig
+    ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` })
+    : undefined;
   const confidential = new ConfidentialClasses({ featureGates, clusterVersions, namespace, platform, events: mgr.events, log });
 
   const reconciler = new KataConfigReconciler({

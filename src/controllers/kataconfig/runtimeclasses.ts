@@ -18,6 +18,7 @@ import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from '..
 import { objectName } from '../../api/meta.ts';
 import { checkVersion, type TeeDetection } from '../../api/tee.ts';
 import type { Node } from '../../kube/resources.ts';
+import { runtimeHandler } from '../../platform/index.ts';
 
 /**
  * The RuntimeClasses osc offers beside `kata` and `kata-remote`: `kata-cc` on the TEE nodes when the
@@ -72,8 +73,7 @@ export interface ExtraClasses {
   warnings: string[];
 }
 
-const handlerFor = (platform: string, openshiftHandler: string, shim: string) =>
-  platform === 'openshift' ? openshiftHandler : `kata-${shim}`;
+const handlerFor = (platform: string, extensionHandler: string, shim: string) => runtimeHandler(platform, extensionHandler, shim);
 
 // A walk over every node per pass: no allocation per node, and the labels (which rule out most) first.
 const matches = (n: Node, labels: Readonly<Record<string, string>>) => {

@@ -119,13 +119,13 @@ const RUNTIME_CLASS_INDEX = 'setup-info-runtime-class';
  * shares, the feature gates ConfigMap by name, and (on OpenShift only, where it exists) the Infrastructure
  * `cluster`.
  */
-export function watchSetupInfo(mgr: Manager, opts: { namespace: string; openShift: boolean }): void {
+export function watchSetupInfo(mgr: Manager, opts: { namespace: string; clusterConfig: boolean }): void {
   const kataConfigs = mgr.informer(KataConfigs);
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, { transform: minimalPod });
   pods.addIndex(RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const featureGates = mgr.informer(ConfigMaps, { namespace: opts.namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CM}` });
-  const infrastructures = opts.openShift ? mgr.informer(Infrastructures, { fieldSelector: 'metadata.name=cluster' }) : undefined;
+  const infrastructures = opts.clusterConfig ? mgr.informer(Infrastructures, { fieldSelector: 'metadata.name=cluster' }) : undefined;
   registerSetupInfo(mgr.metrics.registry, () => {
     const infra = infrastructures?.get('cluster');
     return {
