@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { CCO_NAMESPACE, type CredentialsMode } from '../api/cloudcredential.ts';
+import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
 import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
 import {
   ContainerRuntimeConfigs,
-  type Infrastructure,
   Infrastructures,
   type MachineConfig,
   type MachineConfigPool,
@@ -18,7 +17,7 @@ import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
 import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
@@ -29,98 +28,22 @@ import { CLOUD_JOBS } from './cloud.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
-import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
-import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+import { nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
 import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './nfd-rules.ts';
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
 import { openshiftCRDs } from './openshift-crds.ts';
-import { baseMachineConfigs, basePools } from './openshift-seed.ts';
+import { baseMachineConfigs, basePools, infrastructureOf } from './openshift-seed.ts';
+import type { DevClusterOptions } from './options.ts';
 import { SimulatedPodVMs } from './podvms.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
 
 export { baseMachineConfigs, basePools } from './openshift-seed.ts';
-export type { Distribution };
+export type { DevClusterOptions, Distribution };
 export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
-
-export interface DevClusterOptions {
-  /**
-   * `openshift` (default): the OpenShift API types, the simulated MCO, NFD and cloud. `kubernetes`: a plain
-   * kubeadm-like cluster (no OpenShift API, containerd nodes) with kata-deploy's host side simulated.
-   */
-  distribution?: Distribution;
-  /** kubernetes distribution: how long the simulated kata-deploy installs and cleans up (katadeploy/). */
-  kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
-  /**
-   * kubernetes distribution: seed kata-deploy's ServiceAccount and RBAC, as `osc install --distribution
-   * kubernetes` would (default true: an operator run from a checkout has no install). False leaves that to
-   * the install being tested.
-   */
-  kataDeployIdentity?: boolean;
-  /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
-  workers?: number;
-  /** Control plane nodes `master-0`, ...; default 1 (3 on compact clusters). */
-  masters?: number;
-  /** Masters only, and they run workloads (they carry the worker role too); the worker pool has no machines. */
-  compact?: boolean;
-  /** How long a node is cordoned and NotReady while it reboots into a new machine config; default 2000ms. */
-  rebootMs?: number;
-  /** How long after a node is handed a new machine config its (simulated) daemon picks it up; default 500ms. */
-  pickupDelayMs?: number;
-  /** How long a node drain waits before asking again for an eviction a PodDisruptionBudget refused; default 5000ms. */
-  drainRetryMs?: number;
-  /** Which nodes Node Feature Discovery finds able to run VMs (and labels for kata); default 'all'. */
-  virtualizationCapable?: 'all' | 'none' | string[];
-  log?: Logger;
-  /** Where the control plane keeps its data; a temporary directory otherwise. */
-  dataDir?: string;
-  /** Where the control plane components write their logs; the data directory otherwise. */
-  logDir?: string;
-  /** How long a node may miss its heartbeat (Lease) before it is marked Unknown; default 40s. */
-  nodeMonitorGracePeriodSeconds?: number;
-  /** The node Leases' duration (renewed at a quarter of it); default 40s, a kubelet's. */
-  nodeLeaseDurationSeconds?: number;
-  /** More CRDs to serve (osc's own are always served). */
-  extraCRDs?: CustomResourceDefinition[];
-  /** Extra kube-apiserver flags. */
-  apiserverArgs?: string[];
-  /**
-   * A jq query that is `true` for pods whose process the caller plays itself (e.g. a test running the
-   * operator's replicas as processes): kwok starts them Running but not Ready and removes a deleted one only
-   * once its phase is Succeeded or Failed; the caller reports readiness and exit, as a kubelet would.
-   */
-  callerPlayedPods?: string;
-  /** The Infrastructure's platform type; default 'None' (bare metal without a platform integration). */
-  platform?: 'None' | 'BareMetal' | 'AWS' | 'Azure' | 'GCP';
-  /** The region reported for platform AWS; default us-east-2. */
-  awsRegion?: string;
-  /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
-  podvmImageJobMs?: number;
-  /**
-   * openshift distribution: SecurityContextConstraints admission for every pod, as on OpenShift (default
-   * true; src/devcluster/scc/). False leaves pods to the API server's own admission only.
-   */
-  sccAdmission?: boolean;
-  /**
-   * openshift distribution: seed osc's own SCCs, its workloads' ServiceAccounts and their `use` grants, as
-   * `osc install` ships them (default true: an operator run from a checkout has no install). False leaves
-   * that to the install being tested.
-   */
-  oscSecurityIdentity?: boolean;
-  /** TEE and GPU nodes, and the OpenShift release reported (hardware.ts). */
-  hardware?: DevHardware;
-  /**
-   * Platform AWS: IAM users an administrator made (full rights) whose keys the simulated account accepts
-   * beside the root credentials and what the Cloud Credential Operator mints.
-   */
-  awsUsers?: { accessKeyId: string; secretAccessKey: string }[];
-  /** The CloudCredential's spec.credentialsMode at start; default '' (mint on AWS). */
-  credentialsMode?: CredentialsMode;
-  /** false: an OpenShift without the CloudCredential capability (no CCO API, no CCO); default true. */
-  cloudCredentialOperator?: boolean;
-}
 
 const PART_NAMES = {
   mco: 'Machine Config Operator',
@@ -424,30 +347,16 @@ export class DevCluster {
   }
 
   private async createInfrastructure(): Promise<void> {
-    const platform = this.options.platform ?? 'None';
-    const { masters, workers, compact } = this.options;
-    const schedulable = compact ? masters : workers;
-    await this.createIfAbsent(
-      this.client.create(Infrastructures, {
-        metadata: { name: 'cluster' },
-        spec: { cloudConfig: { name: '' }, platformSpec: { type: platform } } as Infrastructure['spec'],
-      }),
-    );
-    const status: Infrastructure['status'] & Record<string, unknown> = {
-      apiServerURL: this.controlPlane.apiserverUrl,
-      apiServerInternalURI: this.controlPlane.apiserverUrl,
-      controlPlaneTopology: masters >= 3 ? 'HighlyAvailable' : 'SingleReplica',
-      infrastructureTopology: schedulable >= 2 ? 'HighlyAvailable' : 'SingleReplica',
-      cpuPartitioning: 'None',
-      etcdDiscoveryDomain: '',
-      infrastructureName: this.infrastructureName,
-      platform,
-      platformStatus: {
-        type: platform,
-        ...(platform === 'AWS' ? { aws: { region: this.options.awsRegion ?? 'us-east-2' } } : {}),
-        ...('infrastructureStatus' in this.cloud ? this.cloud.infrastructureStatus() : {}),
-      },
-    };
+    const { spec, status } = infrastructureOf({
+      platform: this.options.platform ?? 'None',
+      masters: this.options.masters,
+      schedulable: this.options.compact ? this.options.masters : this.options.workers,
+      apiserverUrl: this.controlPlane.apiserverUrl,
+      name: this.infrastructureName,
+      awsRegion: this.options.awsRegion ?? 'us-east-2',
+      cloudStatus: 'infrastructureStatus' in this.cloud ? this.cloud.infrastructureStatus() : {},
+    });
+    await this.createIfAbsent(this.client.create(Infrastructures, { metadata: { name: 'cluster' }, spec }));
     await this.client.patch(Infrastructures, 'cluster', { status }, { subresource: 'status' });
   }
 
