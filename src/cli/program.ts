@@ -209,7 +209,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .addOption(
       new Option(
         '--katanode-soak <duration>',
-        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood (e.g. 10m, 30s)",
+        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood, where osc runs the installer (on OpenShift it is the Machine Config Operator's currentConfig) (e.g. 10m, 30s)",
       )
         .argParser(parseDuration)
         .default(DEFAULT_SOAK_MS, '10m'),
