@@ -4,9 +4,10 @@ import { type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanod
 import type { OwnerReference } from '../../api/meta.ts';
 import { objectName } from '../../api/meta.ts';
 import { type Node, Nodes, type Pod, type RuntimeClass } from '../../kube/resources.ts';
-import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
+import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite, Selection } from '../../platform/platform.ts';
 import { platformView } from '../../platform/platform.ts';
 import type { PlannedWrite } from '../../runtime/applier.ts';
+import { perObject } from '../../runtime/memo.ts';
 import type { ConfidentialPass } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes } from './katanodes.ts';
 import { planRuntimeClasses } from './runtimeclass-writes.ts';
@@ -104,6 +105,9 @@ const emptyPlan = (): KataConfigPlan => ({
   morePending: false,
   notes: [],
 });
+
+/** A selection's nodes as a set (the same set for the same selection: a platform answers one per snapshot). */
+export const selectedSet = perObject((s: Selection): ReadonlySet<string> => new Set(s.nodes));
 
 /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
 export function platformInput(
@@ -214,7 +218,7 @@ export function planInstall(obs: KataConfigObserved, now: Date): KataConfigPlan 
     return plan;
   }
   const selection = platform.select(obs.nodes, kc.spec);
-  const input = platformInput(obs, new Set(selection.nodes), now);
+  const input = platformInput(obs, selectedSet(selection), now);
   // The status is computed from the desired selection and the platform's view of the nodes, not from
   // the writes below.
   const view = platformView(platform, input);
@@ -292,7 +296,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
   // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
   if (kc.status?.uninstallStarted !== true) {
     // Until the check for pods passes, the records are still the install's.
-    const installInput = platformInput(obs, new Set(platform.select(obs.nodes, kc.spec).nodes), now);
+    const installInput = platformInput(obs, selectedSet(platform.select(obs.nodes, kc.spec)), now);
     const installView = platformView(platform, installInput);
     const installRecords = installView.records();
     const kataNodes = kataNodeSteps(kc, installRecords, obs.kataNodes, now, obs.soakMs);

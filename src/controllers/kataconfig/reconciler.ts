@@ -18,7 +18,15 @@ import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
 import type { ConfidentialClasses, ConfidentialPass } from './confidential.ts';
 import type { KataMetrics } from './metrics.ts';
-import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
+import {
+  type KataConfigObserved,
+  type KataConfigPlan,
+  planInstall,
+  plannedWrite,
+  planUninstall,
+  platformInput,
+  selectedSet,
+} from './plan.ts';
 import { extraHandlers } from './runtimeclasses.ts';
 import {
   done,
@@ -205,7 +213,7 @@ export class KataConfigReconciler {
     if (!ctx.confidential || !phase || phase.reason === 'Ignored') return undefined;
     if (kc.spec?.enablePeerPods && !ctx.platform.supportsPeerPods) return undefined;
     const nodes = snapshotOf(ctx.nodes);
-    const selected = new Set(ctx.platform.select(nodes, kc.spec).nodes);
+    const selected = selectedSet(ctx.platform.select(nodes, kc.spec));
     return ctx.confidential.pass(kc, nodes, selected, snapshotOf(ctx.pods));
   }
 

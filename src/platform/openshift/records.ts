@@ -4,7 +4,7 @@ import type { MachineConfigPool } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
 import { lastCall } from '../../runtime/memo.ts';
 import type { ConfigRef, NodeRecord } from '../platform.ts';
-import { live, sortedByName } from '../selection.ts';
+import { byName, live } from '../selection.ts';
 import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from './machineconfig.ts';
 
 /**
@@ -70,11 +70,20 @@ export function renderedConfigRef(name: string | undefined, withKata: boolean): 
 }
 const configRefs = new Map<string, ConfigRef>();
 
-/** The live nodes in name order: sorted again only when the set of names changes. */
-const sortNames = sortedByName();
+/**
+ * The live nodes in name order. A snapshot keeps its nodes in the order they came (an update keeps a node's
+ * place), so the order found for the last snapshot serves the next one while the names stand as they did.
+ */
+let lastOrder: { names: string[]; positions: number[] } = { names: [], positions: [] };
 const sortedLive = lastCall((nodes: readonly Node[]): readonly Node[] => {
-  const byName = new Map(live(nodes).map((n) => [objectName(n), n]));
-  return sortNames([...byName.keys()]).map((name) => byName.get(name) as Node);
+  const all = live(nodes);
+  const names = all.map(objectName);
+  const same = names.length === lastOrder.names.length && names.every((n, i) => n === lastOrder.names[i]);
+  if (!same) {
+    const positions = names.map((_, i) => i).sort((a, b) => byName(names[a] as string, names[b] as string));
+    lastOrder = { names, positions };
+  }
+  return lastOrder.positions.map((i) => all[i] as Node);
 });
 
 /**
@@ -94,10 +103,9 @@ export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const records: NodeRecord[] = [];
   for (const node of sortedLive(input.nodes)) {
     const selected = input.selected.has(objectName(node));
-    const key = selected ? `+${context}` : `-${context}`;
     let known = recordsByNode.get(node);
-    if (known?.key !== key) {
-      known = { key, record: nodeRecord(node, selected, targets) };
+    if (known?.context !== context || known.selected !== selected) {
+      known = { context, selected, record: nodeRecord(node, selected, targets) };
       recordsByNode.set(node, known);
     }
     if (known.record) records.push(known.record);
@@ -115,7 +123,7 @@ interface Targets {
 }
 
 /** Each node object's record, with the context it was computed in (a cache of nodeRecord: see runtime/memo.ts). */
-const recordsByNode = new WeakMap<Node, { key: string; record: NodeRecord | undefined }>();
+const recordsByNode = new WeakMap<Node, { context: string; selected: boolean; record: NodeRecord | undefined }>();
 
 function nodeRecord(node: Node, selected: boolean, t: Targets): NodeRecord | undefined {
   const hasKata = (config: string | undefined) =>
