@@ -26,6 +26,11 @@ export interface ReconcileContext {
 export interface ReconcileResult {
   /** Reconcile this key again after this long, even if nothing changes. */
   requeueAfterMs?: number;
+  /**
+   * The least time from this reconcile's start to the next one's (at least the controller's minGapMs): a
+   * controller whose pass costs more on a larger cluster spaces its passes more.
+   */
+  paceMs?: number;
 }
 
 export interface Watch<T extends KubeObject = KubeObject> {
@@ -62,8 +67,8 @@ export class Controller {
   private readonly metrics: RuntimeMetrics | undefined;
   /** Conflicts in a row per key, for the fast-retry cap. */
   private readonly conflicts = new Map<string, number>();
-  /** When each key's last reconcile started (performance.now()), for minGapMs. */
-  private readonly started = new Map<string, number>();
+  /** When each key's next reconcile may start (performance.now()), from minGapMs and the last one's paceMs. */
+  private readonly notBefore = new Map<string, number>();
 
   constructor(spec: ControllerSpec, log: Logger, metrics?: RuntimeMetrics) {
     this.spec = spec;
@@ -110,9 +115,10 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       try {
-        await this.pace(key, signal);
+        const started = await this.pace(key, signal);
         if (signal.aborted) return;
-        await this.reconcileOne(key, signal);
+        const paceMs = await this.reconcileOne(key, signal);
+        if (paceMs !== undefined && paceMs > (this.spec.minGapMs ?? 0)) this.notBefore.set(key, started + paceMs);
       } finally {
         this.queue.done(key);
       }
@@ -122,16 +128,18 @@ export class Controller {
     }
   }
 
-  /** Waits out the key's minGapMs (the key stays taken: adds meanwhile make one reconcile after this one). */
-  private async pace(key: string, signal: AbortSignal): Promise<void> {
-    const gap = this.spec.minGapMs ?? 0;
-    if (gap <= 0) return;
-    const wait = (this.started.get(key) ?? Number.NEGATIVE_INFINITY) + gap - performance.now();
+  /** Waits out the key's pacing (the key stays taken: adds meanwhile make one reconcile after this one). */
+  private async pace(key: string, signal: AbortSignal): Promise<number> {
+    const wait = (this.notBefore.get(key) ?? 0) - performance.now();
     if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
-    this.started.set(key, performance.now());
+    const started = performance.now();
+    const gap = this.spec.minGapMs ?? 0;
+    if (gap > 0) this.notBefore.set(key, started + gap);
+    return started;
   }
 
-  private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {
+  /** Answers the reconcile's paceMs, if it gave one. */
+  private async reconcileOne(key: string, signal: AbortSignal): Promise<number | undefined> {
     const log = this.log.child({ controller: this.name, key, reconcileID: randomUUID() });
     const end = this.metrics?.reconcileDuration.startTimer({ controller: this.name });
     try {
@@ -144,6 +152,7 @@ export class Controller {
       } else {
         this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'success' });
       }
+      return result?.paceMs;
     } catch (e) {
       if (signal.aborted) return;
       this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });

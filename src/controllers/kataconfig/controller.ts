@@ -1,9 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import { CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
-import { objectName } from '../../api/meta.ts';
+import { objectName, sameStrings } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
@@ -34,8 +33,8 @@ export const minimalPod = (p: Pod): Pod => ({
 
 /** A node change matters when its labels, its annotations (e.g. the Machine Config Operator's) or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
-  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
-  !isDeepStrictEqual(a.metadata.annotations, b.metadata.annotations) ||
+  !sameStrings(a.metadata.labels, b.metadata.labels) ||
+  !sameStrings(a.metadata.annotations, b.metadata.annotations) ||
   a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
 
 /**

@@ -59,6 +59,10 @@ export interface KataConfigOptions {
   passGapMs: number;
 }
 
+/** A pass's computation times this is the least time before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
+export const PASS_GAP_PER_COMPUTE = 20;
+export const MAX_PASS_GAP_MS = 2_000;
+
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
   eligibilityRecheckMs: 30_000,
@@ -199,7 +203,10 @@ export class KataConfigReconciler {
     const ms = performance.now() - t0;
     const result = await this.apply(kc, plan, now, log, signal);
     for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
-    return result;
+    // A pass that computes longer (a larger cluster, a busier machine) is followed less soon: the passes of
+    // an install then cost the same share of a core whatever the size.
+    const paceMs = Math.min(MAX_PASS_GAP_MS, PASS_GAP_PER_COMPUTE * ms);
+    return paceMs > this.ctx.options.passGapMs ? { ...result, paceMs } : result;
   }
 
   /**

@@ -1,8 +1,7 @@
-import { isDeepStrictEqual } from 'node:util';
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
-import { objectName } from '../../api/meta.ts';
+import { objectName, sameStrings } from '../../api/meta.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -28,7 +27,7 @@ export const PEERPODS_CONTROLLER = 'peerpods';
 
 /** A node matters to peer pods when its labels (kata-oc, roles), its peer-pod capacity or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
-  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
+  !sameStrings(a.metadata.labels, b.metadata.labels) ||
   a.status?.capacity?.[PEER_POD_VM_RESOURCE] !== b.status?.capacity?.[PEER_POD_VM_RESOURCE] ||
   a.status?.allocatable?.[PEER_POD_VM_RESOURCE] !== b.status?.allocatable?.[PEER_POD_VM_RESOURCE] ||
   a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
