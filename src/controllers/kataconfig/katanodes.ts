@@ -150,8 +150,8 @@ export function planKataNodes(
     const { status, promoteAt } = kataNodeStatus(record, cached?.status, now, soakMs);
     if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
     if (!cached || cached.metadata.deletionTimestamp) {
-      // A node waiting its turn with no configuration given has nothing to report that the KataConfig's
-      // waitingToInstall list does not say: its KataNode is made once the platform assigns it one.
+      // A node waiting its turn with nothing new assigned has nothing to report that the KataConfig's
+      // waitingToInstall list does not say: its KataNode is made once the platform assigns it a configuration.
       if (!cached && !awaitsAssignment(record))
         plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
       continue;
@@ -174,8 +174,12 @@ export function planKataNodes(
   return plan;
 }
 
-/** A node selected and waiting its turn, with no configuration assigned yet: it gets no KataNode yet. */
-const awaitsAssignment = (r: NodeRecord): boolean => r.phase === 'WaitingToInstall' && !r.assigned;
+/**
+ * A node selected and waiting its turn, given nothing but what it runs (no configuration, or the one it is
+ * on: the Machine Config Operator keeps every node's desiredConfig, the node's own until its pool assigns
+ * the kata one): it gets no KataNode yet.
+ */
+const awaitsAssignment = (r: NodeRecord): boolean => r.phase === 'WaitingToInstall' && (!r.assigned || r.assigned.id === r.active?.id);
 
 /** The KataNodes by name, for the snapshot a pass reads (the same map while the KataNodes do not change). */
 const kataNodesByName = lastCall((existing: readonly KataNode[]) => new Map(existing.map((k) => [objectName(k), k])));
