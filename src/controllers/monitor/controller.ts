@@ -26,7 +26,7 @@ import type { ReconcileResult } from '../../runtime/controller.ts';
 import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { lastCall } from '../../runtime/memo.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { desiredMonitor, monitorImageFromEnv, PrometheusRules, ServiceMonitors } from './desired.ts';
 import { registerKataGauges } from './metrics.ts';
@@ -94,7 +94,7 @@ export function setupMonitorController(
   const kataConfigs = mgr.informer(KataConfigs);
   const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const runtimeClasses = mgr.informer(RuntimeClasses);
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(POD_RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const daemonSets = mgr.informer(DaemonSets, byName(MONITOR_DAEMONSET));
   const services = mgr.informer(Services, byName(MONITOR_SERVICE));

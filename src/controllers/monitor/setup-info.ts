@@ -19,7 +19,7 @@ import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.t
 import { Infrastructures } from '../../api/openshift.ts';
 import { ConfigMaps, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 
 /** The ConfigMap of feature gates in the operator's namespace (its keys and values: src/api/featuregates.ts). */
 export const FEATURE_GATES_CM = FEATURE_GATES_CONFIGMAP;
@@ -122,7 +122,7 @@ const RUNTIME_CLASS_INDEX = 'setup-info-runtime-class';
 export function watchSetupInfo(mgr: Manager, opts: { namespace: string; clusterConfig: boolean }): void {
   const kataConfigs = mgr.informer(KataConfigs);
   const runtimeClasses = mgr.informer(RuntimeClasses);
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const featureGates = mgr.informer(ConfigMaps, { namespace: opts.namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CM}` });
   const infrastructures = opts.clusterConfig ? mgr.informer(Infrastructures, { fieldSelector: 'metadata.name=cluster' }) : undefined;

@@ -15,7 +15,7 @@ import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets } from '../../kube/resources.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
 import { type LeakCollectorOptions, setupLeakedVMCollector } from './leaks-controller.ts';
@@ -71,7 +71,7 @@ export function setupPeerPodsController(
         config: mgr.informer(CloudCredentials, { fieldSelector: `metadata.name=${CLOUD_CREDENTIAL_NAME}` }),
       }
     : undefined;
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
   watchAdaptorRestarts(daemonSets, vmMetrics);

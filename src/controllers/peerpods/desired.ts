@@ -12,6 +12,8 @@ import {
   CAA_DAEMONSET,
   CAA_IMAGE_ENV,
   DEFAULT_PEER_PODS_IMAGES,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   PEER_POD_CONFIG,
   PEER_PODS_CM,
   PEER_PODS_SECRET,
@@ -73,8 +75,7 @@ export const deletionRetryDue = (job: Job, cm: ConfigMap | undefined, secret: Se
   job.metadata.annotations?.[DELETION_INPUTS_ANNOTATION] !== deletionInputs(cm, secret);
 
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY = 'osc-operator';
+export { MANAGED_BY, MANAGED_BY_LABEL };
 export const IMAGE_JOB_COMPONENT = 'podvm-image';
 /** The label selector that finds osc's image jobs. */
 export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;

@@ -28,7 +28,7 @@ import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { applyStatusIfChanged, type StatusShare } from '../../runtime/status.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import type { PodVMMetrics } from './vm-metrics.ts';
 
 export const LEAKS_CONTROLLER = 'podvm-leaks';
@@ -174,7 +174,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
   const byName = (name: string) => ({ namespace, fieldSelector: `metadata.name=${name}` });
   const caches = {
     kataConfigs: mgr.informer(KataConfigs),
-    pods: mgr.informer(Pods, { transform: minimalPod }),
+    pods: mgr.informer(Pods, POD_CACHE),
     configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
     secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
   };
