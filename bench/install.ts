@@ -219,7 +219,9 @@ async function runOnce(workers: number) {
   // Idle: installed, nothing changes but the heartbeats (node leases) and whatever the cluster does on its own.
   operator.child.send({ cmd: 'idle' });
   await operator.next();
-  // The install's profile is written before the idle window's mark: writing it is no idling.
+  // The install's window ends here; its profile is written before the idle window starts (writing it is
+  // neither the install's work nor idling).
+  const mEnd = await mark();
   await profile(`idle-${workers}`);
   m1 = await mark();
   await new Promise((r) => setTimeout(r, idleS * 1000));
@@ -242,7 +244,7 @@ async function runOnce(workers: number) {
   await dev.stop();
   if (saDir) await rm(saDir, { recursive: true, force: true });
   // The install's requests: from the KataConfig's creation to the end of the install.
-  const installRequests = m1.requests.total - m0.requests.total;
+  const installRequests = mEnd.requests.total - m0.requests.total;
   return {
     workers,
     nodeLeaseSeconds: leaseSecondsFor(workers),
@@ -258,7 +260,7 @@ async function runOnce(workers: number) {
     statusWritesPerNode: +(report.statusWrites / workers).toFixed(2),
     conflicts409: report.requests.conflicts,
     conflicts409By: report.requests.conflictsBy,
-    nodePatchesPerNode: +((m1.requests.nodePatches - m0.requests.nodePatches) / workers).toFixed(2),
+    nodePatchesPerNode: +((mEnd.requests.nodePatches - m0.requests.nodePatches) / workers).toFixed(2),
     apiRequests: installRequests,
     apiRequestsPerNode: +(installRequests / workers).toFixed(2),
     requestsByVerb: report.requests.byVerb,
@@ -270,7 +272,7 @@ async function runOnce(workers: number) {
       n: report.statusWriteMs.length,
     },
     reconcileErrors: report.reconcileErrors,
-    installCpuS: +(m1.cpuSeconds - m0.cpuSeconds).toFixed(2),
+    installCpuS: +(mEnd.cpuSeconds - m0.cpuSeconds).toFixed(2),
     idleS,
     idleCpuS: +(m2.cpuSeconds - m1.cpuSeconds).toFixed(2),
     idleWrites: m2.requests.writes - m1.requests.writes - (m2.requests.leaseWrites - m1.requests.leaseWrites),
@@ -282,13 +284,13 @@ async function runOnce(workers: number) {
         .filter(([, n]) => Number(n) > 0),
     ),
     idleWritesBy: writesBetween(m1, m2),
-    installWritesBy: writesBetween(m0, m1),
+    installWritesBy: writesBetween(m0, mEnd),
     redundantWrites: sum(m2.redundantWrites) - sum(m0.redundantWrites),
     redundantWritesBy: countsBetween(m0.redundantWrites, m2.redundantWrites),
-    settleWritesBy: writesBetween(mInstalled, m1),
+    settleWritesBy: writesBetween(mInstalled, mEnd),
     /** KataNode writes from the install's end through the idle window: lastKnownGood promotions and anything late. */
     kataNodeWritesAfterInstall: kataNodeWrites(m2) - kataNodeWrites(mInstalled),
-    installWatchEvents: countsBetween(m0.watchEvents, m1.watchEvents),
+    installWatchEvents: countsBetween(m0.watchEvents, mEnd.watchEvents),
     katanodeSoakS: soakS,
     operatorPeakRSSMiB: +(report.maxRSSKiB / 1024).toFixed(1),
     operatorPeakRssAnonMiB: +(report.peakRssAnonKiB / 1024).toFixed(1),
