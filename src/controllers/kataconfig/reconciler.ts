@@ -60,8 +60,8 @@ export interface KataConfigOptions {
 }
 
 /** A pass's computation times this is the least time before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
-export const PASS_GAP_PER_COMPUTE = 20;
-export const MAX_PASS_GAP_MS = 2_000;
+export const PASS_GAP_PER_COMPUTE = 10;
+export const MAX_PASS_GAP_MS = 1_000;
 
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
