@@ -11,11 +11,12 @@ export const TRAILING_WORKERS = 16;
 /**
  * How long a KataNode write that moves no phase on waits before it is made: a KataNode made waiting
  * (WaitingToInstall with its configuration assigned), or a state on the way that changes within its phase.
- * A node the Machine Config Operator gives its configuration goes Working within a second, so its KataNode is
- * made Installing, one write rather than two. A phase change (Installing, WaitingToUninstall, Uninstalling),
- * a final state (Installed, the failures) and a deletion are made at once.
+ * A node the Machine Config Operator gives its configuration goes Working within a second or two (its daemon
+ * notices, then checks the new configuration), so its KataNode is made Installing, one write rather than two;
+ * a node that stays waiting longer is reported so. A phase change (Installing, WaitingToUninstall,
+ * Uninstalling), a final state (Installed, the failures) and a deletion are made at once.
  */
-export const PASSING_STATE_DELAY_MS = 1000;
+export const PASSING_STATE_DELAY_MS = 3000;
 
 const FINAL = new Set(['Installed', 'FailedToInstall', 'FailedToUninstall']);
 
