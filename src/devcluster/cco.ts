@@ -15,6 +15,7 @@ import {
   type CredentialsRequestCondition,
   CredentialsRequests,
 } from '../api/cloudcredential.ts';
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import { Namespaces, type Secret, Secrets } from '../kube/resources.ts';
@@ -171,7 +172,7 @@ export class CloudCredentialOperator {
     if (!(cr.metadata.finalizers ?? []).includes(CCO_DEPROVISION_FINALIZER)) {
       await this.client.patch(
         CredentialsRequests,
-        cr.metadata.name ?? '',
+        objectName(cr),
         {
           metadata: {
             finalizers: [...(cr.metadata.finalizers ?? []), CCO_DEPROVISION_FINALIZER],
@@ -224,7 +225,7 @@ export class CloudCredentialOperator {
       keys = { accessKeyId: decode(root, 'aws_access_key_id') ?? '', secretAccessKey: decode(root, 'aws_secret_access_key') ?? '' };
       user = ROOT_USER;
     } else if (!user || !this.account.hasUser(user)) {
-      user = `${this.infraName}-${(cr.metadata.name ?? '').slice(0, 32)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
+      user = `${this.infraName}-${objectName(cr).slice(0, 32)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
       keys = this.account.createUser(user, cr.spec.providerSpec.statementEntries);
       this.stats.mints++;
     } else {
@@ -284,7 +285,7 @@ export class CloudCredentialOperator {
     try {
       await this.client.patch(
         CredentialsRequests,
-        cr.metadata.name ?? '',
+        objectName(cr),
         {
           metadata: {
             finalizers: (cr.metadata.finalizers ?? []).filter((f) => f !== CCO_DEPROVISION_FINALIZER),

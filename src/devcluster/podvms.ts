@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import { CLUSTER_UID_TAG, PODVM_NAME_PREFIX } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -169,7 +170,7 @@ export class SimulatedPodVMs implements PodVMInventory {
 
   private create(p: Pod): string {
     // The sandbox ID is the container runtime's (64 hex digits), new for every sandbox the runtime makes.
-    const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`;
+    const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(objectName(p))}-${randomBytes(4).toString('hex')}`;
     const cm = this.config.get(`${this.namespace}/${PEER_PODS_CM}`)?.data ?? {};
     // As each cloud knows the VM: AWS by instance ID, with its Name tag and the adaptor's TAGS as tags;
     // Azure by resource ID, the TAGS as tags; Google Cloud by name, where the adaptor's TAGS are resource

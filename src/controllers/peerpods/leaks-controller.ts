@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import {
   deletionFailedConditionMessage,
@@ -29,7 +30,7 @@ import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { applyStatusIfChanged, type StatusShare } from '../../runtime/status.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import type { CloudEndpoint, CloudInventory } from './cloudapi/index.ts';
 import type { PodVMMetrics } from './vm-metrics.ts';
 
@@ -136,7 +137,7 @@ export class LeakedVMCollector {
     const vms = await inventory.list(this.clusterUID, signal);
     const pods = this.caches.pods.list().map((p) => ({
       namespace: p.metadata.namespace ?? '',
-      name: p.metadata.name ?? '',
+      name: objectName(p),
       uid: p.metadata.uid ?? '',
     }));
     const now = this.opts.now?.() ?? new Date();
@@ -232,7 +233,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
   const byName = (name: string) => ({ namespace, fieldSelector: `metadata.name=${name}` });
   const caches = {
     kataConfigs: mgr.informer(KataConfigs),
-    pods: mgr.informer(Pods, { transform: minimalPod }),
+    pods: mgr.informer(Pods, POD_CACHE),
     configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
     secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
     ccoSecrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),
