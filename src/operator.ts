@@ -17,6 +17,7 @@ const RECENT_WRITE_MS = 30_000;
 export { LEADER_ELECTION_LEASE };
 
 import { CredentialsRequests } from './api/cloudcredential.ts';
+import { objectName } from './api/meta.ts';
 import { APIServers } from './api/openshift.ts';
 import { setupKataConfigController } from './controllers/kataconfig/controller.ts';
 import type { KataConfigOptions } from './controllers/kataconfig/reconciler.ts';
@@ -29,7 +30,7 @@ import { setupSCCController } from './controllers/scc/controller.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
 import { ConfigMaps } from './kube/resources.ts';
-import { choosePlatform, type PlatformOptions, servedGroups } from './platform/index.ts';
+import { choosePlatform, type PlatformOptions, platformCluster, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
 import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
@@ -225,8 +226,8 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
     leakedVMs: opts.leakedVMs,
   });
   setupMonitorController(manager, platform, { ...opts.monitor, namespace });
-  if (opts.ensureSCCs && platform.name === 'openshift') setupSCCController(manager);
-  watchSetupInfo(manager, { namespace, openShift: platform.name === 'openshift' });
+  if (opts.ensureSCCs && platformCluster(platform.name).securityContextConstraints) setupSCCController(manager);
+  watchSetupInfo(manager, { namespace, clusterConfig: !!platformCluster(platform.name).clusterConfig });
 
   // Followed even when it was empty at start: the platform may write the certificate after the pod started.
   const certDir = opts.metricsCertDir;
@@ -294,7 +295,7 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
           },
           list: () => kataConfigs.list() as KataConfig[],
           live: async () => (await client.list(KataConfigs)).items as KataConfig[],
-          onCached: (cb) => kataConfigs.addEventHandler({ add: (k) => cb(k.metadata.name ?? '') }),
+          onCached: (cb) => kataConfigs.addEventHandler({ add: (k) => cb(objectName(k)) }),
         },
         platform,
       ),

@@ -6,6 +6,7 @@ import {
   featureGateTexts,
   parseFeatureGates,
 } from './featuregates.ts';
+import { objectName } from './meta.ts';
 import { detectTee, type TeeNode } from './tee.ts';
 
 /**
@@ -42,7 +43,7 @@ export function summarizeConfidential(
   gatesBinaryData?: Readonly<Record<string, string>>,
 ): ConfidentialSummary {
   const parsed = parseFeatureGates(gatesData, gatesBinaryData);
-  const all = new Set(nodes.map((n) => n.metadata.name ?? ''));
+  const all = new Set(nodes.map((n) => objectName(n)));
   const tee = detectTee(nodes, all, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]));
   const base = { gates: parsed.gates, gateProblems: gateProblemTexts(namespace, parsed.problems) };
   if (tee.kind === 'none') return { ...base, tee: 'none', keySlots: [] };
@@ -79,7 +80,7 @@ export function confidentialOutlook(s: ConfidentialSummary, namespace: string): 
 
 /** Whether any node carries a TEE label (then the pods are worth reading for the key slots). */
 export const anyTeeNode = (nodes: readonly TeeNode[]): boolean =>
-  detectTee(nodes, new Set(nodes.map((n) => n.metadata.name ?? ''))).kind !== 'none';
+  detectTee(nodes, new Set(nodes.map((n) => objectName(n)))).kind !== 'none';
 
 /** Lines to print under the KataConfigs. */
 export function renderConfidential(s: ConfidentialSummary): string {

@@ -11,11 +11,16 @@ export interface CRDDefinition {
   printerColumns: { name: string; type: string; jsonPath: string }[];
   spec: Schema<unknown>;
   status: Schema<unknown>;
+  /**
+   * Whether the status is a subresource (the default): written apart from the object, by other rights.
+   * Without it the status is part of the object, written with it in one request.
+   */
+  statusSubresource?: boolean;
 }
 
 /**
- * A CustomResourceDefinition (one served, stored version with a status subresource) from the schema
- * definitions that also give the TypeScript types.
+ * A CustomResourceDefinition (one served, stored version, with a status subresource unless told) from the
+ * schema definitions that also give the TypeScript types.
  */
 export function customResourceDefinition(d: CRDDefinition): CustomResourceDefinition {
   return {
@@ -31,7 +36,7 @@ export function customResourceDefinition(d: CRDDefinition): CustomResourceDefini
           name: d.version,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(d.statusSubresource === false ? {} : { subresources: { status: {} } }),
           additionalPrinterColumns: d.printerColumns,
           schema: {
             openAPIV3Schema: {

@@ -1,5 +1,5 @@
 import type { KataNodePhase } from './katanode.ts';
-import { apiVersionOf, type KubeObject, type OwnerReference, type ResourceType } from './meta.ts';
+import { apiVersionOf, type KubeObject, type OwnerReference, objectName, type ResourceType } from './meta.ts';
 import { KATACONFIG_GROUP, LOG_LEVELS } from './names.ts';
 import { type Extra, type Infer, s } from './schema.ts';
 
@@ -200,7 +200,7 @@ export const messages = {
 export const kataConfigOwner = (kc: KataConfig, controller: boolean): OwnerReference => ({
   apiVersion: apiVersionOf(KataConfigs),
   kind: 'KataConfig',
-  name: kc.metadata.name ?? '',
+  name: objectName(kc),
   uid: kc.metadata.uid ?? '',
   controller,
   blockOwnerDeletion: false,
@@ -216,7 +216,7 @@ export function activeKataConfig(all: readonly KataConfig[]): KataConfig | undef
     if (!active) active = k;
     else {
       const [a, b] = [k.metadata.creationTimestamp ?? '', active.metadata.creationTimestamp ?? ''];
-      if (a < b || (a === b && (k.metadata.name ?? '') < (active.metadata.name ?? ''))) active = k;
+      if (a < b || (a === b && objectName(k) < objectName(active))) active = k;
     }
   }
   return active;

@@ -8,6 +8,9 @@ export const METRICS_SERVICE = 'osc-metrics-service';
 export const METRICS_READER_ROLE = 'osc-metrics-reader';
 /** The field manager of the operator's writes; the installer applies the webhook configurations under it too. */
 export const OPERATOR_FIELD_MANAGER = 'osc-operator';
+/** On everything osc's controllers make (DaemonSets and their pods, jobs): `app.kubernetes.io/managed-by`. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'osc-operator';
 
 export const KATACONFIG_GROUP = 'kataconfiguration.openshift.io';
 export const KATACONFIG_FINALIZER = 'kataconfiguration.openshift.io/finalizer';

@@ -3,6 +3,7 @@
  * beside the objects it collects too. Pure, from the API types alone, so every presentation shares it.
  */
 import { ADAPTOR_OUTDATED, IN_PROGRESS, KATA_NODE_LISTS, type KataConfig } from './kataconfig.ts';
+import { objectName } from './meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from './names.ts';
 import { type DeadEnd, deadEndOf, uninstalledText, uninstallProgress } from './progress.ts';
 
@@ -70,7 +71,7 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
     if (Array.isArray(list)) for (const node of list) nodes.push({ node, state: label });
   }
   nodes.sort((a, b) => nodeOrder(a.node, b.node));
-  const problems = new Map(nodeObjects.map((n) => [n.metadata.name ?? '', nodeProblem(n)]));
+  const problems = new Map(nodeObjects.map((n) => [objectName(n), nodeProblem(n)]));
   for (const n of nodes) {
     const problem = problems.get(n.node);
     if (problem) n.problem = problem;
@@ -88,7 +89,7 @@ export function summarize(kc: KataConfig, nodeObjects: readonly NodeHealthInput[
     hasPoolSelector: !!kc.spec?.kataConfigPoolSelector,
   });
   return {
-    name: kc.metadata.name ?? '',
+    name: objectName(kc),
     phase,
     inProgress: cond?.status,
     reason,

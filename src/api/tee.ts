@@ -1,4 +1,5 @@
 import { TEE_PLATFORMS, type TeeKind, type TeePlatform } from './confidential.ts';
+import { objectName } from './meta.ts';
 
 /** A node as far as TEE detection reads it (the cached Node, or the console's). */
 export interface TeeNode {
@@ -53,7 +54,7 @@ export function detectTee(
   const byKind = new Map<TeeKind, Node[]>();
   for (const n of nodes) {
     const labels = n.metadata.labels;
-    if (!labels || !selected.has(n.metadata.name ?? '')) continue;
+    if (!labels || !selected.has(objectName(n))) continue;
     for (const t of TEE_PLATFORMS) {
       if (labels[t.label] !== 'true') continue;
       const list = byKind.get(t.kind);
@@ -62,12 +63,12 @@ export function detectTee(
     }
   }
   if (byKind.size === 0) return { kind: 'none' };
-  const names = (ns: readonly Node[]) => ns.map((n) => n.metadata.name ?? '').sort();
+  const names = (ns: readonly Node[]) => ns.map((n) => objectName(n)).sort();
   const found = TEE_PLATFORMS.filter((t) => byKind.has(t.kind)).map((t) => ({ kind: t.kind, nodes: names(byKind.get(t.kind) ?? []) }));
   if (found.length > 1) return { kind: 'multiple', found };
   const [only] = found as [{ kind: TeeKind; nodes: string[] }];
   const tee = TEE_PLATFORMS.find((t) => t.kind === only.kind) as TeePlatform;
-  const teeNodes = new Map((byKind.get(only.kind) ?? []).map((n) => [n.metadata.name ?? '', n]));
+  const teeNodes = new Map((byKind.get(only.kind) ?? []).map((n) => [objectName(n), n]));
   const slots: KeySlots[] = [];
   const withoutSlots: string[] = [];
   if (tee.keySlots) {

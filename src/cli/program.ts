@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_SOAK_MS } from '../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { packageVersion } from '../install/manifests.ts';
-import { platformDescriptors, platformNames } from '../platform/index.ts';
+import { DEFAULT_PLATFORM, platformDescriptors, platformNames } from '../platform/index.ts';
 import {
   type CliIO,
   DEV_CLOUDS,
@@ -58,7 +58,7 @@ function devOptions(cmd: Command, defaults: { rebootMs: number }): Command {
               .filter((p) => p.devCluster)
               .map((p) => p.name),
           )
-          .default('openshift'),
+          .default(DEFAULT_PLATFORM),
       )
       .addOption(
         new Option('--tee <kind>', 'give nodes a Trusted Execution Environment NFD finds (Intel TDX or AMD SEV-SNP)').choices([
@@ -209,7 +209,7 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     .addOption(
       new Option(
         '--katanode-soak <duration>',
-        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood (e.g. 10m, 30s)",
+        "how long a node runs its assigned configuration without error before that becomes its KataNode's lastKnownGood, where osc runs the installer (on OpenShift it is the Machine Config Operator's currentConfig) (e.g. 10m, 30s)",
       )
         .argParser(parseDuration)
         .default(DEFAULT_SOAK_MS, '10m'),

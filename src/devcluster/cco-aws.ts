@@ -10,6 +10,7 @@ import {
   ROOT_CREDENTIALS_MODE_ANNOTATION,
   type StatementEntry,
 } from '../api/cloudcredential.ts';
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type Secret, Secrets } from '../kube/resources.ts';
@@ -121,8 +122,7 @@ export class AwsActuator {
         throw e;
       }
     };
-    const name =
-      user || `${this.infraName.slice(0, 20)}-${(cr.metadata.name ?? '').slice(0, 37)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
+    const name = user || `${this.infraName.slice(0, 20)}-${objectName(cr).slice(0, 37)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
     let keys: { accessKeyId: string; secretAccessKey: string } | undefined;
     if (!this.account.hasUser(name)) {
       iam('iam:CreateUser');

@@ -13,6 +13,7 @@ import {
   type CredentialsRequestCondition,
   CredentialsRequests,
 } from '../api/cloudcredential.ts';
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import { Namespaces, type Secret, Secrets } from '../kube/resources.ts';
@@ -198,7 +199,7 @@ export class CloudCredentialOperator {
     if (!(cr.metadata.finalizers ?? []).includes(CCO_DEPROVISION_FINALIZER)) {
       await this.client.patch(
         CredentialsRequests,
-        cr.metadata.name ?? '',
+        objectName(cr),
         {
           metadata: {
             finalizers: [...(cr.metadata.finalizers ?? []), CCO_DEPROVISION_FINALIZER],
@@ -307,7 +308,7 @@ export class CloudCredentialOperator {
     try {
       await this.client.patch(
         CredentialsRequests,
-        cr.metadata.name ?? '',
+        objectName(cr),
         {
           metadata: {
             finalizers: (cr.metadata.finalizers ?? []).filter((f) => f !== CCO_DEPROVISION_FINALIZER),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -226,7 +227,7 @@ export class SimulatedCloud {
     try {
       await this.client.patch(
         Pods,
-        pod.metadata.name ?? '',
+        objectName(pod),
         { status },
         {
           namespace: this.namespace,

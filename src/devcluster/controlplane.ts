@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { KubeClient } from '../kube/client.ts';
 import { createCA, createSigningKey, issueCert } from '../kube/pki.ts';
 import {
@@ -411,7 +412,7 @@ export class ControlPlane {
 
 export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promise<void> {
   for (const crd of crds) {
-    const existing = await client.find(CustomResourceDefinitions, crd.metadata.name ?? '');
+    const existing = await client.find(CustomResourceDefinitions, objectName(crd));
     if (existing) {
       await client.update(CustomResourceDefinitions, {
         ...(crd as CustomResourceDefinition),
@@ -424,7 +425,7 @@ export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promi
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {
-      const got = await client.get(CustomResourceDefinitions, crd.metadata.name ?? '');
+      const got = await client.get(CustomResourceDefinitions, objectName(crd));
       const established = got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
       if (established) break;
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not established after 60s`);

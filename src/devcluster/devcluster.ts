@@ -1,140 +1,46 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { CCO_NAMESPACE, type CredentialsMode } from '../api/cloudcredential.ts';
-import { oscCRDs } from '../api/crds.ts';
+import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
+import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL, OPERATOR_NAMESPACE } from '../api/names.ts';
-import {
-  ContainerRuntimeConfigs,
-  type Infrastructure,
-  Infrastructures,
-  type MachineConfig,
-  type MachineConfigPool,
-  MachineConfigPools,
-  MachineConfigs,
-} from '../api/openshift.ts';
+import { Infrastructures, type MachineConfig, type MachineConfigPool, MachineConfigPools, MachineConfigs } from '../api/openshift.ts';
 import { applyAll } from '../install/apply.ts';
 import { kataDeployIdentity } from '../install/katadeploy-rbac.ts';
 import { oscSecurityIdentity } from '../install/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { type CustomResourceDefinition, MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { MutatingWebhookConfigurations, Namespaces, type Node, Nodes } from '../kube/resources.ts';
+import { platformCluster } from '../platform/index.ts';
 import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { AwsAccount } from './aws-account.ts';
-import { CloudCredentialOperator } from './cco.ts';
-import { ccoCRDs } from './cco-crds.ts';
+import type { AwsAccount } from './aws-account.ts';
+import type { CloudCredentialOperator } from './cco.ts';
 import { CLOUD_JOBS } from './cloud.ts';
-import { ArmAPI } from './cloudapi/arm.ts';
-import { Ec2API } from './cloudapi/ec2.ts';
-import { GceAPI } from './cloudapi/gce.ts';
-import { CloudAPIServer } from './cloudapi/server.ts';
-import { SimulatedAzure } from './clouds/azure.ts';
-import { SimulatedGcp } from './clouds/gcp.ts';
-import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
+import type { CloudAPIServer } from './cloudapi/server.ts';
+import type { PeerPodsCloud } from './clouds/index.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
-import { type DevHardware, nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
-import { DEFAULT_INSTALLER_REPOSITORIES, type InstallerTiming, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+import { nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
+import { DEFAULT_INSTALLER_REPOSITORIES, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
+import { FAIL_NEXT_UPDATE_ANNOTATION, type MachineConfigOperator } from './mco/index.ts';
+import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+import { CPU_SECURITY_ANNOTATION as CPU_SECURITY } from './nfd-rules.ts';
+import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
+import { baseMachineConfigs, basePools, infrastructureOf } from './openshift-seed.ts';
+import { openshiftSimulators, servedCRDs } from './openshift-sims.ts';
+import type { DevClusterOptions } from './options.ts';
+import { PEER_POD_QUERY, type SimulatedPodVMs } from './podvms.ts';
+import { KataSandboxes } from './sandboxes.ts';
+import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, startSccAdmission } from './scc/index.ts';
+
+export { baseMachineConfigs, basePools } from './openshift-seed.ts';
+export type { DevClusterOptions, Distribution };
+export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
 
 /** osc's kata-deploy installer pods (its DaemonSet's template label). */
 const INSTALLER_POD_SELECTOR = `name=${INSTALLER_NAME}`;
-
-import { FAIL_NEXT_UPDATE_ANNOTATION, MachineConfigOperator } from './mco/index.ts';
-import { monitoringCRDs } from './monitoring-crds.ts';
-import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
-import { CPU_SECURITY_ANNOTATION as CPU_SECURITY, nodeFeatureRuleCRD } from './nfd-rules.ts';
-import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
-import { openshiftCRDs } from './openshift-crds.ts';
-import { baseMachineConfigs, basePools } from './openshift-seed.ts';
-import { PEER_POD_QUERY, SimulatedPodVMs } from './podvms.ts';
-import { KataSandboxes } from './sandboxes.ts';
-import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, sccCRD, startSccAdmission } from './scc/index.ts';
-
-export { baseMachineConfigs, basePools } from './openshift-seed.ts';
-export type { Distribution };
-export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
-
-export interface DevClusterOptions {
-  /**
-   * `openshift` (default): the OpenShift API types, the simulated MCO, NFD and cloud. `kubernetes`: a plain
-   * kubeadm-like cluster (no OpenShift API, containerd nodes) with kata-deploy's host side simulated.
-   */
-  distribution?: Distribution;
-  /**
-   * How long the simulated kata-deploy installs and cleans up (katadeploy/): every pod of the kubernetes
-   * distribution running its image, and on openshift those of osc's installer (deploymentMode DaemonSet).
-   */
-  kataDeploy?: Partial<InstallerTiming> & { repositories?: readonly string[] };
-  /**
-   * Seed kata-deploy's ServiceAccount and RBAC, as `osc install` ships them (both distributions: OpenShift's
-   * deploymentMode DaemonSet runs it too; default true: an operator run from a checkout has no install).
-   * False leaves that to the install being tested.
-   */
-  kataDeployIdentity?: boolean;
-  /** Worker nodes `worker-0`, `worker-1`, ...; default 2 (0 on compact clusters). */
-  workers?: number;
-  /** Control plane nodes `master-0`, ...; default 1 (3 on compact clusters). */
-  masters?: number;
-  /** Masters only, and they run workloads (they carry the worker role too); the worker pool has no machines. */
-  compact?: boolean;
-  /** How long a node is cordoned and NotReady while it reboots into a new machine config; default 2000ms. */
-  rebootMs?: number;
-  /** How long after a node is handed a new machine config its (simulated) daemon picks it up; default 500ms. */
-  pickupDelayMs?: number;
-  /** How long a node drain waits before asking again for an eviction a PodDisruptionBudget refused; default 5000ms. */
-  drainRetryMs?: number;
-  /** Which nodes Node Feature Discovery finds able to run VMs (and labels for kata); default 'all'. */
-  virtualizationCapable?: 'all' | 'none' | string[];
-  log?: Logger;
-  /** Where the control plane keeps its data; a temporary directory otherwise. */
-  dataDir?: string;
-  /** Where the control plane components write their logs; the data directory otherwise. */
-  logDir?: string;
-  /** How long a node may miss its heartbeat (Lease) before it is marked Unknown; default 40s. */
-  nodeMonitorGracePeriodSeconds?: number;
-  /** The node Leases' duration (renewed at a quarter of it); default 40s, a kubelet's. */
-  nodeLeaseDurationSeconds?: number;
-  /** More CRDs to serve (osc's own are always served). */
-  extraCRDs?: CustomResourceDefinition[];
-  /** Extra kube-apiserver flags. */
-  apiserverArgs?: string[];
-  /**
-   * A jq query that is `true` for pods whose process the caller plays itself (e.g. a test running the
-   * operator's replicas as processes): kwok starts them Running but not Ready and removes a deleted one only
-   * once its phase is Succeeded or Failed; the caller reports readiness and exit, as a kubelet would.
-   */
-  callerPlayedPods?: string;
-  /** The Infrastructure's platform type; default 'None' (bare metal without a platform integration). */
-  platform?: 'None' | 'BareMetal' | 'AWS' | 'Azure' | 'GCP';
-  /** The region reported for platform AWS; default us-east-2. */
-  awsRegion?: string;
-  /** How long the simulated cloud takes to build or delete a pod VM image; default 300ms. */
-  podvmImageJobMs?: number;
-  /**
-   * openshift distribution: SecurityContextConstraints admission for every pod, as on OpenShift (default
-   * true; src/devcluster/scc/). False leaves pods to the API server's own admission only.
-   */
-  sccAdmission?: boolean;
-  /**
-   * openshift distribution: seed osc's own SCCs, its workloads' ServiceAccounts and their `use` grants, as
-   * `osc install` ships them (default true: an operator run from a checkout has no install). False leaves
-   * that to the install being tested.
-   */
-  oscSecurityIdentity?: boolean;
-  /** TEE and GPU nodes, and the OpenShift release reported (hardware.ts). */
-  hardware?: DevHardware;
-  /**
-   * Platform AWS: IAM users an administrator made (full rights) whose keys the simulated account accepts
-   * beside the root credentials and what the Cloud Credential Operator mints.
-   */
-  awsUsers?: { accessKeyId: string; secretAccessKey: string }[];
-  /** The CloudCredential's spec.credentialsMode at start; default '' (mint on AWS). */
-  credentialsMode?: CredentialsMode;
-  /** false: an OpenShift without the CloudCredential capability (no CCO API, no CCO); default true. */
-  cloudCredentialOperator?: boolean;
-}
 
 const PART_NAMES = {
   mco: 'Machine Config Operator',
@@ -217,8 +123,10 @@ export class DevCluster {
     };
     const { repositories, ...timing } = opts.kataDeploy ?? {};
     const journal = controlPlane.journal;
-    // On OpenShift only osc's installer runs kata-deploy (deploymentMode DaemonSet): its pods alone are watched.
-    const podLabelSelector = this.distribution === 'kubernetes' ? undefined : INSTALLER_POD_SELECTOR;
+    // Where kata-deploy is the platform's node installer every pod of its image is played; elsewhere (OpenShift,
+    // with deploymentMode DaemonSet) only osc's installer runs it: its pods alone are watched.
+    const cluster = platformCluster(this.distribution);
+    const podLabelSelector = cluster.nodeInstaller ? undefined : INSTALLER_POD_SELECTOR;
     this.kataDeploy = new KataDeploySimulator({
       client: this.client,
       log,
@@ -229,40 +137,24 @@ export class DevCluster {
       ...(podLabelSelector ? { podLabelSelector } : {}),
     });
     // Node Feature Discovery: OpenShift's operator always; on plain Kubernetes the add-on, where a TEE asks for it.
-    if (this.distribution === 'openshift' || opts.hardware?.tee)
+    if (cluster.nodeFeatureDiscovery || opts.hardware?.tee)
       this.nfdSim = new NodeFeatureDiscovery({ client: this.client, log, nodes: this.informers.nodes, rules: true });
     if (this.distribution === 'kubernetes') {
       this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.kataDeploy.pods, nodes: this.informers.nodes });
       return;
     }
-    const account = new AwsAccount();
-    for (const [i, key] of (opts.awsUsers ?? []).entries()) account.createUser(`administrator-${i}`, undefined, key);
-    const aws = opts.platform === 'AWS';
-    this.openshift = {
-      account,
-      cco: new CloudCredentialOperator({ client: this.client, log, account }),
-      mco: new MachineConfigOperator({
-        client: this.client,
-        log,
-        rebootMs: opts.rebootMs ?? 2000,
-        journal: controlPlane.journal,
-        pickupDelayMs: opts.pickupDelayMs,
-        drainRetryMs: opts.drainRetryMs,
-        informers: { ...this.informers, containerRuntimeConfigs: new Informer(this.client, ContainerRuntimeConfigs, { log }) },
-      }),
-      cloud: simulatedCloud(
-        opts.platform,
-        { client: this.client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) },
-        this.infrastructureName,
-      ),
-    };
-    this.podVMs = new SimulatedPodVMs({ client: this.client, log, ...(aws ? { account } : {}) });
-    this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: this.podVMs.pods, nodes: this.informers.nodes });
-    this.cloudAPIServer = new CloudAPIServer({ log });
-    this.cloudAPIServer.handle(new Ec2API({ account, vms: this.podVMs }).handle);
-    const cloud = this.openshift.cloud;
-    if (cloud instanceof SimulatedAzure) this.cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: this.podVMs }).handle);
-    if (cloud instanceof SimulatedGcp) this.cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: this.podVMs }).handle);
+    const sims = openshiftSimulators({
+      client: this.client,
+      log,
+      options: opts,
+      informers: this.informers,
+      journal,
+      infrastructureName: this.infrastructureName,
+    });
+    this.openshift = { account: sims.account, cco: sims.cco, mco: sims.mco, cloud: sims.cloud };
+    this.podVMs = sims.podVMs;
+    this.cloudAPIServer = sims.cloudAPIServer;
+    this.sandboxes = new KataSandboxes({ client: this.client, log, journal, pods: sims.podVMs.pods, nodes: this.informers.nodes });
   }
 
   /** Where osc's cloud clients reach the simulated cloud (`osc run --cloud-api-endpoint`, its CA). */
@@ -326,23 +218,7 @@ export class DevCluster {
     });
     let dc: DevCluster | undefined;
     try {
-      // Every OpenShift serves the monitoring stack's APIs; plain Kubernetes serves them only where someone
-      // installed the Prometheus Operator, so the kubernetes distribution leaves them out.
-      await controlPlane.installCRDs([
-        // Node Feature Discovery is an add-on of plain Kubernetes: its CRD is there where a TEE asks for it.
-        ...(plain && opts.hardware?.tee ? [nodeFeatureRuleCRD()] : []),
-        ...(plain
-          ? []
-          : [
-              ...openshiftCRDs(),
-              ...monitoringCRDs(),
-              sccCRD(),
-              nodeFeatureRuleCRD(),
-              ...(opts.cloudCredentialOperator === false ? [] : ccoCRDs()),
-            ]),
-        ...oscCRDs(),
-        ...(opts.extraCRDs ?? []),
-      ]);
+      await controlPlane.installCRDs(servedCRDs(opts));
       dc = new DevCluster(controlPlane, opts);
       await dc.seed();
       dc.log.info(
@@ -501,30 +377,16 @@ export class DevCluster {
   }
 
   private async createInfrastructure(): Promise<void> {
-    const platform = this.options.platform ?? 'None';
-    const { masters, workers, compact } = this.options;
-    const schedulable = compact ? masters : workers;
-    await this.createIfAbsent(
-      this.client.create(Infrastructures, {
-        metadata: { name: 'cluster' },
-        spec: { cloudConfig: { name: '' }, platformSpec: { type: platform } } as Infrastructure['spec'],
-      }),
-    );
-    const status: Infrastructure['status'] & Record<string, unknown> = {
-      apiServerURL: this.controlPlane.apiserverUrl,
-      apiServerInternalURI: this.controlPlane.apiserverUrl,
-      controlPlaneTopology: masters >= 3 ? 'HighlyAvailable' : 'SingleReplica',
-      infrastructureTopology: schedulable >= 2 ? 'HighlyAvailable' : 'SingleReplica',
-      cpuPartitioning: 'None',
-      etcdDiscoveryDomain: '',
-      infrastructureName: this.infrastructureName,
-      platform,
-      platformStatus: {
-        type: platform,
-        ...(platform === 'AWS' ? { aws: { region: this.options.awsRegion ?? 'us-east-2' } } : {}),
-        ...('infrastructureStatus' in this.cloud ? this.cloud.infrastructureStatus() : {}),
-      },
-    };
+    const { spec, status } = infrastructureOf({
+      platform: this.options.platform ?? 'None',
+      masters: this.options.masters,
+      schedulable: this.options.compact ? this.options.masters : this.options.workers,
+      apiserverUrl: this.controlPlane.apiserverUrl,
+      name: this.infrastructureName,
+      awsRegion: this.options.awsRegion ?? 'us-east-2',
+      cloudStatus: 'infrastructureStatus' in this.cloud ? this.cloud.infrastructureStatus() : {},
+    });
+    await this.createIfAbsent(this.client.create(Infrastructures, { metadata: { name: 'cluster' }, spec }));
     await this.client.patch(Infrastructures, 'cluster', { status }, { subresource: 'status' });
   }
 
@@ -565,7 +427,7 @@ export class DevCluster {
               !!s &&
               s.observedGeneration === p.metadata.generation &&
               s.configuration?.name === p.spec.configuration.name &&
-              s.machineCount === this.mco.nodesOf(p.metadata.name ?? '').length &&
+              s.machineCount === this.mco.nodesOf(objectName(p)).length &&
               s.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')
             );
           })
@@ -586,7 +448,7 @@ export class DevCluster {
     let nodeName = name;
     if (!nodeName) {
       const nodes = await this.client.list(Nodes);
-      const used = nodes.items.map((n) => workerIndex(n.metadata.name)).filter((x): x is number => x !== undefined);
+      const used = nodes.items.map((n) => workerIndex(objectName(n))).filter((x): x is number => x !== undefined);
       nodeName = `worker-${Math.max(this.lastWorkerIndex, ...used) + 1}`;
     }
     this.lastWorkerIndex = Math.max(this.lastWorkerIndex, workerIndex(nodeName) ?? -1);

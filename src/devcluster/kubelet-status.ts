@@ -1,3 +1,4 @@
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import { type Pod, Pods } from '../kube/resources.ts';
@@ -33,7 +34,7 @@ async function patchStatus(client: KubeClient, pod: Pod, status: Record<string, 
   try {
     await client.patch(
       Pods,
-      pod.metadata.name ?? '',
+      objectName(pod),
       { metadata: { resourceVersion: pod.metadata.resourceVersion }, status },
       { namespace: pod.metadata.namespace, subresource: 'status', type: 'strategic', fieldManager: 'kubelet', signal },
     );

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -47,14 +48,14 @@ export class NodeFeatureDiscovery {
     const log = opts.log ?? silentLogger();
     this.nodes = opts.nodes ?? new Informer(opts.client, Nodes, { log });
     if (opts.rules) this.rules = new Informer(opts.client, NodeFeatureRules, { log });
-    const allNodes = () => this.nodes.list().map((n) => n.metadata.name ?? '');
+    const allNodes = () => this.nodes.list().map((n) => objectName(n));
     this.controller = new Controller(
       {
         name: 'nfd-simulator',
         workers: 4,
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
         watches: [
-          { informer: this.nodes, keys: (n: Node) => [n.metadata.name ?? ''] },
+          { informer: this.nodes, keys: (n: Node) => [objectName(n)] },
           // A rule added, changed or removed is read again on every node.
           ...(this.rules ? [{ informer: this.rules, keys: allNodes }] : []),
         ],
@@ -116,7 +117,7 @@ export class NodeFeatureDiscovery {
    * into allocatable; kwok does not, so the copy is made here, as the kubelet's.
    */
   private async advertise(node: Node, want: Record<string, string>, signal: AbortSignal): Promise<void> {
-    const name = node.metadata.name ?? '';
+    const name = objectName(node);
     const managed = (node.metadata.annotations?.[NFD_EXTENDED_RESOURCES_ANNOTATION] ?? '').split(',').filter(Boolean);
     const capacity = node.status?.capacity ?? {};
     const allocatable = node.status?.allocatable ?? {};

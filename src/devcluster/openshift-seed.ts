@@ -1,5 +1,5 @@
 import { MC_ROLE_LABEL, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../api/names.ts';
-import type { MachineConfig, MachineConfigPool } from '../api/openshift.ts';
+import type { Infrastructure, MachineConfig, MachineConfigPool } from '../api/openshift.ts';
 import { CONTROLLER_VERSION, GENERATED_BY_CONTROLLER_ANNOTATION, IGNITION_SPEC_VERSION } from './mco/index.ts';
 
 // What the OpenShift installer and the MCO put on every cluster.
@@ -81,4 +81,39 @@ export function basePools(): MachineConfigPool[] {
       },
     },
   ];
+}
+
+/**
+ * The `cluster` Infrastructure as the installer writes it: the platform type (and for AWS its region), the
+ * API server's URL, the topologies the node counts make, the infrastructure name, and what the simulated
+ * cloud adds to the platform status.
+ */
+export function infrastructureOf(c: {
+  platform: string;
+  masters: number;
+  /** Nodes that run workloads: the workers, or the masters of a compact cluster. */
+  schedulable: number;
+  apiserverUrl: string;
+  name: string;
+  awsRegion: string;
+  cloudStatus: Record<string, unknown>;
+}): { spec: Infrastructure['spec']; status: Infrastructure['status'] & Record<string, unknown> } {
+  return {
+    spec: { cloudConfig: { name: '' }, platformSpec: { type: c.platform } } as Infrastructure['spec'],
+    status: {
+      apiServerURL: c.apiserverUrl,
+      apiServerInternalURI: c.apiserverUrl,
+      controlPlaneTopology: c.masters >= 3 ? 'HighlyAvailable' : 'SingleReplica',
+      infrastructureTopology: c.schedulable >= 2 ? 'HighlyAvailable' : 'SingleReplica',
+      cpuPartitioning: 'None',
+      etcdDiscoveryDomain: '',
+      infrastructureName: c.name,
+      platform: c.platform,
+      platformStatus: {
+        type: c.platform,
+        ...(c.platform === 'AWS' ? { aws: { region: c.awsRegion } } : {}),
+        ...c.cloudStatus,
+      },
+    } as Infrastructure['status'] & Record<string, unknown>,
+  };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../api/names.ts';
 import { CLUSTER_UID_TAG, PODVM_NAME_PREFIX } from '../api/podvm-leaks.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -328,7 +329,7 @@ export class SimulatedPodVMs implements PodVMInventory {
     const adaptor = this.down ? undefined : this.adaptorOn(node);
     if (!adaptor) return this.sandboxFailed(p, noAdaptorError(), signal);
     // The sandbox ID is the container runtime's, new for every sandbox: its first 8 characters end the name.
-    const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`;
+    const name = `${PODVM_NAME_PREFIX}-${podVMNamePart(objectName(p))}-${randomBytes(4).toString('hex')}`;
     if (this.account) {
       try {
         // One RunInstances call: launching needs ec2:RunInstances, tagging at launch ec2:CreateTags.
@@ -351,7 +352,7 @@ export class SimulatedPodVMs implements PodVMInventory {
     }
     this.records.set(
       uid,
-      this.create(p, `${PODVM_NAME_PREFIX}-${podVMNamePart(p.metadata.name ?? '')}-${randomBytes(4).toString('hex')}`, adaptor.env),
+      this.create(p, `${PODVM_NAME_PREFIX}-${podVMNamePart(objectName(p))}-${randomBytes(4).toString('hex')}`, adaptor.env),
     );
     this.attempts.delete(uid);
     this.orphaned.delete(uid);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { type Node, type Pod, type RuntimeClass, RuntimeClasses } from '../kube/resources.ts';
 import { runtimeUnitOf } from '../mustgather/nodelogs.ts';
@@ -64,7 +65,7 @@ export class KataSandboxes {
     const runtime = runtimeUnitOf(this.nodes.get(node));
     const sandbox = {
       namespace: p.metadata.namespace ?? '',
-      name: p.metadata.name ?? '',
+      name: objectName(p),
       uid,
       handler,
       runtime,

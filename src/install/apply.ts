@@ -1,4 +1,5 @@
 import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
+import { objectName } from '../api/meta.ts';
 import { OPERATOR_FIELD_MANAGER } from '../api/names.ts';
 import { SecurityContextConstraintsType } from '../api/scc.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
@@ -153,7 +154,7 @@ export async function applyAll(
       continue;
     }
     const obj = mark ? labelled(shipped) : shipped;
-    const before = await client.find(rt, obj.metadata.name ?? '', obj.metadata.namespace);
+    const before = await client.find(rt, objectName(obj), obj.metadata.namespace);
     let after: KubeObject;
     try {
       after = await client.apply(rt, obj, { fieldManager, dryRun });
@@ -217,7 +218,7 @@ export async function pruneUnshipped(
         onRemoved?.(`${displayName(obj)} kept: no longer shipped, but removing it would delete what it holds (delete it yourself)`);
         continue;
       }
-      if (!dryRun) await client.delete(rt, o.metadata.name ?? '', { namespace: o.metadata.namespace, propagationPolicy: 'Background' });
+      if (!dryRun) await client.delete(rt, objectName(o), { namespace: o.metadata.namespace, propagationPolicy: 'Background' });
       onRemoved?.(`${displayName(obj)} removed: no longer shipped${dryRun ? ' (dry run)' : ''}`);
     }
   }
@@ -227,7 +228,7 @@ async function waitEstablished(client: KubeClient, crds: KubeObject[]): Promise<
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {
-      const got = await client.get(CustomResourceDefinitions, crd.metadata.name ?? '');
+      const got = await client.get(CustomResourceDefinitions, objectName(crd));
       if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not established after 60s`);
       await new Promise((r) => setTimeout(r, 100));
@@ -240,7 +241,7 @@ export async function deleteAll(client: KubeClient, objects: KubeObject[], onDel
   let deleted = 0;
   for (const obj of [...objects].reverse()) {
     const rt = resourceOf(obj);
-    if (await client.delete(rt, obj.metadata.name ?? '', { namespace: obj.metadata.namespace, propagationPolicy: 'Background' })) {
+    if (await client.delete(rt, objectName(obj), { namespace: obj.metadata.namespace, propagationPolicy: 'Background' })) {
       deleted++;
       onDeleted?.(`${displayName(obj)} deleted`);
     }

@@ -3,6 +3,7 @@
  * count, how the replicas spread, their disruption budget and their priority class, for every manifest form.
  */
 import type { KubeObject } from '../kube/types.ts';
+import { platformCluster } from '../platform/index.ts';
 import type { PlatformName } from '../platform/platform.ts';
 
 export const DISRUPTION_BUDGET = 'osc-controller-manager';
@@ -18,13 +19,13 @@ export const DEFAULT_REPLICAS = 2;
 
 /**
  * The priority class of the operator pods, by platform. OpenShift lets the openshift-* namespaces use
- * system-cluster-critical, as its own operators do, so that a full node evicts others first. Plain
- * Kubernetes may reserve the system-* classes for kube-system (a ResourceQuota scoped to them, as some
- * managed clusters set), so osc brings a class of its own there, at the highest value a non-system class may have.
+ * system-cluster-critical, as its own operators do, so that a full node evicts others first (its descriptor's
+ * systemPriorityClass). Plain Kubernetes may reserve the system-* classes for kube-system (a ResourceQuota
+ * scoped to them, as some managed clusters set), so osc brings a class of its own there, at the highest value
+ * a non-system class may have.
  */
-export const OPENSHIFT_PRIORITY_CLASS = 'system-cluster-critical';
 export const operatorPriorityClass = (platform: PlatformName): string =>
-  platform === 'openshift' ? OPENSHIFT_PRIORITY_CLASS : OWN_PRIORITY_CLASS;
+  platformCluster(platform).systemPriorityClass ?? OWN_PRIORITY_CLASS;
 
 /**
  * Replicas on different nodes where the cluster allows, so that draining one node leaves one running;

@@ -5,6 +5,8 @@
  * binds them would need every permission it grants (the API server refuses escalation otherwise), and
  * `create` on ClusterRoleBindings lets it bind any role to any subject: a static identity needs neither.
  */
+
+import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { INSTALLER_NAME, INSTALLER_RULES } from '../platform/kubernetes/katadeploy.ts';
@@ -47,9 +49,9 @@ export async function adoptKataDeployIdentity(client: KubeClient, namespace: str
   let adopted = 0;
   for (const obj of kataDeployIdentity(namespace)) {
     const rt = resourceOf(obj);
-    const current = await client.find(rt, obj.metadata.name ?? '', obj.metadata.namespace);
+    const current = await client.find(rt, objectName(obj), obj.metadata.namespace);
     if (!current?.metadata.ownerReferences?.length) continue;
-    await client.patch(rt, obj.metadata.name ?? '', { metadata: { ownerReferences: null } }, { namespace: obj.metadata.namespace });
+    await client.patch(rt, objectName(obj), { metadata: { ownerReferences: null } }, { namespace: obj.metadata.namespace });
     adopted++;
   }
   return adopted;

@@ -7,192 +7,36 @@
 import { stringify } from 'yaml';
 import { CCO_NAMESPACE } from '../api/cloudcredential.ts';
 import { oscCRDs } from '../api/crds.ts';
-import {
-  CAA_IMAGE_ENV,
-  DEFAULT_MONITOR_IMAGE,
-  DEFAULT_PEER_PODS_IMAGES,
-  METRICS_READER_ROLE,
-  METRICS_SERVICE,
-  MONITOR_IMAGE_ENV,
-  OPERATOR_NAMESPACE,
-  PODVM_BUILDER_IMAGE_ENV,
-} from '../api/names.ts';
+import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { defaultImage, packageVersion } from '../api/release.ts';
 import type { KubeClient } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
-import { platformDescriptor } from '../platform/index.ts';
-import { DEFAULT_KATA_DEPLOY_IMAGE, KATA_DEPLOY_IMAGE_ENV } from '../platform/kubernetes/katadeploy.ts';
-import type { PlatformName } from '../platform/platform.ts';
+import { DEFAULT_PLATFORM, platformCluster, platformDescriptors, runsNodeInstaller } from '../platform/index.ts';
+import { kubernetes } from '../platform/kubernetes/descriptor.ts';
+import type { PlatformCluster } from '../platform/platform.ts';
 import { CERT_SECRETS, SERVICE_CA_SECRET_ANNOTATION } from '../webhooks/certsource.ts';
 import { registerWebhooks, WEBHOOK_SERVICE, type WebhookTrust } from '../webhooks/setup.ts';
-import {
-  DEFAULT_REPLICAS,
-  DISRUPTION_BUDGET,
-  disruptionBudget,
-  OWN_PRIORITY_CLASS,
-  operatorPriorityClass,
-  ownPriorityClass,
-  spreadOverNodes,
-} from './availability.ts';
+import { DEFAULT_REPLICAS, disruptionBudget, OWN_PRIORITY_CLASS, operatorPriorityClass, ownPriorityClass } from './availability.ts';
 import { kataDeployIdentity } from './katadeploy-rbac.ts';
 import { clusterRules, credentialsRequestRules, eventRules, metricsReaderRules, namespaceRules } from './rbac.ts';
 import { oscSecurityIdentity } from './scc.ts';
+import { deployment, EVENTS_NAMESPACE, labels, type ManifestOptions, NAMES, PORTS, podLabels } from './workload.ts';
 
+export { EVENTS_NAMESPACE, type ManifestOptions, METRICS_CERT_DIR, NAMES, operatorArgs, PORTS } from './workload.ts';
 export { DEFAULT_REPLICAS, operatorPriorityClass };
-
-export const NAMES = {
-  serviceAccount: 'osc-controller-manager',
-  deployment: 'osc-controller-manager',
-  clusterRole: 'osc-manager-role',
-  clusterRoleBinding: 'osc-manager-rolebinding',
-  role: 'osc-manager-role',
-  roleBinding: 'osc-manager-rolebinding',
-  eventsRole: 'osc-events-role',
-  eventsRoleBinding: 'osc-events-rolebinding',
-  credentialsRole: 'osc-credentials-requests',
-  webhookService: WEBHOOK_SERVICE,
-  metricsService: METRICS_SERVICE,
-  metricsCertSecret: 'osc-metrics-server-cert',
-  metricsReader: METRICS_READER_ROLE,
-  serviceMonitor: 'osc-metrics-monitor',
-  container: 'manager',
-  disruptionBudget: DISRUPTION_BUDGET,
-  priorityClass: OWN_PRIORITY_CLASS,
-} as const;
-
-/** Where events about cluster-scoped objects go (see src/runtime/events.ts). */
-export const EVENTS_NAMESPACE = 'default';
-
-export const PORTS = { metrics: 8443, health: 8081, webhook: 9443 } as const;
-
-/** Where the Deployment mounts the metrics serving certificate (from OpenShift's service CA, when it runs). */
-export const METRICS_CERT_DIR = '/var/run/secrets/osc/metrics-cert';
 
 /** OpenShift's in-cluster Prometheus, which scrapes namespaces labelled openshift.io/cluster-monitoring. */
 const CLUSTER_PROMETHEUS = { kind: 'ServiceAccount', name: 'prometheus-k8s', namespace: 'openshift-monitoring' };
 
 export { defaultImage, packageVersion };
 
-export interface ManifestOptions {
-  /** The operator image; default quay.io/osc/osc-operator:v<package version>. */
-  image?: string;
-  /** The operator's log level (its --log-level). */
-  logLevel?: string;
-  /** The kata monitor's image (the operator's RELATED_IMAGE_KATA_MONITOR). */
-  monitorImage?: string;
-  /** Operator replicas (default 2: one leads, the other keeps the fail-closed webhooks answering). */
-  replicas?: number;
-  /** The operator pods' priority class; default by distribution (operatorPriorityClass). */
-  priorityClassName?: string;
-  /** Include osc's own PriorityClass (default: when the pods use it); the Helm chart decides by its values. */
-  ownPriorityClass?: boolean;
-  /** The cluster the operator runs on (default openshift): its RBAC differs by platform. */
-  distribution?: PlatformName;
-}
+const ns = OPERATOR_NAMESPACE;
 
 export interface ManifestFile {
   /** File name under config/. */
   file: string;
   title: string;
   objects: KubeObject[];
-}
-
-const labels = (component: string) => ({
-  'app.kubernetes.io/name': 'osc',
-  'app.kubernetes.io/component': component,
-  'app.kubernetes.io/part-of': 'openshift-sandboxed-containers',
-});
-const podLabels = { 'app.kubernetes.io/name': 'osc', 'app.kubernetes.io/component': 'operator' };
-
-const ns = OPERATOR_NAMESPACE;
-
-/** The operator's command line in the Deployment (`osc run ...`). */
-export function operatorArgs(logLevel = 'info'): string[] {
-  return [
-    'run',
-    '--leader-elect',
-    `--metrics-bind-address=:${PORTS.metrics}`,
-    `--metrics-cert-dir=${METRICS_CERT_DIR}`,
-    `--health-probe-bind-address=:${PORTS.health}`,
-    `--webhook-bind-address=:${PORTS.webhook}`,
-    `--log-level=${logLevel}`,
-  ];
-}
-
-function deployment(opts: ManifestOptions): KubeObject {
-  const replicas = opts.replicas ?? DEFAULT_REPLICAS;
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: NAMES.deployment, namespace: ns, labels: labels('operator') },
-    spec: {
-      replicas,
-      selector: { matchLabels: podLabels },
-      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
-      template: {
-        metadata: {
-          labels: { ...labels('operator'), ...podLabels },
-          annotations: { 'kubectl.kubernetes.io/default-container': NAMES.container },
-        },
-        spec: {
-          serviceAccountName: NAMES.serviceAccount,
-          priorityClassName: opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift'),
-          affinity: spreadOverNodes(podLabels),
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-          nodeSelector: { 'kubernetes.io/os': 'linux' },
-          terminationGracePeriodSeconds: 30,
-          // Filled by OpenShift's service CA (annotation on the metrics Service); optional elsewhere, where
-          // the operator makes its own certificate.
-          volumes: [{ name: 'metrics-cert', secret: { secretName: NAMES.metricsCertSecret, optional: true } }],
-          containers: [
-            {
-              name: NAMES.container,
-              image: opts.image ?? defaultImage(),
-              imagePullPolicy: 'IfNotPresent',
-              args: operatorArgs(opts.logLevel),
-              env: [
-                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                // In the User-Agent of its requests: the audit log tells the replicas apart.
-                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-                // The kata monitor's image (OLM lists RELATED_IMAGE_* among the bundle's related images).
-                { name: MONITOR_IMAGE_ENV, value: opts.monitorImage ?? DEFAULT_MONITOR_IMAGE },
-                ...operandImages(),
-              ],
-              ports: [
-                { name: 'webhook-server', containerPort: PORTS.webhook, protocol: 'TCP' },
-                { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
-                { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
-              ],
-              volumeMounts: [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }],
-              livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20 },
-              readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10 },
-              resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                capabilities: { drop: ['ALL'] },
-                readOnlyRootFilesystem: true,
-                runAsNonRoot: true,
-              },
-            },
-          ],
-        },
-      },
-    },
-  } as KubeObject;
-}
-
-/**
- * The other images the operator runs on nodes, named in the Deployment so that a release can pin them by
- * digest (src/install/images.ts) and a disconnected cluster can mirror them: kata-deploy (plain
- * Kubernetes) and the peer pods images (OpenShift). The values are the operator's own defaults; all of them
- * in both distributions, so that the Deployment is one and the same (a platform ignores what it never runs).
- */
-function operandImages(): { name: string; value: string }[] {
-  return [
-    { name: KATA_DEPLOY_IMAGE_ENV, value: DEFAULT_KATA_DEPLOY_IMAGE },
-    { name: CAA_IMAGE_ENV, value: DEFAULT_PEER_PODS_IMAGES.caa },
-    { name: PODVM_BUILDER_IMAGE_ENV, value: DEFAULT_PEER_PODS_IMAGES.podvmBuilder },
-  ];
 }
 
 /**
@@ -215,6 +59,7 @@ export async function webhookConfigurations(trust: WebhookTrust = { caPem: '' })
 
 /** Every manifest, grouped into the files under config/ (applied in this order). */
 export async function manifestFiles(opts: ManifestOptions = {}): Promise<ManifestFile[]> {
+  const cluster = platformCluster(opts.distribution ?? DEFAULT_PLATFORM);
   const sa = { kind: 'ServiceAccount', name: NAMES.serviceAccount, namespace: ns };
   const rbac = 'rbac.authorization.k8s.io/v1';
   return [
@@ -287,8 +132,8 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAMES.eventsRole },
           subjects: [sa],
         },
-        // OpenShift: peer pods' CredentialsRequest, where the Cloud Credential Operator reads it.
-        ...(opts.distribution === 'kubernetes'
+        // Peer pods' CredentialsRequest, where the Cloud Credential Operator reads it (OpenShift).
+        ...(!cluster.cloudCredentialOperator
           ? []
           : [
               {
@@ -322,8 +167,8 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
         },
       ] as KubeObject[],
     },
-    // Plain Kubernetes runs kata-deploy always; OpenShift with deploymentMode DaemonSet.
-    ...(kataDeployRuns(opts.distribution ?? 'openshift')
+    // Where osc runs kata's node installer: always on plain Kubernetes, on OpenShift with deploymentMode DaemonSet.
+    ...(runsNodeInstaller(opts.distribution ?? DEFAULT_PLATFORM)
       ? [
           {
             file: KATA_DEPLOY_RBAC_FILE,
@@ -333,7 +178,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
           },
         ]
       : []),
-    ...((opts.distribution ?? 'openshift') === 'openshift'
+    ...(cluster.securityContextConstraints
       ? [
           {
             file: SCC_FILE,
@@ -348,7 +193,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
       title: 'The operator Deployment, its disruption budget and its Services',
       objects: [
         ...((opts.ownPriorityClass ??
-        (opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? 'openshift')) === OWN_PRIORITY_CLASS)
+        (opts.priorityClassName ?? operatorPriorityClass(opts.distribution ?? DEFAULT_PLATFORM)) === OWN_PRIORITY_CLASS)
           ? [ownPriorityClass(labels('operator'))]
           : []),
         deployment(opts),
@@ -382,7 +227,7 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
     {
       file: '35-network-policy.yaml',
       title: "Who may reach the operator's ports: the API server (webhooks) and the monitoring stack (metrics)",
-      objects: [networkPolicy(opts.distribution ?? 'openshift')],
+      objects: [networkPolicy(cluster)],
     },
     {
       file: '40-webhooks.yaml',
@@ -401,30 +246,29 @@ export async function manifestFiles(opts: ManifestOptions = {}): Promise<Manifes
 }
 
 export const KATA_DEPLOY_RBAC_FILE = '25-kata-deploy-rbac.yaml';
-
-/** Whether the operator installed for a distribution may run kata-deploy (its platform, or one its deploymentMode may choose). */
-const kataDeployRuns = (distribution: PlatformName): boolean => {
-  const d = platformDescriptor(distribution);
-  return d.name === 'kubernetes' || !!d.modePlatforms?.includes('kubernetes');
-};
 export const SCC_FILE = '25-security-context-constraints.yaml';
 
-/** The folder under config/ with the files that differ on plain Kubernetes (applied after config/ itself). */
-export const KUBERNETES_OVERLAY = 'kubernetes';
+/** The folder under config/ with the files that differ on plain Kubernetes (each platform's folder is its name). */
+export const KUBERNETES_OVERLAY = kubernetes.name;
 
 /**
- * The committed config/ tree: the OpenShift manifests, and under kubernetes/ the files that plain
- * Kubernetes replaces or adds (its RBAC and kata-deploy's identity), so that
+ * The committed config/ tree: the default platform's (OpenShift's) manifests, and under a folder named after
+ * each other platform the files it replaces or adds (plain Kubernetes: its RBAC and kata-deploy's identity), so that
  * `kubectl apply -f config/ -f config/kubernetes/` installs what `osc install --distribution kubernetes` does.
  */
 export async function configFiles(opts: Omit<ManifestOptions, 'distribution'> = {}): Promise<ManifestFile[]> {
-  const openshift = await manifestFiles({ ...opts, distribution: 'openshift' });
-  const kubernetes = await manifestFiles({ ...opts, distribution: 'kubernetes' });
+  const base = await manifestFiles({ ...opts, distribution: DEFAULT_PLATFORM });
   const same = (f: ManifestFile) => {
-    const o = openshift.find((x) => x.file === f.file);
+    const o = base.find((x) => x.file === f.file);
     return !!o && fileText(o) === fileText(f);
   };
-  return [...openshift, ...kubernetes.filter((f) => !same(f)).map((f) => ({ ...f, file: `${KUBERNETES_OVERLAY}/${f.file}` }))];
+  // Each other platform: a folder named after it, with the files that differ.
+  const overlays: ManifestFile[] = [];
+  for (const p of platformDescriptors().filter((d) => d.name !== DEFAULT_PLATFORM)) {
+    const files = await manifestFiles({ ...opts, distribution: p.name });
+    overlays.push(...files.filter((f) => !same(f)).map((f) => ({ ...f, file: `${p.name}/${f.file}` })));
+  }
+  return [...base, ...overlays];
 }
 
 /**
@@ -441,16 +285,8 @@ export const METRICS_SCRAPER_NAMESPACE_LABEL = 'kataconfiguration.openshift.io/m
  * Kubernetes has no selector for it (its address is the cluster's own), so there the webhook port stays
  * open to the cluster and relies on TLS and admission-only handlers (docs/security.md says how to narrow it).
  */
-function networkPolicy(distribution: PlatformName): KubeObject {
-  const webhookFrom =
-    distribution === 'openshift'
-      ? {
-          from: [
-            { namespaceSelector: { matchLabels: { 'policy-group.network.openshift.io/host-network': '' } } },
-            { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-kube-apiserver' } } },
-          ],
-        }
-      : {};
+function networkPolicy(cluster: PlatformCluster): KubeObject {
+  const webhookFrom = cluster.apiServerPeers ? { from: [...cluster.apiServerPeers] } : {};
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',

@@ -22,7 +22,7 @@ import {
   MONITOR_SERVICE_MONITOR,
 } from '../api/names.ts';
 import type { PolicyRule } from '../kube/resources.ts';
-import { platformDescriptor } from '../platform/index.ts';
+import { DEFAULT_PLATFORM, platformDescriptor } from '../platform/index.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_MANAGER } from '../webhooks/certsource.ts';
 import { MUTATING_WEBHOOK_CONFIGURATION, VALIDATING_WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../webhooks/setup.ts';
@@ -47,7 +47,7 @@ const platformsOf = (distribution: PlatformName) => {
  * Cluster-scoped objects, and pods in every namespace: what every platform needs, and the named platform's
  * own rules (its descriptor's).
  */
-export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
+export function clusterRules(distribution: PlatformName = DEFAULT_PLATFORM): PolicyRule[] {
   // Copies: the manifests must not share objects with the descriptor (nor with each other).
   const platform = structuredClone(platformsOf(distribution).flatMap((d) => d.rbac.cluster));
   return [
@@ -56,10 +56,9 @@ export function clusterRules(distribution: PlatformName = 'openshift'): PolicyRu
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/status`], verbs: ['update', 'patch'] },
     // Owner references with blockOwnerDeletion need this where OwnerReferencesPermissionEnforcement runs (OpenShift).
     { apiGroups: [KATACONFIG_GROUP], resources: [`${KataConfigs.plural}/finalizers`], verbs: ['update'] },
-    // One KataNode per node that is or was selected: made, adopted (owner reference patch), its status
-    // applied, deleted when the node is done with kata.
+    // One KataNode per node that is or was selected: made with its status, adopted, its status applied
+    // (all server-side applies of the object: it has no status subresource), deleted when the node is done.
     { apiGroups: [KATACONFIG_GROUP], resources: [KataNodes.plural], verbs: [...READ, 'create', 'patch', 'delete'] },
-    { apiGroups: [KATACONFIG_GROUP], resources: [`${KataNodes.plural}/status`], verbs: ['patch'] },
     // Node selection and the kata-oc role label (merge patch of labels); peer pods advertises
     // kata.peerpods.io/vm in node status.
     { apiGroups: [''], resources: ['nodes'], verbs: [...READ, 'patch'] },
@@ -110,7 +109,7 @@ export function metricsReaderRules(): { nonResourceURLs: string[]; verbs: string
 }
 
 /** In the operator's namespace: what every platform needs, and the named platform's own rules. */
-export function namespaceRules(distribution: PlatformName = 'openshift'): PolicyRule[] {
+export function namespaceRules(distribution: PlatformName = DEFAULT_PLATFORM): PolicyRule[] {
   return [
     ...structuredClone(platformsOf(distribution).flatMap((d) => d.rbac.namespace)),
     // Leader election: one Lease, created by the first replica.

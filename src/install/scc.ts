@@ -6,6 +6,8 @@
  * SCCs: there the operator keeps them itself (`osc run --ensure-sccs`, src/controllers/scc), with the
  * rules below and never a `use` grant of its own.
  */
+
+import { objectName } from '../api/meta.ts';
 import { MONITOR_SERVICE_ACCOUNT } from '../api/names.ts';
 import {
   CAA_SCC,
@@ -149,7 +151,7 @@ export function sccKeeperRules(): PolicyRule[] {
   const resources = ['securitycontextconstraints'];
   return [
     { apiGroups: group, resources, verbs: ['create'] },
-    { apiGroups: group, resources, verbs: ['get', 'list', 'watch', 'patch'], resourceNames: oscSCCs().map((s) => s.metadata.name ?? '') },
+    { apiGroups: group, resources, verbs: ['get', 'list', 'watch', 'patch'], resourceNames: oscSCCs().map((s) => objectName(s)) },
   ];
 }
 

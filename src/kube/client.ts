@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { apiVersionOf, type KubeObject, type ObjectList, type ResourceType, type WatchEvent } from '../api/meta.ts';
+import { apiVersionOf, type KubeObject, type ObjectList, objectName, type ResourceType, type WatchEvent } from '../api/meta.ts';
 import { packageVersion } from '../api/release.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
@@ -381,7 +381,7 @@ export class KubeClient {
   apply<T extends KubeObject>(rt: ResourceType<T>, obj: T, opts: WriteOptions = {}): Promise<T> {
     const ns = opts.namespace ?? obj.metadata.namespace;
     const body = { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj };
-    return this.patch(rt, obj.metadata.name ?? '', body, { ...opts, namespace: ns, type: 'apply' });
+    return this.patch(rt, objectName(obj), body, { ...opts, namespace: ns, type: 'apply' });
   }
 
   /** Deletes; answers false when the object was already gone. */

@@ -10,6 +10,7 @@ import { create as createTar } from 'tar';
 import { stringify } from 'yaml';
 import { type KataConfig, KataConfigs } from '../api/kataconfig.ts';
 import { KataNodes } from '../api/katanode.ts';
+import { objectName } from '../api/meta.ts';
 import {
   EXTENSION_MACHINE_CONFIG,
   KATA_POOL,
@@ -201,7 +202,7 @@ export async function mustGather(client: KubeClient, opts: MustGatherOptions = {
       );
       await list(MachineConfigs, 'cluster-scoped/machineconfigs.yaml', {
         filter: (mc) => {
-          const name = mc.metadata.name ?? '';
+          const name = objectName(mc);
           return name === EXTENSION_MACHINE_CONFIG || name.startsWith(`rendered-${KATA_POOL}-`) || rendered.has(name);
         },
       });

@@ -7,6 +7,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
+import { objectName } from '../api/meta.ts';
 import { REQUIRED_SCC_ANNOTATION } from '../api/scc.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { errorMessage } from '../kube/errors.ts';
@@ -126,10 +127,10 @@ export async function collectNodeLogs(
   try {
     await Promise.all(
       nodes.map(async (n) => {
-        const node = n.metadata.name ?? '';
+        const node = objectName(n);
         try {
           const pod = await client.create(Pods, nodeLogPod(node, namespace, opts.image, n));
-          const name = pod.metadata.name ?? '';
+          const name = objectName(pod);
           let last: Pod | undefined = pod;
           while (!finished(last) && Date.now() < deadline) {
             await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));

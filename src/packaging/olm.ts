@@ -18,6 +18,7 @@
  * - Anything else (Services, ServiceMonitors, ...): a manifest file each, if OLM can carry its kind.
  */
 import { stringify } from 'yaml';
+import { objectName } from '../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { unpinnedImages } from '../install/images.ts';
 import type { PolicyRule } from '../install/rbac.ts';
@@ -200,7 +201,7 @@ function ownedCRD(crd: KubeObject): OwnedCRD {
     ],
   };
   return {
-    name: crd.metadata.name ?? '',
+    name: objectName(crd),
     version: s.versions[0]?.name ?? '',
     kind,
     displayName: displayNameOf(kind),
@@ -248,7 +249,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
   const bound: { role: KubeObject & { rules?: PolicyRule[] }; namespace?: string }[] = [];
   const key = (kind: string, name: string, namespace?: string) => `${kind}/${namespace ?? ''}/${name}`;
   for (const o of objects)
-    if (o.kind === 'Role' || o.kind === 'ClusterRole') roles.set(key(o.kind, o.metadata.name ?? '', o.metadata.namespace), o);
+    if (o.kind === 'Role' || o.kind === 'ClusterRole') roles.set(key(o.kind, objectName(o), o.metadata.namespace), o);
   // Roles bound to someone other than the operator (e.g. the metrics reader, for scrapers) are no CSV
   // permissions: they ship as manifests of their own, with their bindings.
   // The operator's account is the one its Deployment runs as; the others (its workloads', with their SCC
@@ -296,7 +297,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
         break;
       case 'ServiceAccount':
         if (serviceAccount) throw new Error(`the bundle supports one ServiceAccount; found ${serviceAccount} and ${o.metadata.name}`);
-        serviceAccount = o.metadata.name ?? '';
+        serviceAccount = objectName(o);
         break;
       case 'ClusterRoleBinding':
       case 'RoleBinding': {
@@ -308,7 +309,7 @@ export function olmBundle(objects: readonly KubeObject[], opts: BundleOptions): 
       }
       case 'Deployment': {
         const d = clone(o) as KubeObject & { spec: unknown };
-        deployments.push({ name: d.metadata.name ?? '', ...(d.metadata.labels ? { label: d.metadata.labels } : {}), spec: d.spec });
+        deployments.push({ name: objectName(d), ...(d.metadata.labels ? { label: d.metadata.labels } : {}), spec: d.spec });
         break;
       }
       default: {

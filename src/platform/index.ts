@@ -2,7 +2,7 @@ import { type DeploymentMode, featureGateTexts } from '../api/featuregates.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { kubernetes } from './kubernetes/descriptor.ts';
 import { openshift } from './openshift/descriptor.ts';
-import type { Platform, PlatformDescriptor, PlatformName, PlatformOptions } from './platform.ts';
+import type { Platform, PlatformCluster, PlatformDescriptor, PlatformName, PlatformOptions } from './platform.ts';
 
 /**
  * The registry of platforms: one line per platform folder. Discovery asks them in this order, so the
@@ -15,6 +15,23 @@ const platforms: PlatformDescriptor[] = [
 ];
 
 export type { PlatformOptions };
+
+/** The platform osc assumes when none is named and none discovered (`osc install`, `osc start`). */
+export const DEFAULT_PLATFORM: PlatformName = openshift.name;
+
+/** What the named platform's clusters have (PlatformCluster); nothing for a name this build lacks. */
+export const platformCluster = (name: PlatformName): PlatformCluster => platforms.find((p) => p.name === name)?.cluster ?? {};
+
+/** The runtime handler nodes of this platform have for a runtime named so by OpenShift's extension and by kata-deploy. */
+export const runtimeHandler = (name: PlatformName, extension: string, shim: string): string =>
+  platformCluster(name).runtimeHandler?.(extension, shim) ?? `kata-${shim}`;
+
+/**
+ * Whether osc installed for this platform may run kata's node installer (kata-deploy): the platform's own, or
+ * that of a platform its deploymentMode may choose (OpenShift's DaemonSet). Its identity then ships too.
+ */
+export const runsNodeInstaller = (name: PlatformName): boolean =>
+  [name, ...(platformDescriptor(name).modePlatforms ?? [])].some((p) => platformCluster(p).nodeInstaller);
 
 /** Every platform of this build, in the registry's order. */
 export const platformDescriptors = (): readonly PlatformDescriptor[] => platforms;

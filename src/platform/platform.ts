@@ -65,10 +65,47 @@ export interface PlatformDescriptor<S = unknown> {
   readonly packaging?: 'olm' | 'helm';
   /** Whether the dev cluster can simulate it (`osc start --distribution <name>`). */
   readonly devCluster: boolean;
+  /** What the platform's clusters have that the installer, the operator and the dev cluster adapt to. */
+  readonly cluster?: PlatformCluster;
   /** Checks the platform's own settings; an unknown or bad one is an Error naming it and the fix. */
   parseSettings(raw: Readonly<Record<string, unknown>>): S;
   /** Makes the platform, loading its code only now. */
   create(opts: PlatformOptions, settings: S): Promise<Platform>;
+}
+
+/**
+ * What a platform's clusters have, beyond Kubernetes itself, that osc adapts to: the manifests `osc install`
+ * writes, the caches the operator keeps, the handlers of the confidential RuntimeClasses, what the dev
+ * cluster simulates. Every member absent: a plain Kubernetes cluster.
+ */
+export interface PlatformCluster {
+  /**
+   * A system priority class the platform lets operators in their own namespaces use (OpenShift's run
+   * system-cluster-critical); absent: osc brings a class of its own (a cluster may reserve system-* classes).
+   */
+  readonly systemPriorityClass?: string;
+  /**
+   * NetworkPolicy peers the API server's calls to the webhooks come from (OpenShift: the host-network policy
+   * group, the kube-apiserver namespace); absent: the webhook port is open to the cluster, TLS guards it.
+   */
+  readonly apiServerPeers?: readonly Record<string, unknown>[];
+  /** Pods are admitted under SecurityContextConstraints: osc ships its SCCs and their use grants. */
+  readonly securityContextConstraints?: boolean;
+  /** A Cloud Credential Operator reads CredentialsRequests in its namespace: osc may write peer pods' there. */
+  readonly cloudCredentialOperator?: boolean;
+  /** osc runs kata's node installer (kata-deploy) itself: the installer's ServiceAccount and RBAC ship with it. */
+  readonly nodeInstaller?: boolean;
+  /** Every such cluster serves the Prometheus Operator's API: the ServiceMonitor is installed by default. */
+  readonly prometheusOperator?: boolean;
+  /** The cluster's configuration API (config.openshift.io): a ClusterVersion names the release, an Infrastructure the cloud. */
+  readonly clusterConfig?: boolean;
+  /** Node Feature Discovery labels the nodes (and the dev cluster simulates it). */
+  readonly nodeFeatureDiscovery?: boolean;
+  /**
+   * The runtime handler the nodes have for a runtime that OpenShift's extension names `extension` and
+   * kata-deploy installs as shim `shim`; absent: kata-deploy's naming, `kata-<shim>`.
+   */
+  runtimeHandler?(extension: string, shim: string): string;
 }
 
 /** The nodes that should run kata, as the platform selects them from a KataConfig's spec. */

@@ -1,7 +1,9 @@
 import type { KataConfigSpec } from '../api/kataconfig.ts';
+import { objectName } from '../api/meta.ts';
 import { NFD_KATA_LABEL } from '../api/names.ts';
 import { selectorMatches } from '../kube/labels.ts';
 import type { Node } from '../kube/resources.ts';
+import { lastCall } from '../runtime/memo.ts';
 import type { Selection } from './platform.ts';
 
 // One collator for every comparison: localeCompare with options builds a new one per call (30x slower on
@@ -26,8 +28,8 @@ export function sortedByName(): (names: readonly string[]) => string[] {
 }
 const sortSelected = sortedByName();
 
-/** Nodes not being deleted. */
-export const live = (nodes: readonly Node[]): Node[] => nodes.filter((n) => !n.metadata.deletionTimestamp);
+/** Nodes not being deleted (the same array for the same snapshot: never to be changed by its reader). */
+export const live = lastCall((nodes: readonly Node[]): readonly Node[] => nodes.filter((n) => !n.metadata.deletionTimestamp));
 
 /**
  * The platform-neutral part of node selection (docs/kataconfig.md, "spec"): a platform's candidates,
@@ -47,7 +49,7 @@ export function narrowSelection(candidates: readonly Node[], spec: KataConfigSpe
     nodes = eligible;
   }
   return {
-    nodes: sortSelected(nodes.map((n) => n.metadata.name ?? '')),
+    nodes: sortSelected(nodes.map((n) => objectName(n))),
     noEligibleNodes,
     ...(noMatchingNodes ? { noMatchingNodes } : {}),
   };

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { apiVersionOf, type KubeClient, type PatchType, type ResourceType } from '../kube/client.ts';
+import { objectName } from '../api/meta.ts';
+import type { KubeClient, ResourceType } from '../kube/client.ts';
 import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { mapLimit } from './concurrency.ts';
@@ -33,78 +33,37 @@ import { applyStatusIfChanged, type StatusShare, type WithStatus } from './statu
  * conflicts, then the rate-limited backoff every error gets). That is the only conflict policy.
  */
 
-/** On every object the applier applies: a digest of what was applied, to tell a changed plan from an unchanged one. */
-export const APPLIED_DIGEST_ANNOTATION = 'kataconfiguration.openshift.io/applied-digest';
+export {
+  APPLIED_DIGEST_ANNOTATION,
+  type ApplyWrite,
+  appliedForm,
+  type CacheLookup,
+  type CreateWrite,
+  cacheShows,
+  covers,
+  type DeleteWrite,
+  nameOf,
+  namespaceOf,
+  type PatchWrite,
+  type PlannedWrite,
+  type StatusWrite,
+  showsApplied,
+  showsPatch,
+  type Write,
+  type WriteOutcome,
+} from './writes.ts';
 
-/** An object the controller owns, as a whole: server-side applied. */
-export interface ApplyWrite<T extends KubeObject = KubeObject> {
-  op: 'apply';
-  resource: ResourceType<T>;
-  object: T;
-  /**
-   * What makes a write due: `fields` (the default), the plan changed or a field it names was edited (the
-   * edit is corrected); `plan`, only the plan changed (its digest), so an administrator's edit of the object
-   * stays until osc wants something else, as for a workload an administrator may restart or debug.
-   */
-  rewriteOn?: 'fields' | 'plan';
-}
-
-/** Keys in an object someone else owns: a merge (or JSON) patch, optionally pinned to a resourceVersion inside it. */
-export interface PatchWrite {
-  op: 'patch';
-  resource: ResourceType;
-  name: string;
-  namespace?: string;
-  patch: unknown;
-  type?: Extract<PatchType, 'merge' | 'json'>;
-  subresource?: string;
-  /**
-   * What the object shows once the patch is made (a partial object; null: the key is absent). The patch is
-   * not made when the cache shows it, and a patch planned again with the same `shows` (its other keys, a
-   * time say, differing) is a repeat. Absent: the whole patch is compared.
-   */
-  shows?: unknown;
-}
-
-export interface DeleteWrite {
-  op: 'delete';
-  resource: ResourceType;
-  name: string;
-  namespace?: string;
-  /** The UID the plan saw: only that object is deleted. */
-  uid?: string;
-  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
-  /** Delete even when the cache shows no object (it may lag behind a recent create): a 404 is fine. */
-  uncached?: boolean;
-}
-
-/** An object to make when it does not exist, and never to change once it does (an administrator may tune it). */
-export interface CreateWrite<T extends KubeObject = KubeObject> {
-  op: 'create';
-  resource: ResourceType<T>;
-  object: T;
-}
-
-/** The controller's share of an object's status: applied when what the share owns differs. */
-export interface StatusWrite<S = unknown> {
-  op: 'status';
-  resource: ResourceType;
-  name: string;
-  namespace?: string;
-  status: S;
-  share: StatusShare<S>;
-}
-
-export type Write = ApplyWrite | PatchWrite | DeleteWrite;
-
-/** Every write the applier makes: the common three, creates and status shares. */
-export type PlannedWrite = Write | CreateWrite | StatusWrite;
-
-/** What the applier did with one write. */
-export type WriteOutcome = 'written' | 'unchanged' | 'awaited' | 'gone';
-
-/** The cached copy of a write's target (undefined when the cache has none). */
-export type CacheLookup = (resource: ResourceType, name: string, namespace: string | undefined) => KubeObject | undefined;
+import {
+  appliedForm,
+  type CacheLookup,
+  cacheShows,
+  nameOf,
+  namespaceOf,
+  type PlannedWrite,
+  type StatusWrite,
+  type WriteOutcome,
+  whatOf,
+} from './writes.ts';
 
 export interface ApplierOptions {
   client: KubeClient;
@@ -117,87 +76,13 @@ export interface ApplierOptions {
   now?: () => number;
 }
 
-const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+/** Versions kept per object for madeVersion: a status write's watch event comes long before four more writes. */
+const OWN_VERSIONS_KEPT = 4;
 const targetKey = (resource: ResourceType, name: string, namespace: string | undefined) =>
   `${resource.group}/${resource.plural}/${namespace ?? ''}/${name}`;
 /** Which version of an object the cache holds ('-' for none): a write is shown once this changes. */
 const cacheState = (o: KubeObject | undefined): string =>
   o ? `${o.metadata.uid ?? ''}/${o.metadata.resourceVersion ?? ''}/${o.metadata.deletionTimestamp ? 'deleting' : ''}` : '-';
-
-/**
- * Whether `have` holds every field of `want` with the same value (the API server adds defaults, which are
- * not ours to compare); arrays must match element by element.
- */
-export function covers(have: unknown, want: unknown): boolean {
-  if (Array.isArray(want)) {
-    return Array.isArray(have) && have.length === want.length && want.every((w, i) => covers(have[i], w));
-  }
-  if (want && typeof want === 'object') {
-    if (!have || typeof have !== 'object' || Array.isArray(have)) return false;
-    return Object.entries(want).every(([k, w]) => covers((have as Record<string, unknown>)[k], w));
-  }
-  return have === want;
-}
-
-/** Whether `have` shows what a merge patch `want` writes: every named key with its value, a null one absent. */
-export function showsPatch(have: unknown, want: unknown): boolean {
-  if (want === null) return have === undefined || have === null;
-  if (want && typeof want === 'object' && !Array.isArray(want)) {
-    if (!have || typeof have !== 'object' || Array.isArray(have)) return false;
-    return Object.entries(want).every(([k, w]) => showsPatch((have as Record<string, unknown>)[k], w));
-  }
-  return covers(have, want);
-}
-
-/** The object as the applier sends it: with its apiVersion and kind, and the digest of the rest. */
-export function appliedForm<T extends KubeObject>(resource: ResourceType<T>, object: T): T {
-  const { apiVersion: _a, kind: _k, ...body } = object;
-  const annotations = { ...object.metadata.annotations, [APPLIED_DIGEST_ANNOTATION]: digest(body) };
-  return {
-    apiVersion: apiVersionOf(resource),
-    kind: resource.kind,
-    ...body,
-    metadata: { ...object.metadata, annotations },
-  } as unknown as T;
-}
-
-/**
- * Whether the cached object already is what applying `object` would make it: the same digest (so no field
- * this manager applied before has been dropped from the plan since) and every field it names with the named
- * value (so a hand edit of one of them is corrected). Fields others set are not ours to compare.
- */
-export function showsApplied<T extends KubeObject>(
-  cached: KubeObject | undefined,
-  resource: ResourceType<T>,
-  object: T,
-  rewriteOn: ApplyWrite['rewriteOn'] = 'fields',
-): boolean {
-  if (!cached || cached.metadata.deletionTimestamp) return false;
-  const { apiVersion: _a, kind: _k, metadata, ...body } = appliedForm(resource, object);
-  if (rewriteOn === 'plan') {
-    const key = APPLIED_DIGEST_ANNOTATION;
-    return cached.metadata.annotations?.[key] === metadata.annotations?.[key];
-  }
-  const { namespace: _n, ...meta } = metadata;
-  return covers(cached.metadata, meta) && covers(cached, body);
-}
-
-/**
- * Whether the cache already shows a write done: an applied object as applied, a deleted one gone or going.
- * A patch of someone else's object is not known to be done (its plan compares the keys it patches).
- */
-export function cacheShows(w: PlannedWrite, cached: KubeObject | undefined): boolean {
-  if (w.op === 'apply') return showsApplied(cached, w.resource, w.object, w.rewriteOn);
-  if (w.op === 'delete') return !cached || !!cached.metadata.deletionTimestamp;
-  if (w.op === 'create') return !!cached && !cached.metadata.deletionTimestamp;
-  if (w.op === 'status') return !!cached && statusShows(cached as WithStatus<unknown>, w);
-  return w.shows !== undefined && !!cached && showsPatch(cached, w.shows);
-}
-
-/** JSON round trip: drops undefined fields, as the server would. */
-const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
-const statusShows = (o: WithStatus<unknown>, w: StatusWrite): boolean =>
-  JSON.stringify(normalize(w.share.owned(o.status))) === JSON.stringify(normalize(w.share.owned(w.status)));
 
 /** A write the cache has not shown yet. */
 interface Awaited {
@@ -223,6 +108,9 @@ export class Applier {
   private readonly inFlight = new Map<string, Awaited>();
   /** The kinds whose cache events the applier sees (watch()). */
   private readonly watched = new Set<ResourceType>();
+  /** Kinds whose own writes are told from others' (ownWrites), and the versions the last few made, by target. */
+  private readonly ownKinds = new Set<ResourceType>();
+  private readonly ownVersions = new Map<string, string[]>();
 
   constructor(opts: ApplierOptions) {
     this.client = opts.client;
@@ -239,13 +127,36 @@ export class Applier {
    */
   watch<T extends KubeObject>(resource: ResourceType<T>, informer: Pick<Informer<T>, 'addEventHandler'>): void {
     this.watched.add(resource);
-    const key = (o: KubeObject) => targetKey(resource, o.metadata.name ?? '', o.metadata.namespace);
+    const key = (o: KubeObject) => targetKey(resource, objectName(o), o.metadata.namespace);
     // A version one of our earlier writes made is not yet the last one's: the wait goes on.
     const seen = (o: KubeObject) => {
       const r = this.inFlight.get(key(o));
       if (r && !r.ours.has(o.metadata.resourceVersion ?? '')) this.inFlight.delete(key(o));
     };
     informer.addEventHandler({ add: seen, update: (_old, o) => seen(o), delete: (o) => this.inFlight.delete(key(o)) });
+  }
+
+  /**
+   * Keeps the versions this applier's writes to `resource` make (the last few per object), so that a watch
+   * can tell the controller's own writes from everyone else's (madeVersion): a pass planned from everything
+   * its own write shows need not run again for it.
+   */
+  ownWrites(resource: ResourceType): void {
+    this.ownKinds.add(resource);
+  }
+
+  /** Whether this version of the object is one a write of this applier made (see ownWrites). */
+  madeVersion(resource: ResourceType, o: KubeObject): boolean {
+    const version = o.metadata.resourceVersion;
+    return !!version && !!this.ownVersions.get(targetKey(resource, objectName(o), o.metadata.namespace))?.includes(version);
+  }
+
+  private noteOwn(resource: ResourceType, written: KubeObject | undefined): void {
+    const version = written?.metadata.resourceVersion;
+    if (!version || !this.ownKinds.has(resource)) return;
+    const key = targetKey(resource, objectName(written), written.metadata.namespace);
+    const versions = [...(this.ownVersions.get(key) ?? []), version].slice(-OWN_VERSIONS_KEPT);
+    this.ownVersions.set(key, versions);
   }
 
   /**
@@ -270,21 +181,24 @@ export class Applier {
     return r ? (r.written as T | undefined) : cached;
   }
 
-  /** A cached list as this controller knows it (see latest): the objects it made that the cache does not show yet included. */
-  latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): T[] {
+  /**
+   * A cached list as this controller knows it (see latest): the objects it made that the cache does not show
+   * yet included. The list itself when nothing of it is awaited (never to be changed by its reader).
+   */
+  latestList<T extends KubeObject>(resource: ResourceType<T>, cached: readonly T[]): readonly T[] {
     // Read on every pass of a thousand objects: only those with a write awaited are looked at.
     const prefix = `${resource.group}/${resource.plural}/`;
     const awaited = new Map<string, string>();
     for (const key of this.inFlight.keys()) if (key.startsWith(prefix)) awaited.set(key.slice(prefix.length), key);
-    if (awaited.size === 0) return [...cached];
+    if (awaited.size === 0) return cached;
     const out: T[] = [];
     for (const o of cached) {
-      const key = awaited.get(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      const key = awaited.get(`${o.metadata.namespace ?? ''}/${objectName(o)}`);
       if (key === undefined) {
         out.push(o);
         continue;
       }
-      awaited.delete(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+      awaited.delete(`${o.metadata.namespace ?? ''}/${objectName(o)}`);
       const r = this.record(key, o);
       const l = r ? (r.written as T | undefined) : o;
       if (l) out.push(l);
@@ -335,7 +249,8 @@ export class Applier {
     const name = nameOf(w);
     const namespace = namespaceOf(w);
     const key = targetKey(w.resource, name, namespace);
-    const what = digest(whatOf(w));
+    // What tells a repeat: the write's JSON, compared with the last one made to this target (no hash needed).
+    const what = JSON.stringify(whatOf(w));
     const r = this.record(key, cached);
     if (r?.write === what) return this.count(w, 'awaited');
     // The object as our last write left it, where the cache does not show that yet.
@@ -343,7 +258,7 @@ export class Applier {
     switch (w.op) {
       case 'apply': {
         if (cacheShows(w, seen)) return this.count(w, 'unchanged');
-        const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object), {
+        const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object, w.rewriteOn), {
           namespace,
           type: 'apply',
           force: true,
@@ -431,13 +346,19 @@ export class Applier {
    * Applies a controller's share of an object's status (src/runtime/status.ts): skipped when the cache
    * shows it, under the share's field manager, pinned to the cached object's UID.
    */
-  applyStatus<T extends WithStatus<unknown>>(
+  async applyStatus<T extends WithStatus<unknown>>(
     resource: ResourceType<T>,
     cached: T,
     status: NonNullable<T['status']>,
     share: StatusShare<NonNullable<T['status']>>,
   ): Promise<T | undefined> {
-    return applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
+    const key = targetKey(resource, objectName(cached), cached.metadata.namespace);
+    const written = await applyStatusIfChanged(this.client, resource, cached, status, share, this.metrics);
+    if (written) {
+      const w: StatusWrite = { op: 'status', resource, name: objectName(cached), status, share };
+      this.remember(w, key, cached, written, JSON.stringify(whatOf(w)));
+    }
+    return written;
   }
 
   private record(key: string, cached: KubeObject | undefined): Awaited | undefined {
@@ -459,6 +380,7 @@ export class Applier {
   }
 
   private remember(w: PlannedWrite, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+    this.noteOwn(w.resource, written);
     const create = w.op === 'create';
     if (!this.watched.has(w.resource) && !create) return;
     // A write the server found already made changes no version: no event will come, none is awaited.
@@ -483,14 +405,3 @@ export class Applier {
     return outcome;
   }
 }
-
-export const nameOf = (w: PlannedWrite): string => (w.op === 'apply' || w.op === 'create' ? (w.object.metadata.name ?? '') : w.name);
-export const namespaceOf = (w: PlannedWrite): string | undefined =>
-  w.op === 'apply' || w.op === 'create' ? w.object.metadata.namespace : w.namespace;
-/** What tells a repeat of a write from another write to the same object. */
-const whatOf = (w: PlannedWrite): unknown => {
-  if (w.op === 'apply' || w.op === 'create') return [w.op, w.object];
-  if (w.op === 'patch') return w.shows !== undefined ? ['shows', w.shows] : w.patch;
-  if (w.op === 'status') return ['status', w.share.owned(w.status)];
-  return 'delete';
-};

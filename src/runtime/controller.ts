@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ApiError, errorMessage, isConflict } from '../kube/errors.ts';
 import type { KubeObject } from '../kube/types.ts';
@@ -25,6 +26,11 @@ export interface ReconcileContext {
 export interface ReconcileResult {
   /** Reconcile this key again after this long, even if nothing changes. */
   requeueAfterMs?: number;
+  /**
+   * The least time from this reconcile's start to the next one's (at least the controller's minGapMs): a
+   * controller whose pass costs more on a larger cluster spaces its passes more.
+   */
+  paceMs?: number;
 }
 
 export interface Watch<T extends KubeObject = KubeObject> {
@@ -38,6 +44,11 @@ export interface Watch<T extends KubeObject = KubeObject> {
 export interface ControllerSpec {
   name: string;
   workers?: number;
+  /**
+   * The least time between the starts of two reconciles of one key: what changes meanwhile is taken in by
+   * the next one together (a controller whose pass reads every node, say, during an install). Default 0.
+   */
+  minGapMs?: number;
   backoff?: BackoffOptions;
   // biome-ignore lint/suspicious/noExplicitAny: watches span many object types
   watches: Watch<any>[];
@@ -58,6 +69,8 @@ export class Controller {
   private readonly conflicts = new Map<string, number>();
   /** Keys whose last pass failed because the API server did not answer (or shed it): retried once it answers. */
   private readonly awaitingServer = new Set<string>();
+  /** When each key's next reconcile may start (performance.now()), from minGapMs and the last one's paceMs. */
+  private readonly notBefore = new Map<string, number>();
 
   /**
    * `recovered`: hears the API server answer again after it was unavailable (KubeClient.onRecovered). A key
@@ -113,7 +126,10 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       try {
-        await this.reconcileOne(key, signal);
+        const started = await this.pace(key, signal);
+        if (signal.aborted) return;
+        const paceMs = await this.reconcileOne(key, signal);
+        if (paceMs !== undefined && paceMs > (this.spec.minGapMs ?? 0)) this.notBefore.set(key, started + paceMs);
       } finally {
         this.queue.done(key);
       }
@@ -123,7 +139,18 @@ export class Controller {
     }
   }
 
-  private async reconcileOne(key: string, signal: AbortSignal): Promise<void> {
+  /** Waits out the key's pacing (the key stays taken: adds meanwhile make one reconcile after this one). */
+  private async pace(key: string, signal: AbortSignal): Promise<number> {
+    const wait = (this.notBefore.get(key) ?? 0) - performance.now();
+    if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
+    const started = performance.now();
+    const gap = this.spec.minGapMs ?? 0;
+    if (gap > 0) this.notBefore.set(key, started + gap);
+    return started;
+  }
+
+  /** Answers the reconcile's paceMs, if it gave one. */
+  private async reconcileOne(key: string, signal: AbortSignal): Promise<number | undefined> {
     const log = this.log.child({ controller: this.name, key, reconcileID: randomUUID() });
     const end = this.metrics?.reconcileDuration.startTimer({ controller: this.name });
     try {
@@ -137,6 +164,7 @@ export class Controller {
       } else {
         this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'success' });
       }
+      return result?.paceMs;
     } catch (e) {
       if (signal.aborted) return;
       this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });

@@ -1,3 +1,4 @@
+import { objectName } from '../api/meta.ts';
 import type { KubeClient, ResourceType } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 
@@ -11,7 +12,7 @@ export const hasFinalizer = (obj: KubeObject, finalizer: string): boolean => obj
 async function setFinalizers<T extends KubeObject>(client: KubeClient, rt: ResourceType<T>, obj: T, finalizers: string[]): Promise<T> {
   return client.patch(
     rt,
-    obj.metadata.name ?? '',
+    objectName(obj),
     { metadata: { finalizers, resourceVersion: obj.metadata.resourceVersion } },
     { namespace: obj.metadata.namespace, type: 'merge' },
   );

@@ -38,10 +38,17 @@ export interface StatusShare<S> {
   fieldManager: string;
   /** The fields this controller owns, as they stand in a status (the cached one): what an apply is compared with. */
   owned(status: S | undefined): S;
+  /**
+   * The kind has no status subresource and this controller owns the object whole (a report such as a
+   * KataNode): the status is applied to the object itself, with the owner references the object has, which
+   * an apply under the same field manager that left them out would remove.
+   */
+  inObject?: boolean;
 }
 
 /**
- * Server-side applies `status` (only the fields the share owns: any other is dropped) to the status subresource under the
+ * Server-side applies `status` (only the fields the share owns: any other is dropped) to the status subresource (or,
+ * for a kind without one, to the object: `inObject`) under the
  * share's field manager, unless the cached object already shows exactly these fields. The server keeps
  * every other manager's fields, and removes a field this manager applied before and applies no longer.
  * No resourceVersion is sent, so a write never fails for someone else's; the UID is, so that a
@@ -62,18 +69,19 @@ export async function applyStatusIfChanged<T extends WithStatus<unknown>>(
     metrics?.statusWrites.inc({ resource: rt.plural, result: 'skipped' });
     return undefined;
   }
-  const { name, namespace, uid } = cached.metadata;
+  const { name, namespace, uid, ownerReferences } = cached.metadata;
+  const owners = share.inObject && ownerReferences?.length ? { ownerReferences } : {};
   const body = {
     apiVersion: apiVersionOf(rt),
     kind: rt.kind,
-    metadata: { name, ...(namespace ? { namespace } : {}), ...(uid ? { uid } : {}) },
+    metadata: { name, ...(namespace ? { namespace } : {}), ...(uid ? { uid } : {}), ...owners },
     status: applied,
   };
   try {
     const updated = await client.patch(rt, name ?? '', body, {
       namespace,
       type: 'apply',
-      subresource: 'status',
+      ...(share.inObject ? {} : { subresource: 'status' }),
       fieldManager: share.fieldManager,
       force: true,
     });

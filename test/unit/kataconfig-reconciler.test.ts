@@ -207,6 +207,24 @@ describe('KataConfig reconciler', () => {
   });
 });
 
+describe('KataConfig reconciler: its own status', () => {
+  test('a pass that comes before the cache shows its status write plans from that write, and does not make it again', async () => {
+    const { client, calls } = recordingClient();
+    const run = reconcilerOver({
+      client,
+      kataConfigs: cache([installing]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      observed: { pools: [workerPool(1)] },
+    });
+    const statusWrites = () => calls.filter((c) => c.verb === 'patch/status' && c.resource === 'kataconfigs').length;
+    await run();
+    assert.equal(statusWrites(), 1, 'the first pass writes the status');
+    // The cache still shows the KataConfig as it was: the write's watch event has not come.
+    await run();
+    assert.equal(statusWrites(), 1, 'the server has it already: a second write would change nothing');
+  });
+});
+
 describe('KataConfig reconciler: what wakes it', () => {
   test('its own status write wakes no pass; a spec change, a deletion or someone else’s write does', async () => {
     const { client } = recordingClient();

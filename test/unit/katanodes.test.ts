@@ -110,6 +110,38 @@ describe('KataNode objects per pass', () => {
     );
   });
 
+  test('a node waiting its turn with nothing new assigned gets no KataNode yet; given a configuration, it does', () => {
+    const waiting = [
+      rec({ node: 'worker-0', phase: 'WaitingToInstall', assigned: undefined, active: undefined }),
+      // The Machine Config Operator's way: desiredConfig is the node's own configuration until its turn.
+      rec({ node: 'worker-1', phase: 'WaitingToInstall', assigned: A, active: A }),
+      rec({ node: 'worker-2', phase: 'WaitingToInstall', assigned: B, active: A }),
+    ];
+    const plan = planKataNodes(kc, waiting, [existing('worker-1')], at(1000), SOAK);
+    assert.deepEqual(
+      plan.create.map((c) => c.node.metadata.name),
+      ['worker-2'],
+    );
+    assert.deepEqual(
+      plan.status.map((s) => [s.cached.metadata.name, s.status.phase]),
+      [['worker-1', 'WaitingToInstall']],
+      'one that exists is kept up to date',
+    );
+  });
+
+  test('a record and KataNode found with nothing to write are passed over until either changes', () => {
+    const record = rec({ node: 'worker-0', lastKnownGood: A });
+    const made = { ...existing('worker-0'), status: kataNodeStatus(record, undefined, T0, SOAK).status };
+    assert.deepEqual(planKataNodes(kc, [record], [made], at(1000), SOAK).status, []);
+    assert.deepEqual(planKataNodes(kc, [record], [made], at(2000), SOAK).status, []);
+    const failed = rec({ node: 'worker-0', phase: 'FailedToInstall', error: 'boom', lastKnownGood: A });
+    assert.deepEqual(
+      planKataNodes(kc, [failed], [made], at(3000), SOAK).status.map((s) => s.status.phase),
+      ['FailedToInstall'],
+      'a new record is looked at',
+    );
+  });
+
   test('the earliest pending promotion is reported, so the controller looks again then', () => {
     const plan = planKataNodes(kc, [rec({ node: 'worker-0' })], [existing('worker-0')], at(1000), SOAK);
     assert.equal(plan.promoteAt, T0.getTime() + SOAK);

@@ -311,6 +311,57 @@ describe('kubernetes rollout: fail, clear and touch in every order', () => {
     );
     assert.equal(plan.template, A);
   });
+  test('a spec change that overtakes a rollback: the installer that failed is replaced, not read as the new attempt', () => {
+    // a failed on T and was given A back (its last known good); before its failed installer was replaced, the
+    // spec changed to a configuration with the same id (logLevel debug, then trace): T again.
+    const failedPod = pod('ds-a', T, { failure: 'disk full', created: ago(5) });
+    const rolledBack = obs('a', { installLabel: A, kataRuntime: 'true', pods: [failedPod] });
+    const memory = new Map<string, NodeMemory>([['a', { assigned: A, active: A, lastKnownGood: A, since: ago(1) }]]);
+    const resumed = planRollout(
+      input([rolledBack, installed('b', A)], { memory, generation: 3, daemonSet: { config: A, observed: true, stopped: stoppedOnA(2) } }),
+    );
+    assert.equal(resumed.stopped, undefined, 'the spec change resumes the rollout');
+    assert.equal(resumed.template, T);
+
+    // The DaemonSet carries T: a is given T, and the installer that failed on T goes with it.
+    const given = planRollout(input([rolledBack, installed('b', A)], { memory, generation: 3, daemonSet: { config: T, observed: true } }));
+    assert.deepEqual(given.labels, [{ node: 'a', value: T }]);
+    assert.deepEqual(given.deletePods, ['ds-a']);
+
+    // The node cache shows the assignment before the pod cache shows the deletion: still the old installer's failure.
+    const later = new Date(NOW.getTime() + 250);
+    const assigned = obs('a', { installLabel: T, kataRuntime: 'true', pods: [failedPod] });
+    const memory2 = new Map<string, NodeMemory>([['a', { assigned: T, active: A, lastKnownGood: A, since: NOW.toISOString() }]]);
+    const next = planRollout(
+      input([assigned, installed('b', A)], { memory: memory2, generation: 3, now: later, daemonSet: { config: T, observed: true } }),
+    );
+    assert.deepEqual(
+      next.nodes.map((n) => [n.name, n.phase, n.error]),
+      [
+        ['a', 'Installing', ''],
+        ['b', 'WaitingToInstall', ''],
+      ],
+    );
+    assert.equal(next.stopped, undefined, 'the rollout does not stop again on the old failure');
+    assert.deepEqual(next.deletePods, ['ds-a'], 'the old installer is still to be replaced');
+
+    // A failure of the installer made for this assignment still fails the node.
+    const fresh = obs('a', {
+      installLabel: T,
+      kataRuntime: 'true',
+      pods: [pod('ds-a2', T, { failure: 'disk full', created: later.toISOString() })],
+    });
+    const failed = planRollout(
+      input([fresh, installed('b', A)], {
+        memory: memory2,
+        generation: 3,
+        now: new Date(NOW.getTime() + 3000),
+        daemonSet: { config: T, observed: true },
+      }),
+    );
+    assert.equal(failed.nodes[0]?.phase, 'FailedToInstall');
+    assert.deepEqual(failed.stopped, { generation: 3, failures: { a: 'disk full' } });
+  });
 });
 
 describe('kubernetes rollout: kata left on a node with no installer to clean it', () => {

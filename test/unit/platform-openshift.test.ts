@@ -65,7 +65,7 @@ const describeWrite = (w: PlatformWrite) =>
   `${w.op} ${w.resource.kind}/${w.op === 'create' ? w.object.metadata.name : w.name}${w.op === 'patch' ? ` ${JSON.stringify(w.patch)}` : ''}`;
 
 describe('OpenShift: the MCO view as per-node records', () => {
-  test('assigned is the desiredConfig, active the currentConfig, described by pool and kata', () => {
+  test('assigned is the desiredConfig, active and lastKnownGood the currentConfig, described by pool and kata', () => {
     const [r] = platform.records(
       input([node('worker-0', { state: 'Working', current: WORKER_TARGET, desired: KATA_TARGET })], ['worker-0']),
     );
@@ -74,6 +74,8 @@ describe('OpenShift: the MCO view as per-node records', () => {
       phase: 'Installing',
       assigned: { id: KATA_TARGET, description: 'rendered MachineConfig of pool kata-oc, with kata' },
       active: { id: WORKER_TARGET, description: 'rendered MachineConfig of pool worker, without kata' },
+      // The MCO keeps a node whose update fails on its currentConfig: its own last known good.
+      lastKnownGood: { id: WORKER_TARGET, description: 'rendered MachineConfig of pool worker, without kata' },
       error: '',
     });
   });
@@ -94,7 +96,7 @@ describe('OpenShift: the MCO view as per-node records', () => {
   test('a node neither selected nor carrying kata has no record (its KataNode goes); nodes without MCO annotations have no configs', () => {
     assert.deepEqual(platform.records(input([node('worker-0', { state: 'Done', current: WORKER_TARGET })], [])), []);
     const [bare] = platform.records(input([node('worker-0')], ['worker-0']));
-    assert.deepEqual(bare, { node: 'worker-0', phase: 'WaitingToInstall', error: '' });
+    assert.deepEqual(bare, { node: 'worker-0', phase: 'WaitingToInstall', lastKnownGood: null, error: '' });
   });
 
   test('rollout complete only once the kata pool target carries our MachineConfig (and CRI-O config when asked)', () => {

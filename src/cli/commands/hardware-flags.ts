@@ -30,7 +30,7 @@ const nodeList = (flag: string, raw: string, nodes: readonly string[]): string[]
  * The dev cluster's hardware from the flags, each checked against the nodes it will have and the
  * distribution (a TEE on plain Kubernetes comes with Node Feature Discovery as the add-on it is there).
  */
-export function devHardware(flags: HardwareFlags, nodes: readonly string[], plain: boolean): DevHardware {
+export function devHardware(flags: HardwareFlags, nodes: readonly string[], noClusterConfig: boolean): DevHardware {
   const hw: DevHardware = {};
   if (flags.tee !== undefined) {
     if (!(TEE_KINDS as readonly string[]).includes(flags.tee))
@@ -47,7 +47,8 @@ export function devHardware(flags: HardwareFlags, nodes: readonly string[], plai
   }
   if (flags.gpuNodes !== undefined) hw.gpuNodes = nodeList('--gpu-nodes', flags.gpuNodes, nodes);
   if (flags.clusterVersion !== undefined) {
-    if (plain) throw new CliError('--cluster-version sets the OpenShift ClusterVersion, which the kubernetes distribution does not have');
+    if (noClusterConfig)
+      throw new CliError('--cluster-version sets the OpenShift ClusterVersion, which the kubernetes distribution does not have');
     if (!parseVersion(flags.clusterVersion))
       throw new CliError(`--cluster-version ${flags.clusterVersion}: give an OpenShift release as major.minor.patch, e.g. 4.20.18`);
     hw.clusterVersion = flags.clusterVersion;

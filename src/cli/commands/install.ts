@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pino } from 'pino';
 import { KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import {
   applyAll,
@@ -20,6 +21,7 @@ import { resolveDigest } from '../../install/registry.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import type { KubeObject } from '../../kube/types.ts';
+import { DEFAULT_PLATFORM, platformCluster } from '../../platform/index.ts';
 import type { PlatformName } from '../../platform/platform.ts';
 import { WebhookCertificates } from '../../webhooks/certificates.ts';
 import { CERT_MANAGER, CERT_SECRETS, certManagerObjects, chooseCertSource, discoverCertServices } from '../../webhooks/certsource.ts';
@@ -108,7 +110,7 @@ export async function install(flags: InstallFlags, io: CliIO, programName: strin
   // installed it, and `kubectl apply` of a ServiceMonitor there fails the whole apply. So the kubernetes
   // manifests carry such objects only when asked for, and say what they left out. (The config/ tree keeps
   // it in a folder of its own, prometheus-operator/.)
-  const withOptional = tree || (flags.serviceMonitor ?? (flags.distribution ?? 'openshift') === 'openshift');
+  const withOptional = tree || (flags.serviceMonitor ?? !!platformCluster(flags.distribution ?? DEFAULT_PLATFORM).prometheusOperator);
   const chosen = withOptional
     ? all
     : all.map((f) => ({ ...f, objects: f.objects.filter((o) => !isOptionalAPI(o)) })).filter((f) => f.objects.length);
@@ -167,7 +169,12 @@ async function applyToCluster(
   const webhookFile = files.find((f) => f.file.includes('webhook'));
   const objects = files.filter((f) => f !== webhookFile).flatMap((f) => f.objects);
   await applyAll(client, objects, out, { dryRun });
-  if (!dryRun && opts.distribution === 'kubernetes' && (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE)))
+  if (
+    !dryRun &&
+    opts.distribution &&
+    platformCluster(opts.distribution).nodeInstaller &&
+    (await adoptKataDeployIdentity(client, OPERATOR_NAMESPACE))
+  )
     out("kata-deploy's ServiceAccount and RBAC taken over from the KataConfig that owned them (an earlier operator made them)");
   // The webhook certificate, from the source the operator will choose too (the platform's service, else
   // osc's own), and the webhook configurations trusting it, so that admission holds before the operator runs.
@@ -217,7 +224,7 @@ export async function uninstall(flags: UninstallFlags, io: CliIO): Promise<numbe
     if (await hasKataConfigAPI(client)) {
       const existing = (await client.list(KataConfigs)).items;
       if (existing.length) {
-        const name = existing[0]?.metadata.name ?? '';
+        const name = objectName(existing[0]);
         const deleting = existing[0]?.metadata.deletionTimestamp;
         throw new CliError(
           `KataConfig "${name}" still exists${deleting ? ' (its deletion is in progress)' : ''}: ` +

@@ -8,6 +8,7 @@ import { DevCluster } from '../../devcluster/devcluster.ts';
 import { DISTRIBUTIONS, type Distribution, isSimulated } from '../../devcluster/nodes.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator, runRestartingOnLostLease } from '../../operator.ts';
+import { DEFAULT_PLATFORM, platformCluster } from '../../platform/index.ts';
 import type { PlatformName } from '../../platform/platform.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { createLogger, type Logger } from '../../runtime/log.ts';
@@ -106,17 +107,17 @@ export async function runDevEnvironment(
   opts: { withOperator: boolean; programName: string },
 ): Promise<number> {
   if (flags.compact && flags.workers) throw new CliError('--compact clusters have no worker nodes: drop --workers (or set it to 0)');
-  const distribution = flags.distribution ?? 'openshift';
+  const distribution = flags.distribution ?? DEFAULT_PLATFORM;
   if (!isSimulated(distribution))
     throw new CliError(`the dev cluster does not simulate the ${distribution} platform: use --distribution ${DISTRIBUTIONS.join(' or ')}`);
-  const plain = distribution === 'kubernetes';
-  if (plain && flags.eligible.trim() !== 'all')
-    throw new CliError('--eligible needs Node Feature Discovery, which the kubernetes distribution does not have: drop --eligible');
+  const cluster = platformCluster(distribution);
+  if (!cluster.nodeFeatureDiscovery && flags.eligible.trim() !== 'all')
+    throw new CliError(`--eligible needs Node Feature Discovery, which the ${distribution} distribution does not have: drop --eligible`);
   const cloud = cloudOf(flags, io);
-  if (plain && cloud !== 'None')
-    throw new CliError('--cloud sets the OpenShift Infrastructure, which the kubernetes distribution does not have: drop --cloud');
+  if (!cluster.clusterConfig && cloud !== 'None')
+    throw new CliError(`--cloud sets the OpenShift Infrastructure, which the ${distribution} distribution does not have: drop --cloud`);
   const eligible = virtualizationCapable(flags.eligible, devNodeNames(flags));
-  const hardware = devHardware(flags, devNodeNames(flags), plain);
+  const hardware = devHardware(flags, devNodeNames(flags), !cluster.clusterConfig);
   const home = await prepareDirectory(
     flags.home !== undefined ? '--home' : process.env.OSC_HOME ? 'OSC_HOME' : 'the home directory',
     oscHome(flags.home),
@@ -151,7 +152,8 @@ async function runLocked(
   },
 ): Promise<number> {
   const { home, eligible, distribution, cloud, hardware } = checked;
-  const plain = distribution === 'kubernetes';
+  // A cluster whose nodes get kata from osc's own installer: the dev cluster simulates kata-deploy's host side.
+  const plain = !!platformCluster(distribution).nodeInstaller;
   const logPath = resolve(home, 'osc.log');
   const logStream = createWriteStream(logPath, { flags: 'w' });
   const log: Logger = createLogger({ level: flags.logLevel, destination: logStream });

@@ -2,6 +2,7 @@ import { stringify } from 'yaml';
 import { renderConfidential } from '../../api/confidential-summary.ts';
 import { eventNotes } from '../../api/events.ts';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { renderNone, renderStatus, type StatusSummary, summarize } from '../../api/summary.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import { Informer } from '../../runtime/informer.ts';
@@ -32,7 +33,7 @@ export async function status(flags: StatusFlags, io: CliIO): Promise<number> {
   const client = await connect(await loadCluster(flags));
   try {
     if (!flags.watch) {
-      const items = (await client.list(KataConfigs)).items.sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+      const items = (await client.list(KataConfigs)).items.sort((a, b) => objectName(a).localeCompare(objectName(b)));
       const nodes = items.length ? (await client.list(Nodes)).items : [];
       const summaries = items.map((kc) => summarize(kc, nodes));
       // What a user may not read (the operator's ConfigMap, every pod) leaves the section out, not the status.

@@ -1,21 +1,22 @@
-import { isDeepStrictEqual } from 'node:util';
 import { ACTIVE_POD_PHASES, CLUSTER_VERSION_NAME } from '../../api/confidential.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { KataNodes } from '../../api/katanode.ts';
-import { OPERATOR_NAMESPACE } from '../../api/names.ts';
+import { objectName, sameStrings } from '../../api/meta.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { ClusterVersions } from '../../api/openshift.ts';
 import { ConfigMaps, type Node, Nodes, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import { keyOf } from '../../kube/types.ts';
+import { platformCluster } from '../../platform/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
-import { BESIDE_WORKERS } from './besidewrites.ts';
 import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
 import { EXTRA_RUNTIME_CLASSES } from './runtimeclasses.ts';
+import { TRAILING_WORKERS } from './trailing.ts';
 
 export const KATACONFIG_CONTROLLER = 'kataconfig';
 /** The controller that makes the KataConfig controller's KataNode writes and detached node patches. */
@@ -32,6 +33,13 @@ export const minimalPod = (p: Pod): Pod => ({
   status: { phase: p.status?.phase },
 });
 
+/**
+ * The pod cache every controller shares: every pod but osc's own (the kata monitor's and the adaptor's
+ * DaemonSet pods, one per node, run no kata and matter to no controller), reduced. At 1,000 nodes the
+ * monitor's rollout alone was 3,000 watch events.
+ */
+export const POD_CACHE = { labelSelector: `${MANAGED_BY_LABEL}!=${MANAGED_BY}`, transform: minimalPod };
+
 /** A pod of one of the classes beyond kata and kata-remote (kata-cc, the GPU classes). */
 const extraClassPod = (p: Pod) => EXTRA_RUNTIME_CLASSES.includes(p.spec?.runtimeClassName ?? '');
 /** A pod whose phase no longer holds its RuntimeClass. */
@@ -39,8 +47,8 @@ const finished = (p: Pod) => !!p.status?.phase && !ACTIVE_POD_PHASES.includes(p.
 
 /** A node change matters when its labels, its annotations (e.g. the Machine Config Operator's) or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
-  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
-  !isDeepStrictEqual(a.metadata.annotations, b.metadata.annotations) ||
+  !sameStrings(a.metadata.labels, b.metadata.labels) ||
+  !sameStrings(a.metadata.annotations, b.metadata.annotations) ||
   a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
 
 /**
@@ -58,13 +66,15 @@ export function setupKataConfigController(
   const kataNodes = mgr.informer(KataNodes);
   const platformCaches = platform.watch(mgr);
   const runtimeClasses = mgr.informer(RuntimeClasses);
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   const kataMetrics = new KataMetrics(mgr.metrics.registry);
+  const reconcilerOptions = { ...defaultKataConfigOptions, ...kataOptions };
   const featureGates = mgr.informer(ConfigMaps, { namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CONFIGMAP}` });
   const log = mgr.log.child({ controller: KATACONFIG_CONTROLLER });
-  // Only OpenShift has a release to check (and serves the type).
-  const clusterVersions =
-    platform.name === 'openshift' ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` }) : undefined;
+  // Only a platform with the cluster configuration API (OpenShift) has a release to check, and serves the type.
+  const clusterVersions = platformCluster(platform.name).clusterConfig
+    ? mgr.informer(ClusterVersions, { fieldSelector: `metadata.name=${CLUSTER_VERSION_NAME}` })
+    : undefined;
   const confidential = new ConfidentialClasses({ featureGates, clusterVersions, namespace, platform, events: mgr.events, log });
 
   const reconciler = new KataConfigReconciler({
@@ -79,7 +89,7 @@ export function setupKataConfigController(
     events: mgr.events,
     metrics: mgr.metrics,
     kataMetrics,
-    options: { ...defaultKataConfigOptions, ...kataOptions },
+    options: reconcilerOptions,
     log,
     confidential,
   });
@@ -87,22 +97,23 @@ export function setupKataConfigController(
 
   // With no KataConfig left, node and platform changes still matter: what the last one left behind goes.
   const all = () => {
-    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    const names = kataConfigs.list().map((k) => objectName(k));
     return names.length ? names : [LEFTOVERS_KEY];
   };
-  const existing = () => kataConfigs.list().map((k) => k.metadata.name ?? '');
+  const existing = () => kataConfigs.list().map((k) => objectName(k));
   const deleting = () =>
     kataConfigs
       .list()
       .filter((k) => k.metadata.deletionTimestamp)
-      .map((k) => k.metadata.name ?? '');
+      .map((k) => objectName(k));
   mgr.addController({
     name: KATACONFIG_CONTROLLER,
+    minGapMs: reconcilerOptions.passGapMs,
     watches: [
       // Every KataConfig: when the one in effect goes, an ignored one takes over.
       {
         informer: kataConfigs,
-        keys: (k) => [...new Set([k.metadata.name ?? '', ...all().filter((n) => n !== LEFTOVERS_KEY)])],
+        keys: (k) => [...new Set([objectName(k), ...all().filter((n) => n !== LEFTOVERS_KEY)])],
         updated: (before, after) => !reconciler.ownStatusWrite(before, after),
       },
       { informer: nodes, keys: all, updated: nodeChanged },
@@ -126,12 +137,12 @@ export function setupKataConfigController(
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
   });
   // The KataNodes' writes and the detached node patches: a work queue of their own, fed by the passes above.
-  const beside = mgr.addController({
+  const trailing = mgr.addController({
     name: BESIDE_WRITES_CONTROLLER,
-    workers: BESIDE_WORKERS,
+    workers: TRAILING_WORKERS,
     watches: [],
-    reconcile: (key, { signal }) => reconciler.beside.reconcile(key, signal),
+    reconcile: (key, { signal }) => reconciler.trailing.reconcile(key, signal),
   });
-  reconciler.beside.attach((key) => beside.queue.add(key));
+  reconciler.trailing.attach(trailing.queue);
   return reconciler;
 }

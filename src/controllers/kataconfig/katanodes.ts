@@ -1,7 +1,9 @@
 import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
 import type { ConfigRef, KataNode, KataNodeStatus } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import type { NodeRecord } from '../../platform/platform.ts';
 import { rfc3339 } from '../../runtime/conditions.ts';
+import { lastCall } from '../../runtime/memo.ts';
 import type { StatusShare } from '../../runtime/status.ts';
 
 /**
@@ -11,10 +13,14 @@ import type { StatusShare } from '../../runtime/status.ts';
  * and lastKnownGood (assigned, once the node has run it without error for the soak period).
  */
 
-/** The KataConfig controller owns the whole KataNode status, under its field manager. */
+/**
+ * The KataConfig controller owns the whole KataNode, under its field manager: a KataNode has no status
+ * subresource, so its status is applied with the object (its owner reference) in one request.
+ */
 export const kataNodeStatusShare: StatusShare<KataNodeStatus> = {
   fieldManager: 'osc-kataconfig',
   owned: (s) => ({ ...s }),
+  inObject: true,
 };
 
 const sameRef = (a: ConfigRef | undefined, b: ConfigRef | undefined): boolean =>
@@ -108,9 +114,9 @@ export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefi
 
 /** What the controller does with KataNode objects in one pass. */
 export interface KataNodePlan {
-  /** KataNodes to create, and the status to write next (the status subresource is written apart). */
+  /** KataNodes to create, and their status (made with it, in one request). */
   create: { node: KataNode; status: KataNodeStatus }[];
-  /** KataNodes whose owner reference must name the KataConfig in effect. */
+  /** KataNodes whose owner reference must name the KataConfig in effect, with their status (applied whole). */
   adopt: KataNode[];
   /** Status to apply where it changed, by KataNode (the cached object, and the status it should have). */
   status: { cached: KataNode; status: KataNodeStatus }[];
@@ -122,7 +128,8 @@ export interface KataNodePlan {
 
 /**
  * One KataNode per record, owned by the KataConfig; none for a node without a record. `existing` is the
- * KataNode cache.
+ * KataNode cache. A record and KataNode a pass found nothing to write for are passed over by the next
+ * passes until either changes (`settled`): most nodes, on most passes, of a large cluster.
  */
 export function planKataNodes(
   kc: KataConfig,
@@ -132,24 +139,54 @@ export function planKataNodes(
   soakMs: number,
 ): KataNodePlan {
   const owner = kataConfigOwner(kc, true);
-  const byName = new Map(existing.map((k) => [k.metadata.name ?? '', k]));
+  const byName = kataNodesByName(existing);
   const plan: KataNodePlan = { create: [], adopt: [], status: [], delete: [] };
-  const wanted = new Set<string>();
+  let found = 0;
   for (const record of records) {
-    wanted.add(record.node);
     const cached = byName.get(record.node);
+    if (cached) found++;
+    const known = settled.get(record);
+    if (cached && known?.kataNode === cached && known.owner === owner.uid && known.soakMs === soakMs) continue;
     const { status, promoteAt } = kataNodeStatus(record, cached?.status, now, soakMs);
     if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
     if (!cached || cached.metadata.deletionTimestamp) {
-      if (!cached) plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
+      // A node waiting its turn with nothing new assigned has nothing to report that the KataConfig's
+      // waitingToInstall list does not say: its KataNode is made once the platform assigns it a configuration.
+      if (!cached && !awaitsAssignment(record))
+        plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
       continue;
     }
     const refs = cached.metadata.ownerReferences ?? [];
     if (!refs.some((r) => r.kind === 'KataConfig' && r.uid === owner.uid))
-      plan.adopt.push({ metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] } });
+      plan.adopt.push({
+        metadata: { ...cached.metadata, ownerReferences: [...refs.filter((r) => r.kind !== 'KataConfig'), owner] },
+        status,
+      });
     // Only a real change is written (an idle cluster costs no write).
-    if (!sameKataNodeStatus(cached.status, status)) plan.status.push({ cached, status });
+    else if (!sameKataNodeStatus(cached.status, status)) plan.status.push({ cached, status });
+    else if (promoteAt === undefined) settled.set(record, { kataNode: cached, owner: owner.uid, soakMs });
   }
-  for (const name of byName.keys()) if (!wanted.has(name)) plan.delete.push(name);
+  // Every KataNode has its record, unless fewer were found than there are: only then look for those to go.
+  if (found < byName.size) {
+    const wanted = new Set(records.map((r) => r.node));
+    for (const name of byName.keys()) if (!wanted.has(name)) plan.delete.push(name);
+  }
   return plan;
 }
+
+/**
+ * A node selected and waiting its turn, given nothing but what it runs (no configuration, or the one it is
+ * on: the Machine Config Operator keeps every node's desiredConfig, the node's own until its pool assigns
+ * the kata one): it gets no KataNode yet.
+ */
+const awaitsAssignment = (r: NodeRecord): boolean => r.phase === 'WaitingToInstall' && (!r.assigned || r.assigned.id === r.active?.id);
+
+/** The KataNodes by name, for the snapshot a pass reads (the same map while the KataNodes do not change). */
+const kataNodesByName = lastCall((existing: readonly KataNode[]) => new Map(existing.map((k) => [objectName(k), k])));
+
+/**
+ * Records a pass found nothing to write for, with the KataNode it compared them with (a cache of
+ * planKataNodes' answer for that pair: runtime/memo.ts). A pending lastKnownGood promotion is never settled:
+ * its answer depends on the time.
+ */
+const settled = new WeakMap<NodeRecord, { kataNode: KataNode; owner: string | undefined; soakMs: number }>();

@@ -1,10 +1,13 @@
 import { confidentialTexts } from '../../api/confidential.ts';
 import { type KataConfig, kataConfigOwner, messages } from '../../api/kataconfig.ts';
-import { type KataNode, KataNodes } from '../../api/katanode.ts';
+import { type KataNode, type KataNodeStatus, KataNodes } from '../../api/katanode.ts';
+import type { OwnerReference } from '../../api/meta.ts';
+import { objectName } from '../../api/meta.ts';
 import { type Node, Nodes, type Pod, type RuntimeClass } from '../../kube/resources.ts';
-import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite } from '../../platform/platform.ts';
+import type { NodeRecord, Platform, PlatformInput, PlatformPlan, PlatformWrite, Selection } from '../../platform/platform.ts';
 import { platformView } from '../../platform/platform.ts';
 import type { PlannedWrite } from '../../runtime/applier.ts';
+import { perObject } from '../../runtime/memo.ts';
 import type { ConfidentialPass } from './confidential.ts';
 import { kataNodeStatusShare, planKataNodes } from './katanodes.ts';
 import { planRuntimeClasses } from './runtimeclass-writes.ts';
@@ -103,6 +106,9 @@ const emptyPlan = (): KataConfigPlan => ({
   notes: [],
 });
 
+/** A selection's nodes as a set (the same set for the same selection: a platform answers one per snapshot). */
+export const selectedSet = perObject((s: Selection): ReadonlySet<string> => new Set(s.nodes));
+
 /** What the platform is given for one pass: its caches, the nodes, the selection and the time. */
 export function platformInput(
   obs: Omit<KataConfigObserved, 'kataConfig'> & { kataConfig?: KataConfig },
@@ -143,7 +149,8 @@ const detached = (plan: PlatformPlan): PlannedWrite[] => (plan.detached ?? []).m
 
 /**
  * One KataNode per record, its status from the record (docs/kataconfig.md, "KataNode"); those of nodes
- * without a record go. Made (or given the KataConfig in effect as owner) first, then their statuses.
+ * without a record go. A KataNode is made with its status, and given the KataConfig in effect as owner with
+ * it, in one request each (it has no status subresource); one that is owned already has its status written.
  */
 export function kataNodeSteps(
   kc: KataConfig,
@@ -154,26 +161,30 @@ export function kataNodeSteps(
 ): { steps: PlannedWrite[][]; promoteInMs?: number } {
   const plan = planKataNodes(kc, records, kataNodes, now, soakMs);
   const owner = kataConfigOwner(kc, true);
-  const uids = new Map(plan.delete.length ? kataNodes.map((k) => [k.metadata.name ?? '', k.metadata.uid]) : []);
+  const uids = new Map(plan.delete.length ? kataNodes.map((k) => [objectName(k), k.metadata.uid]) : []);
+  const whole = (name: string, ownerReferences: OwnerReference[], status: KataNodeStatus | undefined): PlannedWrite => ({
+    op: 'apply',
+    resource: KataNodes,
+    object: { metadata: { name, ownerReferences }, status } as KataNode,
+    rewriteOn: 'metadata',
+  });
   const objects: PlannedWrite[] = [
-    ...plan.create.map(({ node }): PlannedWrite => ({ op: 'apply', resource: KataNodes, object: node, rewriteOn: 'plan' })),
-    ...plan.adopt.map(
-      ({ metadata }): PlannedWrite => ({
-        op: 'apply',
-        resource: KataNodes,
-        object: { metadata: { name: metadata.name, ownerReferences: [owner] } },
-        rewriteOn: 'plan',
-      }),
-    ),
+    ...plan.create.map(({ node, status }) => whole(objectName(node), [owner], status)),
+    ...plan.adopt.map((k) => whole(objectName(k), k.metadata.ownerReferences ?? [owner], k.status)),
     ...plan.delete.map((name): PlannedWrite => {
       const uid = uids.get(name);
       return { op: 'delete', resource: KataNodes, name, ...(uid ? { uid } : {}) };
     }),
   ];
-  const statuses: PlannedWrite[] = [
-    ...plan.status.map(({ cached, status }) => ({ cached: cached.metadata.name ?? '', status })),
-    ...plan.create.map(({ node, status }) => ({ cached: node.metadata.name ?? '', status })),
-  ].map(({ cached, status }) => ({ op: 'status', resource: KataNodes, name: cached, status, share: kataNodeStatusShare }) as PlannedWrite);
+  const statuses = plan.status.map(
+    ({ cached, status }): PlannedWrite => ({
+      op: 'status',
+      resource: KataNodes,
+      name: objectName(cached),
+      status,
+      share: kataNodeStatusShare,
+    }),
+  );
   const steps = [objects, statuses].filter((s) => s.length);
   return { steps, ...(plan.promoteAt !== undefined ? { promoteInMs: Math.max(0, plan.promoteAt - now.getTime()) } : {}) };
 }
@@ -207,7 +218,7 @@ export function planInstall(obs: KataConfigObserved, now: Date): KataConfigPlan 
     return plan;
   }
   const selection = platform.select(obs.nodes, kc.spec);
-  const input = platformInput(obs, new Set(selection.nodes), now);
+  const input = platformInput(obs, selectedSet(selection), now);
   // The status is computed from the desired selection and the platform's view of the nodes, not from
   // the writes below.
   const view = platformView(platform, input);
@@ -285,7 +296,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
   // Past the check for pods, the uninstall goes on whatever pods appear: status.uninstallStarted remembers it.
   if (kc.status?.uninstallStarted !== true) {
     // Until the check for pods passes, the records are still the install's.
-    const installInput = platformInput(obs, new Set(platform.select(obs.nodes, kc.spec).nodes), now);
+    const installInput = platformInput(obs, selectedSet(platform.select(obs.nodes, kc.spec)), now);
     const installView = platformView(platform, installInput);
     const installRecords = installView.records();
     const kataNodes = kataNodeSteps(kc, installRecords, obs.kataNodes, now, obs.soakMs);
@@ -340,7 +351,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
       (k): PlannedWrite => ({
         op: 'delete',
         resource: KataNodes,
-        name: k.metadata.name ?? '',
+        name: objectName(k),
         ...(k.metadata.uid ? { uid: k.metadata.uid } : {}),
       }),
     );

@@ -1,8 +1,8 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { eventNotes } from '../../api/events.ts';
 import { activeKataConfig, type KataConfig, KataConfigs, messages } from '../../api/kataconfig.ts';
 import { DEFAULT_SOAK_MS, type KataNode, KataNodes } from '../../api/katanode.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATACONFIG_FINALIZER } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
@@ -10,16 +10,23 @@ import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { Nodes, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { Applier, type CacheLookup, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
+import { Applier, type CacheLookup, type PlannedWrite } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { EventRecorder } from '../../runtime/events.ts';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../runtime/finalizers.ts';
-import type { Informer } from '../../runtime/informer.ts';
+import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { RuntimeMetrics } from '../../runtime/metrics.ts';
-import { BesideWrites } from './besidewrites.ts';
 import type { ConfidentialClasses, ConfidentialPass } from './confidential.ts';
 import type { KataMetrics } from './metrics.ts';
-import { type KataConfigObserved, type KataConfigPlan, planInstall, plannedWrite, planUninstall, platformInput } from './plan.ts';
+import {
+  type KataConfigObserved,
+  type KataConfigPlan,
+  planInstall,
+  plannedWrite,
+  planUninstall,
+  platformInput,
+  selectedSet,
+} from './plan.ts';
 import { extraHandlers } from './runtimeclasses.ts';
 import {
   done,
@@ -30,6 +37,7 @@ import {
   kataStatusApply,
   runtimeClassFor,
 } from './state.ts';
+import { TrailingWrites } from './trailing.ts';
 
 /** The field manager of everything the KataConfig controller applies (its status share's, too). */
 export const KATACONFIG_FIELD_MANAGER = kataConfigStatusShare.fieldManager;
@@ -44,17 +52,16 @@ export interface KataConfigOptions {
   /** How long a node runs its assigned configuration without error before it is its KataNode's lastKnownGood. */
   soakMs: number;
   /**
-   * The least time between the starts of two passes over the nodes. Node changes that come meanwhile are
-   * taken in by the next pass together: during an install a pass would otherwise follow every node event,
-   * each reading every node. The gap grows with a pass's computation (PASS_GAP_PER_COMPUTE times it), so a
-   * larger cluster costs the same share of a core per node.
+   * The least time between the starts of two passes (the controller's work queue keeps it: see
+   * controller.ts). Node changes that come meanwhile are taken in by the next pass together: during an
+   * install a pass would otherwise follow every node event, and write a status each time.
    */
   passGapMs: number;
 }
 
-/** A pass's computation times this is the least gap before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
-export const PASS_GAP_PER_COMPUTE = 20;
-export const MAX_PASS_GAP_MS = 2_000;
+/** A pass's computation times this is the least time before the next (see passGapMs), up to MAX_PASS_GAP_MS. */
+export const PASS_GAP_PER_COMPUTE = 10;
+export const MAX_PASS_GAP_MS = 1_000;
 
 export const defaultKataConfigOptions: KataConfigOptions = {
   blockedRecheckMs: 15_000,
@@ -113,14 +120,8 @@ function phaseEvent(prev: InProgressState | undefined, next: InProgressState, kc
 export class KataConfigReconciler {
   private readonly ctx: KataConfigContext;
   private readonly applier: Applier;
-  /** When the next pass over the nodes may start (performance.now() time; see passGapMs). */
-  private nextPassAt = 0;
-  /** The version each of our last KataConfig status writes made (see ownStatusWrite). */
-  private readonly ownVersions: string[] = [];
-  /** The KataNodes' writes and detached node patches, made beside the pass (besidewrites.ts). */
-  readonly beside: BesideWrites;
-  /** The handlers the extra RuntimeClasses need, as the last install pass found them (runtimeclasses.ts). */
-  private extraHandlers: readonly string[] = [];
+  /** The KataNodes' writes and detached node patches, made beside the pass from its plan (trailing.ts). */
+  readonly trailing: TrailingWrites;
 
   constructor(ctx: KataConfigContext) {
     this.ctx = ctx;
@@ -133,13 +134,9 @@ export class KataConfigReconciler {
     this.applier.watch(KataNodes, ctx.kataNodes);
     this.applier.watch(Pods, ctx.pods);
     this.applier.watch(RuntimeClasses, ctx.runtimeClasses);
-    this.beside = new BesideWrites({
-      applier: this.applier,
-      kataNodes: ctx.kataNodes,
-      nodes: ctx.nodes,
-      soakMs: ctx.options.soakMs,
-      ...(ctx.now ? { now: ctx.now } : {}),
-    });
+    this.applier.watch(KataConfigs, ctx.kataConfigs);
+    this.applier.ownWrites(KataConfigs);
+    this.trailing = new TrailingWrites({ applier: this.applier, kataNodes: ctx.kataNodes, nodes: ctx.nodes });
   }
 
   /**
@@ -147,19 +144,23 @@ export class KataConfigReconciler {
    * planned from everything it shows, so it wakes no pass (each would read every node to find nothing to do).
    */
   ownStatusWrite(before: KataConfig, after: KataConfig): boolean {
-    const version = after.metadata.resourceVersion;
     return (
-      !!version &&
-      this.ownVersions.includes(version) &&
+      this.applier.madeVersion(KataConfigs, after) &&
       before.metadata.generation === after.metadata.generation &&
       before.metadata.deletionTimestamp === after.metadata.deletionTimestamp &&
       (before.metadata.finalizers ?? []).join() === (after.metadata.finalizers ?? []).join()
     );
   }
 
-  private remember(written: KataConfig): void {
-    this.ownVersions.push(written.metadata.resourceVersion ?? '');
-    if (this.ownVersions.length > 4) this.ownVersions.shift();
+  /**
+   * The cached KataConfig with its status as this controller's last write left it, where the cache does not
+   * show that write yet: a pass that comes before the write's watch event plans from the status the server
+   * has, and does not write again what it wrote (a write the server would answer with the same version).
+   */
+  private withOwnStatus(cached: KataConfig | undefined): KataConfig | undefined {
+    if (!cached) return undefined;
+    const written = this.applier.latest(KataConfigs, objectName(cached), undefined, cached);
+    return written && written !== cached && written.status ? { ...cached, status: written.status } : cached;
   }
 
   /** Writes the caches do not show yet (for tests and logs). */
@@ -168,7 +169,7 @@ export class KataConfigReconciler {
   }
 
   async reconcile(name: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    let kc = this.ctx.kataConfigs.get(name);
+    let kc = this.withOwnStatus(this.ctx.kataConfigs.get(name));
     if (!kc) {
       if (this.ctx.kataConfigs.list().length === 0) await this.removeLeftovers(log, signal);
       return undefined;
@@ -178,10 +179,9 @@ export class KataConfigReconciler {
       log.warn({ active: oldest.metadata.name }, 'ignoring a second KataConfig: only one may exist');
       // One that slipped past admission (webhook down or not yet registered) says why nothing happens.
       if (kc.metadata.deletionTimestamp) return undefined;
-      const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(oldest.metadata.name ?? '') };
+      const state = { status: 'False' as const, reason: 'Ignored' as const, message: messages.ignored(objectName(oldest)) };
       const status = kataStatusApply(kc.status, { inProgress: state }, this.ctx.now?.() ?? new Date());
       const written = await this.applier.applyStatus(KataConfigs, kc, status, kataConfigStatusShare);
-      if (written) this.remember(written);
       if (written && inProgressOf(kc)?.reason !== 'Ignored')
         await this.ctx.events.record(written, 'Warning', 'Ignored', 'Reconcile', state.message);
       return undefined;
@@ -191,9 +191,6 @@ export class KataConfigReconciler {
     if (!deleting && !hasFinalizer(kc, KATACONFIG_FINALIZER))
       kc = await addFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
 
-    // Node changes that came since the last pass began are taken in together (passGapMs).
-    const wait = this.nextPassAt - performance.now();
-    if (wait > 0) await delay(wait, undefined, { signal });
     const now = this.ctx.now?.() ?? new Date();
     const t0 = performance.now();
     const observed = this.observe(kc, deleting ? undefined : await this.confidentialPass(kc));
@@ -204,10 +201,12 @@ export class KataConfigReconciler {
       plan = planUninstall(observed, now);
     }
     const ms = performance.now() - t0;
-    this.nextPassAt = t0 + Math.min(MAX_PASS_GAP_MS, Math.max(this.ctx.options.passGapMs, PASS_GAP_PER_COMPUTE * ms));
     const result = await this.apply(kc, plan, now, log, signal);
     for (const note of plan.notes) log[note.level]({ ...note.fields, ...(note.msg === 'reconciled' ? { computeMs: ms } : {}) }, note.msg);
-    return result;
+    // A pass that computes longer (a larger cluster, a busier machine) is followed less soon: the passes of
+    // an install then cost the same share of a core whatever the size.
+    const paceMs = Math.min(MAX_PASS_GAP_MS, PASS_GAP_PER_COMPUTE * ms);
+    return paceMs > this.ctx.options.passGapMs ? { ...result, paceMs } : result;
   }
 
   /**
@@ -220,27 +219,29 @@ export class KataConfigReconciler {
     const phase = inProgressOf(kc);
     if (!ctx.confidential || !phase || phase.reason === 'Ignored') return undefined;
     if (kc.spec?.enablePeerPods && !ctx.platform.supportsPeerPods) return undefined;
-    const nodes = ctx.nodes.list();
-    const selected = new Set(ctx.platform.select(nodes, kc.spec).nodes);
-    const extra = await ctx.confidential.pass(kc, nodes, selected, ctx.pods.list());
-    this.extraHandlers = extraHandlers(extra.classes, ctx.runtimeClasses.list());
-    return extra;
+    const nodes = snapshotOf(ctx.nodes);
+    const selected = selectedSet(ctx.platform.select(nodes, kc.spec));
+    return ctx.confidential.pass(kc, nodes, selected, snapshotOf(ctx.pods));
   }
 
   /** What the caches show for one pass, with this controller's writes they do not show yet. */
   private observe(kc: KataConfig, confidential?: ConfidentialPass): KataConfigObserved {
     const { ctx } = this;
+    // Snapshots: the same arrays as the last pass's where nothing changed, which is what lets the plan's
+    // per-node work skip the nodes that did not change (runtime/memo.ts).
+    const runtimeClasses = this.applier.latestList(RuntimeClasses, snapshotOf(ctx.runtimeClasses));
     return {
       kataConfig: kc,
-      nodes: ctx.nodes.list(),
-      kataNodes: this.applier.latestList(KataNodes, ctx.kataNodes.list()),
+      nodes: snapshotOf(ctx.nodes),
+      kataNodes: this.applier.latestList(KataNodes, snapshotOf(ctx.kataNodes)),
       platform: ctx.platform,
       platformObserved: ctx.observe(),
-      pods: ctx.pods.list(),
-      runtimeClasses: this.applier.latestList(RuntimeClasses, ctx.runtimeClasses.list()),
+      pods: snapshotOf(ctx.pods),
+      runtimeClasses,
       ...(confidential ? { confidential } : {}),
-      // An uninstall keeps the handlers the last install pass found: the platform's target stays the same.
-      extraHandlers: this.extraHandlers,
+      // The handlers the extra classes need: those an install pass wants, and those of the extra classes osc
+      // made, which stay until the uninstall's end (so the platform's target stays the same while it runs).
+      extraHandlers: extraHandlers(confidential?.classes ?? [], runtimeClasses),
       soakMs: ctx.options.soakMs,
       blockedRecheckMs: ctx.options.blockedRecheckMs,
       eligibilityRecheckMs: ctx.options.eligibilityRecheckMs,
@@ -285,14 +286,8 @@ export class KataConfigReconciler {
     if (plan.gauges) this.ctx.kataMetrics?.observe(plan.gauges.kataNodes, plan.gauges.state, plan.gauges.runtimeClasses);
     const outcomes = await this.applier.runSteps(plan.steps, this.lookup, WRITES_IN_FLIGHT, signal);
     this.applier.settleCreates(plan.steps.flat());
-    await this.beside.patchNodes(plan.detached, signal);
-    if (plan.kataNodes) {
-      const writes = plan.kataNodes.writes.flat();
-      const named = (op: PlannedWrite['op'][]) => [...new Set(writes.filter((w) => op.includes(w.op)).map(nameOf))];
-      await this.beside.want(kc, plan.kataNodes.records, named(['apply', 'status']), named(['delete']), signal);
-    }
+    await this.trailing.plan(plan.kataNodes?.writes.flat(), plan.detached, signal);
     if (plan.cleanUp) {
-      this.beside.goneAll(this.ctx.kataNodes.list().map((k) => k.metadata.name ?? ''));
       await this.applier.runSteps(plan.cleanUp, this.lookup, WRITES_IN_FLIGHT, signal);
       await removeFinalizer(this.ctx.client, KataConfigs, kc, KATACONFIG_FINALIZER);
       this.ctx.kataMetrics?.reset();
@@ -326,13 +321,14 @@ export class KataConfigReconciler {
     const leftovers = ctx.platform.leftoversPlan(input);
     const steps = [...leftovers.steps, ...(leftovers.detached?.length ? [leftovers.detached] : [])].map((s) => s.map(plannedWrite));
     const kataNodes = this.applier.latestList(KataNodes, ctx.kataNodes.list());
-    this.beside.goneAll(kataNodes.map((k) => k.metadata.name ?? ''));
+    // No plan has KataNode writes any more: every KataNode goes.
+    await this.trailing.plan(undefined, [], signal);
     steps.push([
       ...ctx.runtimeClasses
         .list()
         .filter(owned)
-        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: rc.metadata.name ?? '' })),
-      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: k.metadata.name ?? '' })),
+        .map((rc): PlannedWrite => ({ op: 'delete', resource: RuntimeClasses, name: objectName(rc) })),
+      ...kataNodes.map((k): PlannedWrite => ({ op: 'delete', resource: KataNodes, name: objectName(k) })),
     ]);
     const outcomes = await this.applier.runSteps(steps, this.lookup, WRITES_IN_FLIGHT, signal);
     const removed = steps.flat().filter((w, i) => w.op === 'delete' && outcomes.flat()[i] === 'written');
@@ -349,7 +345,6 @@ export class KataConfigReconciler {
     const state = change.inProgress;
     const written = await this.applier.applyStatus(KataConfigs, kc, kataStatusApply(kc.status, change, now), kataConfigStatusShare);
     if (!written) return;
-    this.remember(written);
     const ev = phaseEvent(
       prev
         ? { status: prev.status as 'True' | 'False', reason: (prev.reason ?? '') as InProgressState['reason'], message: prev.message ?? '' }

@@ -1,4 +1,5 @@
 import { ACTIVE_POD_PHASES, confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
+import { objectName } from '../../api/meta.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { type Pod, Pods, type RuntimeClass, RuntimeClasses } from '../../kube/resources.ts';
@@ -39,7 +40,7 @@ export function setupRuntimeClassCleanup(
   mgr.addController({
     name: RUNTIME_CLASS_CLEANUP_CONTROLLER,
     watches: [
-      { informer: runtimeClasses, keys: (rc) => (deleting(rc) ? [rc.metadata.name ?? ''] : []) },
+      { informer: runtimeClasses, keys: (rc) => (deleting(rc) ? [objectName(rc)] : []) },
       // A pod's going may free the class it used.
       {
         informer: pods,

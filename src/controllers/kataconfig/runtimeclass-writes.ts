@@ -1,4 +1,5 @@
 import { RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
+import { objectName } from '../../api/meta.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
@@ -49,7 +50,7 @@ const ownedByKataConfig = (rc: RuntimeClass | undefined): boolean => !!rc?.metad
 /** One pass's RuntimeClasses: what to make sure of, what to delete, and what status.runtimeClasses says. */
 export function planRuntimeClasses(obs: RuntimeClassesObserved): RuntimeClassesPlan {
   const { extra, installed } = obs;
-  const byName = new Map(obs.runtimeClasses.map((rc) => [rc.metadata.name ?? '', rc]));
+  const byName = new Map(obs.runtimeClasses.map((rc) => [objectName(rc), rc]));
   let runtimeClasses = [...obs.current];
   const wanted = [...obs.wanted, ...(extra?.classes.map((c) => c.name) ?? [])];
   // A class whose handler must change (the TEE changed) goes first, and is made again once gone.

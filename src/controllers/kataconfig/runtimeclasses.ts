@@ -17,8 +17,10 @@ import {
   UNSUPPORTED_OCP_VERSION,
 } from '../../api/confidential.ts';
 import { type FeatureGateProblem, type FeatureGates, featureGateTexts } from '../../api/featuregates.ts';
+import { objectName } from '../../api/meta.ts';
 import { checkVersion, type TeeDetection } from '../../api/tee.ts';
 import type { Node } from '../../kube/resources.ts';
+import { runtimeHandler } from '../../platform/index.ts';
 
 /**
  * The RuntimeClasses osc offers beside `kata` and `kata-remote`: `kata-cc` on the TEE nodes when the
@@ -75,15 +77,17 @@ export interface ExtraClasses {
   warnings: string[];
 }
 
-const handlerFor = (platform: string, openshiftHandler: string, shim: string) =>
-  platform === 'openshift' ? openshiftHandler : `kata-${shim}`;
+const handlerFor = (platform: string, extensionHandler: string, shim: string) => runtimeHandler(platform, extensionHandler, shim);
 
-const matches = (n: Node, labels: Readonly<Record<string, string>>) =>
-  Object.entries(labels).every(([k, v]) => n.metadata.labels?.[k] === v);
+// A walk over every node per pass: no allocation per node, and the labels (which rule out most) first.
+const matches = (n: Node, labels: Readonly<Record<string, string>>) => {
+  for (const k in labels) if (n.metadata.labels?.[k] !== labels[k]) return false;
+  return true;
+};
 
 /** Whether any selected node carries these labels. */
 const anySelected = (input: ExtraClassesInput, labels: Readonly<Record<string, string>>) =>
-  input.nodes.some((n) => input.selected.has(n.metadata.name ?? '') && matches(n, labels));
+  input.nodes.some((n) => matches(n, labels) && input.selected.has(objectName(n)));
 
 function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredRuntimeClass {
   return {
@@ -110,9 +114,9 @@ function gpuWarnings(input: ExtraClassesInput, out: ExtraClasses): string[] {
   const made = new Set(out.classes.map((c) => c.name));
   const prepared = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
   const requesting = input.nodes
-    .filter((n) => input.selected.has(n.metadata.name ?? ''))
+    .filter((n) => input.selected.has(objectName(n)))
     .filter((n) => n.metadata.labels?.[NVIDIA_GPU_WORKLOAD_LABEL] === NVIDIA_GPU_VM_PASSTHROUGH)
-    .map((n) => n.metadata.name ?? '');
+    .map((n) => objectName(n));
   if (!prepared && requesting.length) warnings.push(confidentialTexts.noGpuNodes(requesting.sort()));
   // Withdrawn for want of nodes (not for a gate turned off or a release too old: those say so themselves).
   const { tee } = input;
@@ -213,7 +217,7 @@ export function extraHandlers(
 ): string[] {
   const handlers = new Set(wanted.map((c) => c.handler));
   for (const rc of existing)
-    if (EXTRA_RUNTIME_CLASSES.includes(rc.metadata.name ?? '') && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
+    if (EXTRA_RUNTIME_CLASSES.includes(objectName(rc)) && rc.metadata.ownerReferences?.some((r) => r.kind === 'KataConfig'))
       handlers.add(rc.handler);
   return [...handlers].sort();
 }

@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName, sameStrings } from '../../api/meta.ts';
 import {
   KATA_NODE_ROLE_LABEL,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -22,15 +23,16 @@ import { runtimeSocketOf } from '../../platform/kubernetes/flavour.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { Applier, type CacheLookup, cacheShows, type Write } from '../../runtime/applier.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
-import type { Informer } from '../../runtime/informer.ts';
+import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { lastCall } from '../../runtime/memo.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { desiredMonitor, monitorImageFromEnv, PrometheusRules, ServiceMonitors } from './desired.ts';
 import { registerKataGauges } from './metrics.ts';
 import { CORE_PARTS, PROMETHEUS_PARTS, planMonitor } from './plan.ts';
 
-const nameOf = (w: Write): string => (w.op === 'apply' ? (w.object.metadata.name ?? '') : w.name);
+const nameOf = (w: Write): string => (w.op === 'apply' ? objectName(w.object) : w.name);
 
 export const MONITOR_CONTROLLER = 'monitor';
 /** The field manager of the monitor's objects. */
@@ -38,8 +40,22 @@ export const MONITOR_FIELD_MANAGER = 'osc-monitor';
 
 /** What of a KataConfig the monitor depends on (its status changes on every node's progress). */
 const relevant = (k: KataConfig) => [k.metadata.uid, k.metadata.deletionTimestamp, k.spec?.logLevel, k.status?.runtimeClasses];
-const roles = (n: Node) =>
-  Object.keys(n.metadata.labels ?? {}).filter((l) => l.startsWith('node-role.kubernetes.io/') && l !== KATA_NODE_ROLE_LABEL);
+const ROLE_PREFIX = 'node-role.kubernetes.io/';
+/** Whether two nodes have the same role labels (but kata-oc): compared on every node event, without allocating. */
+function sameRoles(a: Node, b: Node): boolean {
+  const role = (l: string) => l.startsWith(ROLE_PREFIX) && l !== KATA_NODE_ROLE_LABEL;
+  const la = a.metadata.labels ?? {};
+  const lb = b.metadata.labels ?? {};
+  for (const l in la) if (role(l) && !(l in lb)) return false;
+  for (const l in lb) if (role(l) && !(l in la)) return false;
+  return true;
+}
+/** A DaemonSet change the monitor acts on: its spec (generation), labels, annotations or deletion, not its status. */
+const daemonSetChanged = (a: KubeObject, b: KubeObject): boolean =>
+  a.metadata.generation !== b.metadata.generation ||
+  !sameStrings(a.metadata.labels, b.metadata.labels) ||
+  !sameStrings(a.metadata.annotations, b.metadata.annotations) ||
+  a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
 const KEY = 'kata-monitor';
 const POD_RUNTIME_CLASS_INDEX = 'monitor-runtime-class';
 
@@ -78,7 +94,7 @@ export function setupMonitorController(
   const kataConfigs = mgr.informer(KataConfigs);
   const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const runtimeClasses = mgr.informer(RuntimeClasses);
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(POD_RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const daemonSets = mgr.informer(DaemonSets, byName(MONITOR_DAEMONSET));
   const services = mgr.informer(Services, byName(MONITOR_SERVICE));
@@ -86,7 +102,7 @@ export function setupMonitorController(
 
   registerKataGauges(mgr.metrics.registry, () => ({
     kataConfigs: kataConfigs.list(),
-    runtimeClasses: runtimeClasses.list().map((rc) => rc.metadata.name ?? ''),
+    runtimeClasses: runtimeClasses.list().map((rc) => objectName(rc)),
     remotePodPhases: pods.byIndex(POD_RUNTIME_CLASS_INDEX, KATA_REMOTE_RUNTIME_CLASS).map((p) => p.status?.phase),
   }));
 
@@ -105,16 +121,20 @@ export function setupMonitorController(
   // KataConfig change, an edit or a deletion of one of them), or the last pass failed: a rollout's many
   // KataConfig and node changes cost no request while the monitor stands.
   let monitoringAPI: boolean | undefined;
+  // The kata nodes' runtime socket, for a snapshot of the nodes (a walk over every node).
+  const socketOf = lastCall((all: readonly Node[], selector: Record<string, string>) => runtimeSocketOf(selectedNodes(all, selector)));
 
   async function reconcile(log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const kataNodeSelector = platform.kataNodeSelector(nodes.list());
+    const all = snapshotOf(nodes);
+    const kataNodeSelector = platform.kataNodeSelector(all);
+    const runtimeSocket = socketOf(all, kataNodeSelector);
     const desired = (prometheusOperator: boolean) =>
       desiredMonitor({
         namespace: ns,
         image: opts.image,
         kataConfig: activeKataConfig(kataConfigs.list()),
         kataNodeSelector,
-        runtimeSocket: runtimeSocketOf(selectedNodes(nodes.list(), kataNodeSelector)),
+        runtimeSocket,
         prometheusOperator,
       });
     if (monitoringAPI !== undefined) {
@@ -147,8 +167,9 @@ export function setupMonitorController(
     watches: [
       { informer: kataConfigs, keys: key, updated: (a: KataConfig, b: KataConfig) => !isDeepStrictEqual(relevant(a), relevant(b)) },
       // Compact or not decides where the monitor runs: only role labels matter (not kata-oc, set per node).
-      { informer: nodes, keys: key, updated: (a: Node, b: Node) => !isDeepStrictEqual(roles(a), roles(b)) },
-      { informer: daemonSets, keys: key },
+      { informer: nodes, keys: key, updated: (a: Node, b: Node) => !sameRoles(a, b) },
+      // Its rollout's status changes (a thousand pods becoming ready) change nothing the monitor writes.
+      { informer: daemonSets, keys: key, updated: daemonSetChanged },
       { informer: services, keys: key },
       { informer: serviceAccounts, keys: key },
     ],

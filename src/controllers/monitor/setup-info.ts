@@ -14,11 +14,12 @@
 import { Gauge, type Registry } from 'prom-client';
 import { FEATURE_GATES_CONFIGMAP, parseFeatureGates } from '../../api/featuregates.ts';
 import { activeKataConfig, type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
 import { Infrastructures } from '../../api/openshift.ts';
 import { ConfigMaps, type Pod, Pods, RuntimeClasses } from '../../kube/resources.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 
 /** The ConfigMap of feature gates in the operator's namespace (its keys and values: src/api/featuregates.ts). */
 export const FEATURE_GATES_CM = FEATURE_GATES_CONFIGMAP;
@@ -118,20 +119,20 @@ const RUNTIME_CLASS_INDEX = 'setup-info-runtime-class';
  * shares, the feature gates ConfigMap by name, and (on OpenShift only, where it exists) the Infrastructure
  * `cluster`.
  */
-export function watchSetupInfo(mgr: Manager, opts: { namespace: string; openShift: boolean }): void {
+export function watchSetupInfo(mgr: Manager, opts: { namespace: string; clusterConfig: boolean }): void {
   const kataConfigs = mgr.informer(KataConfigs);
   const runtimeClasses = mgr.informer(RuntimeClasses);
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const featureGates = mgr.informer(ConfigMaps, { namespace: opts.namespace, fieldSelector: `metadata.name=${FEATURE_GATES_CM}` });
-  const infrastructures = opts.openShift ? mgr.informer(Infrastructures, { fieldSelector: 'metadata.name=cluster' }) : undefined;
+  const infrastructures = opts.clusterConfig ? mgr.informer(Infrastructures, { fieldSelector: 'metadata.name=cluster' }) : undefined;
   registerSetupInfo(mgr.metrics.registry, () => {
     const infra = infrastructures?.get('cluster');
     return {
       kataConfigs: kataConfigs.list(),
       featureGates: featureGates.get(`${opts.namespace}/${FEATURE_GATES_CM}`)?.data,
       platformType: infra ? (infra.status?.platformStatus?.type ?? '') : undefined,
-      runtimeClasses: runtimeClasses.list().map((rc) => rc.metadata.name ?? ''),
+      runtimeClasses: runtimeClasses.list().map((rc) => objectName(rc)),
       podsByRuntimeClass: (rc) => pods.byIndex(RUNTIME_CLASS_INDEX, rc).length,
     };
   });

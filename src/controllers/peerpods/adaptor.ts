@@ -4,11 +4,11 @@
  * saying how many of its pods run an older configuration (docs/peerpods.md, "Adaptor updates").
  */
 import { createHash } from 'node:crypto';
-import { ADAPTOR_OUTDATED_REASON, adaptorOutdatedMessage } from '../../api/adaptor-update.ts';
 import type { CaaUpdateStrategy } from '../../api/featuregates.ts';
 import { ADAPTOR_OUTDATED } from '../../api/kataconfig.ts';
 import { CAA_DAEMONSET, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import type { TLSSecurityProfile } from '../../api/openshift.ts';
+import { ADAPTOR_OUTDATED_REASON, adaptorOutdatedMessage } from '../../api/peerpods-conditions.ts';
 import { CAA_SCC, CAA_SERVICE_ACCOUNT, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
 import type { ConfigMap, DaemonSet, Secret } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';

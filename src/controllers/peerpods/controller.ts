@@ -1,8 +1,8 @@
-import { isDeepStrictEqual } from 'node:util';
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
+import { objectName, sameStrings } from '../../api/meta.ts';
 import {
   CAA_DAEMONSET,
   KATA_REMOTE_RUNTIME_CLASS,
@@ -18,7 +18,7 @@ import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets
 import type { Platform } from '../../platform/platform.ts';
 import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { CAA_POD_SELECTOR } from './adaptor.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
@@ -31,7 +31,7 @@ export const PEERPODS_CONTROLLER = 'peerpods';
 
 /** A node matters to peer pods when its labels (kata-oc, roles), its peer-pod capacity or its deletion change. */
 const nodeChanged = (a: Node, b: Node): boolean =>
-  !isDeepStrictEqual(a.metadata.labels, b.metadata.labels) ||
+  !sameStrings(a.metadata.labels, b.metadata.labels) ||
   a.status?.capacity?.[PEER_POD_VM_RESOURCE] !== b.status?.capacity?.[PEER_POD_VM_RESOURCE] ||
   a.status?.allocatable?.[PEER_POD_VM_RESOURCE] !== b.status?.allocatable?.[PEER_POD_VM_RESOURCE] ||
   a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp;
@@ -82,7 +82,7 @@ export function setupPeerPodsController(
         config: mgr.informer(CloudCredentials, { fieldSelector: `metadata.name=${CLOUD_CREDENTIAL_NAME}` }),
       }
     : undefined;
-  const pods = mgr.informer(Pods, { transform: minimalPod });
+  const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(REMOTE_PODS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));
   const vmMetrics = new PodVMMetrics(mgr.metrics.registry);
   watchAdaptorRestarts(adaptorPods, vmMetrics);
@@ -111,13 +111,13 @@ export function setupPeerPodsController(
   // With no KataConfig, a change still wakes one reconcile (under a name no KataConfig has) that removes
   // leftovers, should there be any.
   const all = () => {
-    const names = kataConfigs.list().map((k) => k.metadata.name ?? '');
+    const names = kataConfigs.list().map((k) => objectName(k));
     return names.length ? names : [''];
   };
   mgr.addController({
     name: PEERPODS_CONTROLLER,
     watches: [
-      { informer: kataConfigs, keys: (k) => [k.metadata.name ?? ''] },
+      { informer: kataConfigs, keys: (k) => [objectName(k)] },
       { informer: configMaps, keys: all },
       { informer: secrets, keys: all },
       { informer: peerPodConfigs, keys: all },

@@ -1,8 +1,17 @@
 import type { KataConfigStatus } from '../../api/kataconfig.ts';
-import { CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
+import {
+  CONFIG_VALID,
+  IMAGE_CONDITIONS,
+  IMAGE_JOB_COMPLETED,
+  IMAGE_JOB_FAILED,
+  IMAGE_JOB_RUNNING,
+  PEERPODS_CONDITIONS,
+} from '../../api/kataconfig.ts';
 import {
   CAA_IMAGE_ENV,
   DEFAULT_PEER_PODS_IMAGES,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   PEER_POD_CONFIG,
   PEER_PODS_CM,
   PEER_PODS_SECRET,
@@ -12,6 +21,7 @@ import {
   PODVM_IMAGE_DELETION_JOB,
 } from '../../api/names.ts';
 import type { PeerPodConfig } from '../../api/peerpodconfig.ts';
+import { KEEP_IMAGE_ANNOTATION, peerPodsMessages, peerPodsReasons } from '../../api/peerpods-conditions.ts';
 import { PODVM_IMAGE_SCC, PODVM_IMAGE_SERVICE_ACCOUNT, REQUIRED_SCC_ANNOTATION } from '../../api/scc.ts';
 import type { ConfigMap, Job, Node, Secret } from '../../kube/resources.ts';
 import type { Condition, OwnerReference } from '../../kube/types.ts';
@@ -46,7 +56,7 @@ export const DELETION_INPUTS_ANNOTATION = `${P}/inputs`;
  * On the KataConfig, "true": keep the pod VM image osc built when peer pods are removed (no deletion job,
  * or none retried), and let the removal finish. See docs/kataconfig.md.
  */
-export const KEEP_IMAGE_ANNOTATION = 'kataconfiguration.openshift.io/keep-podvm-image';
+export { KEEP_IMAGE_ANNOTATION };
 
 /** The versions of the inputs an image deletion job runs with, to tell when a failed one is worth retrying. */
 export const deletionInputs = (cm: ConfigMap | undefined, secret: Secret | undefined): string =>
@@ -60,8 +70,7 @@ export const deletionRetryDue = (job: Job, cm: ConfigMap | undefined, secret: Se
   job.metadata.annotations?.[DELETION_INPUTS_ANNOTATION] !== deletionInputs(cm, secret);
 
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY = 'osc-operator';
+export { MANAGED_BY, MANAGED_BY_LABEL };
 export const IMAGE_JOB_COMPONENT = 'podvm-image';
 /** The label selector that finds osc's image jobs. */
 export const IMAGE_JOB_SELECTOR = `${COMPONENT_LABEL}=${IMAGE_JOB_COMPONENT},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
@@ -215,25 +224,20 @@ export function jobPhase(job: Job): JobPhase {
 
 export function jobFailureDetail(job: Job): string {
   const c = job.status?.conditions?.find((x) => x.type === 'Failed' && x.status === 'True');
-  if (!c) return 'the job failed';
-  return [c.reason, c.message].filter(Boolean).join(': ') || 'the job failed';
+  if (!c) return peerPodsMessages.jobFailed;
+  return [c.reason, c.message].filter(Boolean).join(': ') || peerPodsMessages.jobFailed;
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Conditions
+// Conditions (their texts: src/api/peerpods-conditions.ts)
 
 /** PeerPodsConfigValid: the validation's verdict. Problems name the key and the fix; never a secret value. */
 export function configCondition(v: PeerPodsValidation): ConditionInput {
   if (v.problems.length > 0) {
-    return { type: CONFIG_VALID, status: 'False', reason: 'InvalidConfiguration', message: formatProblems(v.problems) };
+    return { type: CONFIG_VALID, status: 'False', reason: peerPodsReasons.invalid, message: formatProblems(v.problems) };
   }
   const notes = v.warnings.map((w) => w.message.replace(/\.$/, ''));
-  return {
-    type: CONFIG_VALID,
-    status: 'True',
-    reason: 'Valid',
-    message: `The peer pods configuration (${PEER_PODS_CM}, ${PEER_PODS_SECRET}) is valid${notes.length ? `; note: ${notes.join('; ')}` : ''}.`,
-  };
+  return { type: CONFIG_VALID, status: 'True', reason: peerPodsReasons.valid, message: peerPodsMessages.configValid(notes) };
 }
 
 /** What the latest image job says, for the three PodVMImageJob* conditions. */
@@ -248,73 +252,40 @@ export type ImageObservation =
 
 /**
  * The PodVMImageJobRunning / Completed / Failed conditions for an observation: exactly one of them is True
- * while a job has something to say.
+ * while a job has something to say. `image` is the cloud's (its key: PODVM_AMI_ID, AZURE_IMAGE_ID,
+ * PODVM_IMAGE_NAME); AWS's when not given.
  */
-/** `image` is the cloud's (its key: PODVM_AMI_ID, AZURE_IMAGE_ID, PODVM_IMAGE_NAME); AWS's when not given. */
 export function imageConditions(o: ImageObservation, image: Pick<CloudImage, 'key' | 'noun'> = defaultCloud().image): ConditionInput[] {
   const { key } = image;
-  const cond = (type: string, status: 'True' | 'False', reason: string, message: string): ConditionInput => ({
-    type,
-    status,
-    reason,
-    message,
-  });
-  const job = (kind: ImageJobKind) => `Job ${imageJobName(kind)}`;
+  const r = peerPodsReasons;
+  const m = peerPodsMessages;
+  /** The three conditions, `which` of them True (none: all False), with one reason and message. */
+  const three = (which: string | undefined, reason: string, message: string): ConditionInput[] =>
+    IMAGE_CONDITIONS.map((type) => ({ type, status: type === which ? 'True' : 'False', reason, message }));
   switch (o.state) {
     case 'running': {
-      const what =
-        o.kind === 'creation'
-          ? `${job(o.kind)} is building the pod VM image; ${key} in ${PEER_PODS_CM} is filled in when it is done`
-          : `${job(o.kind)} is deleting the pod VM image ${o.amiId ?? ''}`.trimEnd();
-      const reason = o.kind === 'creation' ? 'ImageCreationRunning' : 'ImageDeletionRunning';
-      return [
-        cond(IMAGE_JOB_RUNNING, 'True', reason, what),
-        cond(IMAGE_JOB_COMPLETED, 'False', reason, what),
-        cond(IMAGE_JOB_FAILED, 'False', reason, what),
-      ];
+      const job = imageJobName(o.kind);
+      return o.kind === 'creation'
+        ? three(IMAGE_JOB_RUNNING, r.creationRunning, m.imageBuilding(job, key))
+        : three(IMAGE_JOB_RUNNING, r.deletionRunning, m.imageDeleting(job, o.amiId));
     }
     case 'completed': {
-      const reason = o.kind === 'creation' ? 'ImageCreated' : 'ImageDeleted';
-      const what =
-        o.kind === 'creation'
-          ? `${job(o.kind)} created the pod VM image ${o.amiId}; ${key} in ${PEER_PODS_CM} is set`
-          : `${job(o.kind)} deleted the pod VM image ${o.amiId}; ${key} in ${PEER_PODS_CM} is empty`;
-      return [
-        cond(IMAGE_JOB_RUNNING, 'False', reason, what),
-        cond(IMAGE_JOB_COMPLETED, 'True', reason, what),
-        cond(IMAGE_JOB_FAILED, 'False', reason, what),
-      ];
+      const job = imageJobName(o.kind);
+      return o.kind === 'creation'
+        ? three(IMAGE_JOB_COMPLETED, r.created, m.imageCreated(job, o.amiId, key))
+        : three(IMAGE_JOB_COMPLETED, r.deleted, m.imageDeleted(job, o.amiId, key));
     }
     case 'failed': {
-      const name = imageJobName(o.kind);
-      const reason = o.kind === 'creation' ? 'ImageCreationFailed' : 'ImageDeletionFailed';
+      const job = imageJobName(o.kind);
       const next =
-        o.kind === 'creation'
-          ? `fix the cause, then edit ${PEER_PODS_CM} or delete the job (oc delete job ${name} -n ${o.namespace}) to try again, or set ${key} to an existing ${image.noun}`
-          : `the removal waits until the image is deleted: fix the cause and it is retried when ${PEER_PODS_CM} or ${PEER_PODS_SECRET} changes (or delete the job: oc delete job ${name} -n ${o.namespace}), or keep the image: oc annotate kataconfig ${o.kataConfig ?? '--all'} ${KEEP_IMAGE_ANNOTATION}=true`;
-      const what = `${job(o.kind)} failed (${o.detail}); see oc logs -n ${o.namespace} jobs/${name} and oc get events -n ${o.namespace} --field-selector involvedObject.name=${name}; ${next}`;
-      return [
-        cond(IMAGE_JOB_RUNNING, 'False', reason, what),
-        cond(IMAGE_JOB_COMPLETED, 'False', reason, what),
-        cond(IMAGE_JOB_FAILED, 'True', reason, what),
-      ];
+        o.kind === 'creation' ? m.creationRetry(job, o.namespace, key, image.noun) : m.deletionRetry(job, o.namespace, o.kataConfig);
+      const reason = o.kind === 'creation' ? r.creationFailed : r.deletionFailed;
+      return three(IMAGE_JOB_FAILED, reason, m.imageJobFailed(job, o.detail, o.namespace, next));
     }
-    case 'kept': {
-      const what = `the pod VM image ${o.amiId} is kept (${KEEP_IMAGE_ANNOTATION}=true); ${key} in ${PEER_PODS_CM} still names it: delete it from the cloud by hand when it is no longer needed`;
-      return [
-        cond(IMAGE_JOB_RUNNING, 'False', 'ImageKept', what),
-        cond(IMAGE_JOB_COMPLETED, 'False', 'ImageKept', what),
-        cond(IMAGE_JOB_FAILED, 'False', 'ImageKept', what),
-      ];
-    }
-    case 'provided': {
-      const what = `${key} in ${PEER_PODS_CM} is set to ${o.amiId}: no pod VM image job is needed`;
-      return [
-        cond(IMAGE_JOB_RUNNING, 'False', 'ImageProvided', what),
-        cond(IMAGE_JOB_COMPLETED, 'False', 'ImageProvided', what),
-        cond(IMAGE_JOB_FAILED, 'False', 'ImageProvided', what),
-      ];
-    }
+    case 'kept':
+      return three(undefined, r.kept, m.imageKept(o.amiId, key));
+    case 'provided':
+      return three(undefined, r.provided, m.imageProvided(o.amiId, key));
   }
 }
 

@@ -1,5 +1,5 @@
-import { ADAPTOR_OUTDATED_REASON } from '../../api/adaptor-update.ts';
 import { ADAPTOR_OUTDATED, CONFIG_VALID, IMAGE_JOB_COMPLETED, IMAGE_JOB_FAILED, IMAGE_JOB_RUNNING } from '../../api/kataconfig.ts';
+import { ADAPTOR_OUTDATED_REASON } from '../../api/peerpods-conditions.ts';
 import type { Condition } from '../../kube/types.ts';
 
 /** The event worth recording when one of the peer pods controller's conditions changes, if any. */

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import {
   deletionFailedConditionMessage,
@@ -30,7 +31,7 @@ import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { applyStatusIfChanged, type StatusShare } from '../../runtime/status.ts';
-import { minimalPod } from '../kataconfig/controller.ts';
+import { POD_CACHE } from '../kataconfig/controller.ts';
 import type { CloudEndpoint, CloudInventory } from './cloudapi/index.ts';
 import type { PodVMMetrics } from './vm-metrics.ts';
 
@@ -77,7 +78,7 @@ interface LeakCaches {
   ccoSecrets: Informer<Secret>;
 }
 
-const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: p.metadata.name ?? '', uid: p.metadata.uid ?? '' });
+const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: objectName(p), uid: p.metadata.uid ?? '' });
 
 const decode = (s: Secret | undefined): Record<string, string> =>
   Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
@@ -154,7 +155,7 @@ export class LeakedVMCollector {
       // A deletion cannot be undone: before one, the pods are read live (every pod was made before its VM, so
       // a read after the VM list shows each pod that owns a VM of it). A cache behind the API server (a watch
       // slow or cut) then never has a live pod's VM taken for a leak, however short the grace period.
-      const live = await this.mgr.client.list(Pods, { map: minimalPod, signal });
+      const live = await this.mgr.client.list(Pods, { labelSelector: POD_CACHE.labelSelector, map: POD_CACHE.transform, signal });
       const confirmed = planLeakedVMs({ ...input, pods: live.items.map(podRef) });
       const kept = plan.delete.filter((vm) => !confirmed.delete.some((c) => c.id === vm.id));
       if (kept.length) log.info({ vms: kept.map((vm) => vm.id) }, 'pod cache behind the API server: VMs of pods it lacks kept');
@@ -241,7 +242,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
   const byName = (name: string) => ({ namespace, fieldSelector: `metadata.name=${name}` });
   const caches = {
     kataConfigs: mgr.informer(KataConfigs),
-    pods: mgr.informer(Pods, { transform: minimalPod }),
+    pods: mgr.informer(Pods, POD_CACHE),
     configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
     secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
     ccoSecrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import { PEER_POD_VM_RESOURCE } from '../../api/names.ts';
 import { Nodes } from '../../kube/resources.ts';
 import type { Write } from '../../runtime/applier.ts';
@@ -13,7 +14,7 @@ export function nodeCapacityWrites(o: PeerPodsObserved, limit: number | undefine
   const writes: Write[] = [];
   const advertised: string[] = [];
   for (const node of o.nodes) {
-    const name = node.metadata.name ?? '';
+    const name = objectName(node);
     const want = limit !== undefined && isKataNode(node, o.placement.nodeSelector) ? String(limit) : undefined;
     const cap = node.status?.capacity?.[PEER_POD_VM_RESOURCE];
     const alloc = node.status?.allocatable?.[PEER_POD_VM_RESOURCE];

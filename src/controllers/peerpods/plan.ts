@@ -6,6 +6,7 @@
  * reports in this controller's own conditions; the removal (plan-removal.ts) undoes all of it.
  */
 import { ADAPTOR_OUTDATED, activeKataConfig, type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { PEER_POD_CONFIG } from '../../api/names.ts';
 import { PeerPodConfigs, parseLimit } from '../../api/peerpodconfig.ts';
 import { DaemonSets } from '../../kube/resources.ts';
@@ -142,7 +143,7 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
   const capacity = nodeCapacityWrites(o, limit);
   plan.writes.push(...capacity.writes);
   if (ppc && !ppc.metadata.deletionTimestamp) {
-    const kataNodes = o.nodes.filter((n) => isKataNode(n, o.placement.nodeSelector)).map((n) => n.metadata.name ?? '');
+    const kataNodes = o.nodes.filter((n) => isKataNode(n, o.placement.nodeSelector)).map((n) => objectName(n));
     const advertised = capacity.advertised;
     const setupCompleted = kataNodes.length > 0 && kataNodes.every((n) => advertised.includes(n)) && !!o.daemonSet;
     plan.peerPodConfigStatus = { setupCompleted, ...(advertised.length ? { nodes: advertised } : {}) };

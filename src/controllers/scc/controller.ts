@@ -6,6 +6,8 @@
  * per SCC, by name: its RBAC names each), plan (src/controllers/scc/plan.ts, pure), write through the
  * applier. The `use` grants are not the operator's: they ship in the bundle as Roles pinned by name.
  */
+
+import { objectName } from '../../api/meta.ts';
 import { SecurityContextConstraintsType } from '../../api/scc.ts';
 import { oscSCCs } from '../../install/scc.ts';
 import type { KubeObject } from '../../kube/types.ts';
@@ -23,7 +25,7 @@ export function setupSCCController(mgr: Manager): void {
   const applier = new Applier({ client: mgr.client, fieldManager: SCC_FIELD_MANAGER, metrics: mgr.metrics });
   const caches = new Map<string, Informer<KubeObject>>();
   for (const scc of desired) {
-    const name = scc.metadata.name ?? '';
+    const name = objectName(scc);
     const informer = mgr.informer(SecurityContextConstraintsType, {
       fieldSelector: `metadata.name=${name}`,
     }) as unknown as Informer<KubeObject>;
@@ -37,7 +39,7 @@ export function setupSCCController(mgr: Manager): void {
     reconcile: async (_key, { log, signal }) => {
       const writes = planSCCs(desired, lookup);
       if (!writes.length) return undefined;
-      const existed = writes.map((w) => !!lookup(w.resource, w.object.metadata.name ?? '', undefined));
+      const existed = writes.map((w) => !!lookup(w.resource, objectName(w.object), undefined));
       const outcomes = await applier.run(writes, lookup, signal);
       for (const [i, w] of writes.entries())
         if (outcomes[i] === 'written')

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import { type SecurityContextConstraints, SecurityContextConstraintsType } from '../../api/scc.ts';
 import { type ApplyWrite, type CacheLookup, cacheShows } from '../../runtime/applier.ts';
 
@@ -8,5 +9,5 @@ import { type ApplyWrite, type CacheLookup, cacheShows } from '../../runtime/app
 export function planSCCs(desired: readonly SecurityContextConstraints[], lookup: CacheLookup): ApplyWrite<SecurityContextConstraints>[] {
   return desired
     .map((object) => ({ op: 'apply' as const, resource: SecurityContextConstraintsType, object }))
-    .filter((w) => !cacheShows(w, lookup(w.resource, w.object.metadata.name ?? '', undefined)));
+    .filter((w) => !cacheShows(w, lookup(w.resource, objectName(w.object), undefined)));
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { objectName } from '../../api/meta.ts';
 import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
@@ -164,7 +165,7 @@ export class ImageJobCloud {
     };
     try {
       const opts = { namespace: this.namespace, subresource: 'status', type: 'strategic', fieldManager: 'kubelet', signal } as const;
-      await this.client.patch(Pods, pod.metadata.name ?? '', { status }, opts);
+      await this.client.patch(Pods, objectName(pod), { status }, opts);
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

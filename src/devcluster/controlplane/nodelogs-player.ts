@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ResourceType } from '../../api/meta.ts';
+import { objectName } from '../../api/meta.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { type Pod, Pods } from '../../kube/resources.ts';
@@ -89,7 +90,7 @@ export class NodeLogsPlayer {
   }
 
   private async play(pod: Pod): Promise<void> {
-    const name = pod.metadata.name ?? '';
+    const name = objectName(pod);
     const namespace = pod.metadata.namespace ?? '';
     const node = pod.spec?.nodeName ?? '';
     // The host runs the pod's script: whatever it asks journalctl for, from this node's journal.

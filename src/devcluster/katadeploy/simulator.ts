@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { objectName } from '../../api/meta.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
@@ -69,7 +70,7 @@ export class KataDeploySimulator {
         watches: [
           { informer: this.pods, keys: (p: Pod) => (ours(p) ? [keyOf(p)] : []) },
           // A node's failure annotation or labels matter to the installers running on it.
-          { informer: this.nodes, keys: (n: Node) => this.podsOn(n.metadata.name ?? '') },
+          { informer: this.nodes, keys: (n: Node) => this.podsOn(objectName(n)) },
         ],
         reconcile: (key, ctx) => this.reconcile(key, ctx.signal),
       },
@@ -134,7 +135,7 @@ export class KataDeploySimulator {
       try {
         await this.client.patch(
           Pods,
-          pod.metadata.name ?? '',
+          objectName(pod),
           { status },
           {
             namespace: pod.metadata.namespace,
@@ -170,7 +171,7 @@ export class KataDeploySimulator {
     const isOwn = (d: (typeof all)[number]) => d.metadata.namespace === pod.metadata.namespace && d.metadata.name === ownName;
     return {
       ownSelectsNode: all.some((d) => isOwn(d) && selects(d)),
-      legacyOtherSelectsNode: all.some((d) => !isOwn(d) && (d.metadata.name ?? '').includes('kata-deploy') && selects(d)),
+      legacyOtherSelectsNode: all.some((d) => !isOwn(d) && objectName(d).includes('kata-deploy') && selects(d)),
     };
   }
 }

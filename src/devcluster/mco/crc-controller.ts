@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { objectName } from '../../api/meta.ts';
 import {
   type ContainerRuntimeConfig,
   ContainerRuntimeConfigs,
@@ -91,7 +92,7 @@ export async function syncContainerRuntimeConfig(ctx: CrcContext, name: string, 
   }
   const wantedNames = new Set(wanted.map((g) => g.name));
   for (const mc of owned) {
-    if (!wantedNames.has(mc.metadata.name ?? '')) await client.delete(MachineConfigs, mc.metadata.name ?? '', { signal });
+    if (!wantedNames.has(objectName(mc))) await client.delete(MachineConfigs, objectName(mc), { signal });
   }
   if (!crc || crc.metadata.deletionTimestamp) return;
 

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { ApiError, isNotFound } from '../../kube/errors.ts';
 import { type Pod, Pods } from '../../kube/resources.ts';
@@ -12,7 +13,7 @@ import { type Pod, Pods } from '../../kube/resources.ts';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
-export const podKey = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
+export const podKey = (p: Pod): string => `${p.metadata.namespace ?? ''}/${objectName(p)}`;
 
 /** Whether draining leaves this pod where it is. */
 export function drainSkips(p: Pod): boolean {

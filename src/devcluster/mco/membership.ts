@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { objectName } from '../../api/meta.ts';
 import type { MachineConfigPool } from '../../api/openshift.ts';
 import { selectorMatches } from '../../kube/labels.ts';
 import type { Node } from '../../kube/resources.ts';
@@ -19,7 +20,7 @@ export function poolForNode(node: Node, pools: Iterable<MachineConfigPool>): Mem
   const custom: string[] = [];
   for (const p of pools) {
     if (!selectorMatches(p.spec?.nodeSelector, node.metadata.labels)) continue;
-    const name = p.metadata.name ?? '';
+    const name = objectName(p);
     if (name === 'master') master = true;
     else if (name === 'worker') worker = true;
     else custom.push(name);

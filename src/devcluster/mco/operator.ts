@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { objectName } from '../../api/meta.ts';
 import {
   type ContainerRuntimeConfig,
   ContainerRuntimeConfigs,
@@ -242,24 +243,24 @@ export class MachineConfigOperator {
 
   private nodeWritten(n: Node): void {
     this.nodeView.observe(n);
-    this.enqueuePool(this.poolOf(n.metadata.name ?? ''));
+    this.enqueuePool(this.poolOf(objectName(n)));
   }
 
   private onNode(n: Node): void {
-    const name = n.metadata.name ?? '';
+    const name = objectName(n);
     for (const p of this.membership.assign(name, this.nodeView.get(name) ?? n, this.poolView.values())) this.enqueuePool(p);
     this.daemon.queue.add(name);
   }
 
   private onNodeDeleted(n: Node): void {
-    const name = n.metadata.name ?? '';
+    const name = objectName(n);
     for (const p of this.membership.assign(name, undefined, this.poolView.values())) this.enqueuePool(p);
     this.daemon.queue.add(name);
   }
 
   private recomputeMembership(): void {
     for (const n of this.nodeView.values())
-      for (const p of this.membership.assign(n.metadata.name ?? '', n, this.poolView.values())) this.enqueuePool(p);
+      for (const p of this.membership.assign(objectName(n), n, this.poolView.values())) this.enqueuePool(p);
   }
 
   private onPoolChanged(old: MachineConfigPool | undefined, cur: MachineConfigPool | undefined): void {

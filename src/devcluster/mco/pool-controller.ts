@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { objectName } from '../../api/meta.ts';
 import { MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_REASON, MCO_STATE } from '../../api/names.ts';
 import {
   type ContainerRuntimeConfig,
@@ -82,7 +83,7 @@ export class PoolController {
   }
 
   private render(pool: MachineConfigPool): RenderResult {
-    const name = pool.metadata.name ?? '';
+    const name = objectName(pool);
     const key = `${this.renderEpoch}|${JSON.stringify(pool.spec?.machineConfigSelector ?? null)}`;
     const cached = this.renderCache.get(name);
     if (cached?.key === key) return cached.result;
@@ -99,7 +100,7 @@ export class PoolController {
     if (!pool) {
       // What the garbage collector does for the pool's rendered configs.
       for (const mc of this.ctx.machineConfigs.byIndex('owner', `MachineConfigPool/${name}`)) {
-        if (isRenderedMC(mc)) await this.ctx.client.delete(MachineConfigs, mc.metadata.name ?? '', { signal });
+        if (isRenderedMC(mc)) await this.ctx.client.delete(MachineConfigs, objectName(mc), { signal });
       }
       this.renderCache.delete(name);
       return;
@@ -146,7 +147,7 @@ export class PoolController {
         }
         await mapLimit(candidates, 16, (n) => {
           this.ctx.log.info({ pool: name, node: n.metadata.name, config: target }, 'setting node desired config');
-          return this.patchNode(n.metadata.name ?? '', { metadata: { annotations: { [MCO_DESIRED_CONFIG]: target } } }, signal);
+          return this.patchNode(objectName(n), { metadata: { annotations: { [MCO_DESIRED_CONFIG]: target } } }, signal);
         });
       }
     } else if (!renderError) {
@@ -168,7 +169,7 @@ export class PoolController {
     const owner: OwnerReference = {
       apiVersion: MCO_API_VERSION,
       kind: 'MachineConfigPool',
-      name: pool.metadata.name ?? '',
+      name: objectName(pool),
       uid: pool.metadata.uid ?? '',
       controller: true,
       blockOwnerDeletion: true,
@@ -235,7 +236,7 @@ export class PoolController {
     renderError: string | undefined,
     signal: AbortSignal,
   ): Promise<MachineConfigPool | undefined> {
-    const name = pool.metadata.name ?? '';
+    const name = objectName(pool);
     const status = computePoolStatus(pool, {
       nodes: this.memberNodes(memberNames),
       renderError,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { objectName } from '../../api/meta.ts';
 import { LOG_LEVELS, MC_ROLE_LABEL } from '../../api/names.ts';
 import type { ContainerRuntimeConfig, MachineConfig, MachineConfigPool } from '../../api/openshift.ts';
 import { selectorMatches, selectorString } from '../../kube/labels.ts';
@@ -100,8 +101,7 @@ export const renderedName = (pool: string, merged: MCSpec): string =>
 
 export const ownerOf = (o: KubeObject, kind: string): OwnerReference | undefined =>
   o.metadata.ownerReferences?.find((r) => r.kind === kind);
-export const isRenderedMC = (mc: MachineConfig): boolean =>
-  !!ownerOf(mc, 'MachineConfigPool') && (mc.metadata.name ?? '').startsWith('rendered-');
+export const isRenderedMC = (mc: MachineConfig): boolean => !!ownerOf(mc, 'MachineConfigPool') && objectName(mc).startsWith('rendered-');
 export const isGeneratedCrcMC = (mc: MachineConfig): boolean => !!ownerOf(mc, 'ContainerRuntimeConfig');
 
 const toSnake = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -162,14 +162,14 @@ export function generatedMachineConfigs(crcs: readonly ContainerRuntimeConfig[],
     );
   const list: GeneratedMC[] = [];
   for (const pool of [...pools].sort((a, b) => byName(a.metadata.name, b.metadata.name))) {
-    const poolName = pool.metadata.name ?? '';
+    const poolName = objectName(pool);
     const selecting = valid.filter((c) => selectorMatches(c.spec?.machineConfigPoolSelector, pool.metadata.labels));
     selecting.forEach((c, i) => {
       list.push({
         name: `99-${poolName}-generated-containerruntime${i ? `-${i}` : ''}`,
         labels: { [MC_ROLE_LABEL]: poolName },
         spec: containerRuntimeConfigSpec(c),
-        crc: c.metadata.name ?? '',
+        crc: objectName(c),
         crcUid: c.metadata.uid ?? '',
         pool: poolName,
       });
@@ -216,16 +216,16 @@ export function renderPool(
   for (const mc of machineConfigs) {
     if (mc.metadata.deletionTimestamp || isRenderedMC(mc) || isGeneratedCrcMC(mc)) continue;
     if (!selectorMatches(sel, mc.metadata.labels)) continue;
-    const invalid = validateMachineConfigFiles(mc.metadata.name ?? '', mc.spec);
+    const invalid = validateMachineConfigFiles(objectName(mc), mc.spec);
     if (invalid) return { error: invalid };
-    parts.push({ name: mc.metadata.name ?? '', labels: mc.metadata.labels ?? {}, spec: mc.spec });
+    parts.push({ name: objectName(mc), labels: mc.metadata.labels ?? {}, spec: mc.spec });
   }
   for (const g of generated) if (selectorMatches(sel, g.labels)) parts.push(g);
   if (parts.length === 0) return { error: `no MachineConfigs found matching selector ${selectorString(sel)}` };
   parts.sort((a, b) => byName(a.name, b.name));
   const spec = mergeMachineConfigs(parts);
   return {
-    name: renderedName(pool.metadata.name ?? '', spec),
+    name: renderedName(objectName(pool), spec),
     spec,
     source: parts.map((p) => ({ apiVersion: MCO_API_VERSION, kind: 'MachineConfig', name: p.name })),
   };

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import { REQUIRED_SCC_ANNOTATION, SCC_REFUSAL, type SecurityContextConstraints } from '../../api/scc.ts';
 import { sortSCCs } from './order.ts';
 import { type AdmittedPod, createProvider, type NamespaceAnnotations, type Provider } from './provider.ts';
@@ -30,7 +31,7 @@ export function serviceAccountUser(namespace: string, name: string): UserInfo {
 async function appliesTo(scc: SecurityContextConstraints, who: UserInfo, namespace: string, authorize: Authorize): Promise<boolean> {
   if ((scc.users ?? []).includes(who.username)) return true;
   if (who.groups.some((g) => (scc.groups ?? []).includes(g))) return true;
-  return authorize(who, scc.metadata.name ?? '', namespace);
+  return authorize(who, objectName(scc), namespace);
 }
 
 /** An apimachinery aggregate error: duplicates once, brackets only around several. */

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { objectName } from '../../api/meta.ts';
 import { MCS_ANNOTATION, SUPPLEMENTAL_GROUPS_ANNOTATION, UID_RANGE_ANNOTATION } from '../../api/scc.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { errorMessage } from '../../kube/errors.ts';
@@ -58,7 +59,7 @@ export class NamespaceAllocator {
   private onChange(ns: Namespace): void {
     const b = blockOf(ns);
     if (b !== undefined) this.used.add(b);
-    else if (!ns.metadata.deletionTimestamp) void this.annotations(ns.metadata.name ?? '').catch(() => undefined);
+    else if (!ns.metadata.deletionTimestamp) void this.annotations(objectName(ns)).catch(() => undefined);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import type { SecurityContextConstraints } from '../../api/scc.ts';
 
 // The order in which SCC admission tries SCCs, as OpenShift's: highest priority first (none counts as 0),
@@ -62,8 +63,8 @@ export function compareSCCs(a: SecurityContextConstraints, b: SecurityContextCon
   const ra = restrictionPoints(a);
   const rb = restrictionPoints(b);
   if (ra !== rb) return ra - rb;
-  const na = a.metadata.name ?? '';
-  const nb = b.metadata.name ?? '';
+  const na = objectName(a);
+  const nb = objectName(b);
   return na < nb ? -1 : na > nb ? 1 : 0;
 }
 

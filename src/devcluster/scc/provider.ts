@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import {
   type IDRange,
   MCS_ANNOTATION,
@@ -88,7 +89,7 @@ export type NamespaceAnnotations = Record<string, string | undefined>;
 
 /** The SCC with its MustRunAs ranges and level taken from the namespace; throws as OpenShift words it. */
 export function createProvider(scc: SecurityContextConstraints, namespace: string, annotations: NamespaceAnnotations): Provider {
-  const name = scc.metadata.name ?? '';
+  const name = objectName(scc);
   // Shallow: every nested field filled in below is replaced, never changed in place.
   const s: SecurityContextConstraints = { ...scc };
   const missing = (what: string, key: string) =>

@@ -53,6 +53,7 @@ export const kubernetes: PlatformDescriptor<KubernetesSettings> = {
   },
   packaging: 'helm',
   devCluster: true,
+  cluster: { nodeInstaller: true },
   parseSettings(raw) {
     const settings: KubernetesSettings = {};
     for (const [key, value] of Object.entries(raw)) {

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import type { Node, Pod } from '../../kube/resources.ts';
 import { CONFIG_ANNOTATION, INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from './katadeploy.ts';
 
@@ -124,7 +125,7 @@ export function podView(p: Pod): InstallerPodView {
   const readySince = (readyCondition as { lastTransitionTime?: string } | undefined)?.lastTransitionTime;
   const failure = ready ? undefined : podFailure(p);
   return {
-    name: p.metadata.name ?? '',
+    name: objectName(p),
     config: p.metadata.annotations?.[CONFIG_ANNOTATION],
     terminating: !!p.metadata.deletionTimestamp,
     ready,
@@ -147,7 +148,7 @@ export function observeNodes(nodes: readonly Node[], pods: readonly Pod[]): Node
   return nodes
     .filter((n) => !n.metadata.deletionTimestamp)
     .map((n) => {
-      const name = n.metadata.name ?? '';
+      const name = objectName(n);
       const labels = n.metadata.labels ?? {};
       const memory = readRolloutMemory(n.metadata.annotations?.[ROLLOUT_ANNOTATION]);
       return {

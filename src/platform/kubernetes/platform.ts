@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KataConfigSpec } from '../../api/kataconfig.ts';
 import { kataConfigOwner } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { type DaemonSet, DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
@@ -263,7 +264,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const labelled = input.nodes.filter(carriesOurs);
     const now = labelled.slice(0, LABELS_PER_PASS);
     const steps: PlatformWrite[][] = [];
-    if (now.length) steps.push(now.map((n) => labelWrite(n.metadata.name ?? '', null, null)));
+    if (now.length) steps.push(now.map((n) => labelWrite(objectName(n), null, null)));
     const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
     if (labelled.length === 0 && input.observed.pods.length === 0 && ours(input.observed.daemonSet))
       steps.push(...this.cleanupPlan(input).steps);

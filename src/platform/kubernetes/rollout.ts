@@ -1,5 +1,5 @@
 import type { KataNodePhase } from '../../api/katanode.ts';
-import type { NodeObservation, RolloutMemory } from './observe.ts';
+import type { InstallerPodView, NodeObservation, RolloutMemory } from './observe.ts';
 
 /**
  * The Kubernetes platform's rollout, pure (docs/kubernetes.md, "The rollout"): from each node's
@@ -94,9 +94,18 @@ const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 
 type Report = { kind: 'done' } | { kind: 'pending' } | { kind: 'gone' } | { kind: 'failed'; reason: string };
 
+/**
+ * An installer that failed before the node was given its present assignment: left from an earlier attempt at
+ * the same configuration (a rollback overtaken by a spec change that asks for that configuration again), so
+ * its failure is not this attempt's, and it is replaced. Creation times are whole seconds: only a pod made a
+ * full second before the assignment counts as earlier.
+ */
+const failedEarlier = (p: InstallerPodView, since: number): boolean =>
+  !!p.failure && p.created !== undefined && Date.parse(p.created) + 1000 <= since;
+
 /** Where the installer of `config` stands on a node. */
 function installReport(o: NodeObservation, config: string, since: number, input: RolloutInput): Report {
-  const pods = o.pods.filter((p) => !p.terminating && p.config === config);
+  const pods = o.pods.filter((p) => !p.terminating && p.config === config && !failedEarlier(p, since));
   if (pods.some((p) => p.ready) && o.kataRuntime === 'true') return { kind: 'done' };
   const failure = pods.find((p) => p.failure)?.failure;
   if (failure) return { kind: 'failed', reason: failure };
@@ -215,14 +224,15 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   const template = rollback ? (work.get(rollback.name)?.assigned ?? input.target) : input.target;
   const templateReady = input.daemonSet.observed && input.daemonSet.config === template;
 
-  // 3. Pods whose configuration is not their node's: replaced once the template carries the right one.
-  const replace = (o: NodeObservation, config: string) => {
+  // 3. Pods whose configuration is not their node's, or that failed before its assignment: replaced once the
+  // template carries the right one.
+  const replace = (o: NodeObservation, config: string, since: number) => {
     if (!templateReady || config !== template) return;
-    for (const p of o.pods) if (!p.terminating && p.config !== config) deletePods.push(p.name);
+    for (const p of o.pods) if (!p.terminating && (p.config !== config || failedEarlier(p, since))) deletePods.push(p.name);
   };
   for (const o of observations) {
     const w = work.get(o.name);
-    if (w?.assigned !== undefined) replace(o, w.assigned);
+    if (w?.assigned !== undefined) replace(o, w.assigned, w.since);
   }
 
   // 4. More nodes, in name order, while the budget allows and the rollout has not stopped.
@@ -253,12 +263,12 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       // A node gets its configuration from the template: wait until the template carries the target.
       if (want !== undefined && !(templateReady && template === want)) continue;
       assign(o.name, w, want ?? null);
+      w.since = nowMs;
       if (want === undefined) delete w.assigned;
       else {
         w.assigned = want;
-        replace(o, want);
+        replace(o, want, nowMs);
       }
-      w.since = nowMs;
       w.report = { kind: 'pending' };
       budget--;
     }

@@ -56,6 +56,21 @@ export const openshift: PlatformDescriptor<Record<string, never>> = {
   },
   packaging: 'olm',
   devCluster: true,
+  cluster: {
+    systemPriorityClass: 'system-cluster-critical',
+    // The API server runs on the host network, which OVN-Kubernetes puts in the namespaces of this policy group.
+    apiServerPeers: [
+      { namespaceSelector: { matchLabels: { 'policy-group.network.openshift.io/host-network': '' } } },
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-kube-apiserver' } } },
+    ],
+    securityContextConstraints: true,
+    cloudCredentialOperator: true,
+    prometheusOperator: true,
+    clusterConfig: true,
+    nodeFeatureDiscovery: true,
+    // The sandboxed-containers extension names its CRI-O handlers itself (kata-snp, kata-tdx, ...).
+    runtimeHandler: (extension) => extension,
+  },
   parseSettings(raw) {
     const [unknown] = Object.keys(raw);
     if (unknown !== undefined) throw new Error(`the openshift platform has no setting ${unknown}: leave it out on OpenShift`);

@@ -1,3 +1,4 @@
+import { objectName } from '../../api/meta.ts';
 import {
   CONFIDENTIAL_MACHINE_CONFIG,
   CRIO_CONFIG,
@@ -96,7 +97,7 @@ export function nodeMcoView(node: Node): NodeMcoView {
   const state: McoNodeState =
     raw === 'Done' || raw === 'Working' || raw === 'Degraded' ? raw : raw === 'Unreconcilable' ? 'Degraded' : 'Unknown';
   return {
-    name: node.metadata.name ?? '',
+    name: objectName(node),
     state,
     currentConfig: a[MCO_CURRENT_CONFIG],
     desiredConfig: a[MCO_DESIRED_CONFIG],
@@ -120,7 +121,7 @@ export function poolTargetHasKata(pool: MachineConfigPool | undefined, wantCrioC
   if (!pool?.spec.configuration?.name) return false;
   const sources = poolSources(pool);
   if (!sources.includes(EXTENSION_MACHINE_CONFIG)) return false;
-  const generated = generatedCrioFor(pool.metadata.name ?? '');
+  const generated = generatedCrioFor(objectName(pool));
   return wantCrioConfig === sources.some((s) => generated.test(s)) && wantConfidential === sources.includes(CONFIDENTIAL_MACHINE_CONFIG);
 }
 

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { objectName } from '../../api/meta.ts';
 import {
   CONFIDENTIAL_MACHINE_CONFIG,
   CRIO_CONFIG,
@@ -56,7 +57,7 @@ function machineConfigWrite(existing: MachineConfig | undefined, desired: Machin
   return {
     op: 'patch',
     resource: MachineConfigs,
-    name: desired.metadata.name ?? '',
+    name: objectName(desired),
     patch: { metadata: { labels: desired.metadata.labels, ownerReferences: desired.metadata.ownerReferences }, spec: desired.spec },
   };
 }
@@ -88,7 +89,7 @@ function poolWrite(existing: MachineConfigPool | undefined, desired: MachineConf
   return {
     op: 'patch',
     resource: MachineConfigPools,
-    name: desired.metadata.name ?? '',
+    name: objectName(desired),
     type: 'json',
     patch: [
       { op: 'add', path: '/spec/machineConfigSelector', value: desired.spec.machineConfigSelector },
@@ -119,17 +120,15 @@ function crioWrite(existing: ContainerRuntimeConfig | undefined, desired: Contai
 export function labelWrites(nodes: readonly Node[], wanted: ReadonlySet<string>): { writes: PlatformWrite[]; pending: number } {
   // The pool selects the label with the value "": one edited to another value is put back too.
   const changes = live(nodes).filter((n) =>
-    wanted.has(n.metadata.name ?? '')
-      ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== ''
-      : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined,
+    wanted.has(objectName(n)) ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== '' : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined,
   );
   const now = changes.slice(0, LABELS_PER_PASS);
   return {
     writes: now.map((node) => ({
       op: 'patch' as const,
       resource: Nodes,
-      name: node.metadata.name ?? '',
-      patch: { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(node.metadata.name ?? '') ? '' : null } } },
+      name: objectName(node),
+      patch: { metadata: { labels: { [KATA_NODE_ROLE_LABEL]: wanted.has(objectName(node)) ? '' : null } } },
     })),
     pending: changes.length - now.length,
   };

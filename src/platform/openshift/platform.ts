@@ -1,4 +1,5 @@
-import { type KataConfig, kataConfigOwner } from '../../api/kataconfig.ts';
+import { type KataConfig, type KataConfigSpec, kataConfigOwner } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import {
   CONFIDENTIAL_MACHINE_CONFIG,
   CRIO_CONFIG,
@@ -10,7 +11,8 @@ import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../
 import type { Node } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
-import type { Platform, PlatformInput, PlatformOptions, Toleration } from '../platform.ts';
+import { lastCall } from '../../runtime/memo.ts';
+import type { Platform, PlatformInput, PlatformOptions, Selection, Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { confidentialHandlers } from './confidential.ts';
 import { poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
@@ -74,11 +76,12 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
       };
     },
 
-    // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not apply.
-    select(nodes, spec) {
+    // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not
+    // apply. Asked several times a pass, of the same snapshot of the nodes: answered once.
+    select: lastCall((nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection => {
       if (isCompactCluster(nodes)) return { ...narrowSelection(live(nodes).filter(isMaster), {}), noEligibleNodes: false };
       return narrowSelection(workerCandidates(nodes), spec);
-    },
+    }),
 
     records: (input) => mcoNodeRecords(recordInput(input, input.selected)),
 
@@ -103,7 +106,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
         nodes: input.nodes,
         selected: input.selected,
         compact: isCompactCluster(input.nodes),
-        kataConfigName: kc?.metadata.name ?? '',
+        kataConfigName: objectName(kc),
         owner: kataConfigOwner(kc ?? { metadata: {} }, true),
         logLevel: logLevelOf(kc),
         confidentialHandlers: confidentialHandlers(input.extraHandlers),

@@ -1,0 +1,111 @@
+import type { KataNode } from '../../api/katanode.ts';
+import { KataNodes } from '../../api/katanode.ts';
+import type { Node } from '../../kube/resources.ts';
+import { type Applier, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
+import { mapLimit } from '../../runtime/concurrency.ts';
+import type { Informer } from '../../runtime/informer.ts';
+
+/** The work queue's workers: writes in flight at once. */
+export const TRAILING_WORKERS = 16;
+
+/**
+ * How long a KataNode write that moves no phase on waits before it is made: a KataNode made waiting
+ * (WaitingToInstall with its configuration assigned), or a state on the way that changes within its phase.
+ * A node the Machine Config Operator gives its configuration goes Working within a second or two (its daemon
+ * notices, then checks the new configuration), so its KataNode is made Installing, one write rather than two;
+ * a node that stays waiting longer is reported so. A phase change (Installing, WaitingToUninstall,
+ * Uninstalling), a final state (Installed, the failures) and a deletion are made at once.
+ */
+export const PASSING_STATE_DELAY_MS = 3000;
+
+const FINAL = new Set(['Installed', 'FailedToInstall', 'FailedToUninstall']);
+
+/** The work-queue keys: a KataNode's, or a node's (its detached patch). */
+const KATANODE = 'katanode/';
+const NODE = 'node/';
+
+export interface WriteQueue {
+  add(key: string): void;
+  addAfter(key: string, delayMs: number): void;
+}
+
+/** The phase a KataNode write reports, if any. */
+function phaseOf(w: PlannedWrite): string | undefined {
+  if (w.op === 'status') return (w.status as { phase?: string } | undefined)?.phase;
+  if (w.op === 'apply') return (w.object as KataNode).status?.phase;
+  return undefined;
+}
+
+/**
+ * The KataConfig controller's writes that nothing in its pass waits for (docs/architecture.md, "One apply
+ * path"): the KataNodes and the node patches a platform plans as `detached`, made by a work queue of their
+ * own, one key per object, so that a thousand of them never stand between a node's change and the next
+ * KataConfig status. A pass's plan (pure, given the time) names these writes as it names all others; each
+ * key's reconcile makes the write the latest plan has for that object, as planned, through the controller's
+ * applier (which skips what the cache shows already). A later plan replaces an earlier one: a write the
+ * latest plan no longer makes (the state went back, the KataConfig went) is not made. Nothing here outlives
+ * the plans: a restarted operator plans again from the cluster.
+ */
+export class TrailingWrites {
+  /** The latest plan's writes, by key: KataNodes (made, given their status, deleted) and node patches. */
+  private kataNodes = new Map<string, PlannedWrite>();
+  private nodePatches = new Map<string, PlannedWrite>();
+  private readonly applier: Applier;
+  private readonly cached: { kataNodes: Informer<KataNode>; nodes: Informer<Node> };
+  /** The work queue; absent (a reconciler built alone, as in unit tests), the pass makes the writes itself. */
+  private queue: WriteQueue | undefined;
+
+  constructor(opts: { applier: Applier; kataNodes: Informer<KataNode>; nodes: Informer<Node> }) {
+    this.applier = opts.applier;
+    this.cached = { kataNodes: opts.kataNodes, nodes: opts.nodes };
+  }
+
+  /** The work queue the keys go to. */
+  attach(queue: WriteQueue): void {
+    this.queue = queue;
+  }
+
+  /**
+   * A plan's KataNode writes (undefined: the plan leaves the KataNodes as they are) and detached node
+   * patches, in place of the last plan's. Answers once they are queued (or, without a queue, made).
+   */
+  async plan(kataNodes: readonly PlannedWrite[] | undefined, nodePatches: readonly PlannedWrite[], signal?: AbortSignal): Promise<void> {
+    this.kataNodes = new Map((kataNodes ?? []).map((w) => [KATANODE + nameOf(w), w]));
+    this.nodePatches = new Map(nodePatches.filter((w) => w.op === 'patch').map((w) => [NODE + nameOf(w), w]));
+    if (!this.queue) {
+      await mapLimit([...this.nodePatches.keys(), ...this.kataNodes.keys()], TRAILING_WORKERS, (key) => this.reconcile(key, signal));
+      return;
+    }
+    for (const key of this.nodePatches.keys()) this.queue.add(key);
+    for (const [key, w] of this.kataNodes) {
+      if (this.movesOn(w)) this.queue.add(key);
+      else this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
+    }
+  }
+
+  /**
+   * Whether a KataNode write is made at once: a deletion, a final state, or a phase other than the one the
+   * KataNode shows (a node without one is waiting to install).
+   */
+  private movesOn(w: PlannedWrite): boolean {
+    const phase = phaseOf(w);
+    if (phase === undefined || FINAL.has(phase)) return true;
+    const name = nameOf(w);
+    const shown = this.applier.latest(KataNodes, name, undefined, this.cached.kataNodes.get(name))?.status?.phase;
+    return phase !== (shown ?? 'WaitingToInstall');
+  }
+
+  /** One key's write, as the latest plan has it. */
+  async reconcile(key: string, signal?: AbortSignal): Promise<undefined> {
+    const kataNode = key.startsWith(KATANODE);
+    const planned = kataNode ? this.kataNodes : this.nodePatches;
+    const w = planned.get(key);
+    if (!w) return undefined;
+    const name = nameOf(w);
+    const cached = w.resource === KataNodes ? this.cached.kataNodes.get(name) : this.cached.nodes.get(name);
+    await this.applier.write(w, cached, signal);
+    // Made: forgotten, unless a later plan put another write here meanwhile (made at its own turn).
+    if (planned.get(key) === w) planned.delete(key);
+    return undefined;
+  }
+}
