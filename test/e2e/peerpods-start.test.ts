@@ -106,6 +106,9 @@ data:
         message: 'kata-remote installed and the pod VM image built',
       },
     );
+    // The image can be built before the adaptor pod is ready (a loaded node starts it late), so the
+    // DaemonSet is waited on as an administrator would, then read.
+    await ok(['rollout', 'status', '-n', NS, 'ds/osc-caa-ds', '--timeout=120s']);
     const ds = await ok(['get', '-n', NS, 'ds/osc-caa-ds']);
     assert.match(ds, /osc-caa-ds\s+1\s+1\s+1\s+1\s+1\s+node-role.kubernetes.io\/kata-oc=/);
     // The DaemonSet controller's pod runs on the kata node; the image Job's pod ran and the Job completed

@@ -393,12 +393,15 @@ describe('leaked pod VMs are found and deleted', () => {
 
   test("a machine that comes back under a lost node's name takes over its pods: new VMs there, the old ones collected once the pods go", async () => {
     const keptNodes = new Set([await c().get(Pods, 'keep-a', APP), await c().get(Pods, 'keep-b', APP)].map((p) => p.spec?.nodeName));
-    // A kata worker without the kept pods (the chaos added some; alone, this test adds one).
-    const free = async () =>
-      (await c().list(Nodes)).items
-        .filter((n) => n.status?.allocatable?.[PEER_POD_VM_RESOURCE] && !n.metadata.deletionTimestamp)
+    // A kata worker without the kept pods (the chaos added some; alone, this test adds one), done with its
+    // configuration: a pod still Pending when the machine config daemon drains it is evicted whatever its budget.
+    const free = async () => {
+      const installed = new Set((await kataConfig()).status?.kataNodes?.installed ?? []);
+      return (await c().list(Nodes)).items
+        .filter((n) => n.status?.allocatable?.[PEER_POD_VM_RESOURCE] && !n.metadata.deletionTimestamp && !n.spec?.unschedulable)
         .map((n) => n.metadata.name ?? '')
-        .find((n) => !keptNodes.has(n));
+        .find((n) => !keptNodes.has(n) && installed.has(n));
+    };
     if (!(await free())) await cluster.dev.addWorker();
     const node = await waitFor(free, { timeoutMs: 120_000, message: 'a kata worker without the kept pods' });
     // A disruption budget keeps the pod where it is while the new machine is drained for its configuration.
