@@ -51,6 +51,8 @@ export class LeaderElector {
   private leading = false;
   /** The Lease as our last write left it, and when (monotonic): a leader renews it in one request while it is valid. */
   private held: { lease: Lease; at: number } | undefined;
+  /** When (monotonic) our last successful write of the lease was sent. */
+  private renewedAt = Number.NEGATIVE_INFINITY;
 
   private readonly client: KubeClient;
   private readonly config: LeaderElectionConfig;
@@ -142,7 +144,11 @@ export class LeaderElector {
       renewTime: microTime(wallNow),
       leaseTransitions: (prev?.leaseTransitions ?? 0) + (prev?.holderIdentity && prev.holderIdentity !== identity ? 1 : 0),
     });
-    const write = (lease: Lease) => this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
+    const write = async (lease: Lease) => {
+      const written = await this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
+      this.renewedAt = now;
+      return written;
+    };
     // As client-go does: a leader whose lease is still valid renews the Lease it last wrote, without reading
     // it first (half the requests while idle). Its resourceVersion makes the write fail if anyone else wrote
     // since, and the full check below runs then.
@@ -164,6 +170,7 @@ export class LeaderElector {
       } catch (e) {
         if (!isNotFound(e)) throw e;
         const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() }, { signal });
+        this.renewedAt = now;
         this.observed = { record: identity, at: this.clocks.monotonic() };
         this.held = { lease: created, at: now };
         return true;
@@ -173,7 +180,19 @@ export class LeaderElector {
       if (this.observed?.record !== record) this.observed = { record, at: now };
       const durationMs = (lease.spec?.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1000)) * 1000;
       const expired = this.observed.at + durationMs <= now;
-      if (holder && holder !== identity && !expired) return false;
+      // A leader whose last renewal was sent less than a renew deadline before this read answered knows that
+      // no standby can have taken the lease since: a standby waits a lease duration after it sees a renewal.
+      // Another holder's record is then the store gone back (etcd restored from a backup that named a holder
+      // since gone) or a hand edit, not an election: the leader keeps leading and writes its record over it,
+      // guarded by the resourceVersion it just read. Yielding instead would leave the cluster without a leader
+      // until that record, which nobody renews, expires.
+      const rolledBack = this.leading && this.clocks.monotonic() - this.renewedAt < this.config.renewDeadlineMs;
+      if (holder && holder !== identity && !expired && !rolledBack) return false;
+      if (holder && holder !== identity && !expired)
+        this.log?.warn(
+          { holder },
+          'the lease names another holder although this leader renewed it within its renew deadline (etcd restored from a backup?); writing it again',
+        );
       this.held = { lease: await write(lease), at: now };
       return true;
     } catch (e) {
