@@ -74,14 +74,16 @@ export class Replicas {
     const cp = dev.controlPlane;
     const front = await FaultProxy.start({ port: 1 }); // every connection is routed (below)
     const replicas: Replica[] = [];
+    const taken = new Set<number>();
     for (const name of opts.names) {
       const apiProxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
       const kubeconfig = join(dir, `${name}.kubeconfig`);
       writeFileSync(kubeconfig, tokenKubeconfigText(apiProxy.url, cp.caPem, opts.token, { user: name, namespace: opts.namespace }), {
         mode: 0o600,
       });
-      const webhookPort = await freePort();
-      const healthPort = await freePort();
+      // Two calls may answer the same port (each closes it before answering): keep them all distinct.
+      const webhookPort = await distinctPort(taken);
+      const healthPort = await distinctPort(taken);
       const process = new OperatorProcess({
         name,
         logFile: join(dir, `${name}.log`),
@@ -136,5 +138,14 @@ export class Replicas {
     await Promise.all(this.replicas.map((r) => r.process.stop().catch(() => {})));
     for (const r of this.replicas) await r.apiProxy.close();
     await this.front.close();
+  }
+}
+
+async function distinctPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (taken.has(port)) continue;
+    taken.add(port);
+    return port;
   }
 }
