@@ -12,6 +12,7 @@ import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.t
 import { freePort } from '../../src/devcluster/controlplane.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
+import { isOptionalAPI } from '../../src/install/apply.ts';
 import { manifestFiles, NAMES, toYaml } from '../../src/install/manifests.ts';
 import type { PlatformName } from '../../src/platform/platform.ts';
 import { OperatorProcess } from './operator.ts';
@@ -34,8 +35,10 @@ export interface Replica {
 /** Applies the RBAC of `osc install --distribution` and answers a kubeconfig body maker for its ServiceAccount's token. */
 export async function installLeastPrivilege(dev: DevCluster, distribution: PlatformName, namespace: string): Promise<string> {
   const files = (await manifestFiles({ distribution })).filter((f) => !SKIPPED_FILES.has(f.file));
+  // As `osc install` does on plain Kubernetes: no ServiceMonitor where no Prometheus Operator serves its API.
+  const objects = files.flatMap((f) => f.objects).filter((o) => distribution === 'openshift' || !isOptionalAPI(o));
   const applied = await dev.controlPlane.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], {
-    input: toYaml(files.flatMap((f) => f.objects)),
+    input: toYaml(objects),
   });
   if (applied.code !== 0) throw new Error(`applying osc's install manifests failed: ${applied.stderr}`);
   const token = await dev.controlPlane.kubectl(['create', 'token', NAMES.serviceAccount, '-n', namespace, '--duration=48h']);

@@ -36,19 +36,25 @@ export async function takeSnapshot(dev: DevCluster, KC: string): Promise<Snapsho
   const orphans: string[] = [];
   if (!kataConfig) {
     const owned = (o: KubeObject) => o.metadata.ownerReferences?.some((ref) => ref.kind === 'KataConfig');
+    const openshift = dev.distribution === 'openshift';
     const kinds = [
-      ['DaemonSet', c.list(DaemonSets, ns)],
-      ['Service', c.list(Services, ns)],
-      ['ServiceAccount', c.list(ServiceAccounts, ns)],
-      ['Job', c.list(Jobs, ns)],
-      ['ConfigMap', c.list(ConfigMaps, ns)],
-      ['MachineConfig', c.list(MachineConfigs)],
-      ['ContainerRuntimeConfig', c.list(ContainerRuntimeConfigs)],
-      ['RuntimeClass', c.list(RuntimeClasses)],
-      ['KataNode', c.list(KataNodes)],
+      ['DaemonSet', () => c.list(DaemonSets, ns)],
+      ['Service', () => c.list(Services, ns)],
+      ['ServiceAccount', () => c.list(ServiceAccounts, ns)],
+      ['Job', () => c.list(Jobs, ns)],
+      ['ConfigMap', () => c.list(ConfigMaps, ns)],
+      ...(openshift
+        ? ([
+            ['MachineConfig', () => c.list(MachineConfigs)],
+            ['ContainerRuntimeConfig', () => c.list(ContainerRuntimeConfigs)],
+          ] as const)
+        : []),
+      ['RuntimeClass', () => c.list(RuntimeClasses)],
+      ['KataNode', () => c.list(KataNodes)],
     ] as const;
-    for (const [kind, p] of kinds)
-      for (const o of (await p).items as KubeObject[])
+    const lists = await Promise.all(kinds.map(([, list]) => list()));
+    for (const [i, [kind]] of kinds.entries())
+      for (const o of (lists[i]?.items ?? []) as KubeObject[])
         if (owned(o)) orphans.push(`${kind} ${[o.metadata.namespace, o.metadata.name].filter(Boolean).join('/')}`);
   }
   const common = {
