@@ -76,8 +76,13 @@ export interface StepResult {
   /** Which replica the fault struck, and how hard. */
   detail?: string;
   converged: boolean;
-  /** From the fault's injection to convergence. */
+  /**
+   * From the fault to convergence: from its strike, or for a webhook outage from the webhook's return (the
+   * administrator's operation cannot be made before; its duration is the fault's, not recovery).
+   */
   convergeMs: number;
+  /** From the strike, whatever the fault. */
+  fromStrikeMs: number;
   /** What was still wrong at the deadline. */
   left: Difference[];
 }
@@ -386,6 +391,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       let injectedAt: number;
       let detail: string | undefined;
       let healed: Promise<void> = Promise.resolve();
+      let webhookBackAt: number | undefined;
       if (fault.kind === 'webhookDown' || fault.kind === 'webhookOutage') {
         // The webhook unreachable (connections refused, or accepted and never answered) while the operation is made.
         const mode = fault.downMs % 2 === 0 ? 'refuse' : 'blackhole';
@@ -393,7 +399,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         webhookFront.blackholeAll();
         injectedAt = Date.now();
         detail = `${mode} for ${(webhookDownMs(fault) / 1000).toFixed(0)}s`;
-        healed = sleep(webhookDownMs(fault)).then(() => webhookFront.setMode('up'));
+        healed = sleep(webhookDownMs(fault)).then(() => {
+          webhookFront.setMode('up');
+          webhookBackAt = Date.now();
+        });
         await perform(op, model);
       } else {
         await perform(op, model);
@@ -419,7 +428,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       const left = await converge(model, timeout, (l) =>
         progress(`    ${clock()} still converging after ${SLOW_MS / 1000}s: ${l.map((d) => d.what).join('; ')}`),
       );
-      const convergeMs = Date.now() - injectedAt;
+      const convergedAt = Date.now();
+      const fromStrikeMs = convergedAt - injectedAt;
+      const webhook = fault.kind === 'webhookDown' || fault.kind === 'webhookOutage';
+      const convergeMs = webhook ? Math.max(0, convergedAt - (webhookBackAt ?? convergedAt)) : fromStrikeMs;
       await healed;
       for (const d of left) if (d.leak) leaks.add(d.what);
       const step: StepResult = {
@@ -429,11 +441,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         ...(detail ? { detail } : {}),
         converged: left.length === 0,
         convergeMs,
+        fromStrikeMs,
         left,
       };
       steps.push(step);
       progress(
-        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${`${fault.kind}${detail ? ` (${detail})` : ''}`.padEnd(40)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
+        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${`${fault.kind}${detail ? ` (${detail})` : ''}`.padEnd(40)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s${webhook ? ` after the webhook's return (${(fromStrikeMs / 1000).toFixed(1)}s from the fault)` : ''}` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
       );
     }
     // The end: everything uninstalled, and nothing of osc's left anywhere.

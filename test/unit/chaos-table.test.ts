@@ -13,6 +13,7 @@ const step = (fault: StepResult['fault'], convergeMs: number, converged = true):
   fault,
   converged,
   convergeMs,
+  fromStrikeMs: convergeMs,
   left: [],
 });
 
