@@ -17,25 +17,24 @@ import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
-import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../src/api/names.ts';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { NAMES } from '../../src/install/manifests.ts';
-import { ApiError, errorMessage } from '../../src/kube/errors.ts';
-import { ConfigMaps, Nodes, Pods, Secrets } from '../../src/kube/resources.ts';
+import { errorMessage } from '../../src/kube/errors.ts';
+import { Nodes, Pods } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { createLogger } from '../../src/runtime/log.ts';
+import { ADMIN_AWS_KEY, act, configurePeerPods, reapplyIntent } from './admin.ts';
 import { rbacGaps, readAudit } from './audit.ts';
 import { type Difference, differences } from './expected.ts';
 import { type StrikeContext, strike, webhookDownMs } from './faults.ts';
 import { installLeastPrivilege, Replicas } from './replicas.ts';
-import { Backups, reapplyIntent, reconcilePodVMImages } from './restore.ts';
+import { Backups, reconcilePodVMImages } from './restore.ts';
 import {
   applyOperation,
   CHAOS_LABEL,
-  CHAOS_SELECTOR,
   type ChaosPlatform,
   describeOperation,
   FAULT_KINDS,
@@ -165,19 +164,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
 };
 
-/** peer-pods-cm without PODVM_AMI_ID: osc builds the pod VM image, and deletes it when peer pods go. */
-const PEER_PODS_DATA: Record<string, string> = {
-  CLOUD_PROVIDER: 'aws',
-  VXLAN_PORT: '9000',
-  PODVM_INSTANCE_TYPE: 't3.medium',
-  AWS_REGION: 'us-east-2',
-  AWS_SUBNET_ID: 'subnet-0a1b2c3d4e5f67890',
-  AWS_VPC_ID: 'vpc-0a1b2c3d4e5f67890',
-  AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
-  PEERPODS_LIMIT_PER_NODE: '10',
-  DISABLECVM: 'true',
-};
-
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const progress = opts.progress ?? (() => {});
@@ -226,7 +212,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           pickupDelayMs: 100,
           platform: 'AWS' as const,
           // The administrator's IAM user whose key peer-pods-secret holds (below).
-          awsUsers: [{ accessKeyId: 'AKIAIOSFODNN7CHAOS00', secretAccessKey: 'chaos/secret/key/not/a/real/one/000000000' }],
+          awsUsers: [ADMIN_AWS_KEY],
           podvmImageJobMs: 300,
         }),
   });
@@ -236,13 +222,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   try {
     // The operator's identity and RBAC as `osc install` ships them, and (OpenShift) the peer pods configuration.
     const token = await installLeastPrivilege(dev, platform, NS);
-    if (platform === 'openshift') {
-      await c.create(Secrets, {
-        metadata: { name: PEER_PODS_SECRET, namespace: NS },
-        stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7CHAOS00', AWS_SECRET_ACCESS_KEY: 'chaos/secret/key/not/a/real/one/000000000' },
-      });
-      await c.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
-    }
+    if (platform === 'openshift') await configurePeerPods(dev);
     await c.patch(Nodes, 'worker-0', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
 
     replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS });
@@ -302,49 +282,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         }
       }
     };
-    const perform = (op: Operation, m: Model) => retrying(describeOperation(op), () => act(op, m));
-    const act = async (op: Operation, m: Model) => {
-      switch (op.kind) {
-        case 'install': {
-          const spec: KataConfig['spec'] = {
-            logLevel: op.logLevel,
-            enablePeerPods: !!op.peerPods,
-            ...(op.selector ? { kataConfigPoolSelector: CHAOS_SELECTOR } : {}),
-          };
-          try {
-            await c.create(KataConfigs, { metadata: { name: KC }, spec });
-          } catch (e) {
-            // Created by an earlier try whose answer was lost.
-            if (!(e instanceof ApiError && e.status === 409)) throw e;
-          }
-          return;
-        }
-        case 'uninstall':
-          await c.delete(KataConfigs, KC);
-          return;
-        case 'logLevel':
-          await c.patch(KataConfigs, KC, { spec: { logLevel: op.logLevel } });
-          return;
-        case 'peerPodsOn':
-        case 'peerPodsOff':
-          await c.patch(KataConfigs, KC, { spec: { enablePeerPods: op.kind === 'peerPodsOn' } });
-          return;
-        case 'selector':
-          if (op.node === undefined)
-            await c.patch(KataConfigs, KC, { spec: { kataConfigPoolSelector: op.selector ? CHAOS_SELECTOR : null } });
-          else await c.patch(Nodes, op.node, { metadata: { labels: { [CHAOS_LABEL]: op.labelled ? 'kata' : null } } });
-          return;
-        case 'nodeJoin':
-          if (!(await c.find(Nodes, op.node ?? ''))) await dev.addWorker(op.node);
-          if (op.labelled) await c.patch(Nodes, op.node ?? '', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
-          return;
-        case 'nodeLeave':
-          await c.delete(Nodes, op.node ?? '');
-          return;
-      }
-      void m;
-    };
-
+    const perform = (op: Operation) => retrying(describeOperation(op), () => act(dev, op, KC));
     let workerSeq = opts.workers ?? 3;
     const nextWorker = () => `worker-${workerSeq++}`;
     let model = initialModel(opts.workers ?? 3, platform);
@@ -403,9 +341,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           webhookFront.setMode('up');
           webhookBackAt = Date.now();
         });
-        await perform(op, model);
+        await perform(op);
       } else {
-        await perform(op, model);
+        await perform(op);
         await backups?.take(i + 1);
         await sleep(Math.max(0, t0 + fault.afterMs - Date.now()));
         injectedAt = Date.now();
@@ -451,7 +389,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
     // The end: everything uninstalled, and nothing of osc's left anywhere.
     if (model.installed) {
-      await perform({ kind: 'uninstall' }, model);
+      await perform({ kind: 'uninstall' });
       model = applyOperation(model, { kind: 'uninstall' });
     }
     const finalLeft = await converge(model, timeout, () => {});
