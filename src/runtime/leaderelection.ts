@@ -115,19 +115,27 @@ export class LeaderElector {
    * Renews every retry period. As in client-go, all attempts after a renewal share one deadline: the
    * renewal's start (it may have landed any time after that) plus the renew deadline. A request still
    * hanging then is aborted and leadership is lost, so that this replica has stopped before any standby,
-   * which waits a full lease duration from when it saw that renewal, can take over.
+   * which waits a full lease duration from when it saw that renewal, can take over. Unlike client-go, an
+   * attempt that hangs is given up while another still fits (below).
    */
   private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
     let lastRenewal = renewedAt;
+    let retryNow = false;
     while (!signal.aborted) {
       const left = () => lastRenewal + this.config.renewDeadlineMs - this.clocks.monotonic();
-      await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
+      if (!retryNow) await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
       if (signal.aborted) break;
       if (left() <= 0) return 'lost';
       const attemptAt = this.clocks.monotonic();
-      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(left())))])))
-        lastRenewal = attemptAt;
+      // One attempt does not get all that is left while a second still fits: a renewal hung on a dead pooled
+      // connection (black-holed: no error, no answer) is given up a retry period before the deadline, which
+      // also closes the pool's idle connections (transport.ts), and tried again at once on a fresh one.
+      // Without this a leader lost its lease to a single silent connection while the API server was fine.
+      const budget = left() > 2 * this.config.retryPeriodMs ? left() - this.config.retryPeriodMs : left();
+      const renewed = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(budget)))]));
+      if (renewed) lastRenewal = attemptAt;
       else if (left() <= 0) return 'lost';
+      retryNow = !renewed && this.clocks.monotonic() - attemptAt >= budget;
     }
     return 'stopped';
   }

@@ -219,6 +219,44 @@ describe('a leader that cannot renew gives up by its renew deadline, and answers
   }
 });
 
+describe('a renewal that hangs on a dead connection is given up in time for another', () => {
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+
+  test('one silent request (a black-holed pooled connection): the leader renews on the next attempt and keeps leading', async (t) => {
+    const server = leaseServer();
+    const state = { hangs: 0 };
+    const hang = (signal?: AbortSignal) =>
+      new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const silent = () => state.hangs > 0 && state.hangs-- > 0;
+    const client = {
+      get: (_rt: unknown, _name: string, _ns: string, signal?: AbortSignal) => (silent() ? hang(signal) : server.client.get()),
+      create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        silent() ? hang(opts?.signal) : server.client.create(rt, lease),
+      update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        silent() ? hang(opts?.signal) : server.client.update(rt, lease),
+    };
+    const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
+    const stop = new AbortController();
+    t.after(() => stop.abort());
+    let outcome: string | undefined;
+    void elector
+      .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
+      .then((o) => {
+        outcome = o;
+      });
+    await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+    state.hangs = 1;
+    const writes = () => server.calls.filter((c) => c === 'PUT').length;
+    const before = writes();
+    // Three renew deadlines: a lost leadership would have answered by now.
+    await new Promise((r) => setTimeout(r, 3 * timings.renewDeadlineMs));
+    assert.equal(state.hangs, 0, 'the silent request was made');
+    assert.equal(outcome, undefined, 'leadership not lost');
+    assert.equal(elector.isLeader, true);
+    assert.ok(writes() > before + 1, 'renewing again after the silent request');
+  });
+});
+
 describe('an operator that lost its lease is restarted, not left to campaign again', () => {
   const fakeOperator = (run: Operator['run']) => ({ run }) as Operator;
 
