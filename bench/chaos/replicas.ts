@@ -123,6 +123,11 @@ export class Replicas {
     );
   }
 
+  /** Between two faults: each replica's crash-loop backoff forgotten (OperatorProcess.forgetBackoff). */
+  betweenFaults(): void {
+    for (const r of this.replicas) r.process.forgetBackoff();
+  }
+
   /** The replica whose running process leads (undefined while none does). */
   leader(): Replica | undefined {
     return this.replicas.find((r) => r.process.running && r.process.leading);

@@ -225,7 +225,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     if (platform === 'openshift') await configurePeerPods(dev);
     await c.patch(Nodes, 'worker-0', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
 
-    replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS });
+    // The leaked pod VM collector asks the dev cluster's cloud API, as `osc start` points it there.
+    const extraArgs: string[] = [];
+    if (platform === 'openshift') {
+      const ca = join(dir, 'cloud-api-ca.pem');
+      writeFileSync(ca, dev.cloudAPI.ca);
+      extraArgs.push('--cloud-api-endpoint', dev.cloudAPI.url, '--cloud-api-ca-file', ca);
+    }
+    replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS, extraArgs });
     const set = replicas;
     // Admission holds from the first KataConfig on once the leader has registered the webhooks.
     await waitUntil(() => !!set.leader() && set.replicas.every((x) => x.ready), 120_000, 'a leader, and both replicas ready');
@@ -323,6 +330,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         progress(`# time budget spent: stopping after ${i} of ${plan.length} faults`);
         break;
       }
+      // The run packs faults seconds apart where production sees them minutes or days apart: a replica's
+      // crash-loop backoff from the faults before (the kubelet forgets it after 10 minutes of running) would
+      // measure that packing, not this fault.
+      set.betweenFaults();
       const op = nextOperation(model, r, nextWorker);
       if (op.kind === 'install') installs++;
       const t0 = Date.now();
