@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned control plane from Go modules into a cache outside the repository, once per version:
-# etcd (tools/etcd); kube-apiserver, kube-scheduler, kube-controller-manager and kubectl (tools/kube); kwok
-# (tools/kwok), which plays the nodes' kubelets. Prints the directory holding the binaries.
+# etcd and etcdutl (tools/etcd; etcdutl restores snapshots, for the chaos run's etcd restore fault);
+# kube-apiserver, kube-scheduler, kube-controller-manager and kubectl (tools/kube); kwok (tools/kwok), which
+# plays the nodes' kubelets. Prints the directory holding the binaries.
 #
 #   OSC_CACHE_DIR   cache root (default: $XDG_CACHE_HOME/osc or ~/.cache/osc); see tools/lib/cached-build.sh
 #
@@ -23,7 +24,7 @@ kwok_version=$(version_of kwok sigs.k8s.io/kwok)
 # The key covers the wrapper modules' content so that an edit to a pin rebuilds.
 key=$(cat "$here"/{kube,etcd,kwok}/go.{mod,sum} | sha256sum | cut -c1-12)
 dest="$cache_dir/k8s-$kube_version-etcd-$etcd_version-kwok-$kwok_version-$key"
-binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok)
+binaries=(etcd etcdutl kube-apiserver kube-scheduler kube-controller-manager kubectl kwok)
 complete() {
   local b
   for b in "${binaries[@]}"; do [[ -x $dest/$b ]] || return 1; done
@@ -48,6 +49,7 @@ build() { # module dir, package, output name, ldflags
   log "built $3 in $(( $(date +%s) - t0 ))s"
 }
 build etcd go.etcd.io/etcd/server/v3 etcd "-s -w"
+build etcd go.etcd.io/etcd/etcdutl/v3 etcdutl "-s -w"
 for cmd in kube-apiserver kube-scheduler kube-controller-manager kubectl; do
   build kube "k8s.io/kubernetes/cmd/$cmd" "$cmd" "$ldflags_kube"
 done

@@ -1,35 +1,31 @@
 /**
  * What the cluster must look like for a model, and how far a snapshot of it is from that: pure. Each
- * difference is one line; those about something osc made that should be gone are leaks.
+ * difference is one line; those about something osc made that should be gone are leaks. What every
+ * platform shares (the KataConfig's status, the RuntimeClasses, the KataNodes, the monitor) is checked
+ * here; how kata reaches the nodes is each platform's (the Machine Config Operator and peer pods on
+ * OpenShift, expected-openshift.ts; kata-deploy on Kubernetes, expected-kubernetes.ts).
  */
 import type { KataConfig } from '../../src/api/kataconfig.ts';
-import { KATA_NODE_ROLE_LABEL, MCO_CURRENT_CONFIG, MCO_STATE, PEER_POD_VM_RESOURCE } from '../../src/api/names.ts';
-import type { MachineConfigPool } from '../../src/api/openshift.ts';
-import { PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
 import type { Node } from '../../src/kube/resources.ts';
+import { type KubernetesSnapshot, kubernetesDifferences } from './expected-kubernetes.ts';
+import { type OpenShiftSnapshot, openshiftDifferences } from './expected-openshift.ts';
 import { type Model, selected } from './scenario.ts';
+
+export type { KubernetesSnapshot, OpenShiftSnapshot };
 
 export interface Snapshot {
   kataConfig?: KataConfig;
   /** Names of the RuntimeClasses that exist among kata and kata-remote. */
   runtimeClasses: string[];
-  machineConfig: boolean;
-  kataPool?: MachineConfigPool;
-  workerPool?: MachineConfigPool;
-  /** kata-crio-config's log level, when it exists. */
-  crioLogLevel?: string;
   nodes: Node[];
   monitor: boolean;
-  caaDaemonSet: boolean;
-  peerPodConfig: boolean;
-  /** Jobs in the operator's namespace (image creation and deletion). */
-  jobs: string[];
-  /** PODVM_AMI_ID in peer-pods-cm. */
-  amiId: string;
-  /** The pod VM images the simulated cloud holds. */
-  cloudImages: string[];
+  /** The KataNodes: node name to phase. */
+  kataNodes: Record<string, string | undefined>;
   /** Objects that name a KataConfig as owner while none exists ("kind/namespace/name"). */
   orphans: string[];
+  /** The platform's own part (exactly one). */
+  openshift?: OpenShiftSnapshot;
+  kubernetes?: KubernetesSnapshot;
 }
 
 export interface Difference {
@@ -37,45 +33,23 @@ export interface Difference {
   leak: boolean;
 }
 
-const poolUpdated = (p: MachineConfigPool | undefined) =>
-  !!p &&
-  p.status?.observedGeneration === p.metadata.generation &&
-  p.status?.configuration?.name === p.spec.configuration?.name &&
-  !!p.status?.conditions?.some((c) => c.type === 'Updated' && c.status === 'True');
+/** Collects differences: `want` what must hold, `gone` what osc must have removed (a leak otherwise). */
+export class Differences {
+  readonly out: Difference[] = [];
+  want(ok: boolean, what: string): void {
+    if (!ok) this.out.push({ what, leak: false });
+  }
+  gone(absent: boolean, what: string): void {
+    if (!absent) this.out.push({ what, leak: true });
+  }
+}
 
-const byName = new Intl.Collator('en', { numeric: true }).compare;
+export const byName = new Intl.Collator('en', { numeric: true }).compare;
 
 export function differences(m: Model, s: Snapshot): Difference[] {
-  const out: Difference[] = [];
-  const want = (ok: boolean, what: string) => {
-    if (!ok) out.push({ what, leak: false });
-  };
-  const gone = (absent: boolean, what: string) => {
-    if (!absent) out.push({ what, leak: true });
-  };
+  const d = new Differences();
+  const { want, gone } = { want: d.want.bind(d), gone: d.gone.bind(d) };
   const sel = selected(m);
-  const workers = s.nodes.filter((n) => n.metadata.labels?.['node-role.kubernetes.io/worker'] !== undefined);
-  want(
-    JSON.stringify(workers.map((n) => n.metadata.name ?? '').sort(byName)) === JSON.stringify([...m.workers].sort(byName)),
-    `workers ${JSON.stringify(m.workers)}`,
-  );
-  const kataLabelled = workers
-    .filter((n) => n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined)
-    .map((n) => n.metadata.name ?? '')
-    .sort(byName);
-  const workerConfig = s.workerPool?.spec.configuration?.name;
-  const kataConfig = s.kataPool?.spec.configuration?.name;
-  for (const n of workers) {
-    const name = n.metadata.name ?? '';
-    const state = n.metadata.annotations?.[MCO_STATE];
-    const current = n.metadata.annotations?.[MCO_CURRENT_CONFIG];
-    want(state === 'Done', `${name}: MCO state Done (is ${state})`);
-    if (m.installed && sel.includes(name)) want(!!kataConfig && current === kataConfig, `${name} runs the kata-oc pool's configuration`);
-    else want(!!workerConfig && current === workerConfig, `${name} runs the worker pool's configuration (is ${current})`);
-    if (!m.peerPods) gone(n.status?.capacity?.[PEER_POD_VM_RESOURCE] === undefined, `${name}: ${PEER_POD_VM_RESOURCE} capacity`);
-  }
-  want(poolUpdated(s.workerPool), 'worker pool Updated');
-
   if (m.installed) {
     const kc = s.kataConfig;
     want(!!kc && !kc.metadata.deletionTimestamp, 'the KataConfig exists');
@@ -96,48 +70,18 @@ export function differences(m: Model, s: Snapshot): Difference[] {
     want(s.runtimeClasses.includes('kata'), 'RuntimeClass kata');
     if (m.peerPods) want(s.runtimeClasses.includes('kata-remote'), 'RuntimeClass kata-remote');
     else gone(!s.runtimeClasses.includes('kata-remote'), 'RuntimeClass kata-remote');
-    want(s.machineConfig, 'the extension MachineConfig');
-    want(poolUpdated(s.kataPool), 'kata-oc pool Updated');
-    want(
-      s.kataPool?.status?.machineCount === sel.length,
-      `kata-oc pool has ${sel.length} machines (has ${s.kataPool?.status?.machineCount})`,
-    );
-    want(JSON.stringify(kataLabelled) === JSON.stringify(sel), `kata-oc role label on ${sel} (is on ${kataLabelled})`);
-    if (m.logLevel === 'info') gone(s.crioLogLevel === undefined, 'kata-crio-config (logLevel info)');
-    else want(s.crioLogLevel === m.logLevel, `kata-crio-config logLevel ${m.logLevel} (is ${s.crioLogLevel})`);
     want(s.monitor, 'the kata monitor DaemonSet');
+    for (const n of sel) want(s.kataNodes[n] === 'Installed', `KataNode ${n} Installed (is ${s.kataNodes[n] ?? 'absent'})`);
+    for (const n of Object.keys(s.kataNodes)) if (!sel.includes(n)) gone(false, `KataNode ${n} (${s.kataNodes[n]})`);
   } else {
     gone(!s.kataConfig, 'the KataConfig');
     for (const rc of s.runtimeClasses) gone(false, `RuntimeClass ${rc}`);
-    gone(!s.machineConfig, 'the extension MachineConfig');
-    gone(!s.kataPool, 'the kata-oc pool');
-    gone(s.crioLogLevel === undefined, 'kata-crio-config');
-    gone(kataLabelled.length === 0, `kata-oc role label on ${kataLabelled}`);
     gone(!s.monitor, 'the kata monitor DaemonSet');
+    for (const n of Object.keys(s.kataNodes)) gone(false, `KataNode ${n}`);
     for (const o of s.orphans) gone(false, `${o}, owned by a KataConfig that is gone`);
   }
-
-  const ppConditions = (s.kataConfig?.status?.conditions ?? []).filter((c) => /^(PeerPods|PodVMImage)/.test(c.type));
-  const finalizer = !!s.kataConfig?.metadata.finalizers?.includes(PEERPODS_FINALIZER);
-  if (m.peerPods) {
-    want(s.caaDaemonSet, 'the cloud-api-adaptor DaemonSet');
-    want(s.peerPodConfig, 'the PeerPodConfig');
-    want(finalizer, 'the peer pods finalizer');
-    const valid = ppConditions.find((c) => c.type === 'PeerPodsConfigValid');
-    want(valid?.status === 'True', `PeerPodsConfigValid True (is ${valid?.status} ${valid?.message ?? ''})`);
-    want(
-      /^ami-/.test(s.amiId) && s.cloudImages.length === 1 && s.cloudImages[0] === s.amiId,
-      `one pod VM image, in PODVM_AMI_ID (${s.amiId}; cloud ${s.cloudImages})`,
-    );
-    gone(!s.jobs.includes('osc-podvm-image-deletion'), 'the image deletion Job');
-  } else {
-    gone(!s.caaDaemonSet, 'the cloud-api-adaptor DaemonSet');
-    gone(!s.peerPodConfig, 'the PeerPodConfig');
-    gone(!finalizer, 'the peer pods finalizer');
-    gone(ppConditions.length === 0, `peer pods conditions ${ppConditions.map((c) => c.type)}`);
-    gone(s.amiId === '', `PODVM_AMI_ID ${s.amiId}`);
-    gone(s.cloudImages.length === 0, `pod VM images ${s.cloudImages}`);
-    for (const j of s.jobs) gone(false, `Job ${j}`);
-  }
-  return out;
+  if (s.openshift) openshiftDifferences(m, s, s.openshift, d);
+  if (s.kubernetes) kubernetesDifferences(m, s, s.kubernetes, d);
+  if (!s.openshift && !s.kubernetes) want(false, 'a snapshot of the platform');
+  return d.out;
 }

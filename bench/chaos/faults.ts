@@ -2,7 +2,8 @@
  * How each kind of fault is made on the dev cluster and the operator's replicas. A fault either strikes
  * and is over (a kill, a compaction, a clock step) or lasts a while (a partition, throttling, a slow link):
  * then `healed` settles when it is over, and the run does not start its next step before. Convergence is
- * timed from the strike either way.
+ * timed from the strike either way. An etcd restore needs the run's snapshots and its administrator, so the
+ * run makes it (run.ts, through the StrikeContext).
  */
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
@@ -44,7 +45,13 @@ export interface Struck {
   detail?: string;
 }
 
-export async function strike(f: Fault, dev: DevCluster, set: Replicas, r: () => number): Promise<Struck> {
+/** What the run itself does for the faults that need its state. */
+export interface StrikeContext {
+  /** Restores etcd from one of the run's earlier snapshots (run.ts); answers which, for the progress line. */
+  restoreEtcd(f: Fault): Promise<string>;
+}
+
+export async function strike(f: Fault, dev: DevCluster, set: Replicas, r: () => number, ctx: StrikeContext): Promise<Struck> {
   const done: Struck = { healed: Promise.resolve() };
   const target = set.leader() ?? set.replicas[Math.floor(r() * set.replicas.length)];
   switch (f.kind) {
@@ -111,6 +118,8 @@ export async function strike(f: Fault, dev: DevCluster, set: Replicas, r: () => 
       setTimeout(() => target.process.setMemoryLimit(MEMORY_LIMIT_BYTES), 1000).unref();
       return { ...done, detail: target.name };
     }
+    case 'restoreEtcd':
+      return { ...done, detail: await ctx.restoreEtcd(f) };
   }
 }
 

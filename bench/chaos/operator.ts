@@ -101,6 +101,17 @@ export class OperatorProcess {
     this.restartTimer.unref();
   }
 
+  /**
+   * Time passes as between faults in production: the kubelet forgets a container's crash-loop backoff once it
+   * has run 10 minutes, so a replica waiting out a backoff starts now and its next exit restarts at once.
+   */
+  forgetBackoff(): void {
+    this.backoffMs = 0;
+    if (!this.restartTimer || this.stopped) return;
+    clearTimeout(this.restartTimer);
+    this.start();
+  }
+
   private checkMemory(): void {
     const pid = this.child?.pid;
     if (!pid || !this.running) return;

@@ -12,6 +12,7 @@ import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.t
 import { freePort } from '../../src/devcluster/controlplane.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
+import { isOptionalAPI } from '../../src/install/apply.ts';
 import { manifestFiles, NAMES, toYaml } from '../../src/install/manifests.ts';
 import type { PlatformName } from '../../src/platform/platform.ts';
 import { OperatorProcess } from './operator.ts';
@@ -34,8 +35,10 @@ export interface Replica {
 /** Applies the RBAC of `osc install --distribution` and answers a kubeconfig body maker for its ServiceAccount's token. */
 export async function installLeastPrivilege(dev: DevCluster, distribution: PlatformName, namespace: string): Promise<string> {
   const files = (await manifestFiles({ distribution })).filter((f) => !SKIPPED_FILES.has(f.file));
+  // As `osc install` does on plain Kubernetes: no ServiceMonitor where no Prometheus Operator serves its API.
+  const objects = files.flatMap((f) => f.objects).filter((o) => distribution === 'openshift' || !isOptionalAPI(o));
   const applied = await dev.controlPlane.kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], {
-    input: toYaml(files.flatMap((f) => f.objects)),
+    input: toYaml(objects),
   });
   if (applied.code !== 0) throw new Error(`applying osc's install manifests failed: ${applied.stderr}`);
   const token = await dev.controlPlane.kubectl(['create', 'token', NAMES.serviceAccount, '-n', namespace, '--duration=48h']);
@@ -74,14 +77,16 @@ export class Replicas {
     const cp = dev.controlPlane;
     const front = await FaultProxy.start({ port: 1 }); // every connection is routed (below)
     const replicas: Replica[] = [];
+    const taken = new Set<number>();
     for (const name of opts.names) {
       const apiProxy = await FaultProxy.start({ port: Number(new URL(cp.apiserverUrl).port) });
       const kubeconfig = join(dir, `${name}.kubeconfig`);
       writeFileSync(kubeconfig, tokenKubeconfigText(apiProxy.url, cp.caPem, opts.token, { user: name, namespace: opts.namespace }), {
         mode: 0o600,
       });
-      const webhookPort = await freePort();
-      const healthPort = await freePort();
+      // Two calls may answer the same port (each closes it before answering): keep them all distinct.
+      const webhookPort = await distinctPort(taken);
+      const healthPort = await distinctPort(taken);
       const process = new OperatorProcess({
         name,
         logFile: join(dir, `${name}.log`),
@@ -118,6 +123,11 @@ export class Replicas {
     );
   }
 
+  /** Between two faults: each replica's crash-loop backoff forgotten (OperatorProcess.forgetBackoff). */
+  betweenFaults(): void {
+    for (const r of this.replicas) r.process.forgetBackoff();
+  }
+
   /** The replica whose running process leads (undefined while none does). */
   leader(): Replica | undefined {
     return this.replicas.find((r) => r.process.running && r.process.leading);
@@ -136,5 +146,14 @@ export class Replicas {
     await Promise.all(this.replicas.map((r) => r.process.stop().catch(() => {})));
     for (const r of this.replicas) await r.apiProxy.close();
     await this.front.close();
+  }
+}
+
+async function distinctPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (taken.has(port)) continue;
+    taken.add(port);
+    return port;
   }
 }

@@ -13,25 +13,29 @@
  * comes the check that no two leaders ever wrote.
  */
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
-import { EXTENSION_MACHINE_CONFIG, MCO_CURRENT_CONFIG, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../src/api/names.ts';
+import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { NAMES } from '../../src/install/manifests.ts';
-import { ApiError, errorMessage } from '../../src/kube/errors.ts';
-import { ConfigMaps, Nodes, Secrets } from '../../src/kube/resources.ts';
-import { silentLogger } from '../../src/runtime/log.ts';
+import { errorMessage } from '../../src/kube/errors.ts';
+import { Nodes, Pods } from '../../src/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/types.ts';
+import { INSTALLER_NAME } from '../../src/platform/kubernetes/katadeploy.ts';
+import { Informer } from '../../src/runtime/informer.ts';
+import { createLogger } from '../../src/runtime/log.ts';
+import { ADMIN_AWS_KEY, act, configurePeerPods, reapplyIntent } from './admin.ts';
 import { rbacGaps, readAudit } from './audit.ts';
 import { type Difference, differences } from './expected.ts';
-import { strike, webhookDownMs } from './faults.ts';
+import { type StrikeContext, strike, webhookDownMs } from './faults.ts';
 import { installLeastPrivilege, Replicas } from './replicas.ts';
+import { Backups, reconcilePodVMImages } from './restore.ts';
 import {
   applyOperation,
   CHAOS_LABEL,
-  CHAOS_SELECTOR,
+  type ChaosPlatform,
   describeOperation,
   FAULT_KINDS,
   type FaultKind,
@@ -43,6 +47,7 @@ import {
   rng,
 } from './scenario.ts';
 import { takeSnapshot } from './snapshot.ts';
+import { trackReboots, trackReinstalls, type WorkTracker } from './work.ts';
 
 export interface ChaosOptions {
   faults: number;
@@ -56,8 +61,8 @@ export interface ChaosOptions {
   maxFaultDelayMs?: number;
   /** The kinds of fault to inject (default all). */
   kinds?: readonly FaultKind[];
-  /** The platform osc runs on: its RBAC is the one `osc install --distribution` ships (default openshift). */
-  distribution?: 'openshift';
+  /** The platform osc runs on, and its RBAC the one `osc install --distribution` ships (default openshift). */
+  distribution?: ChaosPlatform;
   log?: Logger;
   /** One line per step (progress). */
   progress?: (line: string) => void;
@@ -70,13 +75,19 @@ export interface StepResult {
   /** Which replica the fault struck, and how hard. */
   detail?: string;
   converged: boolean;
-  /** From the fault's injection to convergence. */
+  /**
+   * From the fault to convergence: from its strike, or for a webhook outage from the webhook's return (the
+   * administrator's operation cannot be made before; its duration is the fault's, not recovery).
+   */
   convergeMs: number;
+  /** From the strike, whatever the fault. */
+  fromStrikeMs: number;
   /** What was still wrong at the deadline. */
   left: Difference[];
 }
 
 export interface ChaosReport {
+  platform: ChaosPlatform;
   seed: number;
   faults: number;
   faultsByKind: Record<string, number>;
@@ -86,9 +97,21 @@ export interface ChaosReport {
   convergeMaxMs: number;
   /** Objects osc made that should be gone, at the end of steps that did not converge and at the end of the run. */
   leaks: string[];
-  /** Node reboots that did not change the node's configuration: work done twice. */
-  duplicateReboots: number;
-  reboots: number;
+  /**
+   * Work done twice: on OpenShift node reboots that did not change the node's configuration, on Kubernetes
+   * kata-deploy install runs that put on a node the configuration it already ran (work.ts).
+   */
+  needlessRuns: number;
+  /** Reboots (OpenShift) or kata-deploy install runs (Kubernetes). */
+  runs: number;
+  /** etcd restores. */
+  restores: number;
+  /**
+   * After them, pod VM images no restored PODVM_AMI_ID named (deleted by the administrator: osc has no other
+   * record of them), and restored PODVM_AMI_IDs naming an image gone (emptied by the administrator).
+   */
+  imagesOrphanedByRestores: number;
+  amiIdsDanglingAfterRestores: number;
   /** The extension MachineConfig created more often than the KataConfig was installed, or rewritten. */
   machineConfigCreates: number;
   machineConfigRewrites: number;
@@ -123,6 +146,9 @@ const NS = OPERATOR_NAMESPACE;
 const KC = 'chaos';
 const OPERATOR_USER = `system:serviceaccount:${NS}:${NAMES.serviceAccount}`;
 const REPLICAS = ['osc-controller-manager-chaos-a', 'osc-controller-manager-chaos-b'];
+/** The faults that restart kube-apiserver, and how far apart they are kept (client-go forgets its backoff after 2 minutes). */
+const API_RESTARTS: ReadonlySet<FaultKind> = new Set(['restartApiServer', 'restoreEtcd']);
+const API_RESTART_SPACING_MS = 120_000;
 /** A step not converged this long after its fault says what is still wrong (where the time goes). */
 const SLOW_MS = 30_000;
 const clock = () => new Date().toISOString().slice(11, 19);
@@ -141,19 +167,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
 };
 
-/** peer-pods-cm without PODVM_AMI_ID: osc builds the pod VM image, and deletes it when peer pods go. */
-const PEER_PODS_DATA: Record<string, string> = {
-  CLOUD_PROVIDER: 'aws',
-  VXLAN_PORT: '9000',
-  PODVM_INSTANCE_TYPE: 't3.medium',
-  AWS_REGION: 'us-east-2',
-  AWS_SUBNET_ID: 'subnet-0a1b2c3d4e5f67890',
-  AWS_VPC_ID: 'vpc-0a1b2c3d4e5f67890',
-  AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
-  PEERPODS_LIMIT_PER_NODE: '10',
-  DISABLECVM: 'true',
-};
-
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
   const progress = opts.progress ?? (() => {});
@@ -169,91 +182,81 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       'rules:',
       '- level: Metadata',
       `  users: ["${OPERATOR_USER}"]`,
+      // Where a step's time goes when the cluster, not osc, is slow (a Job's pod made, bound, started late).
+      '- level: Metadata',
+      '  verbs: [create, update, patch, delete]',
+      '  resources: [{group: "", resources: [pods, pods/binding, pods/status]}, {group: batch, resources: [jobs, jobs/status]}]',
       '- level: None',
       '',
     ].join('\n'),
   );
+  const platform = opts.distribution ?? 'openshift';
+  const apiserverArgs = [
+    `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
+    `--audit-log-path=${auditLog}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+    // Watches are served from etcd: a compaction then reaches them as 410 Gone, as it does through the
+    // watch cache once the cache's window has moved past a watcher's resource version.
+    '--watch-cache=false',
+  ];
+  // The dev cluster's log and the control plane's logs stay in the run's directory (kept with OSC_CHAOS_KEEP=1).
+  const devLog = opts.log ? undefined : createWriteStream(join(dir, 'devcluster.log'));
   const dev = await DevCluster.start({
     workers: opts.workers ?? 3,
-    rebootMs: 300,
-    pickupDelayMs: 100,
-    platform: 'AWS',
-    // The administrator's IAM user whose key peer-pods-secret holds (below).
-    awsUsers: [{ accessKeyId: 'AKIAIOSFODNN7CHAOS00', secretAccessKey: 'chaos/secret/key/not/a/real/one/000000000' }],
-    podvmImageJobMs: 300,
-    log: opts.log ?? silentLogger(),
-    apiserverArgs: [
-      `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`,
-      `--audit-log-path=${auditLog}`,
-      '--audit-log-format=json',
-      '--audit-log-mode=blocking',
-      // Watches are served from etcd: a compaction then reaches them as 410 Gone, as it does through the
-      // watch cache once the cache's window has moved past a watcher's resource version.
-      '--watch-cache=false',
-    ],
+    log: opts.log ?? createLogger({ level: 'info', destination: devLog }),
+    logDir: dir,
+    apiserverArgs,
+    ...(platform === 'kubernetes'
+      ? {
+          distribution: 'kubernetes' as const,
+          kataDeploy: { installMs: 500, cleanupMs: 300, restartBackoffMs: 1000 },
+          // kata-deploy's identity comes with `osc install --distribution kubernetes` (below), not the dev cluster.
+          kataDeployIdentity: false,
+        }
+      : {
+          rebootMs: 300,
+          pickupDelayMs: 100,
+          platform: 'AWS' as const,
+          // The administrator's IAM user whose key peer-pods-secret holds (below).
+          awsUsers: [ADMIN_AWS_KEY],
+          podvmImageJobMs: 300,
+        }),
   });
   const c = dev.client;
+  const stopInformers = new AbortController();
   let replicas: Replicas | undefined;
   try {
-    // The operator's identity and RBAC as `osc install` ships them, and the peer pods configuration.
-    const token = await installLeastPrivilege(dev, opts.distribution ?? 'openshift', NS);
-    await c.create(Secrets, {
-      metadata: { name: PEER_PODS_SECRET, namespace: NS },
-      stringData: { AWS_ACCESS_KEY_ID: 'AKIAIOSFODNN7CHAOS00', AWS_SECRET_ACCESS_KEY: 'chaos/secret/key/not/a/real/one/000000000' },
-    });
-    await c.create(ConfigMaps, { metadata: { name: PEER_PODS_CM, namespace: NS }, data: PEER_PODS_DATA });
+    // The operator's identity and RBAC as `osc install` ships them, and (OpenShift) the peer pods configuration.
+    const token = await installLeastPrivilege(dev, platform, NS);
+    if (platform === 'openshift') await configurePeerPods(dev);
     await c.patch(Nodes, 'worker-0', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
 
-    replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS });
+    // The leaked pod VM collector asks the dev cluster's cloud API, as `osc start` points it there.
+    const extraArgs: string[] = [];
+    if (platform === 'openshift') {
+      const ca = join(dir, 'cloud-api-ca.pem');
+      writeFileSync(ca, dev.cloudAPI.ca);
+      extraArgs.push('--cloud-api-endpoint', dev.cloudAPI.url, '--cloud-api-ca-file', ca);
+    }
+    replicas = await Replicas.start({ dev, dir, token, namespace: NS, names: REPLICAS, extraArgs });
     const set = replicas;
     // Admission holds from the first KataConfig on once the leader has registered the webhooks.
     await waitUntil(() => !!set.leader() && set.replicas.every((x) => x.ready), 120_000, 'a leader, and both replicas ready');
     const webhookFront = set.front;
 
-    // Work done twice: reboots that leave a node's configuration as it was; the MachineConfig re-created or rewritten.
-    const track = new Map<string, { boot?: string; config?: string; reboots: number; configChanges: number }>();
-    let reboots = 0;
-    let duplicateReboots = 0;
-    dev.informers.nodes.addEventHandler({
-      add: (n) =>
-        track.set(n.metadata.name ?? '', {
-          boot: n.status?.nodeInfo?.bootID,
-          config: n.metadata.annotations?.[MCO_CURRENT_CONFIG],
-          reboots: 0,
-          configChanges: 0,
-        }),
-      update: (_o, n) => {
-        const t = track.get(n.metadata.name ?? '');
-        if (!t) return;
-        const boot = n.status?.nodeInfo?.bootID;
-        const config = n.metadata.annotations?.[MCO_CURRENT_CONFIG];
-        if (config !== t.config) t.configChanges++;
-        if (boot && t.boot && boot !== t.boot) t.reboots++;
-        t.boot = boot;
-        t.config = config;
-      },
-      delete: (n) => {
-        const t = track.get(n.metadata.name ?? '');
-        if (t) settleNode(t);
-        track.delete(n.metadata.name ?? '');
-      },
-    });
-    const settleNode = (t: { reboots: number; configChanges: number }) => {
-      reboots += t.reboots;
-      duplicateReboots += Math.max(0, t.reboots - t.configChanges);
-      t.reboots = 0;
-      t.configChanges = 0;
-    };
-    let mcCreates = 0;
-    let mcRewrites = 0;
-    dev.informers.machineConfigs.addEventHandler({
-      add: (mc) => {
-        if (mc.metadata.name === EXTENSION_MACHINE_CONFIG) mcCreates++;
-      },
-      update: (o, n) => {
-        if (n.metadata.name === EXTENSION_MACHINE_CONFIG && n.metadata.generation !== o.metadata.generation) mcRewrites++;
-      },
-    });
+    // Work done twice (work.ts); the harness's own informers, which an etcd restore makes list again.
+    const watched: Informer<KubeObject>[] = [dev.informers.nodes as Informer<KubeObject>];
+    let work: WorkTracker;
+    if (platform === 'kubernetes') {
+      const installerPods = new Informer(c, Pods, { namespace: NS, labelSelector: `name=${INSTALLER_NAME}` });
+      void installerPods.run(stopInformers.signal);
+      await installerPods.waitForSync(stopInformers.signal);
+      watched.push(installerPods as Informer<KubeObject>);
+      work = trackReinstalls(dev.informers.nodes, installerPods);
+    } else {
+      work = trackReboots(dev);
+    }
 
     const snapshot = () => takeSnapshot(dev, KC);
 
@@ -280,65 +283,50 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
     let webhookRefusals = 0;
     /** The administrator's action, retried while admission or the API server refuses it (as a user retries). */
-    const perform = async (op: Operation, m: Model) => {
-      const deadline = Date.now() + 120_000;
+    const retrying = async (what: string, fn: () => Promise<void>, timeoutMs = 120_000) => {
+      const deadline = Date.now() + timeoutMs;
       for (;;) {
         try {
-          await act(op, m);
+          await fn();
           return;
         } catch (e) {
           if (/webhook/i.test(errorMessage(e))) webhookRefusals++;
-          if (Date.now() > deadline) throw new Error(`${describeOperation(op)} still failing after 120s: ${errorMessage(e)}`);
+          if (Date.now() > deadline) throw new Error(`${what} still failing after ${timeoutMs / 1000}s: ${errorMessage(e)}`);
           await sleep(500);
         }
       }
     };
-    const act = async (op: Operation, m: Model) => {
-      switch (op.kind) {
-        case 'install': {
-          const spec: KataConfig['spec'] = {
-            logLevel: op.logLevel,
-            enablePeerPods: !!op.peerPods,
-            ...(op.selector ? { kataConfigPoolSelector: CHAOS_SELECTOR } : {}),
-          };
-          try {
-            await c.create(KataConfigs, { metadata: { name: KC }, spec });
-          } catch (e) {
-            // Created by an earlier try whose answer was lost.
-            if (!(e instanceof ApiError && e.status === 409)) throw e;
-          }
-          return;
-        }
-        case 'uninstall':
-          await c.delete(KataConfigs, KC);
-          return;
-        case 'logLevel':
-          await c.patch(KataConfigs, KC, { spec: { logLevel: op.logLevel } });
-          return;
-        case 'peerPodsOn':
-        case 'peerPodsOff':
-          await c.patch(KataConfigs, KC, { spec: { enablePeerPods: op.kind === 'peerPodsOn' } });
-          return;
-        case 'selector':
-          if (op.node === undefined)
-            await c.patch(KataConfigs, KC, { spec: { kataConfigPoolSelector: op.selector ? CHAOS_SELECTOR : null } });
-          else await c.patch(Nodes, op.node, { metadata: { labels: { [CHAOS_LABEL]: op.labelled ? 'kata' : null } } });
-          return;
-        case 'nodeJoin':
-          if (!(await c.find(Nodes, op.node ?? ''))) await dev.addWorker(op.node);
-          if (op.labelled) await c.patch(Nodes, op.node ?? '', { metadata: { labels: { [CHAOS_LABEL]: 'kata' } } });
-          return;
-        case 'nodeLeave':
-          await c.delete(Nodes, op.node ?? '');
-          return;
-      }
-      void m;
-    };
-
+    const perform = (op: Operation) => retrying(describeOperation(op), () => act(dev, op, KC));
     let workerSeq = opts.workers ?? 3;
     const nextWorker = () => `worker-${workerSeq++}`;
-    let model = initialModel(opts.workers ?? 3);
+    let model = initialModel(opts.workers ?? 3, platform);
     const plan = faultPlan(r, opts.faults, opts.maxFaultDelayMs ?? 3000, opts.kinds ?? FAULT_KINDS);
+    // The backups an etcd restore goes back to: one per step, as the step's operation starts (restore.ts).
+    const backups = plan.some((f) => f.kind === 'restoreEtcd') ? new Backups(dev, dir) : undefined;
+    let restores = 0;
+    let lastApiRestart = Number.NEGATIVE_INFINITY;
+    let imagesOrphaned = 0;
+    let imagesDangling = 0;
+    const relists = () => watched.reduce((n, x) => n + x.stats.relistsOnGone, 0);
+    const ctx: StrikeContext = {
+      restoreEtcd: async (f) => {
+        const b = backups?.oldest();
+        if (!b) throw new Error('no etcd backup to restore');
+        const age = `${((Date.now() - b.at) / 1000).toFixed(0)}s`;
+        work.pause();
+        await dev.controlPlane.restoreEtcd(b.file, f.downMs);
+        restores++;
+        let images = '';
+        if (platform === 'openshift') {
+          const fixed = await reconcilePodVMImages(dev);
+          imagesOrphaned += fixed.orphaned.length;
+          if (fixed.dangling) imagesDangling++;
+          if (fixed.orphaned.length || fixed.dangling)
+            images = `; the administrator deleted ${fixed.orphaned.length} pod VM image(s) PODVM_AMI_ID no longer names${fixed.dangling ? `, emptied PODVM_AMI_ID naming ${fixed.dangling}, gone` : ''}`;
+        }
+        return `to step ${b.step}'s backup, ${age} old${images}`;
+      },
+    };
     const steps: StepResult[] = [];
     const leaks = new Set<string>();
     let installs = 0;
@@ -350,12 +338,25 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         progress(`# time budget spent: stopping after ${i} of ${plan.length} faults`);
         break;
       }
+      // The run packs faults seconds apart where production sees them minutes or days apart: a replica's
+      // crash-loop backoff from the faults before (the kubelet forgets it after 10 minutes of running) would
+      // measure that packing, not this fault.
+      set.betweenFaults();
+      // Likewise the dev cluster's own controllers (client-go reflectors in the controller manager, the
+      // scheduler, kwok) back off up to 30 s over API server restarts less than two minutes apart (a Job's pod
+      // then came a minute late): the two faults that restart the API server are kept two minutes apart.
+      if (API_RESTARTS.has(fault.kind)) {
+        const wait = lastApiRestart + API_RESTART_SPACING_MS - Date.now();
+        if (wait > 0) progress(`    ${clock()} waiting ${(wait / 1000).toFixed(0)}s: two minutes since the last API server restart`);
+        await sleep(Math.max(0, wait));
+      }
       const op = nextOperation(model, r, nextWorker);
       if (op.kind === 'install') installs++;
       const t0 = Date.now();
       let injectedAt: number;
       let detail: string | undefined;
       let healed: Promise<void> = Promise.resolve();
+      let webhookBackAt: number | undefined;
       if (fault.kind === 'webhookDown' || fault.kind === 'webhookOutage') {
         // The webhook unreachable (connections refused, or accepted and never answered) while the operation is made.
         const mode = fault.downMs % 2 === 0 ? 'refuse' : 'blackhole';
@@ -363,19 +364,40 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         webhookFront.blackholeAll();
         injectedAt = Date.now();
         detail = `${mode} for ${(webhookDownMs(fault) / 1000).toFixed(0)}s`;
-        healed = sleep(webhookDownMs(fault)).then(() => webhookFront.setMode('up'));
-        await perform(op, model);
+        healed = sleep(webhookDownMs(fault)).then(() => {
+          webhookFront.setMode('up');
+          webhookBackAt = Date.now();
+        });
+        await perform(op);
       } else {
-        await perform(op, model);
+        await perform(op);
+        await backups?.take(i + 1);
         await sleep(Math.max(0, t0 + fault.afterMs - Date.now()));
         injectedAt = Date.now();
-        ({ healed, detail } = await strike(fault, dev, set, r));
+        const relisted = relists();
+        ({ healed, detail } = await strike(fault, dev, set, r, ctx));
+        if (fault.kind === 'restoreEtcd') {
+          // The administrator applies the intent again; the trackers take the restored cluster as their baseline
+          // once the harness's own informers have listed it.
+          const next = applyOperation(model, op);
+          await retrying('applying the intent again after the restore', () => reapplyIntent(dev, next, KC), timeout);
+          await waitUntil(
+            () => relists() >= relisted + watched.length,
+            120_000,
+            "the harness's informers to list the restored store",
+          ).catch((e) => progress(`    ${errorMessage(e)}`));
+          work.resume();
+        }
       }
       model = applyOperation(model, op);
       const left = await converge(model, timeout, (l) =>
         progress(`    ${clock()} still converging after ${SLOW_MS / 1000}s: ${l.map((d) => d.what).join('; ')}`),
       );
-      const convergeMs = Date.now() - injectedAt;
+      const convergedAt = Date.now();
+      if (API_RESTARTS.has(fault.kind)) lastApiRestart = convergedAt;
+      const fromStrikeMs = convergedAt - injectedAt;
+      const webhook = fault.kind === 'webhookDown' || fault.kind === 'webhookOutage';
+      const convergeMs = webhook ? Math.max(0, convergedAt - (webhookBackAt ?? convergedAt)) : fromStrikeMs;
       await healed;
       for (const d of left) if (d.leak) leaks.add(d.what);
       const step: StepResult = {
@@ -385,22 +407,23 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         ...(detail ? { detail } : {}),
         converged: left.length === 0,
         convergeMs,
+        fromStrikeMs,
         left,
       };
       steps.push(step);
       progress(
-        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${`${fault.kind}${detail ? ` (${detail})` : ''}`.padEnd(40)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
+        `${String(i + 1).padStart(3)} ${clock()} ${step.operation.padEnd(36)} ${`${fault.kind}${detail ? ` (${detail})` : ''}`.padEnd(40)} ${step.converged ? `converged in ${(convergeMs / 1000).toFixed(1)}s${webhook ? ` after the webhook's return (${(fromStrikeMs / 1000).toFixed(1)}s from the fault)` : ''}` : `NOT CONVERGED: ${left.map((d) => d.what).join('; ')}`}`,
       );
     }
     // The end: everything uninstalled, and nothing of osc's left anywhere.
     if (model.installed) {
-      await perform({ kind: 'uninstall' }, model);
+      await perform({ kind: 'uninstall' });
       model = applyOperation(model, { kind: 'uninstall' });
     }
     const finalLeft = await converge(model, timeout, () => {});
     for (const d of finalLeft) if (d.leak) leaks.add(d.what);
     if (finalLeft.length) progress(`final uninstall did not converge: ${finalLeft.map((d) => d.what).join('; ')}`);
-    for (const t of track.values()) settleNode(t);
+    const done = work.totals();
 
     await set.stop();
     const audit = readAudit(auditLog, OPERATOR_USER);
@@ -409,6 +432,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     for (const st of steps) byKind[st.fault] = (byKind[st.fault] ?? 0) + 1;
     const times = steps.filter((s) => s.converged).map((s) => s.convergeMs);
     return {
+      platform,
       seed: opts.seed,
       faults: steps.length,
       faultsByKind: byKind,
@@ -417,10 +441,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       convergeP99Ms: pct(times, 99),
       convergeMaxMs: times.length ? Math.max(...times) : Number.NaN,
       leaks: [...leaks],
-      duplicateReboots,
-      reboots,
-      machineConfigCreates: mcCreates,
-      machineConfigRewrites: mcRewrites,
+      needlessRuns: done.needless,
+      runs: done.runs,
+      restores,
+      imagesOrphanedByRestores: imagesOrphaned,
+      amiIdsDanglingAfterRestores: imagesDangling,
+      machineConfigCreates: done.machineConfigCreates,
+      machineConfigRewrites: done.machineConfigRewrites,
       installs,
       operatorRequests: audit.total,
       operator5xx: audit.s5xx,
@@ -442,8 +469,10 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       elapsedS: Math.round((Date.now() - started) / 1000),
     };
   } finally {
+    stopInformers.abort();
     await replicas?.stop().catch(() => {});
     await dev.stop();
+    devLog?.end();
     if (!process.env.OSC_CHAOS_KEEP) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -23,7 +23,11 @@ export const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r
 export const CHAOS_LABEL = 'osc.dev/chaos';
 export const CHAOS_SELECTOR = { matchLabels: { [CHAOS_LABEL]: 'kata' } };
 
+/** The platforms the chaos run knows: OpenShift (the Machine Config Operator, peer pods) and plain Kubernetes (kata-deploy). */
+export type ChaosPlatform = 'openshift' | 'kubernetes';
+
 export interface Model {
+  platform: ChaosPlatform;
   /** The KataConfig exists (installed or installing). */
   installed: boolean;
   logLevel: LogLevel;
@@ -72,6 +76,8 @@ export const FAULT_KINDS = [
   'webhookOutage',
   // The leader killed by its memory limit, and restarted with the kubelet's crash-loop backoff.
   'oomKill',
+  // etcd restored from a snapshot taken steps (minutes) earlier, as after a disaster recovery.
+  'restoreEtcd',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 /** The kinds of the first chaos run (one replica could take them all): the short chaos test's. */
@@ -95,9 +101,9 @@ const LEVELS: LogLevel[] = ['info', 'debug', 'warn', 'error'];
 export const MIN_WORKERS = 2;
 export const MAX_WORKERS = 5;
 
-export function initialModel(workers: number): Model {
+export function initialModel(workers: number, platform: ChaosPlatform = 'openshift'): Model {
   const names = Array.from({ length: workers }, (_, i) => `worker-${i}`);
-  return { installed: false, logLevel: 'info', selector: false, peerPods: false, workers: names, labelled: names.slice(0, 1) };
+  return { platform, installed: false, logLevel: 'info', selector: false, peerPods: false, workers: names, labelled: names.slice(0, 1) };
 }
 
 /** Selected workers: what kata should be on (the selector never matches nothing: see the selector operation). */
@@ -107,14 +113,22 @@ export function selected(m: Model): string[] {
 
 const byName = new Intl.Collator('en', { numeric: true }).compare;
 
-/** The operations possible in this state, one picked at random; the first is always an install. */
+/**
+ * The operations possible in this state, one picked at random; the first is always an install. Peer pods
+ * only where the platform has them (OpenShift): on Kubernetes the webhook refuses them.
+ */
 export function nextOperation(m: Model, r: () => number, nextWorker: () => string): Operation {
+  const peerPods = m.platform === 'openshift';
   if (!m.installed) {
     // Mostly install; sometimes the cluster changes while nothing is installed.
-    if (r() < 0.8) return { kind: 'install', logLevel: pick(r, LEVELS), selector: r() < 0.3, peerPods: r() < 0.3 };
+    if (r() < 0.8) {
+      const op: Operation = { kind: 'install', logLevel: pick(r, LEVELS), selector: r() < 0.3, peerPods: r() < 0.3 };
+      return peerPods ? op : { ...op, peerPods: false };
+    }
   }
   const kinds: OperationKind[] = [];
-  if (m.installed) kinds.push('logLevel', 'selector', 'selector', 'uninstall', m.peerPods ? 'peerPodsOff' : 'peerPodsOn');
+  if (m.installed) kinds.push('logLevel', 'selector', 'selector', 'uninstall');
+  if (m.installed && peerPods) kinds.push(m.peerPods ? 'peerPodsOff' : 'peerPodsOn');
   if (m.workers.length < MAX_WORKERS) kinds.push('nodeJoin');
   if (m.workers.length > MIN_WORKERS) kinds.push('nodeLeave');
   const kind = pick(r, kinds);

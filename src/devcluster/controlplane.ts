@@ -1,5 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { type ChildProcess, execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -79,6 +80,7 @@ export class ControlPlane {
   private readonly nodeLogsStop = new AbortController();
   private readonly procs = new Map<Component, ChildProcess>();
   private readonly starters: Record<Component, () => ChildProcess>;
+  private readonly etcd: EtcdMember;
   private readonly log: Logger | undefined;
   private stopped = false;
   private readonly onExit: () => void;
@@ -91,6 +93,7 @@ export class ControlPlane {
     binaries: ControlPlaneBinaries;
     apiserverUrl: string;
     etcdUrl: string;
+    etcd: EtcdMember;
     caPem: string;
     starters: Record<Component, () => ChildProcess>;
     log: Logger | undefined;
@@ -103,6 +106,7 @@ export class ControlPlane {
     this.binaries = init.binaries;
     this.apiserverUrl = init.apiserverUrl;
     this.etcdUrl = init.etcdUrl;
+    this.etcd = init.etcd;
     this.caPem = init.caPem;
     this.journal = new NodeJournal(join(init.dataDir, 'journal'));
     this.nodeLogs = new NodeLogsPlayer(this.client, this.journal, init.log?.child({ component: 'node-logs' }));
@@ -231,7 +235,9 @@ export class ControlPlane {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromString(kubeconfigYaml);
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const etcd: EtcdMember = { dataDir: file('etcd'), peerPort: etcdPeerPort, cleanupDir: etcdCleanup };
     const cp = new ControlPlane({
+      etcd,
       dataDir,
       logDir,
       kubeconfigPath,
@@ -371,14 +377,112 @@ export class ControlPlane {
    * from an older resource version than that then gets 410 Gone from etcd. Answers the revision.
    */
   async compactEtcd(): Promise<number> {
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(`${this.etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`etcd ${path}: HTTP ${res.status} ${await res.text()}`);
-      return (await res.json()) as { header?: { revision?: string } };
+    const revision = await this.etcdRevision();
+    const res = await fetch(`${this.etcdUrl}/v3/kv/compaction`, {
+      method: 'POST',
+      body: JSON.stringify({ revision: String(revision), physical: true }),
+    });
+    if (!res.ok) throw new Error(`etcd /v3/kv/compaction: HTTP ${res.status} ${await res.text()}`);
+    return revision;
+  }
+
+  /**
+   * Saves a snapshot of etcd to `file`, as `etcdctl snapshot save` does: etcd's Maintenance.Snapshot (here
+   * through its JSON gateway), the whole database as of now followed by its SHA-256, which a restore checks.
+   * Answers the revision it holds.
+   */
+  async snapshotEtcd(file: string): Promise<number> {
+    const revision = await this.etcdRevision();
+    const res = await fetch(`${this.etcdUrl}/v3/maintenance/snapshot`, { method: 'POST', body: '{}' });
+    if (!res.ok || !res.body) throw new Error(`etcd snapshot: HTTP ${res.status} ${await res.text()}`);
+    // The gateway streams one JSON object per chunk: {"result":{"blob":"<base64>","remaining_bytes":"..."}}.
+    const chunks: Buffer[] = [];
+    let partial = '';
+    const take = (line: string) => {
+      if (!line.trim()) return;
+      const m = JSON.parse(line) as { result?: { blob?: string }; error?: { message?: string } };
+      if (m.error) throw new Error(`etcd snapshot: ${m.error.message}`);
+      if (m.result?.blob) chunks.push(Buffer.from(m.result.blob, 'base64'));
     };
-    const revision = Number((await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 })).header?.revision);
-    if (!revision) throw new Error('etcd did not say its revision');
-    await post('/v3/kv/compaction', { revision: String(revision), physical: true });
+    for await (const d of res.body as AsyncIterable<Uint8Array>) {
+      const lines = (partial + Buffer.from(d).toString()).split('\n');
+      partial = lines.pop() ?? '';
+      lines.forEach(take);
+    }
+    take(partial);
+    await writeFile(file, Buffer.concat(chunks), { mode: 0o600 });
+    return revision;
+  }
+
+  /**
+   * Restores etcd from a snapshot the way the Kubernetes documentation tells an administrator to recover a
+   * cluster from a backup: kube-apiserver and etcd stopped, `etcdutl snapshot restore` into a fresh data
+   * directory with the revision bumped past every revision a client has seen and marked compacted, then etcd
+   * and kube-apiserver started again. Without the bump, resource versions would go back in time and a
+   * client's watch could resume from a version that now names other writes; with it, every watch and every
+   * list from an older version gets 410 Gone and lists again. Answers the bump.
+   */
+  async restoreEtcd(file: string, downtimeMs = 0): Promise<{ bumpedBy: number }> {
+    const etcdutl = this.binaries.etcdutl;
+    if (!existsSync(etcdutl))
+      throw new Error(`no etcdutl in ${this.binaries.dir}: build the control plane again (bash tools/build-control-plane.sh)`);
+    // Killed, as restartApiServer does: its graceful shutdown waits out the watchdog's 10 s on open watches,
+    // and what clients see is the same (connections cut, then refused).
+    const t0 = performance.now();
+    await stopProcess(this.proc('kube-apiserver'), true);
+    // Every revision a client may have seen is at most etcd's head now that no API server writes.
+    const head = await this.etcdRevision();
+    const snapshotRevision = await this.snapshotRevision(etcdutl, file);
+    const bumpedBy = head - snapshotRevision + 1000;
+    await stopProcess(this.proc('etcd'), false, this.etcd.cleanupDir);
+    const restored = `${this.etcd.dataDir}.restored`;
+    await rm(restored, { recursive: true, force: true });
+    const peer = `http://127.0.0.1:${this.etcd.peerPort}`;
+    const out = await run(etcdutl, [
+      'snapshot',
+      'restore',
+      file,
+      `--data-dir=${restored}`,
+      '--name=osc',
+      `--initial-cluster=osc=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--bump-revision=${bumpedBy}`,
+      '--mark-compacted',
+    ]);
+    if (out.code !== 0) throw new Error(`etcdutl snapshot restore failed: ${out.stderr}`);
+    await rm(this.etcd.dataDir, { recursive: true, force: true });
+    await rename(restored, this.etcd.dataDir);
+    if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
+    this.launch('etcd');
+    this.launch('kube-apiserver');
+    await this.waitReady(120_000);
+    this.log?.info({ snapshotRevision, bumpedBy, downMs: Math.round(performance.now() - t0) }, 'etcd restored from a snapshot');
+    return { bumpedBy };
+  }
+
+  /** etcd's current revision (its JSON gateway). */
+  private async etcdRevision(): Promise<number> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        const res = await fetch(`${this.etcdUrl}/v3/kv/range`, {
+          method: 'POST',
+          body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }),
+        });
+        const revision = Number(((await res.json()) as { header?: { revision?: string } }).header?.revision);
+        if (revision) return revision;
+      } catch (e) {
+        if (Date.now() > deadline) throw e;
+      }
+      if (Date.now() > deadline) throw new Error('etcd did not say its revision');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async snapshotRevision(etcdutl: string, file: string): Promise<number> {
+    const out = await run(etcdutl, ['snapshot', 'status', file, '--write-out=json']);
+    const revision = out.code === 0 ? Number((JSON.parse(out.stdout) as { revision?: number }).revision) : 0;
+    if (!revision) throw new Error(`etcdutl snapshot status ${file}: ${out.stderr || out.stdout}`);
     return revision;
   }
 
@@ -408,6 +512,21 @@ export class ControlPlane {
     await rm(this.dataDir, { recursive: true, force: true });
     this.log?.info('control plane stopped');
   }
+}
+
+/** etcd's member: where its data lives, its peer port (a restore names the member again) and what its watchdog cleans up. */
+interface EtcdMember {
+  dataDir: string;
+  peerPort: number;
+  cleanupDir: string;
+}
+
+function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr: stderr || (err?.message ?? '') }),
+    );
+  });
 }
 
 export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promise<void> {

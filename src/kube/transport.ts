@@ -166,7 +166,14 @@ export class Transport {
         response?.destroy(e);
         req.destroy(e);
       };
-      const onAbort = () => fail(signal?.reason ?? new Error('aborted'));
+      const onAbort = () => {
+        const reason = signal?.reason ?? new Error('aborted');
+        fail(reason);
+        // The caller gave up waiting for the answer (its deadline, AbortSignal.timeout): as with the socket
+        // timeout below, the idle siblings of this connection are presumed silent too. A lease renewal that
+        // timed out on a black-holed connection otherwise took the next idle one, as dead, and timed out again.
+        if (!opts.dedicated && (reason as { name?: string }).name === 'TimeoutError') this.dropIdleConnections();
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('timeout', () => {
         fail(new RequestTimeoutError(url, this.requestTimeoutMs));

@@ -51,6 +51,8 @@ export class LeaderElector {
   private leading = false;
   /** The Lease as our last write left it, and when (monotonic): a leader renews it in one request while it is valid. */
   private held: { lease: Lease; at: number } | undefined;
+  /** When (monotonic) our last successful write of the lease was sent. */
+  private renewedAt = Number.NEGATIVE_INFINITY;
 
   private readonly client: KubeClient;
   private readonly config: LeaderElectionConfig;
@@ -113,19 +115,27 @@ export class LeaderElector {
    * Renews every retry period. As in client-go, all attempts after a renewal share one deadline: the
    * renewal's start (it may have landed any time after that) plus the renew deadline. A request still
    * hanging then is aborted and leadership is lost, so that this replica has stopped before any standby,
-   * which waits a full lease duration from when it saw that renewal, can take over.
+   * which waits a full lease duration from when it saw that renewal, can take over. Unlike client-go, an
+   * attempt that hangs is given up while another still fits (below).
    */
   private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
     let lastRenewal = renewedAt;
+    let retryNow = false;
     while (!signal.aborted) {
       const left = () => lastRenewal + this.config.renewDeadlineMs - this.clocks.monotonic();
-      await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
+      if (!retryNow) await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
       if (signal.aborted) break;
       if (left() <= 0) return 'lost';
       const attemptAt = this.clocks.monotonic();
-      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(left())))])))
-        lastRenewal = attemptAt;
+      // One attempt does not get all that is left while a second still fits: a renewal hung on a dead pooled
+      // connection (black-holed: no error, no answer) is given up a retry period before the deadline, which
+      // also closes the pool's idle connections (transport.ts), and tried again at once on a fresh one.
+      // Without this a leader lost its lease to a single silent connection while the API server was fine.
+      const budget = left() > 2 * this.config.retryPeriodMs ? left() - this.config.retryPeriodMs : left();
+      const renewed = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(budget)))]));
+      if (renewed) lastRenewal = attemptAt;
       else if (left() <= 0) return 'lost';
+      retryNow = !renewed && this.clocks.monotonic() - attemptAt >= budget;
     }
     return 'stopped';
   }
@@ -142,7 +152,11 @@ export class LeaderElector {
       renewTime: microTime(wallNow),
       leaseTransitions: (prev?.leaseTransitions ?? 0) + (prev?.holderIdentity && prev.holderIdentity !== identity ? 1 : 0),
     });
-    const write = (lease: Lease) => this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
+    const write = async (lease: Lease) => {
+      const written = await this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
+      this.renewedAt = now;
+      return written;
+    };
     // As client-go does: a leader whose lease is still valid renews the Lease it last wrote, without reading
     // it first (half the requests while idle). Its resourceVersion makes the write fail if anyone else wrote
     // since, and the full check below runs then.
@@ -164,6 +178,7 @@ export class LeaderElector {
       } catch (e) {
         if (!isNotFound(e)) throw e;
         const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() }, { signal });
+        this.renewedAt = now;
         this.observed = { record: identity, at: this.clocks.monotonic() };
         this.held = { lease: created, at: now };
         return true;
@@ -173,7 +188,19 @@ export class LeaderElector {
       if (this.observed?.record !== record) this.observed = { record, at: now };
       const durationMs = (lease.spec?.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1000)) * 1000;
       const expired = this.observed.at + durationMs <= now;
-      if (holder && holder !== identity && !expired) return false;
+      // A leader whose last renewal was sent less than a renew deadline before this read answered knows that
+      // no standby can have taken the lease since: a standby waits a lease duration after it sees a renewal.
+      // Another holder's record is then the store gone back (etcd restored from a backup that named a holder
+      // since gone) or a hand edit, not an election: the leader keeps leading and writes its record over it,
+      // guarded by the resourceVersion it just read. Yielding instead would leave the cluster without a leader
+      // until that record, which nobody renews, expires.
+      const rolledBack = this.leading && this.clocks.monotonic() - this.renewedAt < this.config.renewDeadlineMs;
+      if (holder && holder !== identity && !expired && !rolledBack) return false;
+      if (holder && holder !== identity && !expired)
+        this.log?.warn(
+          { holder },
+          'the lease names another holder although this leader renewed it within its renew deadline (etcd restored from a backup?); writing it again',
+        );
       this.held = { lease: await write(lease), at: now };
       return true;
     } catch (e) {

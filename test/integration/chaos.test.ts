@@ -46,9 +46,12 @@ test('chaos: two replicas, six faults of six kinds; every run converges, nothing
     'every step converged',
   );
   assert.deepEqual(report.leaks, [], 'nothing osc made is left');
-  assert.equal(report.duplicateReboots, 0, 'no node rebooted without a configuration change');
+  assert.equal(report.needlessRuns, 0, 'no node rebooted without a configuration change');
   assert.equal(report.machineConfigRewrites, 0, 'the extension MachineConfig never rewritten');
-  assert.ok(report.machineConfigCreates <= report.installs, 'the extension MachineConfig created at most once per install');
+  assert.ok(
+    report.machineConfigCreates <= report.installs + report.restores,
+    'the extension MachineConfig created at most once per install (or per etcd restore that lost it)',
+  );
   assert.ok(report.relistsOnGone > 0, 'the informers listed again after 410 Gone');
   assert.deepEqual(report.doubleLeaderWrites, [], 'no write by a replica that did not hold the lease');
   assert.deepEqual(report.rbacGaps, [], 'the RBAC osc install ships allows every request the operator made');

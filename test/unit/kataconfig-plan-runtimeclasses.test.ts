@@ -157,6 +157,26 @@ describe('KataConfig plan: RuntimeClasses with the confidential pass', () => {
     assert.deepEqual(unused.events, []);
   });
 
+  test('kata-remote of ours that the status no longer names (etcd restored, a status written from a stale cache) is deleted once peer pods are off', () => {
+    const { p } = platform();
+    const kc = kataConfig({ ...installing, runtimeClasses: ['kata'] });
+    const rcs = [ownedClass('kata', {}, 'kata'), ownedClass('kata-remote', {}, 'kata-remote')];
+    const plan = planInstall(observed(kc, p, { confidential: pass({ classes: [] }), runtimeClasses: rcs }), NOW);
+    assert.deepEqual(plan.deleteRuntimeClasses, ['kata-remote']);
+    assert.deepEqual(plan.status?.runtimeClasses, ['kata']);
+    // One someone else made is not ours; one already going is not deleted again.
+    const others = [ownedClass('kata', {}, 'kata'), ownedClass('kata-remote', { ownerReferences: [] }, 'kata-remote')];
+    assert.deepEqual(
+      planInstall(observed(kc, p, { confidential: pass({ classes: [] }), runtimeClasses: others }), NOW).deleteRuntimeClasses,
+      [],
+    );
+    const going = [ownedClass('kata', {}, 'kata'), ownedClass('kata-remote', { deletionTimestamp: EARLIER }, 'kata-remote')];
+    assert.deepEqual(
+      planInstall(observed(kc, p, { confidential: pass({ classes: [] }), runtimeClasses: going }), NOW).deleteRuntimeClasses,
+      [],
+    );
+  });
+
   test('a frozen class (its gate unreadable) is neither made nor removed', () => {
     const { p } = platform();
     const kc = kataConfig({ ...installing, runtimeClasses: ['kata', KATA_CC_RUNTIME_CLASS] });

@@ -262,6 +262,31 @@ describe('KubeClient over node:https', () => {
     assert.equal(srv.connections, connections + 1, 'the next request opened a new connection');
   });
 
+  test("a caller's deadline (AbortSignal.timeout) passing on a silent connection closes its idle siblings too: the next request gets a fresh one", async () => {
+    reset();
+    const k = client();
+    // Two pooled keep-alive connections, both idle afterwards.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    srv.handler = (_req, res) => void held.then(() => json(res, 200, { kind: 'ConfigMapList', items: [] }));
+    const both = Promise.all([k.list(ConfigMaps, { namespace: 'a' }), k.list(ConfigMaps, { namespace: 'b' })]);
+    await waitFor(() => srv.requests.length === 2, { message: 'two requests in flight' });
+    release();
+    await both;
+    const idle = [...new Set(srv.requests.slice(-2).map((r) => r.socket))];
+    assert.equal(idle.length, 2, 'two connections in the pool');
+    const connections = srv.connections;
+    srv.handler = () => {}; // every connection goes silent, as behind a black hole
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a', signal: AbortSignal.timeout(200) }), { name: 'TimeoutError' });
+    await waitFor(() => idle.every((s) => s.destroyed), {
+      timeoutMs: 3000,
+      message: 'the idle sibling was closed as well (not left to the pool’s 30 s idle timeout)',
+    });
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a', signal: AbortSignal.timeout(5000) });
+    assert.equal(srv.connections, connections + 1, 'the next request opened a new connection, not a dead idle one');
+  });
+
   test("a server's keep-alive hint shortens how long a free connection is kept, not how long a request may wait", async () => {
     reset();
     const k = client();

@@ -46,10 +46,12 @@ function leaseServer() {
 const config = { namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
 describe('leader election', () => {
-  test('a leader renews its valid lease with one write; when someone else wrote since, it reads the lease and yields', async () => {
+  test('a leader renews its valid lease with one write; when someone else wrote since, it reads the lease and yields', async (t) => {
+    const time = steppedClocks();
+    t.after(time.restore);
     const server = leaseServer();
     // The elector uses get, create and update only.
-    const elector = new LeaderElector(server.client as unknown as KubeClient, config);
+    const elector = new LeaderElector(server.client as unknown as KubeClient, config, undefined, time.clocks);
     assert.equal(await elector.tryAcquireOrRenew(), true);
     assert.deepEqual(server.calls.splice(0), ['GET', 'POST'], 'the lease is made');
     (elector as unknown as { leading: boolean }).leading = true;
@@ -59,12 +61,38 @@ describe('leader election', () => {
     assert.deepEqual(server.calls.splice(0), ['PUT', 'PUT'], 'each renewal is one write of the lease as last written');
     assert.equal(server.holder(), 'me');
 
+    // A renew deadline without a renewal: a standby may have taken over legitimately since.
+    time.t.mono += config.renewDeadlineMs;
     server.takeOver('other');
     assert.equal(await elector.tryAcquireOrRenew(), false, 'a lease another holder renewed is not taken');
     assert.deepEqual(server.calls.splice(0), ['PUT', 'GET'], 'the write conflicts, the lease is read, and left alone');
     assert.equal(server.holder(), 'other');
+    (elector as unknown as { leading: boolean }).leading = false;
     assert.equal(await elector.tryAcquireOrRenew(), false);
     assert.deepEqual(server.calls.splice(0), ['GET'], 'no longer holding it, it reads before any write');
+  });
+
+  test('etcd restored from a backup naming another holder: a leader that renewed within its renew deadline keeps the lease; a standby waits', async (t) => {
+    const time = steppedClocks();
+    t.after(time.restore);
+    const server = leaseServer();
+    const leader = new LeaderElector(server.client as unknown as KubeClient, config, undefined, time.clocks);
+    const standby = new LeaderElector(server.client as unknown as KubeClient, { ...config, identity: 'standby' }, undefined, time.clocks);
+    assert.equal(await leader.tryAcquireOrRenew(), true);
+    (leader as unknown as { leading: boolean }).leading = true;
+    assert.equal(await standby.tryAcquireOrRenew(), false);
+    time.t.mono += 2_000;
+    assert.equal(await leader.tryAcquireOrRenew(), true);
+    // The restored Lease names the process that led when the backup was taken, long gone.
+    server.takeOver('gone-since');
+    time.t.mono += config.renewDeadlineMs - 1;
+    server.calls.splice(0);
+    assert.equal(await leader.tryAcquireOrRenew(), true, 'no standby can have taken it since the last renewal: the leader writes over it');
+    assert.deepEqual(server.calls.splice(0), ['PUT', 'GET', 'PUT']);
+    assert.equal(server.holder(), 'me');
+    time.t.mono += config.leaseDurationMs;
+    assert.equal(await standby.tryAcquireOrRenew(), false, 'the standby saw the record change: it keeps waiting');
+    assert.equal(server.holder(), 'me');
   });
 });
 
@@ -189,6 +217,44 @@ describe('a leader that cannot renew gives up by its renew deadline, and answers
       assert.ok(heldFor < timings.leaseDurationMs, `led ${Math.round(heldFor)} ms after the last renewal was sent`);
     });
   }
+});
+
+describe('a renewal that hangs on a dead connection is given up in time for another', () => {
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+
+  test('one silent request (a black-holed pooled connection): the leader renews on the next attempt and keeps leading', async (t) => {
+    const server = leaseServer();
+    const state = { hangs: 0 };
+    const hang = (signal?: AbortSignal) =>
+      new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const silent = () => state.hangs > 0 && state.hangs-- > 0;
+    const client = {
+      get: (_rt: unknown, _name: string, _ns: string, signal?: AbortSignal) => (silent() ? hang(signal) : server.client.get()),
+      create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        silent() ? hang(opts?.signal) : server.client.create(rt, lease),
+      update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
+        silent() ? hang(opts?.signal) : server.client.update(rt, lease),
+    };
+    const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
+    const stop = new AbortController();
+    t.after(() => stop.abort());
+    let outcome: string | undefined;
+    void elector
+      .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
+      .then((o) => {
+        outcome = o;
+      });
+    await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+    state.hangs = 1;
+    const writes = () => server.calls.filter((c) => c === 'PUT').length;
+    const before = writes();
+    // Three renew deadlines: a lost leadership would have answered by now.
+    await new Promise((r) => setTimeout(r, 3 * timings.renewDeadlineMs));
+    assert.equal(state.hangs, 0, 'the silent request was made');
+    assert.equal(outcome, undefined, 'leadership not lost');
+    assert.equal(elector.isLeader, true);
+    assert.ok(writes() > before + 1, 'renewing again after the silent request');
+  });
 });
 
 describe('an operator that lost its lease is restarted, not left to campaign again', () => {

@@ -1,5 +1,6 @@
 import { RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../api/confidential.ts';
 import { objectName } from '../../api/meta.ts';
+import { KATA_REMOTE_RUNTIME_CLASS, KATA_RUNTIME_CLASS } from '../../api/names.ts';
 import type { Node, Pod, RuntimeClass } from '../../kube/resources.ts';
 import { RuntimeClasses } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
@@ -73,8 +74,20 @@ export function planRuntimeClasses(obs: RuntimeClassesObserved): RuntimeClassesP
     }
   }
   // A RuntimeClass no longer offered (peer pods or a feature gate turned off) goes once no pod uses it.
+  // status.runtimeClasses names what osc made, but a status can go back (etcd restored from a backup, a
+  // write from a cache that had not seen the restore yet) while the class stays: kata or kata-remote still
+  // owned by a KataConfig is osc's too, and goes as well.
   const frozen = extra?.frozen ?? [];
-  for (const name of runtimeClasses.filter((n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n))) {
+  const ownedBase = [KATA_RUNTIME_CLASS, KATA_REMOTE_RUNTIME_CLASS].filter(
+    (n) =>
+      !runtimeClasses.includes(n) &&
+      !obs.wanted.includes(n) &&
+      ownedByKataConfig(byName.get(n)) &&
+      !byName.get(n)?.metadata.deletionTimestamp,
+  );
+  for (const name of [...runtimeClasses, ...ownedBase].filter(
+    (n) => (!wanted.includes(n) && !frozen.includes(n)) || replaced.includes(n),
+  )) {
     const using = podsUsing(obs.pods, new Set([name]));
     if (using.length) {
       plan.waitingForPods.push({ name, pods: using });

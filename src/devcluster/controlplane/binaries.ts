@@ -8,6 +8,8 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 export interface ControlPlaneBinaries {
   dir: string;
   etcd: string;
+  /** etcd's offline tool (snapshot restore). */
+  etcdutl: string;
   kubeApiserver: string;
   kubeScheduler: string;
   kubeControllerManager: string;
@@ -19,6 +21,7 @@ export function binariesIn(dir: string): ControlPlaneBinaries {
   return {
     dir,
     etcd: join(dir, 'etcd'),
+    etcdutl: join(dir, 'etcdutl'),
     kubeApiserver: join(dir, 'kube-apiserver'),
     kubeScheduler: join(dir, 'kube-scheduler'),
     kubeControllerManager: join(dir, 'kube-controller-manager'),
