@@ -442,9 +442,9 @@ export class DevCluster {
    * Adds a worker that boots with the worker pool's configuration: `worker-<n>` past every worker this
    * cluster has had unless named. A replacement machine gets a name of its own, as on a cloud (a new
    * instance, a new host name): given a lost node's name it would inherit that node's pods, which the pod
-   * garbage collector only deletes while no node of their node's name exists.
+   * garbage collector only deletes while no node of their node's name exists. opts.pool: see below.
    */
-  async addWorker(name?: string, opts: { virtualizationCapable?: boolean } = {}): Promise<Node> {
+  async addWorker(name?: string, opts: { virtualizationCapable?: boolean; pool?: string } = {}): Promise<Node> {
     let nodeName = name;
     if (!nodeName) {
       const nodes = await this.client.list(Nodes);
@@ -455,7 +455,9 @@ export class DevCluster {
     const index = Number(/(\d+)$/.exec(nodeName)?.[1] ?? 0);
     if (this.distribution === 'kubernetes')
       return registerNode(this.client, { name: nodeName, role: 'worker', index, distribution: 'kubernetes' });
-    const pool = await this.client.find(MachineConfigPools, 'worker');
+    // A machine of a MachineSet that labels its nodes for a custom pool (opts.pool) registers with that role
+    // and boots with the pool's configuration, as the Machine Config Server serves it: nothing to drain for.
+    const pool = await this.client.find(MachineConfigPools, opts.pool ?? 'worker');
     const capable = opts.virtualizationCapable ?? this.isCapable(nodeName);
     const node = await registerNode(this.client, {
       name: nodeName,
@@ -463,6 +465,7 @@ export class DevCluster {
       index,
       virtualizationCapable: capable,
       bootConfig: pool?.spec.configuration?.name,
+      labels: opts.pool ? { [`node-role.kubernetes.io/${opts.pool}`]: '' } : undefined,
     });
     this.log.info({ node: nodeName }, 'worker added');
     return node;

@@ -431,9 +431,10 @@ describe('leaked pod VMs are found and deleted', () => {
     );
 
     // The node is lost with the adaptor's records on its disk; a machine of the same name registers at once,
-    // before the pod garbage collector would delete the pod.
+    // before the pod garbage collector would delete the pod. It comes from a MachineSet that labels its nodes
+    // for kata: a machine drained for its configuration would have the pod evicted before taking it over.
     await cluster.dev.removeNode(node);
-    await cluster.dev.addWorker(node);
+    await cluster.dev.addWorker(node, { pool: 'kata-oc' });
     const second = await waitFor(
       () => {
         const vm = vms().recorded(uid);
