@@ -85,13 +85,10 @@ export async function rbacGaps(client: KubeClient, user: string, forbidden: read
   const gaps: string[] = [];
   for (const e of forbidden) {
     const o = e.objectRef ?? {};
-    const review = await client.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      body: {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: {
-          user,
-          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+    // A non-resource URL (discovery, /version, /readyz) is authorized by its path, not by a resource.
+    const path = (e.requestURI ?? '').split('?')[0];
+    const attributes = e.objectRef
+      ? {
           resourceAttributes: {
             verb: e.verb,
             group: o.apiGroup ?? '',
@@ -100,13 +97,25 @@ export async function rbacGaps(client: KubeClient, user: string, forbidden: read
             namespace: o.namespace ?? '',
             name: o.name ?? '',
           },
+        }
+      : { nonResourceAttributes: { verb: e.verb, path } };
+    const review = await client.request<{ status?: { allowed?: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+          ...attributes,
         },
       },
     });
-    if (!review.status?.allowed)
-      gaps.push(
-        `${e.verb} ${o.resource}${o.subresource ? `/${o.subresource}` : ''}${o.apiGroup ? `.${o.apiGroup}` : ''} ${[o.namespace, o.name].filter(Boolean).join('/')}`,
-      );
+    if (review.status?.allowed) continue;
+    gaps.push(
+      e.objectRef
+        ? `${e.verb} ${o.resource}${o.subresource ? `/${o.subresource}` : ''}${o.apiGroup ? `.${o.apiGroup}` : ''} ${[o.namespace, o.name].filter(Boolean).join('/')}`
+        : `${e.verb} ${path}`,
+    );
   }
   return gaps;
 }

@@ -100,6 +100,8 @@ describe('web console: workloads, accessibility and scale in a real browser', { 
     await h.page.getByRole('button', { name: 'Delete KataConfig' }).click();
     const dialog = h.page.getByRole('dialog', { name: 'Delete KataConfig example-kataconfig?' });
     await dialog.waitFor();
+    // The dialog first looks for pods that use kata, then says what the delete will do.
+    await dialog.getByText(/Kata leaves every node/).waitFor();
     assert.match(await dialog.ariaSnapshot(), /Kata leaves every node/);
     console.log(`# accessibility tree of the KataConfig page:\n${await h.page.locator('body').ariaSnapshot()}`);
   });

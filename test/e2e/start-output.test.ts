@@ -96,7 +96,7 @@ test('npm start from nothing built: one estimate and one progress display per bu
   const steps = lines.flatMap((l) => /^\[control-plane\] (building|built) (\S+)/.exec(l)?.slice(1, 3).join(' ') ?? []);
   assert.deepEqual(
     steps,
-    ['etcd', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl', 'kwok'].flatMap((b) => [
+    ['etcd', 'etcdutl', 'kube-apiserver', 'kube-scheduler', 'kube-controller-manager', 'kubectl', 'kwok'].flatMap((b) => [
       `building ${b}`,
       `built ${b}`,
     ]),

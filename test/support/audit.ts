@@ -12,6 +12,8 @@ export interface AuditEvent {
   user: { username: string };
   /** The client's User-Agent: osc sends `osc/<version> (<pod name>)`, which tells replicas of one ServiceAccount apart. */
   userAgent?: string;
+  /** The path and query asked for (a request without objectRef is for a non-resource URL such as /version). */
+  requestURI?: string;
   objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp: string;

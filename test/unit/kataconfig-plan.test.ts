@@ -10,7 +10,7 @@ import type { KataConfig } from '../../src/api/kataconfig.ts';
 import { type KataNode, KataNodes } from '../../src/api/katanode.ts';
 import { KATACONFIG_FINALIZER } from '../../src/api/names.ts';
 import { type KataConfigObserved, planInstall, planUninstall } from '../../src/controllers/kataconfig/plan.ts';
-import { DaemonSets, type Node, Nodes, type Pod } from '../../src/kube/resources.ts';
+import { DaemonSets, type Node, Nodes, type Pod, type RuntimeClass } from '../../src/kube/resources.ts';
 import type { NodeRecord, Platform, PlatformPlan } from '../../src/platform/platform.ts';
 import type { PlannedWrite } from '../../src/runtime/applier.ts';
 
@@ -271,5 +271,31 @@ describe('KataConfig plan', () => {
     assert.ok(first?.op === 'delete');
     assert.equal(first.uncached, true, 'straight to the API server: a cache may lag behind a recent create');
     assert.equal(KataNodes.kind, 'KataNode');
+  });
+
+  test('uninstall done while a RuntimeClass it owns is still there: deleted, and the KataConfig waits for it to go', () => {
+    const p = platform({
+      records: [],
+      uninstallComplete: true,
+      cleanup: { steps: [[{ op: 'delete', resource: DaemonSets, name: 'installer', namespace: 'osc' }]], pending: 0 },
+    });
+    const kc = kataConfig({ deleting: true, status: { ...inProgress('Uninstalling'), runtimeClasses: ['kata'], uninstallStarted: true } });
+    const owner = { apiVersion: 'kataconfiguration.openshift.io/v1', kind: 'KataConfig', name: 'example', uid: 'kc-uid' };
+    const rc = (name: string, deleting: boolean): RuntimeClass => ({
+      metadata: { name, ownerReferences: [owner], ...(deleting ? { deletionTimestamp: NOW.toISOString() } : {}) },
+      handler: name,
+    });
+    // kata-remote is no longer in status (peer pods turned off meanwhile) but still owned: it goes too.
+    const live = planUninstall(observed(kc, p, { runtimeClasses: [rc('kata', false), rc('kata-remote', false)] }), NOW);
+    assert.deepEqual(live.deleteRuntimeClasses, ['kata', 'kata-remote']);
+    assert.equal(live.cleanUp, undefined, 'the finalizer stays while a class is there');
+    assert.equal(live.requeueAfterMs, 5_000);
+    // Being deleted, held by its cleanup finalizer: not deleted again, still waited for.
+    const terminating = planUninstall(observed(kc, p, { runtimeClasses: [rc('kata', true)] }), NOW);
+    assert.deepEqual(terminating.deleteRuntimeClasses, []);
+    assert.equal(terminating.cleanUp, undefined);
+    // Gone: the clean-up and the finalizer.
+    const gone = planUninstall(observed(kc, p, { runtimeClasses: [] }), NOW);
+    assert.ok(gone.cleanUp);
   });
 });

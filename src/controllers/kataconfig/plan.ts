@@ -94,6 +94,9 @@ export interface KataConfigPlan {
   notes: { level: 'info' | 'debug'; fields: Record<string, unknown>; msg: string }[];
 }
 
+/** How often an uninstall waiting for its RuntimeClasses to go looks again (their deletion also wakes it). */
+const RUNTIME_CLASS_GONE_RECHECK_MS = 5_000;
+
 const emptyPlan = (): KataConfigPlan => ({
   readyNodes: 0,
   ensureRuntimeClasses: [],
@@ -346,7 +349,22 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
   plan.detached = detached(writes);
   if (writes.pending === 0 && nodesBack && view.uninstallComplete() && state.reason !== 'Failed') {
     // Everything osc created goes (RuntimeClasses first), then the finalizer: nothing may be left behind.
-    plan.deleteRuntimeClasses = kc.status?.runtimeClasses ?? [];
+    // A class being deleted is kept by its cleanup finalizer until runtimeclass-cleanup releases it: the
+    // KataConfig stays until then, so that a delete that returned leaves no class behind. Its going wakes us.
+    const left = (obs.runtimeClasses ?? []).filter((c) => c.metadata.ownerReferences?.some((o) => o.kind === 'KataConfig'));
+    const terminating = new Set(left.filter((c) => c.metadata.deletionTimestamp).map(objectName));
+    plan.deleteRuntimeClasses = [...new Set([...(kc.status?.runtimeClasses ?? []), ...left.map(objectName)])].filter(
+      (n) => !terminating.has(n),
+    );
+    if (left.length) {
+      plan.notes.push({
+        level: 'info',
+        fields: { runtimeClasses: left.map(objectName) },
+        msg: 'uninstalled: waiting for the RuntimeClasses to go',
+      });
+      plan.requeueAfterMs = RUNTIME_CLASS_GONE_RECHECK_MS;
+      return plan;
+    }
     const deleteKataNodes = obs.kataNodes.map(
       (k): PlannedWrite => ({
         op: 'delete',
