@@ -27,6 +27,7 @@ export const AZURE_BUILTIN_ROLES: Record<string, { actions: string[]; notActions
     ],
   },
   Reader: { actions: ['*/read'], notActions: [] },
+  'User Access Administrator': { actions: ['*/read', 'Microsoft.Authorization/*'], notActions: [] },
   'Virtual Machine Contributor': {
     actions: [
       'Microsoft.Authorization/*/read',
