@@ -269,7 +269,7 @@ export class GcpIam {
     }
     const email = /serviceAccounts\/([^:]+):generateAccessToken$/.exec(String(doc.service_account_impersonation_url ?? ''))?.[1] ?? '';
     const a = this.accounts.get(email);
-    if (!a || !a.impersonators.includes(this.poolPrincipal(caller.token.serviceAccount))) {
+    if (!a?.impersonators.includes(this.poolPrincipal(caller.token.serviceAccount))) {
       this.stats.refused++;
       return {
         error: `impersonate: status code 403: {"error":{"code":403,"message":"Permission 'iam.serviceAccounts.getAccessToken' denied on resource (or it may not exist).","status":"PERMISSION_DENIED"}}`,
