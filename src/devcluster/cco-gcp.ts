@@ -23,6 +23,8 @@ const decode = (s: Secret | undefined, key: string) => {
   const v = s?.data?.[key];
   return v === undefined ? s?.stringData?.[key] : Buffer.from(v, 'base64').toString('utf8');
 };
+/** Five random characters of the alphabet Kubernetes' generated names use (no vowels, no look-alikes). */
+const suffix = () => [...randomBytes(5)].map((b) => 'bcdfghjklmnpqrstvwxz2456789'[b % 27]).join('');
 const specOf = (cr: AnyCredentialsRequest) => cr.spec.providerSpec as GCPProviderSpec;
 const keyIdOf = (json: string | undefined): string => {
   try {
@@ -147,10 +149,13 @@ export class GcpActuator implements CcoActuator {
         );
     };
     const spec = specOf(cr);
-    const sa =
-      cr.status?.providerStatus?.serviceAccountID ||
-      `${this.infraName.slice(0, 12)}-${objectName(cr).slice(0, 11)}-${randomBytes(3).toString('hex').slice(0, 5)}`;
-    const roleID = cr.status?.providerStatus?.roleID || (spec.permissions?.length ? objectName(cr).replace(/-/g, '_').slice(0, 56) : '');
+    // The real operator's names: a service account ID of at most 30 characters (12-11-5), a role ID of
+    // letters, digits and underscores (29_28_5), each ending with 5 random characters of Kubernetes' alphabet.
+    const sa = cr.status?.providerStatus?.serviceAccountID || `${this.infraName.slice(0, 12)}-${objectName(cr).slice(0, 11)}-${suffix()}`;
+    const alnum = (x: string) => x.replace(/[^a-zA-Z0-9]/g, '');
+    const roleID =
+      cr.status?.providerStatus?.roleID ||
+      (spec.permissions?.length ? `${alnum(this.infraName).slice(0, 29)}_${alnum(objectName(cr)).slice(0, 28)}_${suffix()}` : '');
     const email = `${sa}@${this.iam.projectId}.iam.gserviceaccount.com`;
     const roles = [...spec.predefinedRoles];
     if (roleID) {
