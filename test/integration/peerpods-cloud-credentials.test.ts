@@ -5,7 +5,8 @@
  * mode the administrator runs ccoctl and applies the Secret it writes (workload identity). Each ends with the
  * image built, the adaptor running and a peer pod's VM made with those credentials. The bad rows: the
  * minted Secret deleted by hand (written again, the old key refused), a role missing (the cloud refuses the
- * VM), Manual mode without a Secret (a condition naming ccoctl), Mint mode on Azure (which the CCO has not there).
+ * VM), Manual mode without a Secret (a condition naming ccoctl), Mint mode on Azure (which the CCO has not there),
+ * Google Cloud root credentials that may not mint (insufficient, then passed through).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -15,7 +16,9 @@ import {
   CCO_NAMESPACE,
   type CredentialsRequest,
   CredentialsRequests,
+  GCP_ROOT_SECRET,
   type GCPProviderSpec,
+  ROOT_CREDENTIALS_MODE_ANNOTATION,
 } from '../../src/api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET } from '../../src/api/credentials-text.ts';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
@@ -322,6 +325,47 @@ describe('Google Cloud: the documented procedure with no Secret step (the CCO mi
       ...LONG,
       message: 'the refused pod runs once the role is bound again',
     });
+  });
+});
+
+describe('Google Cloud, root credentials that may not mint: insufficient, then passed through once they hold the request', () => {
+  const cluster = useDevCluster({ workers: 1, platform: 'GCP', rebootMs: 300 });
+  useOperator(cluster, KC);
+  const h = helpers(cluster, 'gcp');
+  const keyOf = (s: { data?: Record<string, string> } | undefined) =>
+    JSON.parse(decode(s, 'service_account.json') || '{}') as { private_key_id?: string; client_email?: string };
+  const rootSecret = () => h.c().get(Secrets, GCP_ROOT_SECRET.name, GCP_ROOT_SECRET.namespace);
+
+  test("a viewer: InsufficientCloudCreds in the request and the condition; the request's permissions: the root key itself", async () => {
+    const gcp = cluster.dev.cloud;
+    assert.ok(gcp instanceof SimulatedGcp);
+    const rootEmail = keyOf(await rootSecret()).client_email ?? '';
+    assert.ok(gcp.iam.hasServiceAccount(rootEmail));
+    gcp.iam.setRoles(rootEmail, ['roles/viewer']);
+    await h.ok(['apply', '-f', '-'], gcpCm(gcp.account));
+    await h.ok(['create', '-f', '-'], kataConfigYaml);
+    const r = (await waitFor(h.request, LONG)) as CredentialsRequest<GCPProviderSpec>;
+    await waitFor(
+      async () => ((await h.request())?.status?.conditions ?? []).find((c) => c.type === 'InsufficientCloudCreds' && c.status === 'True'),
+      { ...LONG, message: 'InsufficientCloudCreds on the request' },
+    );
+    await waitFor(async () => /InsufficientCloudCreds/.test((await h.configValid())?.message ?? ''), {
+      ...LONG,
+      message: 'PeerPodsConfigValid repeats it',
+    });
+    assert.equal((await rootSecret()).metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION], 'insufficient');
+    assert.equal(await h.ccoSecret(), undefined, 'nothing minted with a viewer key');
+    // The administrator gives the installer's account exactly the request's permissions and rotates its key.
+    gcp.iam.setRoles(rootEmail, [gcp.iam.createCustomRole('peerpods_only', r.spec.providerSpec.permissions ?? [])]);
+    const keyId = await cluster.dev.cco.rotateRootCredentials();
+    const s = await waitFor(async () => ((k) => (k.private_key_id === keyId ? k : undefined))(keyOf(await h.ccoSecret())), {
+      ...LONG,
+      message: 'cco-secret holds the root key',
+    });
+    assert.equal(s.client_email, rootEmail, 'passed through, not minted');
+    assert.equal((await rootSecret()).metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION], 'passthrough');
+    await h.adaptorReady();
+    assert.match(await h.podVmRuns(), /^podvm-/);
   });
 });
 
