@@ -8,8 +8,10 @@ import type { KubeObject, ResourceType } from './meta.ts';
 
 /** Where the CCO reads CredentialsRequests from; the requested Secret goes to spec.secretRef's namespace. */
 export const CCO_NAMESPACE = 'openshift-cloud-credential-operator';
-/** The root (cluster) credentials on AWS. */
+/** The root (cluster) credentials on AWS, Azure and Google Cloud. */
 export const AWS_ROOT_SECRET = { namespace: 'kube-system', name: 'aws-creds' } as const;
+export const AZURE_ROOT_SECRET = { namespace: 'kube-system', name: 'azure-credentials' } as const;
+export const GCP_ROOT_SECRET = { namespace: 'kube-system', name: 'gcp-credentials' } as const;
 /** On a Secret the CCO wrote: the namespace/name of the CredentialsRequest it satisfies. */
 export const CREDENTIALS_REQUEST_ANNOTATION = 'cloudcredential.openshift.io/credentials-request';
 /** The CCO's finalizer on a CredentialsRequest: the cloud user is deleted before the request goes. */
@@ -36,6 +38,33 @@ export interface AWSProviderSpec {
   stsIAMRoleARN?: string;
 }
 
+/** An Azure request: built-in roles to bind, and permissions for a custom role (ccoctl makes it in Manual mode). */
+export interface AzureProviderSpec {
+  apiVersion: 'cloudcredential.openshift.io/v1';
+  kind: 'AzureProviderSpec';
+  roleBindings: { role: string }[];
+  permissions?: string[];
+  dataPermissions?: string[];
+  /** Workload identity brokered by the CCO (OLM's short-lived credentials flow); osc leaves these to ccoctl. */
+  azureClientID?: string;
+  azureTenantID?: string;
+  azureSubscriptionID?: string;
+  azureRegion?: string;
+}
+
+/** A Google Cloud request: predefined roles, and permissions for a custom role the CCO (or ccoctl) makes. */
+export interface GCPProviderSpec {
+  apiVersion: 'cloudcredential.openshift.io/v1';
+  kind: 'GCPProviderSpec';
+  predefinedRoles: string[];
+  permissions?: string[];
+  skipServiceCheck?: boolean;
+  serviceAccountEmail?: string;
+  audience?: string;
+}
+
+export type AnyProviderSpec = AWSProviderSpec | AzureProviderSpec | GCPProviderSpec;
+
 /** The condition types the real CCO sets on a CredentialsRequest. */
 export const CR_CONDITIONS = {
   insufficientCloudCreds: 'InsufficientCloudCreds',
@@ -55,10 +84,11 @@ export interface CredentialsRequestCondition {
   message?: string;
 }
 
-export interface CredentialsRequest extends KubeObject {
+/** A request; its providerSpec is AWS's unless said (`CredentialsRequest<AnyProviderSpec>` for any cloud's). */
+export interface CredentialsRequest<P extends AnyProviderSpec = AWSProviderSpec> extends KubeObject {
   spec: {
     secretRef: { name: string; namespace: string };
-    providerSpec: AWSProviderSpec;
+    providerSpec: P;
     /** For short-lived credentials (ccoctl): the ServiceAccounts the cloud role trusts. */
     serviceAccountNames?: string[];
     /** Where the projected ServiceAccount token is mounted (STS); the CCO's default is below. */
@@ -69,12 +99,20 @@ export interface CredentialsRequest extends KubeObject {
     lastSyncTimestamp?: string;
     lastSyncGeneration: number;
     lastSyncCloudCredsSecretResourceVersion?: string;
-    providerStatus?: { apiVersion: string; kind: 'AWSProviderStatus'; user?: string; policy?: string };
+    /** AWS: the IAM user minted; Azure: the (long gone) minted app; Google Cloud: the service account and custom role. */
+    providerStatus?: {
+      apiVersion: string;
+      kind: 'AWSProviderStatus' | 'AzureProviderStatus' | 'GCPProviderStatus';
+      user?: string;
+      policy?: string;
+      serviceAccountID?: string;
+      roleID?: string;
+    };
     conditions?: CredentialsRequestCondition[];
   };
 }
 
-export const CredentialsRequests: ResourceType<CredentialsRequest> = {
+export const CredentialsRequests: ResourceType<CredentialsRequest<AnyProviderSpec>> = {
   group: 'cloudcredential.openshift.io',
   version: 'v1',
   plural: 'credentialsrequests',

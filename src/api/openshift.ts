@@ -55,6 +55,8 @@ export interface ContainerRuntimeConfig extends KubeObject {
 export interface Infrastructure extends KubeObject {
   spec?: { platformSpec?: { type?: string } };
   status?: {
+    /** The cluster's unique name, the prefix of what the installer and the CCO create in the cloud. */
+    infrastructureName?: string;
     platform?: string;
     platformStatus?: {
       type?: string;

@@ -16,6 +16,9 @@ import { isAlreadyExists } from '../kube/errors.ts';
 import { type Secret, Secrets } from '../kube/resources.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { type AwsAccount, AwsError, policyAllows } from './aws-account.ts';
+import { type AnyCredentialsRequest, type CcoActuator, type ProviderStatus, ProvisionError } from './cco-actuator.ts';
+
+export { ProvisionError };
 
 /**
  * The Cloud Credential Operator's AWS side (./cco.ts runs it): the secret annotator's verdict on the root
@@ -47,16 +50,12 @@ const MINT_ACTIONS = [
 
 type RootMode = 'mint' | 'passthrough' | 'insufficient';
 
-/** A provisioning failure, as the real CCO's actuator reports it: a condition type and its error. */
-export class ProvisionError extends Error {
-  readonly type: string;
-  constructor(type: string, message: string) {
-    super(message);
-    this.type = type;
-  }
-}
+/** The IAM user that owns the cluster's root credentials. */
+export const ROOT_USER = 'cluster-root';
 
-export class AwsActuator {
+export class AwsActuator implements CcoActuator {
+  readonly kind = 'AWSProviderSpec' as const;
+  readonly rootSecret = AWS_ROOT_SECRET;
   /** The operator's counters (shared with it). */
   private readonly stats: { mints: number; rotations: number };
   private readonly client: KubeClient;
@@ -78,8 +77,58 @@ export class AwsActuator {
     this.infraName = opts.infraName;
   }
 
+  needsUpdate(request: AnyCredentialsRequest, root: Secret | undefined, mode: CredentialsMode): boolean {
+    return this.needsUpdateFor(request as CredentialsRequest, root, request.status?.providerStatus?.user ?? '', mode);
+  }
+
+  async sync(
+    request: AnyCredentialsRequest,
+    root: Secret | undefined,
+    mode: CredentialsMode,
+    signal: AbortSignal,
+  ): Promise<ProviderStatus> {
+    const user = await this.syncUser(request as CredentialsRequest, root, request.status?.providerStatus?.user ?? '', mode, signal);
+    return {
+      apiVersion: 'cloudcredential.openshift.io/v1',
+      kind: 'AWSProviderStatus',
+      ...(user ? { user, policy: `${user}-policy` } : {}),
+    };
+  }
+
+  /** A minted user goes with its keys; passed-through credentials are the root's and stay. */
+  deprovision(cr: AnyCredentialsRequest): void {
+    const user = cr.status?.providerStatus?.user;
+    if (user) this.account.deleteUser(user);
+  }
+
+  /** The cluster's root credentials, as the installer leaves them: the account's administrator's key in kube-system/aws-creds. */
+  async seedRoot(): Promise<void> {
+    const key = this.account.createUser(ROOT_USER);
+    await this.writeRootSecret(key, true);
+  }
+
+  /** A new key for the root user (the old one deleted), written to kube-system/aws-creds. */
+  async rotateRoot(): Promise<string> {
+    const key = this.account.rotateKey(ROOT_USER);
+    await this.writeRootSecret(key, false);
+    return key.accessKeyId;
+  }
+
+  private async writeRootSecret(key: { accessKeyId: string; secretAccessKey: string }, create: boolean): Promise<void> {
+    const data = { aws_access_key_id: b64(key.accessKeyId), aws_secret_access_key: b64(key.secretAccessKey) };
+    if (create) {
+      try {
+        await this.client.create(Secrets, { metadata: { ...AWS_ROOT_SECRET }, type: 'Opaque', data } as Secret);
+        return;
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+    }
+    await this.client.patch(Secrets, AWS_ROOT_SECRET.name, { data }, { namespace: AWS_ROOT_SECRET.namespace });
+  }
+
   /** Whether the request's Secret no longer matches what it asks (the real actuator's checks). */
-  needsUpdate(cr: CredentialsRequest, root: Secret | undefined, user: string, mode: CredentialsMode): boolean {
+  private needsUpdateFor(cr: CredentialsRequest, root: Secret | undefined, user: string, mode: CredentialsMode): boolean {
     const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     if (!existing || existing.metadata.deletionTimestamp) return true;
     const id = decode(existing, 'aws_access_key_id') ?? '';
@@ -96,7 +145,13 @@ export class AwsActuator {
   }
 
   /** Creates or updates the credentials as the root credentials' mode says; answers the minted user ('' when passed through). */
-  async sync(cr: CredentialsRequest, root: Secret | undefined, user: string, mode: CredentialsMode, signal: AbortSignal): Promise<string> {
+  private async syncUser(
+    cr: CredentialsRequest,
+    root: Secret | undefined,
+    user: string,
+    mode: CredentialsMode,
+    signal: AbortSignal,
+  ): Promise<string> {
     const p = CR_CONDITIONS.provisionFailure;
     if (!root) throw new ProvisionError(p, `unable to fetch root cloud cred secret: secrets "${AWS_ROOT_SECRET.name}" not found`);
     const rootMode = root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION];
@@ -160,7 +215,7 @@ export class AwsActuator {
   }
 
   /** The secret annotator: what the root credentials can do, on the root Secret. */
-  async annotateRoot(mode: CredentialsMode, requests: readonly CredentialsRequest[], signal: AbortSignal): Promise<void> {
+  async annotateRoot(mode: CredentialsMode, requests: readonly AnyCredentialsRequest[], signal: AbortSignal): Promise<void> {
     const root = this.secrets.get(keyOf(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
     if (!root || mode === 'Manual') return;
     let want: RootMode;

@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import {
-  AWS_ROOT_SECRET,
   CCO_DEPROVISION_FINALIZER,
   CCO_NAMESPACE,
   CLOUD_CREDENTIAL_NAME,
@@ -9,7 +8,6 @@ import {
   CR_CONDITIONS,
   CREDENTIALS_REQUEST_ANNOTATION,
   type CredentialsMode,
-  type CredentialsRequest,
   type CredentialsRequestCondition,
   CredentialsRequests,
 } from '../api/cloudcredential.ts';
@@ -23,10 +21,11 @@ import { Controller } from '../runtime/controller.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
 import type { AwsAccount } from './aws-account.ts';
-import { AwsActuator, ProvisionError } from './cco-aws.ts';
+import type { AnyCredentialsRequest, CcoActuator, ProviderStatus } from './cco-actuator.ts';
+import { ProvisionError } from './cco-actuator.ts';
+import { AwsActuator, ROOT_USER } from './cco-aws.ts';
 
-/** The IAM user that owns the cluster's root credentials. */
-export const ROOT_USER = 'cluster-root';
+export { ROOT_USER };
 
 export interface CloudCredentialOperatorOptions {
   client: KubeClient;
@@ -34,13 +33,19 @@ export interface CloudCredentialOperatorOptions {
   log?: Logger;
   /** The cluster's infrastructure name, the prefix of minted users' names. */
   infraName?: string;
+  /**
+   * The cloud side of the cluster's platform (Azure's or Google Cloud's, ./cco-azure.ts, ./cco-gcp.ts);
+   * AWS's, over `account`, when none is given.
+   */
+  actuator?: (shared: { client: KubeClient; secrets: Informer<Secret>; infraName: string; stats: CcoStats }) => CcoActuator;
 }
 
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const _decode = (s: Secret | undefined, key: string) => {
-  const v = s?.data?.[key];
-  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
-};
+export interface CcoStats {
+  mints: number;
+  rotations: number;
+  deprovisions: number;
+}
+
 const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 /** The secret annotator's key (not a request's: those are namespace/name). */
 const ROOT_KEY = 'root-credentials';
@@ -68,31 +73,26 @@ const ROOT_KEY = 'root-credentials';
  * - Manual mode: it does nothing.
  */
 export class CloudCredentialOperator {
-  readonly requests: Informer<CredentialsRequest>;
+  readonly requests: Informer<AnyCredentialsRequest>;
   readonly secrets: Informer<Secret>;
   readonly config: Informer<CloudCredential>;
   private readonly namespaces: Informer<KubeObject>;
-  readonly stats = { mints: 0, rotations: 0, deprovisions: 0 };
+  readonly stats: CcoStats = { mints: 0, rotations: 0, deprovisions: 0 };
   private readonly client: KubeClient;
-  private readonly account: AwsAccount;
   private readonly infraName: string;
   private readonly controller: Controller;
-  private readonly aws: AwsActuator;
+  /** The cloud side: the platform's actuator. */
+  readonly actuator: CcoActuator;
 
   constructor(opts: CloudCredentialOperatorOptions) {
     this.client = opts.client;
-    this.account = opts.account;
     this.infraName = opts.infraName ?? 'dev-cluster';
     const log = opts.log ?? silentLogger();
     this.requests = new Informer(this.client, CredentialsRequests, { namespace: CCO_NAMESPACE, log });
     this.secrets = new Informer(this.client, Secrets, { log });
-    this.aws = new AwsActuator({
-      client: this.client,
-      account: this.account,
-      secrets: this.secrets,
-      infraName: this.infraName,
-      stats: this.stats,
-    });
+    const shared = { client: this.client, secrets: this.secrets, infraName: this.infraName, stats: this.stats };
+    this.actuator = opts.actuator ? opts.actuator(shared) : new AwsActuator({ ...shared, account: opts.account });
+    const root = this.actuator.rootSecret;
     this.config = new Informer(this.client, CloudCredentials, { log });
     const all = () => [ROOT_KEY, ...this.requests.list().map((r) => keyOf(r.metadata.namespace, r.metadata.name))];
     this.namespaces = new Informer(this.client, Namespaces, { log });
@@ -115,7 +115,7 @@ export class CloudCredentialOperator {
           {
             informer: this.secrets,
             keys: (s: Secret) => {
-              if (s.metadata.namespace === AWS_ROOT_SECRET.namespace && s.metadata.name === AWS_ROOT_SECRET.name) return all();
+              if (s.metadata.namespace === root.namespace && s.metadata.name === root.name) return all();
               const owner = s.metadata.annotations?.[CREDENTIALS_REQUEST_ANNOTATION];
               return owner ? [owner] : [];
             },
@@ -141,10 +141,10 @@ export class CloudCredentialOperator {
   }
 
   /**
-   * What the installer leaves and the CCO then runs on: the CloudCredential `cluster` in `mode`, on AWS the
-   * root credentials (not in Manual mode, as on an STS cluster); then the CCO starts.
+   * What the installer leaves and the CCO then runs on: the CloudCredential `cluster` in `mode`, on a cloud
+   * the root credentials (not in Manual mode, as on a cluster with short-lived credentials); then the CCO starts.
    */
-  async install(mode: CredentialsMode, aws: boolean, signal: AbortSignal): Promise<void> {
+  async install(mode: CredentialsMode, withRootCredentials: boolean, signal: AbortSignal): Promise<void> {
     try {
       await this.client.create(CloudCredentials, {
         apiVersion: 'operator.openshift.io/v1',
@@ -155,47 +155,28 @@ export class CloudCredentialOperator {
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
     }
-    if (aws && mode !== 'Manual') await this.seedRootCredentials();
+    if (withRootCredentials && mode !== 'Manual') await this.seedRootCredentials();
     await this.start(signal);
   }
 
-  /** The cluster's root credentials, as the installer leaves them: the account's administrator's key in kube-system/aws-creds. */
+  /** The cluster's root credentials, as the installer leaves them (kube-system/aws-creds, azure-credentials, gcp-credentials). */
   async seedRootCredentials(): Promise<void> {
-    const key = this.account.createUser(ROOT_USER);
-    await this.writeRootSecret(key, true);
+    await this.actuator.seedRoot();
   }
 
-  /**
-   * What an administrator's rotation of the root credentials does: a new key for the root user (the old
-   * one deleted), written to kube-system/aws-creds. Answers the new key id.
-   */
+  /** What an administrator's rotation of the root credentials does; answers the new key's id. */
   async rotateRootCredentials(): Promise<string> {
-    const key = this.account.rotateKey(ROOT_USER);
-    await this.writeRootSecret(key, false);
-    return key.accessKeyId;
-  }
-
-  private async writeRootSecret(key: { accessKeyId: string; secretAccessKey: string }, create: boolean): Promise<void> {
-    const data = { aws_access_key_id: b64(key.accessKeyId), aws_secret_access_key: b64(key.secretAccessKey) };
-    if (create) {
-      try {
-        await this.client.create(Secrets, { metadata: { ...AWS_ROOT_SECRET }, type: 'Opaque', data } as Secret);
-        return;
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-    }
-    await this.client.patch(Secrets, AWS_ROOT_SECRET.name, { data }, { namespace: AWS_ROOT_SECRET.namespace });
+    return this.actuator.rotateRoot();
   }
 
   private async reconcile(key: string, signal: AbortSignal): Promise<void> {
-    if (key === ROOT_KEY) return this.aws.annotateRoot(this.mode(), this.requests.list(), signal);
+    if (key === ROOT_KEY) return this.actuator.annotateRoot(this.mode(), this.requests.list(), signal);
     const cr = this.requests.get(key);
     if (!cr) return;
     const mode = this.mode();
     if (cr.metadata.deletionTimestamp) return this.deprovision(cr, signal);
     if (mode === 'Manual') return; // the real one leaves requests alone in Manual mode
-    if (cr.spec?.providerSpec?.kind !== 'AWSProviderSpec') return;
+    if (cr.spec?.providerSpec?.kind !== this.actuator.kind) return;
     if (!(cr.metadata.finalizers ?? []).includes(CCO_DEPROVISION_FINALIZER)) {
       await this.client.patch(
         CredentialsRequests,
@@ -232,11 +213,12 @@ export class CloudCredentialOperator {
     );
     if (!nsFound) return this.writeConditions(cr, conditions, cr.status?.provisioned ?? false, signal);
 
-    const root = this.secrets.get(keyOf(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
-    let user = cr.status?.providerStatus?.user ?? '';
+    const rootAt = this.actuator.rootSecret;
+    const root = this.secrets.get(keyOf(rootAt.namespace, rootAt.name));
+    let providerStatus = cr.status?.providerStatus;
     let failure: ProvisionError | undefined;
     try {
-      if (this.aws.needsUpdate(cr, root, user, mode)) user = await this.aws.sync(cr, root, user, mode, signal);
+      if (this.actuator.needsUpdate(cr, root, mode)) providerStatus = await this.actuator.sync(cr, root, mode, signal);
     } catch (e) {
       if (!(e instanceof ProvisionError)) throw e;
       failure = e;
@@ -279,7 +261,7 @@ export class CloudCredentialOperator {
     if (failure) return this.writeConditions(cr, conditions, false, signal);
     await this.succeed(
       cr,
-      user,
+      providerStatus,
       root?.metadata.resourceVersion ?? cr.status?.lastSyncCloudCredsSecretResourceVersion ?? '',
       conditions,
       signal,
@@ -290,11 +272,10 @@ export class CloudCredentialOperator {
     return this.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
   }
 
-  private async deprovision(cr: CredentialsRequest, signal: AbortSignal): Promise<void> {
+  private async deprovision(cr: AnyCredentialsRequest, signal: AbortSignal): Promise<void> {
     if (!(cr.metadata.finalizers ?? []).includes(CCO_DEPROVISION_FINALIZER)) return;
-    // A minted user goes with its keys; passed-through credentials are the root's and stay.
-    const user = cr.status?.providerStatus?.user;
-    if (user) this.account.deleteUser(user);
+    // What was minted goes with the request; passed-through credentials are the root's and stay.
+    this.actuator.deprovision(cr);
     const { name, namespace } = cr.spec.secretRef;
     const target = this.secrets.get(keyOf(namespace, name));
     if (target) {
@@ -323,7 +304,7 @@ export class CloudCredentialOperator {
   }
 
   private async writeConditions(
-    cr: CredentialsRequest,
+    cr: AnyCredentialsRequest,
     conditions: CredentialsRequestCondition[],
     provisioned: boolean,
     signal: AbortSignal,
@@ -337,8 +318,8 @@ export class CloudCredentialOperator {
   }
 
   private async succeed(
-    cr: CredentialsRequest,
-    user: string,
+    cr: AnyCredentialsRequest,
+    providerStatus: ProviderStatus | undefined,
     rootVersion: string,
     conditions: CredentialsRequestCondition[],
     signal: AbortSignal,
@@ -347,7 +328,7 @@ export class CloudCredentialOperator {
       cr.status?.provisioned === true &&
       cr.status.lastSyncGeneration === (cr.metadata.generation ?? 0) &&
       cr.status.lastSyncCloudCredsSecretResourceVersion === rootVersion &&
-      (cr.status.providerStatus?.user ?? '') === user &&
+      JSON.stringify(cr.status.providerStatus ?? null) === JSON.stringify(providerStatus ?? null) &&
       conditions === (cr.status.conditions ?? []);
     if (unchanged) return;
     await this.writeStatus(
@@ -357,20 +338,16 @@ export class CloudCredentialOperator {
         lastSyncTimestamp: rfc3339(new Date()),
         lastSyncGeneration: cr.metadata.generation ?? 0,
         lastSyncCloudCredsSecretResourceVersion: rootVersion,
-        providerStatus: {
-          apiVersion: 'cloudcredential.openshift.io/v1',
-          kind: 'AWSProviderStatus',
-          ...(user ? { user, policy: `${user}-policy` } : {}),
-        },
+        ...(providerStatus ? { providerStatus } : {}),
         ...(conditions.length ? { conditions } : {}),
       },
       signal,
     );
   }
 
-  private async writeStatus(cr: CredentialsRequest, status: CredentialsRequest['status'], signal: AbortSignal): Promise<void> {
+  private async writeStatus(cr: AnyCredentialsRequest, status: AnyCredentialsRequest['status'], signal: AbortSignal): Promise<void> {
     try {
-      await this.client.updateStatus(CredentialsRequests, { ...cr, status } as CredentialsRequest, { signal });
+      await this.client.updateStatus(CredentialsRequests, { ...cr, status } as AnyCredentialsRequest, { signal });
     } catch (e) {
       if (!isNotFound(e)) throw e;
     }

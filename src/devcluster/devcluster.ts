@@ -268,8 +268,11 @@ export class DevCluster {
     await this.podVMs?.start(this.signal);
     await this.sandboxes.start(this.signal);
     await this.cloudAPIServer?.start();
-    if (this.options.cloudCredentialOperator !== false)
-      await this.cco.install(this.options.credentialsMode ?? '', this.options.platform === 'AWS', this.signal);
+    if (this.options.cloudCredentialOperator !== false) {
+      // Root credentials on a cloud platform, as its installer leaves them (none on bare metal).
+      const onCloud = ['AWS', 'Azure', 'GCP'].includes(this.options.platform ?? '');
+      await this.cco.install(this.options.credentialsMode ?? '', onCloud, this.signal);
+    }
     const rendered = await this.poll(
       () => {
         const m = this.informers.pools.get('master')?.spec?.configuration?.name;

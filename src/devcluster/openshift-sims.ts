@@ -12,11 +12,14 @@ import type { CustomResourceDefinition, Node } from '../kube/resources.ts';
 import { Informer } from '../runtime/informer.ts';
 import { AwsAccount } from './aws-account.ts';
 import { CloudCredentialOperator } from './cco.ts';
+import { AzureActuator } from './cco-azure.ts';
 import { ccoCRDs } from './cco-crds.ts';
+import { GcpActuator } from './cco-gcp.ts';
 import { ArmAPI } from './cloudapi/arm.ts';
 import { Ec2API } from './cloudapi/ec2.ts';
 import { GceAPI } from './cloudapi/gce.ts';
 import { CloudAPIServer } from './cloudapi/server.ts';
+import { azureAdaptorAuthority, gcpAdaptorAuthority } from './clouds/adaptor-authority.ts';
 import { SimulatedAzure } from './clouds/azure.ts';
 import { SimulatedGcp } from './clouds/gcp.ts';
 import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
@@ -82,14 +85,27 @@ export function openshiftSimulators(o: {
     { client, log, imageJobMs: opts.podvmImageJobMs, ...(aws ? { account } : {}) },
     o.infrastructureName,
   );
-  const podVMs = new SimulatedPodVMs({ client, log, ...(aws ? { account } : {}) });
+  const authority =
+    cloud instanceof SimulatedAzure ? azureAdaptorAuthority(cloud) : cloud instanceof SimulatedGcp ? gcpAdaptorAuthority(cloud) : undefined;
+  const podVMs = new SimulatedPodVMs({ client, log, ...(aws ? { account } : {}), ...(authority ? { authority } : {}) });
   const cloudAPIServer = new CloudAPIServer({ log });
   cloudAPIServer.handle(new Ec2API({ account, vms: podVMs }).handle);
   if (cloud instanceof SimulatedAzure) cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: podVMs }).handle);
   if (cloud instanceof SimulatedGcp) cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: podVMs }).handle);
   return {
     account,
-    cco: new CloudCredentialOperator({ client, log, account }),
+    // The operator's actuator is its platform's, as the real one's.
+    cco: new CloudCredentialOperator({
+      client,
+      log,
+      account,
+      infraName: o.infrastructureName,
+      ...(cloud instanceof SimulatedAzure
+        ? { actuator: (shared) => new AzureActuator({ ...shared, azure: cloud }) }
+        : cloud instanceof SimulatedGcp
+          ? { actuator: (shared) => new GcpActuator({ ...shared, gcp: cloud }) }
+          : {}),
+    }),
     mco: new MachineConfigOperator({
       client,
       log,

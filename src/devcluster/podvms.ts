@@ -21,7 +21,20 @@ import {
   reportSandboxReady,
   sandboxFailedMessage,
 } from './kubelet-status.ts';
-import { containerEnv, credentialsFromEnv } from './pod-credentials.ts';
+import { type ContainerCredentialFiles, containerEnv, credentialFiles, credentialsFromEnv } from './pod-credentials.ts';
+
+/**
+ * What a cloud other than AWS answers the adaptor's calls made with the credentials its container holds
+ * (its variables and the files a workload identity reads): the error its SDK reports, or undefined.
+ */
+export interface AdaptorAuthority {
+  /** The start-up calls (the image, the sizes). */
+  startup(env: Record<string, string>, files: ContainerCredentialFiles): string | undefined;
+  /** Creating the VM named `name`. */
+  create(env: Record<string, string>, files: ContainerCredentialFiles, name: string): string | undefined;
+  /** Deleting the VM `id`. */
+  terminate(env: Record<string, string>, files: ContainerCredentialFiles, id: string): string | undefined;
+}
 
 /**
  * Dev-cluster only: on a `kata-remote` pod, `osc.dev/crash-caa-before-record: "true"` makes the simulated
@@ -66,6 +79,8 @@ interface AdaptorProcess {
   up: boolean;
   env: Record<string, string>;
   creds?: AwsCredentials;
+  /** The files a workload identity reads (other clouds than AWS). */
+  files?: ContainerCredentialFiles;
   restarts: number;
   restartAt: number;
 }
@@ -80,6 +95,8 @@ export interface SimulatedPodVMsOptions {
    * the cloud API endpoint, ./cloudapi/, which checks their signatures.)
    */
   account?: AwsAccount;
+  /** On Azure and Google Cloud: their identities' answers to the adaptor's calls. */
+  authority?: AdaptorAuthority;
 }
 
 /**
@@ -126,6 +143,7 @@ export class SimulatedPodVMs implements PodVMInventory {
   private readonly namespace: string;
   private readonly log: Logger;
   private readonly account: AwsAccount | undefined;
+  private readonly authority: AdaptorAuthority | undefined;
   private readonly controller: Controller;
   /** The adaptor's record: pod UID -> its VM. */
   private readonly records = new Map<string, string>();
@@ -148,6 +166,7 @@ export class SimulatedPodVMs implements PodVMInventory {
     this.namespace = opts.namespace ?? OPERATOR_NAMESPACE;
     this.log = opts.log ?? silentLogger();
     this.account = opts.account;
+    this.authority = opts.authority;
     this.pods = new Informer(this.client, Pods, { log: this.log });
     this.pods.addEventHandler({ delete: (p) => this.podGone(p) });
     this.nodes = new Informer(this.client, Nodes, { log: this.log });
@@ -294,7 +313,8 @@ export class SimulatedPodVMs implements PodVMInventory {
     // The container (re)starts: the kubelet resolves its environment now.
     const env = await containerEnv(this.client, pod, signal);
     const creds = credentialsFromEnv(pod, env);
-    const refusal = this.startupRefusal(creds, env);
+    const files = this.authority ? await credentialFiles(this.client, pod, env, signal) : undefined;
+    const refusal = this.authority ? this.authority.startup(env, files ?? {}) : this.startupRefusal(creds, env);
     const restarts = proc?.restarts ?? 0;
     if (refusal !== undefined) {
       const backOffMs = Math.min(RESTART_BACKOFF.baseMs * 2 ** restarts, RESTART_BACKOFF.maxMs);
@@ -302,12 +322,19 @@ export class SimulatedPodVMs implements PodVMInventory {
       if (!(await reportCrashLoop(this.client, pod, restarts + 1, message, Math.ceil(backOffMs / 1000), signal)))
         return { requeueAfterMs: 100 };
       this.stats.adaptorStartFailures++;
-      this.adaptors.set(uid, { up: false, env, creds, restarts: restarts + 1, restartAt: Date.now() + backOffMs });
+      this.adaptors.set(uid, {
+        up: false,
+        env,
+        creds,
+        ...(files ? { files } : {}),
+        restarts: restarts + 1,
+        restartAt: Date.now() + backOffMs,
+      });
       this.log.info({ pod: key, error: refusal }, 'simulated adaptor exited at start-up');
       return { requeueAfterMs: backOffMs };
     }
     if (restarts > 0 && !(await reportRestarted(this.client, pod, restarts, signal))) return { requeueAfterMs: 100 };
-    this.adaptors.set(uid, { up: true, env, creds, restarts, restartAt: 0 });
+    this.adaptors.set(uid, { up: true, env, creds, ...(files ? { files } : {}), restarts, restartAt: 0 });
     // The node's peer pods waiting for a sandbox are tried again now.
     for (const p of this.pods.list())
       if (isPeerPod(p) && p.spec?.nodeName === pod.spec.nodeName) this.controller.queue.add(`${PEER}${keyOf(p)}`);
@@ -342,6 +369,11 @@ export class SimulatedPodVMs implements PodVMInventory {
         this.stats.refusedCreations++;
         return this.sandboxFailed(p, adaptorCreateError(name, e.sdkMessage), signal);
       }
+    }
+    const refused = this.authority?.create(adaptor.env, adaptor.files ?? {}, name);
+    if (refused !== undefined) {
+      this.stats.refusedCreations++;
+      return this.sandboxFailed(p, adaptorCreateError(name, refused), signal);
     }
     if (p.metadata.annotations?.[CRASH_BEFORE_RECORD_ANNOTATION] === 'true' && !this.crashed.has(uid)) {
       // Made, then the adaptor died before writing it down: restarted, it knows nothing of this VM.
@@ -423,6 +455,12 @@ export class SimulatedPodVMs implements PodVMInventory {
         this.log.info({ vm, error: e instanceof Error ? e.message : String(e) }, 'simulated adaptor could not delete its VM');
         return;
       }
+    }
+    const refused = this.authority?.terminate(adaptor.env, adaptor.files ?? {}, vm);
+    if (refused !== undefined) {
+      this.stats.refusedTerminations++;
+      this.log.info({ vm, error: refused }, 'simulated adaptor could not delete its VM');
+      return;
     }
     if (this.vms.delete(vm)) {
       this.stats.deletedByAdaptor++;

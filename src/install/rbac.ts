@@ -8,7 +8,6 @@
 
 import { CredentialsRequests } from '../api/cloudcredential.ts';
 import { KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, KATA_CC_RUNTIME_CLASS, KATA_NVIDIA_GPU_RUNTIME_CLASS } from '../api/confidential.ts';
-import { PEER_PODS_CREDENTIALS_REQUEST } from '../api/credentials-text.ts';
 import { KataConfigs } from '../api/kataconfig.ts';
 import { KataNodes } from '../api/katanode.ts';
 import {
@@ -22,6 +21,7 @@ import {
   MONITOR_SERVICE_MONITOR,
 } from '../api/names.ts';
 import type { PolicyRule } from '../kube/resources.ts';
+import { credentialsRequestNames } from '../peerpods/credentials.ts';
 import { DEFAULT_PLATFORM, platformDescriptor } from '../platform/index.ts';
 import type { PlatformName } from '../platform/platform.ts';
 import { CERT_MANAGER } from '../webhooks/certsource.ts';
@@ -160,8 +160,8 @@ export function namespaceRules(distribution: PlatformName = DEFAULT_PLATFORM): P
 }
 
 /**
- * In the Cloud Credential Operator's namespace (OpenShift), where it reads CredentialsRequests: osc's one
- * request for peer pods' cloud credentials, applied (server-side: create the first time), watched by name,
+ * In the Cloud Credential Operator's namespace (OpenShift), where it reads CredentialsRequests: osc's
+ * request for peer pods' cloud credentials (one name per cloud), applied (server-side: create the first time), watched by name,
  * deleted with peer pods (docs/cloud-credentials.md). The Secret it names lands in osc's own namespace.
  */
 export function credentialsRequestRules(): PolicyRule[] {
@@ -171,7 +171,7 @@ export function credentialsRequestRules(): PolicyRule[] {
       apiGroups: [CredentialsRequests.group],
       resources: [CredentialsRequests.plural],
       verbs: [...READ, 'patch', 'delete'],
-      resourceNames: [PEER_PODS_CREDENTIALS_REQUEST],
+      resourceNames: credentialsRequestNames(),
     },
   ];
 }

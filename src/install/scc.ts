@@ -90,10 +90,12 @@ export function oscSCCs(): SecurityContextConstraints[] {
   return [
     privilegedOnHostPaths(
       CAA_SCC,
-      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and on an STS cluster a projected ServiceAccount token for AWS.",
+      "osc's cloud-api-adaptor: a privileged container on the host network (it plumbs peer pods' networking into the node's network namespaces) with the host paths /run/peerpod and /run/netns, and with short-lived cloud credentials a projected ServiceAccount token and, on Google Cloud, the Secret holding the credential configuration that names it.",
       true,
-      // The short-lived token an STS cluster's adaptor exchanges for AWS credentials (a projected volume).
-      ['projected'],
+      // With short-lived credentials (ccoctl, Manual mode) the adaptor exchanges a projected ServiceAccount
+      // token for the cloud's own; Google's SDK reads its external_account configuration from a file, which
+      // only a Secret volume puts in the container.
+      ['projected', 'secret'],
     ),
     privilegedOnHostPaths(
       MONITOR_SCC,

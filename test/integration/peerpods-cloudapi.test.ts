@@ -7,7 +7,8 @@
  * AWS: the adaptor DaemonSet is given the cluster's tag in TAGS (besides peer-pods-cm's), so its VMs carry
  * it; a key whose IAM policy lacks ec2:TerminateInstances leaves a leaked VM in place with EC2's
  * UnauthorizedOperation in the condition, and a key that may delete, put in peer-pods-secret, deletes it.
- * Azure: a leaked VM goes through Resource Manager; a Reader service principal is AuthorizationFailed.
+ * Azure: a leaked VM goes through Resource Manager; a service principal whose role may create pod VMs but
+ * not delete them is AuthorizationFailed (a Reader could not even create one: the adaptor's calls are checked too).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -24,6 +25,7 @@ import { CLUSTER_UID_TAG, PODVM_DELETION_FAILED } from '../../src/api/podvm-leak
 import type { SimulatedAzure } from '../../src/devcluster/clouds/azure.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { ConfigMaps, DaemonSets, Namespaces, Nodes, type Pod, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
+import { PEER_PODS_AZURE_PERMISSIONS } from '../../src/peerpods/clouds/azure/credentials.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount } from '../support/wait.ts';
 
@@ -176,7 +178,12 @@ describe('Azure: leaked pod VMs through Resource Manager, with the service princ
   before(async () => {
     running = await startOperator(dev(), { leakedVMs: { endpoint: dev().cloudAPI, graceMs: 1000, intervalMs: 500 } });
     const a = azure().account;
-    const reader = azure().createServicePrincipal('Reader');
+    // A principal for pod VMs that may not delete them: a custom role of the adaptor's actions less the deletes.
+    const role = azure().tenant.createCustomRole(
+      'podvms-no-delete',
+      PEER_PODS_AZURE_PERMISSIONS.adaptor.filter((x) => !x.endsWith('/delete')),
+    );
+    const noDelete = azure().tenant.createServicePrincipal([role], 'podvms-no-delete');
     await install(
       dev(),
       {
@@ -188,12 +195,12 @@ describe('Azure: leaked pod VMs through Resource Manager, with the service princ
         AZURE_NSG_ID: a.nsgId,
         AZURE_IMAGE_ID: `/subscriptions/${a.subscriptionId}/resourceGroups/${a.resourceGroup}/providers/Microsoft.Compute/galleries/podvms/images/podvm/versions/0.0.1`,
       },
-      { AZURE_CLIENT_ID: reader.clientId, AZURE_CLIENT_SECRET: reader.clientSecret, AZURE_TENANT_ID: reader.tenantId },
+      { AZURE_CLIENT_ID: noDelete.clientId, AZURE_CLIENT_SECRET: noDelete.clientSecret, AZURE_TENANT_ID: noDelete.tenantId },
     );
   });
   after(() => running?.stop());
 
-  test("a Reader principal is ARM's AuthorizationFailed in the condition; a Contributor's secret, and the VM goes", async () => {
+  test("a principal that may not delete VMs is ARM's AuthorizationFailed in the condition; a Contributor's secret, and the VM goes", async () => {
     const vms = dev().podVMs;
     assert.ok(vms);
     const id = await leak(dev(), 'leaky');

@@ -18,6 +18,7 @@ import {
 import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../src/api/credentials-text.ts';
 import { CONFIG_VALID, type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
+import { Infrastructures } from '../../src/api/openshift.ts';
 import { type AwsCredentials, AwsError } from '../../src/devcluster/aws-account.ts';
 import { SimulatedCloud } from '../../src/devcluster/cloud.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
@@ -216,8 +217,13 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
 
     // The request as the CCO answered it.
     const provisioned = await waitFor(async () => ((await h.request())?.status?.provisioned ? await h.request() : undefined), LONG);
-    // The IAM user: the infrastructure name, the request's name (truncated) and a random suffix.
-    assert.match(provisioned?.status?.providerStatus?.user ?? '', /^dev-cluster-openshift-sandboxed-containers-a\w*-[0-9a-f]{5}$/);
+    // The IAM user: the cluster's infrastructure name, the request's name (truncated) and a random suffix.
+    const infraName = (await cluster.dev.client.get(Infrastructures, 'cluster')).status?.infrastructureName ?? '';
+    assert.ok(infraName);
+    assert.match(
+      provisioned?.status?.providerStatus?.user ?? '',
+      new RegExp(`^${infraName}-openshift-sandboxed-containers-a\\w*-[0-9a-f]{5}$`),
+    );
     assert.ok(provisioned?.metadata.finalizers?.includes('cloudcredential.openshift.io/deprovision'));
     const minted = await h.ccoSecret();
     assert.equal(
@@ -228,7 +234,7 @@ describe('peer pods credentials minted by the Cloud Credential Operator (default
     assert.equal(provisioned?.status?.providerStatus?.user, user);
     const account = cluster.dev.awsAccount;
     assert.deepEqual(
-      account.userNames().filter((u) => u.startsWith('dev-cluster-')),
+      account.userNames().filter((u) => u.startsWith(`${infraName}-`)),
       [user],
       'one minted IAM user, none left over',
     );

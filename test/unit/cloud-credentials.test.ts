@@ -161,7 +161,11 @@ describe("osc's CredentialsRequest and the credential order", () => {
       input: { ...base, ccoServed: false },
       want: false,
     },
-    { name: 'another cloud: no request', input: { ...base, cloudProvider: 'azure' }, want: false },
+    {
+      name: 'a cloud this build has no Cloud Credential Operator side for: no request',
+      input: { ...base, cloudProvider: 'libvirt' },
+      want: false,
+    },
     { name: 'a role from ccoctl (STS)', input: { ...base, mode: 'Manual', ccoSecret: role }, source: 'sts', want: true },
     { name: 'keys minted by the CCO', input: { ...base, ccoSecret: minted, request: request() }, source: 'minted', want: true },
     {

@@ -167,8 +167,9 @@ describe("osc's SCCs and grants", () => {
       }
       for (const off of ['allowHostPID', 'allowHostIPC', 'allowHostPorts'] as const) assert.equal(scc[off], false, `${w.scc} ${off}`);
       // kata-deploy has a scratch emptyDir and its API token, and is the one that needs no privileged container;
-      // the adaptor mounts a projected token on an STS cluster.
-      const volumes = { [KATA_DEPLOY_SCC]: ['emptyDir', 'hostPath', 'projected'], [CAA_SCC]: ['hostPath', 'projected'] }[w.scc];
+      // the adaptor mounts a projected token with short-lived credentials, and on Google Cloud the Secret
+      // holding the configuration that names it (tested below, as the default template has neither).
+      const volumes = { [KATA_DEPLOY_SCC]: ['emptyDir', 'hostPath', 'projected'], [CAA_SCC]: ['hostPath', 'projected', 'secret'] }[w.scc];
       assert.deepEqual(scc.volumes, volumes ?? ['hostPath']);
       assert.equal(scc.allowPrivilegedContainer, w.scc !== KATA_DEPLOY_SCC);
       assert.equal(scc.readOnlyRootFilesystem, true);
@@ -192,6 +193,26 @@ describe("osc's SCCs and grants", () => {
     const hostPathOnly = oscSCCs().map((s) => (s.metadata.name === CAA_SCC ? { ...s, volumes: ['hostPath'] } : s));
     const refused = await admit(pod, true, [...defaultSCCs(), ...hostPathOnly]);
     assert.equal(refused.allowed, false);
+  });
+
+  test("the adaptor with Google Cloud's workload identity (ccoctl): its configuration's Secret volume and token are admitted, each needed", async () => {
+    const wif = desiredDaemonSet({
+      namespace: NS,
+      image: 'caa:1',
+      configHash: 'h',
+      placement: { nodeSelector: { kata: '' }, tolerations: [] },
+      owner,
+      credentials: credentialsWiring({ kind: 'sts', cloud: 'gcp', tokenPath: '/var/run/secrets/openshift/serviceaccount/token' }, 'x'),
+    });
+    const pod = podOf(wif.spec.template as Template);
+    assert.ok(pod.spec.volumes?.some((v) => 'secret' in v));
+    const v = await admit(pod, true);
+    assert.ok(v.allowed, v.allowed ? '' : v.message);
+    assert.equal(v.scc, CAA_SCC);
+    for (const without of ['secret', 'projected']) {
+      const narrower = oscSCCs().map((s) => (s.metadata.name === CAA_SCC ? { ...s, volumes: s.volumes?.filter((x) => x !== without) } : s));
+      assert.equal((await admit(pod, true, [...defaultSCCs(), ...narrower])).allowed, false, `admitted without ${without}`);
+    }
   });
 
   test("must-gather's node log pods, made by the administrator, are pinned to privileged and admitted by it", async () => {

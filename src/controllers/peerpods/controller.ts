@@ -1,5 +1,5 @@
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
-import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
+import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
 import { KataConfigs } from '../../api/kataconfig.ts';
 import { objectName, sameStrings } from '../../api/meta.ts';
@@ -15,6 +15,7 @@ import {
 import { APIServers } from '../../api/openshift.ts';
 import { PeerPodConfigs } from '../../api/peerpodconfig.ts';
 import { ConfigMaps, DaemonSets, Jobs, type Node, Nodes, type Pod, Pods, Secrets } from '../../kube/resources.ts';
+import { credentialsRequestNames } from '../../peerpods/credentials.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
 import type { Manager } from '../../runtime/manager.ts';
@@ -74,10 +75,10 @@ export function setupPeerPodsController(
   // the cluster's credentials mode (docs/cloud-credentials.md).
   const cco = opts.cloudCredentials
     ? {
-        requests: mgr.informer(CredentialsRequests, {
-          namespace: CCO_NAMESPACE,
-          fieldSelector: `metadata.name=${PEER_PODS_CREDENTIALS_REQUEST}`,
-        }),
+        // One small cache per cloud's request name: osc's rights on requests are limited to those names.
+        requests: credentialsRequestNames().map((name) =>
+          mgr.informer(CredentialsRequests, { namespace: CCO_NAMESPACE, fieldSelector: `metadata.name=${name}` }),
+        ),
         secrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),
         config: mgr.informer(CloudCredentials, { fieldSelector: `metadata.name=${CLOUD_CREDENTIAL_NAME}` }),
       }
@@ -128,7 +129,7 @@ export function setupPeerPodsController(
       ...(apiServers ? [{ informer: apiServers, keys: all }] : []),
       ...(cco
         ? [
-            { informer: cco.requests, keys: all },
+            ...cco.requests.map((informer) => ({ informer, keys: all })),
             { informer: cco.secrets, keys: all },
             { informer: cco.config, keys: all },
           ]

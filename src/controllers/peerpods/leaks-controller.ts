@@ -25,6 +25,7 @@ import {
 } from '../../api/podvm-leaks.ts';
 import { type ConfigMap, ConfigMaps, Namespaces, type Pod, Pods, type Secret, Secrets } from '../../kube/resources.ts';
 import type { Condition } from '../../kube/types.ts';
+import { adaptorCredentialValues } from '../../peerpods/credentials.ts';
 import { type FailedDeletion, type LeakInput, type PodRef, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
@@ -80,18 +81,12 @@ interface LeakCaches {
 
 const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: objectName(p), uid: p.metadata.uid ?? '' });
 
-const decode = (s: Secret | undefined): Record<string, string> =>
-  Object.fromEntries(Object.entries(s?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-
 /**
- * The credentials the adaptor uses, under the names it reads: peer-pods-secret whole, else the keys the
- * Cloud Credential Operator minted (its Secret names them in lower case).
+ * The credentials the adaptor uses, under the names it reads: peer-pods-secret whole, else the Secret the
+ * Cloud Credential Operator (or ccoctl) wrote, mapped by the cloud peer-pods-cm names.
  */
-export function adaptorCredentials(secret: Secret | undefined, ccoSecret: Secret | undefined): Record<string, string> {
-  if (secret) return decode(secret);
-  const cco = decode(ccoSecret);
-  if (!cco.aws_access_key_id || !cco.aws_secret_access_key) return {};
-  return { AWS_ACCESS_KEY_ID: cco.aws_access_key_id, AWS_SECRET_ACCESS_KEY: cco.aws_secret_access_key };
+export function adaptorCredentials(secret: Secret | undefined, ccoSecret: Secret | undefined, cloud?: string): Record<string, string> {
+  return adaptorCredentialValues(secret, ccoSecret, cloud);
 }
 
 export class LeakedVMCollector {
@@ -202,7 +197,11 @@ export class LeakedVMCollector {
   /** The cloud's inventory for this configuration: opened once, again when the cloud or credentials change. */
   private async cloudInventory(cm: ConfigMap | undefined, secret: Secret | undefined, log: Logger): Promise<CloudInventory | undefined> {
     const cloudName = cm?.data?.CLOUD_PROVIDER ?? '';
-    const creds = adaptorCredentials(secret, this.caches.ccoSecrets.get(`${this.opts.namespace}/${PEER_PODS_CCO_SECRET}`));
+    const creds = adaptorCredentials(
+      secret,
+      this.caches.ccoSecrets.get(`${this.opts.namespace}/${PEER_PODS_CCO_SECRET}`),
+      cloudName || undefined,
+    );
     const digest = createHash('sha256')
       .update(JSON.stringify([cloudName, cm?.data ?? {}, creds]))
       .digest('hex');

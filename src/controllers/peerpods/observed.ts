@@ -1,4 +1,4 @@
-import type { CredentialsMode, CredentialsRequest } from '../../api/cloudcredential.ts';
+import type { AnyProviderSpec, CredentialsMode, CredentialsRequest } from '../../api/cloudcredential.ts';
 import type { CaaUpdateStrategy } from '../../api/featuregates.ts';
 import type { KataConfig } from '../../api/kataconfig.ts';
 import type { TLSSecurityProfile } from '../../api/openshift.ts';
@@ -56,8 +56,10 @@ export interface PeerPodsObserved {
 }
 
 export interface ObservedCloudCredentials {
-  /** osc's CredentialsRequest for peer pods. */
-  request?: CredentialsRequest;
+  /** osc's CredentialsRequest for peer pods on the cloud peer-pods-cm names. */
+  request?: CredentialsRequest<AnyProviderSpec>;
+  /** osc's requests for other clouds (CLOUD_PROVIDER changed): deleted. */
+  others?: readonly CredentialsRequest<AnyProviderSpec>[];
   /** The Secret it names (cco-secret), written by the CCO or ccoctl. */
   secret?: Secret;
   /** The cluster's CloudCredential spec.credentialsMode. */

@@ -1,26 +1,28 @@
 /**
  * The peer pods plan's credentials share (docs/cloud-credentials.md), pure: which source the pods use
- * (src/peerpods/credentials.ts), the CredentialsRequest osc keeps for it, and the observation the rest of
- * the plan reads, with `secret` the Secret chosen, so that the configuration digest (and so the adaptor's
- * rollout) follows a rotated key.
+ * (src/peerpods/credentials.ts), the CredentialsRequest osc keeps for it (for the cloud peer-pods-cm names;
+ * another cloud's left from an earlier CLOUD_PROVIDER is deleted), and the observation the rest of the plan
+ * reads, with `secret` the Secret chosen, so that the configuration digest (and so the adaptor's rollout)
+ * follows a rotated key.
  */
-import { CCO_NAMESPACE, CredentialsRequests } from '../../api/cloudcredential.ts';
+import { type AnyProviderSpec, CCO_NAMESPACE, type CredentialsRequest, CredentialsRequests } from '../../api/cloudcredential.ts';
+import { objectName } from '../../api/meta.ts';
 import { PEER_PODS_SECRET } from '../../api/names.ts';
 import type { CloudProvider } from '../../peerpods/clouds/provider.ts';
 import type { Problem } from '../../peerpods/config.ts';
 import { validateSecret } from '../../peerpods/config-secret.ts';
 import {
+  adaptorKeysOf,
   type CredentialsChoice,
   chooseCredentials,
   credentialsWiring,
   desiredCredentialsRequest,
-  PEER_PODS_CREDENTIALS_REQUEST,
 } from '../../peerpods/credentials.ts';
 import type { Write } from '../../runtime/applier.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from './desired.ts';
 import type { PeerPodsObserved } from './observed.ts';
 
-/** The ServiceAccount a pod template runs as (the role's trust on an STS cluster names it). */
+/** The ServiceAccount a pod template runs as (the cloud identity's trust under a workload identity names it). */
 const serviceAccountOf = (spec: { serviceAccountName?: string } | undefined) => spec?.serviceAccountName || 'default';
 
 export interface CredentialsPlan {
@@ -38,18 +40,20 @@ export interface CredentialsPlan {
  */
 export function planCredentials(o: PeerPodsObserved, podServiceAccounts: () => readonly (string | undefined)[]): CredentialsPlan {
   const cc = o.cloudCredentials;
+  const cloud = o.configMap?.data?.CLOUD_PROVIDER;
   const choice = chooseCredentials({
     ...(o.secret ? { adminSecret: o.secret } : {}),
     ...(cc?.secret ? { ccoSecret: cc.secret } : {}),
     ...(cc?.request ? { request: cc.request } : {}),
     ccoServed: !!cc,
     mode: cc?.mode ?? '',
-    ...(o.configMap?.data?.CLOUD_PROVIDER !== undefined ? { cloudProvider: o.configMap.data.CLOUD_PROVIDER } : {}),
+    ...(cloud !== undefined ? { cloudProvider: cloud } : {}),
   });
   const writes: Write[] = [];
   if (choice.wantRequest) {
     const accounts = podServiceAccounts().map((sa) => serviceAccountOf({ ...(sa ? { serviceAccountName: sa } : {}) }));
-    writes.push({ op: 'apply', resource: CredentialsRequests, object: desiredCredentialsRequest(o.options.namespace, accounts) });
+    writes.push({ op: 'apply', resource: CredentialsRequests, object: desiredCredentialsRequest(o.options.namespace, accounts, cloud) });
+    for (const other of cc?.others ?? []) writes.push(...deleteOne(other));
   } else writes.push(...deleteRequest(o));
 
   const source = choice.source;
@@ -59,7 +63,7 @@ export function planCredentials(o: PeerPodsObserved, podServiceAccounts: () => r
           problems.push({ key: PEER_PODS_SECRET, message: choice.problem ?? '' });
           return [];
         }
-      : (problems: Problem[], cloud: CloudProvider) => validateSecret(o.secret, problems, cloud);
+      : (problems: Problem[], c: CloudProvider) => validateSecret(o.secret, problems, c);
     return { choice, observed: o, check, writes };
   }
   const chosen = cc?.secret;
@@ -67,19 +71,23 @@ export function planCredentials(o: PeerPodsObserved, podServiceAccounts: () => r
     secret: { value: chosen, enumerable: true },
     credentialsWiring: { value: credentialsWiring(source, PEER_PODS_SECRET), enumerable: true },
   });
-  const keys = source.kind === 'sts' ? ['AWS_ROLE_ARN', 'AWS_WEB_IDENTITY_TOKEN_FILE'] : ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'];
+  const keys = adaptorKeysOf(source);
   return { choice, observed, check: () => keys, writes };
 }
 
 /** Deletes osc's CredentialsRequest (the CCO then deletes what it minted for it). */
 export function deleteRequest(o: PeerPodsObserved): Write[] {
   const r = o.cloudCredentials?.request;
-  if (!r || r.metadata.deletionTimestamp || r.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY) return [];
+  return [...(r ? deleteOne(r) : []), ...(o.cloudCredentials?.others ?? []).flatMap(deleteOne)];
+}
+
+function deleteOne(r: CredentialsRequest<AnyProviderSpec>): Write[] {
+  if (r.metadata.deletionTimestamp || r.metadata.labels?.[MANAGED_BY_LABEL] !== MANAGED_BY) return [];
   return [
     {
       op: 'delete',
       resource: CredentialsRequests,
-      name: PEER_PODS_CREDENTIALS_REQUEST,
+      name: objectName(r),
       namespace: CCO_NAMESPACE,
       ...(r.metadata.uid ? { uid: r.metadata.uid } : {}),
     },

@@ -1,14 +1,16 @@
 import type { Logger } from 'pino';
 import {
+  type AnyProviderSpec,
   CCO_NAMESPACE,
   CLOUD_CREDENTIAL_NAME,
   type CloudCredential,
   type CredentialsRequest,
   CredentialsRequests,
 } from '../../api/cloudcredential.ts';
-import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../api/credentials-text.ts';
+import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { type CaaUpdateStrategy, FEATURE_GATES_CONFIGMAP, parseFeatureGates } from '../../api/featuregates.ts';
 import { type KataConfig, KataConfigs, PEERPODS_CONDITIONS } from '../../api/kataconfig.ts';
+import { objectName } from '../../api/meta.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, PEER_POD_CONFIG, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
 import type { APIServer } from '../../api/openshift.ts';
 import { type PeerPodConfig, PeerPodConfigs } from '../../api/peerpodconfig.ts';
@@ -28,6 +30,7 @@ import {
   type Secret,
 } from '../../kube/resources.ts';
 import type { Condition, KubeObject } from '../../kube/types.ts';
+import { cloudProvider, defaultCloud } from '../../peerpods/clouds/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { Applier, type CacheLookup } from '../../runtime/applier.ts';
 import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
@@ -85,7 +88,12 @@ export interface PeerPodsContext {
   /** Where the cluster has a TLS security profile: the APIServer named cluster. */
   apiServers?: Informer<APIServer>;
   /** Where a Cloud Credential Operator runs: osc's request, the Secret it names, the cluster's mode. */
-  cloudCredentials?: { requests: Informer<CredentialsRequest>; secrets: Informer<Secret>; config: Informer<CloudCredential> };
+  cloudCredentials?: {
+    /** osc's requests, one cache per cloud's request name. */
+    requests: readonly Informer<CredentialsRequest<AnyProviderSpec>>[];
+    secrets: Informer<Secret>;
+    config: Informer<CloudCredential>;
+  };
   events: EventRecorder;
   metrics?: RuntimeMetrics;
   peerPodsMetrics?: PeerPodsMetrics;
@@ -115,7 +123,7 @@ export class PeerPodsReconciler {
     this.applier.watch(DaemonSets, ctx.daemonSets);
     this.applier.watch(Jobs, ctx.jobs);
     this.applier.watch(Nodes, ctx.nodes);
-    if (ctx.cloudCredentials) this.applier.watch(CredentialsRequests, ctx.cloudCredentials.requests);
+    for (const requests of ctx.cloudCredentials?.requests ?? []) this.applier.watch(CredentialsRequests, requests);
   }
 
   private get ns(): string {
@@ -172,7 +180,9 @@ export class PeerPodsReconciler {
         creation: this.applier.awaits(Jobs, imageJobName('creation'), this.ns, creationJob),
         deletion: this.applier.awaits(Jobs, imageJobName('deletion'), this.ns, deletionJob),
       },
-      ...(ctx.cloudCredentials ? { cloudCredentials: this.observeCloudCredentials(ctx.cloudCredentials) } : {}),
+      ...(ctx.cloudCredentials
+        ? { cloudCredentials: this.observeCloudCredentials(ctx.cloudCredentials, configMap?.data?.CLOUD_PROVIDER) }
+        : {}),
       ...(this.clusterUID ? { clusterUID: this.clusterUID } : {}),
       options: ctx.options,
     };
@@ -186,11 +196,18 @@ export class PeerPodsReconciler {
     return (ds?.spec?.updateStrategy as { type?: string } | undefined)?.type === 'OnDelete' ? 'OnDelete' : 'RollingUpdate';
   }
 
-  private observeCloudCredentials(cc: NonNullable<PeerPodsContext['cloudCredentials']>): ObservedCloudCredentials {
-    const request = cc.requests.get(`${CCO_NAMESPACE}/${PEER_PODS_CREDENTIALS_REQUEST}`);
+  /** osc's request for the cloud peer-pods-cm names (AWS's when it names none), and any other cloud's left over. */
+  private observeCloudCredentials(
+    cc: NonNullable<PeerPodsContext['cloudCredentials']>,
+    cloud: string | undefined,
+  ): ObservedCloudCredentials {
+    const all = cc.requests.flatMap((r) => r.list());
+    const wanted = cloudProvider(cloud ?? defaultCloud().name)?.credentials?.requestName;
+    const request = all.find((r) => objectName(r) === wanted);
+    const others = all.filter((r) => r !== request);
     const secret = this.cached(cc.secrets, PEER_PODS_CCO_SECRET);
     const mode = cc.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
-    return { ...(request ? { request } : {}), ...(secret ? { secret } : {}), mode };
+    return { ...(request ? { request } : {}), ...(others.length ? { others } : {}), ...(secret ? { secret } : {}), mode };
   }
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {
@@ -243,7 +260,13 @@ export class PeerPodsReconciler {
     if (rt === DaemonSets) return this.cached(ctx.daemonSets, name);
     if (rt === Jobs) return this.cached(ctx.jobs, name);
     if (rt === KataConfigs) return ctx.kataConfigs.get(name);
-    if (rt === CredentialsRequests) return ctx.cloudCredentials?.requests.get(`${CCO_NAMESPACE}/${name}`);
+    if (rt === CredentialsRequests) {
+      for (const requests of ctx.cloudCredentials?.requests ?? []) {
+        const found = requests.get(`${CCO_NAMESPACE}/${name}`);
+        if (found) return found;
+      }
+      return undefined;
+    }
     return ctx.nodes.get(name);
   };
 

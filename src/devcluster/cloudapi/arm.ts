@@ -6,7 +6,8 @@
  * that may delete; their error codes, statuses and JSON where not.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AzureRole, SimulatedAzure } from '../clouds/azure.ts';
+import type { SimulatedAzure } from '../clouds/azure.ts';
+import { AzureAuthError } from '../clouds/azure-identity.ts';
 import type { PodVMStore } from './ec2.ts';
 import type { CloudReply, CloudRequest } from './server.ts';
 
@@ -24,7 +25,7 @@ export class ArmAPI {
   private readonly azure: SimulatedAzure;
   private readonly vms: PodVMStore;
   private readonly now: () => number;
-  private readonly tokens = new Map<string, { clientId: string; role: AzureRole; until: number }>();
+  private readonly tokens = new Map<string, { clientId: string; until: number }>();
 
   constructor(opts: { azure: SimulatedAzure; vms: PodVMStore; now?: () => number }) {
     this.azure = opts.azure;
@@ -66,7 +67,7 @@ export class ArmAPI {
     const r = this.azure.signIn(tenant, form.get('client_id') ?? '', form.get('client_secret') ?? '');
     if ('error' in r) return refuse(r.status, r.error, r.code, r.description);
     const value = randomBytes(32).toString('base64url');
-    this.tokens.set(value, { clientId: form.get('client_id') ?? '', role: r.role, until: this.now() + TOKEN_LIFETIME_S * 1000 });
+    this.tokens.set(value, { clientId: r.clientId, until: this.now() + TOKEN_LIFETIME_S * 1000 });
     return json(200, { token_type: 'Bearer', expires_in: TOKEN_LIFETIME_S, ext_expires_in: TOKEN_LIFETIME_S, access_token: value });
   }
 
@@ -97,6 +98,18 @@ export class ArmAPI {
       return armError(404, 'ResourceGroupNotFound', `Resource group '${rg}' could not be found.`);
     const prefix = `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines/`.toLowerCase();
     const inGroup = [...this.vms.vms.values()].filter((vm) => vm.id.toLowerCase().startsWith(prefix));
+    // Each call is authorized for the principal's roles on the resource group.
+    const action = req.method === 'GET' ? 'Microsoft.Compute/virtualMachines/read' : 'Microsoft.Compute/virtualMachines/delete';
+    try {
+      this.azure.tenant.authorize(
+        t.clientId,
+        action,
+        `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines${name ? `/${name}` : ''}`,
+      );
+    } catch (e) {
+      if (e instanceof AzureAuthError) return armError(e.status, e.code, e.message);
+      throw e;
+    }
     if (req.method === 'GET' && name === undefined) {
       this.vms.stats.lists++;
       const from = Number(url.searchParams.get('$skiptoken') ?? 0);
@@ -118,14 +131,6 @@ export class ArmAPI {
     if (req.method === 'DELETE' && name !== undefined) {
       const id = `${prefix}${name.toLowerCase()}`;
       const vm = inGroup.find((v) => v.id.toLowerCase() === id);
-      const scope = `/subscriptions/${sub}/resourceGroups/${rg}/providers/Microsoft.Compute/virtualMachines/${name}`;
-      if (t.role !== 'Contributor') {
-        return armError(
-          403,
-          'AuthorizationFailed',
-          `The client '${t.clientId}' with object id '${t.clientId}' does not have authorization to perform action 'Microsoft.Compute/virtualMachines/delete' over scope '${scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
-        );
-      }
       if (!vm) return { status: 204, contentType: 'application/json', body: '' };
       return this.remove(vm.id);
     }

@@ -7,7 +7,7 @@
  */
 import { createVerify, randomBytes } from 'node:crypto';
 import { GCP_REGIONS, ZONE_RE } from '../../peerpods/clouds/gcp/facts.ts';
-import type { GcpRole, SimulatedGcp } from '../clouds/gcp.ts';
+import type { SimulatedGcp } from '../clouds/gcp.ts';
 import type { PodVMStore } from './ec2.ts';
 import type { CloudReply, CloudRequest } from './server.ts';
 
@@ -31,7 +31,7 @@ export class GceAPI {
   private readonly gcp: SimulatedGcp;
   private readonly vms: PodVMStore;
   private readonly now: () => number;
-  private readonly tokens = new Map<string, { email: string; role: GcpRole; until: number }>();
+  private readonly tokens = new Map<string, { email: string; until: number }>();
 
   constructor(opts: { gcp: SimulatedGcp; vms: PodVMStore; now?: () => number }) {
     this.gcp = opts.gcp;
@@ -78,7 +78,7 @@ export class GceAPI {
     if (!(claims.scope ?? '').split(' ').some((s) => SCOPES.includes(s)))
       return oauthError('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
     const value = `ya29.${randomBytes(32).toString('base64url')}`;
-    this.tokens.set(value, { email: key.email, role: key.role, until: this.now() + TOKEN_LIFETIME_S * 1000 });
+    this.tokens.set(value, { email: key.email, until: this.now() + TOKEN_LIFETIME_S * 1000 });
     return json(200, { access_token: value, expires_in: TOKEN_LIFETIME_S, token_type: 'Bearer' });
   }
 
@@ -106,6 +106,9 @@ export class GceAPI {
       return apiError(400, 'invalid', `Invalid value for field 'zone': '${zone}'. Unknown zone.`);
     const inZone = [...this.vms.vms.values()].filter((vm) => this.vms.regions.get(vm.id) === zone);
     const resource = `projects/${project}/zones/${zone}/instances${name ? `/${name}` : ''}`;
+    const permission = req.method === 'GET' ? 'compute.instances.list' : 'compute.instances.delete';
+    if (!this.gcp.iam.allows(t.email, permission))
+      return apiError(403, 'forbidden', `Required '${permission}' permission for '${resource}'`);
     if (req.method === 'GET' && name === undefined) {
       this.vms.stats.lists++;
       const labels = this.labelFilter(url.searchParams.get('filter') ?? '');
@@ -137,7 +140,6 @@ export class GceAPI {
       });
     }
     if (req.method === 'DELETE' && name !== undefined) {
-      if (t.role !== 'roles/editor') return apiError(403, 'forbidden', `Required 'compute.instances.delete' permission for '${resource}'`);
       const vm = inZone.find((v) => v.name === name);
       if (!vm) return apiError(404, 'notFound', `The resource '${resource}' was not found`);
       try {

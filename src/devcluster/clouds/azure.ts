@@ -1,6 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PEER_PODS_AZURE_PERMISSIONS } from '../../peerpods/clouds/azure/credentials.ts';
+import type { ContainerCredentialFiles } from '../pod-credentials.ts';
+import { type AzureCaller, AzureTenant } from './azure-identity.ts';
 import { ImageJobCloud, type ImageJobCloudOptions } from './image-jobs.ts';
 
 /** What `az account show`, `az group show` and `az network ... list` answer for the dev cluster's Azure account. */
@@ -21,8 +24,8 @@ export interface AzureServicePrincipal {
   tenantId: string;
 }
 
-/** The built-in roles the account models, on the subscription: Contributor does everything, Reader only reads. */
-export type AzureRole = 'Contributor' | 'Reader';
+/** A role on the subscription: a built-in one (./azure-identity.ts), or a custom role the tenant has. */
+export type AzureRole = string;
 
 /** Entra ID's refusal of a sign-in: its OAuth2 error, the AADSTS code and text, the HTTP status. */
 export interface AzureSignInError {
@@ -42,7 +45,8 @@ export interface AzureSignInError {
  */
 export class SimulatedAzure extends ImageJobCloud {
   readonly account: AzureAccount;
-  private readonly principals = new Map<string, AzureServicePrincipal & { role: AzureRole }>();
+  /** Who may do what: service principals, managed identities and their roles. */
+  readonly tenant = new AzureTenant();
 
   constructor(opts: ImageJobCloudOptions & { infrastructureName: string; region?: string }) {
     const subscriptionId = randomUUID();
@@ -51,7 +55,7 @@ export class SimulatedAzure extends ImageJobCloud {
     const vnet = `${opts.infrastructureName}-vnet`;
     const account: AzureAccount = {
       subscriptionId,
-      tenantId: randomUUID(),
+      tenantId: '',
       resourceGroup,
       region: opts.region ?? 'eastus',
       vnet,
@@ -64,55 +68,31 @@ export class SimulatedAzure extends ImageJobCloud {
       deletionEnv: 'IMAGE_ID',
       newImage: (cm, env) =>
         `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/galleries/${env.IMAGE_GALLERY_NAME}/images/${env.IMAGE_DEFINITION_NAME}/versions/0.0.${++version}`,
-      refuse: (cm, secret, env) => this.refusal(cm, secret, env),
+      refuse: (cm, secret, env, files) => this.refusal(cm, secret, env, files),
+      refuseDeletion: (cm, secret, _env, files) => this.deletionRefusal(cm, secret, files),
     });
+    account.tenantId = this.tenant.tenantId;
     this.account = account;
   }
 
   /** `az ad sp create-for-rbac --role <role> --scopes /subscriptions/<id>`: a new service principal. */
   createServicePrincipal(role: AzureRole = 'Contributor'): AzureServicePrincipal {
-    const sp = { clientId: randomUUID(), clientSecret: randomBytes(24).toString('base64url'), tenantId: this.account.tenantId };
-    this.principals.set(sp.clientId, { ...sp, role });
-    return sp;
+    return this.tenant.createServicePrincipal([role]);
   }
 
   /** `az ad sp delete`: its secret is refused from then on. */
   deleteServicePrincipal(clientId: string): void {
-    this.principals.delete(clientId);
+    this.tenant.deletePrincipal(clientId);
   }
 
-  /**
-   * Entra ID's client-credentials sign-in: the principal's role on the subscription, or the refusal Entra ID
-   * answers (an unknown tenant, an application the directory does not have, a wrong secret).
-   */
-  signIn(tenantId: string, clientId: string, clientSecret: string): { role: AzureRole } | AzureSignInError {
-    const a = this.account;
-    if (tenantId.toLowerCase() !== a.tenantId) {
-      return {
-        error: 'invalid_request',
-        code: 90002,
-        status: 400,
-        description: `AADSTS90002: Tenant '${tenantId}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
-      };
-    }
-    const sp = this.principals.get(clientId);
-    if (!sp) {
-      return {
-        error: 'unauthorized_client',
-        code: 700016,
-        status: 400,
-        description: `AADSTS700016: Application with identifier '${clientId}' was not found in the directory '${a.tenantId}'.`,
-      };
-    }
-    if (sp.clientSecret !== clientSecret) {
-      return {
-        error: 'invalid_client',
-        code: 7000215,
-        status: 401,
-        description: `AADSTS7000215: Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
-      };
-    }
-    return { role: sp.role };
+  /** Entra ID's client-credentials sign-in: the principal, or the refusal Entra ID answers. */
+  signIn(tenantId: string, clientId: string, clientSecret: string) {
+    return this.tenant.signIn({ tenantId, clientId, clientSecret });
+  }
+
+  /** The resource group's scope, where roles are checked. */
+  scope(path = ''): string {
+    return `/subscriptions/${this.account.subscriptionId}/resourceGroups/${this.account.resourceGroup}${path}`;
   }
 
   /**
@@ -141,21 +121,23 @@ export class SimulatedAzure extends ImageJobCloud {
     return { azure: { resourceGroupName: rg, networkResourceGroupName: rg, cloudName: 'AzurePublicCloud' } };
   }
 
-  /** What the cloud answers a creation job with this peer-pods-cm, Secret and parameters: its error, or undefined when it builds. */
-  refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
+  /**
+   * What the cloud answers a creation job with this peer-pods-cm, these credentials (the container's
+   * variables, and the files a workload identity reads) and parameters: its error, or undefined when it builds.
+   */
+  refusal(
+    cm: Record<string, string>,
+    secret: Record<string, string>,
+    env: Record<string, string>,
+    files: ContainerCredentialFiles = {},
+  ): string | undefined {
     const a = this.account;
     for (const name of ['IMAGE_GALLERY_NAME', 'IMAGE_DEFINITION_NAME']) {
       if (!/^[A-Za-z0-9][\w.]{0,79}$/.test(env[name] ?? ''))
         return `InvalidParameter: ${name} "${env[name] ?? ''}" is not a gallery or image definition name.`;
     }
-    const tenant = secret.AZURE_TENANT_ID ?? '';
-    if (tenant !== a.tenantId) return `AADSTS90002: Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID`;
-    const sp = this.principals.get(secret.AZURE_CLIENT_ID ?? '');
-    if (!sp) {
-      return `AADSTS700016: Application with identifier '${secret.AZURE_CLIENT_ID ?? ''}' was not found in the directory '${a.tenantId}'`;
-    }
-    if (sp.clientSecret !== secret.AZURE_CLIENT_SECRET)
-      return `AADSTS7000215: Invalid client secret provided for application '${sp.clientId}'`;
+    const who = this.jobSignIn(secret, files);
+    if (typeof who === 'string') return who;
     if ((cm.AZURE_SUBSCRIPTION_ID ?? '').toLowerCase() !== a.subscriptionId) {
       return `SubscriptionNotFound: The subscription '${cm.AZURE_SUBSCRIPTION_ID ?? ''}' could not be found.`;
     }
@@ -165,6 +147,47 @@ export class SimulatedAzure extends ImageJobCloud {
     if (cm.AZURE_SUBNET_ID && cm.AZURE_SUBNET_ID.toLowerCase() !== a.subnetId.toLowerCase()) {
       return `InvalidResourceReference: Resource ${cm.AZURE_SUBNET_ID} referenced by the pod VM image build was not found.`;
     }
+    return this.jobAuthorize(
+      who.clientId,
+      PEER_PODS_AZURE_PERMISSIONS.imageCreation,
+      `/providers/Microsoft.Compute/galleries/${env.IMAGE_GALLERY_NAME}`,
+    );
+  }
+
+  /** What the cloud answers a deletion job: its error, or undefined when the image version goes. */
+  deletionRefusal(_cm: Record<string, string>, secret: Record<string, string>, files: ContainerCredentialFiles = {}): string | undefined {
+    const who = this.jobSignIn(secret, files);
+    if (typeof who === 'string') return who;
+    return this.jobAuthorize(who.clientId, PEER_PODS_AZURE_PERMISSIONS.imageDeletion, '/providers/Microsoft.Compute/galleries');
+  }
+
+  /** The credentials a container presents (a client secret, else a federated token), signed in as `az login` does. */
+  private jobSignIn(secret: Record<string, string>, files: ContainerCredentialFiles): { clientId: string } | string {
+    const caller = azureCallerOf(secret, files);
+    if (!caller) return 'ERROR: Please run az login to setup account. (no AZURE_CLIENT_SECRET, and no federated token file)';
+    const who = this.tenant.signIn(caller);
+    return 'error' in who ? who.description : who;
+  }
+
+  private jobAuthorize(clientId: string, actions: readonly string[], path: string): string | undefined {
+    for (const action of actions) {
+      try {
+        this.tenant.authorize(clientId, action, this.scope(path));
+      } catch (e) {
+        return `(AuthorizationFailed) ${(e as Error).message}`;
+      }
+    }
     return undefined;
   }
+}
+
+/**
+ * What an Azure SDK signs in with from a container's variables: a client secret (AZURE_CLIENT_SECRET), else
+ * a workload identity (AZURE_FEDERATED_TOKEN_FILE naming a projected token); undefined when neither.
+ */
+export function azureCallerOf(env: Record<string, string>, files: ContainerCredentialFiles = {}): AzureCaller | undefined {
+  const ids = { tenantId: env.AZURE_TENANT_ID ?? '', clientId: env.AZURE_CLIENT_ID ?? '' };
+  if (env.AZURE_CLIENT_SECRET) return { ...ids, clientSecret: env.AZURE_CLIENT_SECRET };
+  if (env.AZURE_FEDERATED_TOKEN_FILE && files.token) return { ...ids, federatedToken: files.token };
+  return undefined;
 }

@@ -1,7 +1,10 @@
-import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { type KeyObject, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PEER_PODS_GCP_PERMISSIONS } from '../../peerpods/clouds/gcp/credentials.ts';
 import { GCP_REGIONS, ZONE_RE } from '../../peerpods/clouds/gcp/facts.ts';
+import type { ContainerCredentialFiles } from '../pod-credentials.ts';
+import { GcpIam, gcpCallerOf } from './gcp-identity.ts';
 import { ImageJobCloud, type ImageJobCloudOptions } from './image-jobs.ts';
 
 /** What `gcloud config get-value project` and `gcloud compute networks list` answer for the dev cluster's project. */
@@ -11,8 +14,8 @@ export interface GcpAccount {
   network: string;
 }
 
-/** The basic roles the project models: an editor may delete instances, a viewer only list them. */
-export type GcpRole = 'roles/editor' | 'roles/viewer';
+/** A role on the project: a predefined one (./gcp-identity.ts) or a custom role the project has. */
+export type GcpRole = string;
 
 /**
  * The dev cluster's Google Cloud (`osc start --cloud GCP`): a project with the cluster's region and VPC
@@ -23,53 +26,39 @@ export type GcpRole = 'roles/editor' | 'roles/viewer';
  */
 export class SimulatedGcp extends ImageJobCloud {
   readonly account: GcpAccount;
-  private readonly keyIds = new Set<string>();
-  /** Each key's public half and the role its service account holds on the project, by private_key_id. */
-  private readonly keys = new Map<string, { publicKey: KeyObject; email: string; role: GcpRole }>();
+  /** Who may do what: service accounts, their roles and keys, the workload identity pool. */
+  readonly iam: GcpIam;
 
   constructor(opts: ImageJobCloudOptions & { infrastructureName: string; region?: string }) {
     super(opts, {
       imageKey: 'PODVM_IMAGE_NAME',
       deletionEnv: 'IMAGE_NAME',
       newImage: (_cm, env) => `${env.IMAGE_NAME_PREFIX}-${randomBytes(4).toString('hex')}`,
-      refuse: (cm, secret, env) => this.refusal(cm, secret, env),
+      refuse: (cm, secret, env, files) => this.refusal(cm, secret, env, files),
+      refuseDeletion: (cm, secret, _env, files) => this.deletionRefusal(cm, secret, files),
     });
     this.account = { projectId: `${opts.infrastructureName}-project`, region: opts.region ?? 'us-central1', network: 'default' };
+    this.iam = new GcpIam(this.account.projectId);
   }
 
   /**
    * `gcloud iam service-accounts keys create key.json --iam-account=<account>`: the key file's text, with a
-   * real RSA key (the project checks the signatures made with it), for an account holding `role`.
+   * real RSA key (the project checks the signatures made with it), for a new account holding `role`.
    */
   createServiceAccountKey(role: GcpRole = 'roles/editor'): string {
-    const id = randomBytes(20).toString('hex');
-    this.keyIds.add(id);
-    const { projectId } = this.account;
-    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const email = `peerpods@${projectId}.iam.gserviceaccount.com`;
-    this.keys.set(id, { publicKey: pair.publicKey, email, role });
-    const key = {
-      type: 'service_account',
-      project_id: projectId,
-      private_key_id: id,
-      private_key: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-      client_email: email,
-      client_id: String(BigInt(`0x${randomBytes(8).toString('hex')}`)),
-      auth_uri: 'https://accounts.google.com/o/oauth2/auth',
-      token_uri: 'https://oauth2.googleapis.com/token',
-    };
-    return `${JSON.stringify(key, null, 2)}\n`;
+    const email = this.iam.createServiceAccount(`peerpods-${randomBytes(3).toString('hex')}`, [role]);
+    return this.iam.createKey(email);
   }
 
-  /** The public half of a key the project issued (and has not deleted), with its account and role. */
-  serviceAccountKey(keyId: string): { publicKey: KeyObject; email: string; role: GcpRole } | undefined {
-    return this.keys.get(keyId);
+  /** The public half of a key the project issued (and has not deleted), with its account. */
+  serviceAccountKey(keyId: string): { publicKey: KeyObject; email: string } | undefined {
+    return this.iam.keyOf(keyId);
   }
 
   /** `gcloud iam service-accounts keys delete`: refused from then on. */
   deleteServiceAccountKey(keyId: string): void {
-    this.keys.delete(keyId);
-    this.keyIds.delete(keyId);
+    const k = this.iam.keyOf(keyId);
+    if (k) this.iam.deleteKey(k.email, keyId);
   }
 
   /** For `osc start`: the project's values and a service account key made for the administrator (written to `dir`, mode 0600). */
@@ -89,20 +78,19 @@ export class SimulatedGcp extends ImageJobCloud {
     return { gcp: { projectID: this.account.projectId, region: this.account.region } };
   }
 
-  /** What the cloud answers a creation job with this peer-pods-cm, Secret and parameters: its error, or undefined when it builds. */
-  refusal(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined {
+  /** What the cloud answers a creation job with this peer-pods-cm, these credentials and parameters: its error, or undefined when it builds. */
+  refusal(
+    cm: Record<string, string>,
+    secret: Record<string, string>,
+    env: Record<string, string>,
+    files: ContainerCredentialFiles = {},
+  ): string | undefined {
     const { projectId, network } = this.account;
     const prefix = env.IMAGE_NAME_PREFIX ?? '';
     if (!/^[a-z][-a-z0-9]{0,50}$/.test(prefix))
       return `googleapi: Error 400: Invalid value for field 'resource.name': '${prefix}-...'. Must be a match of regex '[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?', invalid`;
-    let key: Record<string, unknown>;
-    try {
-      key = JSON.parse(secret.GCP_CREDENTIALS ?? '');
-    } catch (e) {
-      return `google: error getting credentials using GCP_CREDENTIALS: ${(e as Error).message}`;
-    }
-    if (key?.type !== 'service_account') return 'google: error getting credentials: unknown credential type';
-    if (!this.keyIds.has(String(key.private_key_id))) return 'oauth2: "invalid_grant" "Invalid JWT Signature."';
+    const who = this.iam.identify(gcpCallerOf(secret, files));
+    if ('error' in who) return who.error;
     const project = cm.GCP_PROJECT_ID ?? '';
     if (project !== projectId) return `googleapi: Error 404: The resource 'projects/${project}' was not found, notFound`;
     const zone = cm.GCP_ZONE ?? '';
@@ -111,6 +99,24 @@ export class SimulatedGcp extends ImageJobCloud {
       return `googleapi: Error 400: Invalid value for field 'zone': '${zone}'. Unknown zone., invalid`;
     const net = (cm.GCP_NETWORK || 'default').split('/').pop();
     if (net !== network) return `googleapi: Error 404: The resource 'projects/${project}/global/networks/${net}' was not found, notFound`;
+    return this.jobAuthorize(who.email, PEER_PODS_GCP_PERMISSIONS.imageCreation, `projects/${project}/global/images/${prefix}`);
+  }
+
+  /** What the cloud answers a deletion job: its error, or undefined when the image goes. */
+  deletionRefusal(cm: Record<string, string>, secret: Record<string, string>, files: ContainerCredentialFiles = {}): string | undefined {
+    const who = this.iam.identify(gcpCallerOf(secret, files));
+    if ('error' in who) return who.error;
+    return this.jobAuthorize(who.email, PEER_PODS_GCP_PERMISSIONS.imageDeletion, `projects/${cm.GCP_PROJECT_ID ?? ''}/global/images`);
+  }
+
+  private jobAuthorize(email: string, permissions: readonly string[], resource: string): string | undefined {
+    for (const p of permissions) {
+      try {
+        this.iam.authorize(email, p, resource);
+      } catch (e) {
+        return `googleapi: Error 403: ${(e as Error).message}, forbidden`;
+      }
+    }
     return undefined;
   }
 }

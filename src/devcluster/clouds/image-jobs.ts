@@ -1,15 +1,16 @@
 import type { Logger } from 'pino';
 import { objectName } from '../../api/meta.ts';
-import { OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
+import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
-import { ConfigMaps, Jobs, type Pod, Pods, Secrets } from '../../kube/resources.ts';
+import { ConfigMaps, Jobs, type Pod, Pods } from '../../kube/resources.ts';
 import { keyOf } from '../../kube/types.ts';
 import { rfc3339 } from '../../runtime/conditions.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
 import { CLOUD_JOBS, FAIL_IMAGE_CREATION_ANNOTATION, FAIL_IMAGE_DELETION_ANNOTATION } from '../cloud.ts';
+import { type ContainerCredentialFiles, containerEnv, credentialFiles } from '../pod-credentials.ts';
 
 /**
  * What distinguishes one simulated cloud's pod VM image jobs from another's: the image key the creation
@@ -27,7 +28,19 @@ export interface ImageJobProfile {
    * The cloud's error for a build with this configuration, these credentials and the job's parameters, as
    * its API words it; undefined when it builds.
    */
-  refuse(cm: Record<string, string>, secret: Record<string, string>, env: Record<string, string>): string | undefined;
+  refuse(
+    cm: Record<string, string>,
+    secret: Record<string, string>,
+    env: Record<string, string>,
+    files: ContainerCredentialFiles,
+  ): string | undefined;
+  /** The same for a deletion job (credentials and rights only). */
+  refuseDeletion?(
+    cm: Record<string, string>,
+    secret: Record<string, string>,
+    env: Record<string, string>,
+    files: ContainerCredentialFiles,
+  ): string | undefined;
 }
 
 export interface ImageJobCloudOptions {
@@ -53,14 +66,12 @@ const envOf = (pod: Pod): Record<string, string> =>
     ]),
   );
 
-const decoded = (data: Record<string, string> | undefined): Record<string, string> =>
-  Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-
 /**
  * A cloud's side of the pod VM image jobs (the same API and failure injection as the AWS simulation in
  * ../cloud.ts, for the clouds of src/devcluster/clouds/): while a job's pod runs, the cloud does its
  * container's work and ends the pod as the container's exit would. The creation job checks peer-pods-cm and
- * peer-pods-secret against the cloud's account (profile.refuse), "builds" an image and fills the image key;
+ * the credentials its container holds against the cloud's account (profile.refuse; the deletion job its
+ * credentials, profile.refuseDeletion), "builds" an image and fills the image key;
  * the deletion job deletes the image its variable names and empties the key when it still names it.
  * `osc.dev/fail-podvm-image-creation` / `-deletion` on peer-pods-cm or the Job fail the job with that error.
  */
@@ -111,12 +122,16 @@ export class ImageJobCloud {
     const job = await this.client.find(Jobs, jobNameOf(pod) ?? '', this.namespace, signal);
     const failAnnotation = kind === 'creation' ? FAIL_IMAGE_CREATION_ANNOTATION : FAIL_IMAGE_DELETION_ANNOTATION;
     let failure = job?.metadata.annotations?.[failAnnotation] ?? cm?.metadata.annotations?.[failAnnotation];
-    if (failure === undefined && kind === 'creation') {
-      if (!cm) failure = `configmap "${PEER_PODS_CM}" not found`;
-      else {
-        const secret = await this.client.find(Secrets, PEER_PODS_SECRET, this.namespace, signal);
-        failure = this.profile.refuse(cm.data ?? {}, { ...decoded(secret?.data), ...(secret?.stringData ?? {}) }, envOf(pod));
-      }
+    if (failure === undefined && kind === 'creation' && !cm) failure = `configmap "${PEER_PODS_CM}" not found`;
+    if (failure === undefined) {
+      // The credentials as the container holds them: peer-pods-secret whole, or the keys, token and files osc
+      // wired from the Cloud Credential Operator's Secret.
+      const creds = await containerEnv(this.client, pod, signal);
+      const files = await credentialFiles(this.client, pod, creds, signal);
+      failure =
+        kind === 'creation'
+          ? this.profile.refuse(cm?.data ?? {}, creds, envOf(pod), files)
+          : this.profile.refuseDeletion?.(cm?.data ?? {}, creds, envOf(pod), files);
     }
     if (failure !== undefined) {
       this.stats.failures++;

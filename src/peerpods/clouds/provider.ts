@@ -1,3 +1,4 @@
+import type { AnyProviderSpec } from '../../api/cloudcredential.ts';
 /**
  * The provider seam of peer pods: everything osc knows of one cloud, in that cloud's folder
  * (src/peerpods/clouds/<cloud>/). The generic checks of peer-pods-cm (config.ts), the pod webhook's
@@ -106,6 +107,56 @@ export interface CloudTags {
   clusterTag?: boolean;
 }
 
+/** How one container gets cloud credentials: whole Secrets, single keys, and the volumes that carry files or tokens. */
+export interface CredentialsWiring {
+  envFrom: { secretRef: { name: string } }[];
+  env: Record<string, unknown>[];
+  volumes: Record<string, unknown>[];
+  volumeMounts: Record<string, unknown>[];
+}
+
+/**
+ * What the Secret a CredentialsRequest names holds, as this cloud reads it: long-lived keys (minted by the
+ * Cloud Credential Operator, or passed through from the cluster's root credentials), short-lived ones (a
+ * workload identity set up with ccoctl in Manual mode: the pods trade a projected ServiceAccount token for
+ * the cloud's own), or a form the cloud knows that is broken (`why` ends with the fix).
+ */
+export type IssuedForm =
+  | { kind: 'minted' }
+  | { kind: 'sts' /** AWS: the role ccoctl made. */; roleArn?: string /** Where the pods' token is read from. */; tokenPath?: string }
+  | { kind: 'unusable'; why: string };
+
+/**
+ * A cloud's side of the Cloud Credential Operator (docs/cloud-credentials.md): the CredentialsRequest osc
+ * makes for peer pods on it, with the narrowest rights its adaptor, image jobs and osc's own cloud client
+ * need, and how the Secret the operator (or ccoctl) writes reaches those.
+ */
+export interface CloudIssuedCredentials {
+  /** The request's name (openshift-sandboxed-containers-<cloud>). */
+  requestName: string;
+  /** The request's providerSpec (AWSProviderSpec, AzureProviderSpec, GCPProviderSpec). */
+  providerSpec(): AnyProviderSpec;
+  /** The cluster's root credentials the operator works from (`kube-system/aws-creds`). */
+  rootSecret: { namespace: string; name: string };
+  /** The ccoctl command a Manual-mode administrator runs with the request (`ccoctl aws create-iam-roles`). */
+  ccoctl: string;
+  /** The forms the Secret may take, for "holds neither <...>". */
+  formsInWords: string;
+  /** The Secret's form (`read` answers a key's decoded value); undefined when it holds none this cloud knows. */
+  form(read: (key: string) => string | undefined): IssuedForm | undefined;
+  /** How the adaptor and the image jobs get a usable form from the Secret `secretName`. */
+  wiring(form: Exclude<IssuedForm, { kind: 'unusable' }>, secretName: string): CredentialsWiring;
+  /** The variables the adaptor then reads (for messages and the adaptor's configuration). */
+  adaptorKeys(form: Exclude<IssuedForm, { kind: 'unusable' }>): string[];
+  /** The Secret's values under the adaptor's names, for osc's own cloud client (the leaked-VM collector). */
+  adaptorValues(form: Exclude<IssuedForm, { kind: 'unusable' }>, read: (key: string) => string | undefined): Record<string, string>;
+  /**
+   * What the cluster's credentials mode cannot do on this cloud, with the fix (Azure has no Mint mode);
+   * undefined when the mode is one the operator serves here.
+   */
+  modeProblem?(mode: string): string | undefined;
+}
+
 export interface CloudProvider<S extends object = object> {
   /** CLOUD_PROVIDER's value: aws, azure, gcp. */
   name: string;
@@ -129,6 +180,8 @@ export interface CloudProvider<S extends object = object> {
   sizes: CloudSizes;
   image: CloudImage;
   secret: CloudSecret;
+  /** What the cluster's Cloud Credential Operator hands out on this cloud; without it only peer-pods-secret counts. */
+  credentials?: CloudIssuedCredentials;
   tags: CloudTags;
   /** The largest root disk, GB, and what it is (`the largest EBS volume`). */
   maxRootVolumeGB: number;

@@ -52,6 +52,8 @@ export async function openInventory(
       const missing = ['AZURE_SUBSCRIPTION_ID', 'AZURE_RESOURCE_GROUP'].filter((k) => !cm[k]);
       const noCreds = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'].filter((k) => !creds[k]);
       if (missing.length) return { unavailable: `peer-pods-cm has no ${missing.join(', ')}` };
+      if (creds.AZURE_FEDERATED_TOKEN_FILE && !creds.AZURE_CLIENT_SECRET)
+        return { unavailable: "the credentials are a workload identity: osc lists pod VMs with a service principal's secret only" };
       if (noCreds.length) return { unavailable: `the credentials hold no ${noCreds.join(', ')}` };
       const { ArmInventory } = await import('./azure.ts');
       return {
@@ -67,6 +69,10 @@ export async function openInventory(
     }
     case 'gcp': {
       if (!cm.GCP_PROJECT_ID || !cm.GCP_ZONE) return { unavailable: 'peer-pods-cm has no GCP_PROJECT_ID or GCP_ZONE' };
+      if (creds.GOOGLE_APPLICATION_CREDENTIALS && !creds.GCP_CREDENTIALS)
+        return {
+          unavailable: 'the credentials are a workload identity (external_account): osc lists pod VMs with a service account key only',
+        };
       let key: Record<string, unknown>;
       try {
         key = JSON.parse(creds.GCP_CREDENTIALS ?? '');

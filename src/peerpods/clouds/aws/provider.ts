@@ -6,6 +6,7 @@ import { OPERATOR_NAMESPACE, PEER_PODS_SECRET } from '../../../api/names.ts';
 import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import { q } from '../../config-values.ts';
 import type { CloudProvider } from '../provider.ts';
+import { awsIssued } from './credentials.ts';
 import { AWS_INSTANCE_TYPES } from './sizes.ts';
 
 export interface AwsSettings {
@@ -100,6 +101,7 @@ export const aws: CloudProvider<AwsSettings> = {
       `oc create secret generic ${PEER_PODS_SECRET} -n ${OPERATOR_NAMESPACE} ` +
       '--from-literal AWS_ACCESS_KEY_ID=<id> --from-literal AWS_SECRET_ACCESS_KEY=<key>',
   },
+  credentials: awsIssued,
   tags: {
     // AWS allows 50 tags per instance; the cloud-api-adaptor adds `Name`, osc the cluster's tag.
     max: 48,

@@ -8,6 +8,7 @@ import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import { q } from '../../config-values.ts';
 import { closestName } from '../../policy.ts';
 import type { CloudProvider } from '../provider.ts';
+import { azureIssued } from './credentials.ts';
 import {
   AZURE_REGIONS,
   AZURE_VM_SIZES,
@@ -114,6 +115,7 @@ export const azure: CloudProvider<AzureSettings> = {
         ? `is not a UUID (like 00000000-0000-0000-0000-000000000000); store the ${key === 'AZURE_CLIENT_ID' ? 'appId' : 'tenant'} that az ad sp create-for-rbac printed`
         : undefined,
   },
+  credentials: azureIssued,
   tags: {
     // Azure allows 50 tags per resource; osc adds the cluster's tag.
     max: 49,

@@ -7,6 +7,7 @@ import { OPERATOR_NAMESPACE, PEER_PODS_SECRET } from '../../../api/names.ts';
 import { q } from '../../config-values.ts';
 import { closestName } from '../../policy.ts';
 import type { CloudProvider } from '../provider.ts';
+import { gcpIssued } from './credentials.ts';
 import {
   checkServiceAccountKey,
   DISK_TYPES,
@@ -108,6 +109,7 @@ export const gcp: CloudProvider<GcpSettings> = {
     createCommand: `oc create secret generic ${PEER_PODS_SECRET} -n ${OPERATOR_NAMESPACE} --from-file GCP_CREDENTIALS=<key.json>`,
     checkValue: (_key, value) => checkServiceAccountKey(value),
   },
+  credentials: gcpIssued,
   tags: {
     // Compute Engine labels: 64 per resource, lower-case keys.
     max: 64,
