@@ -1,6 +1,6 @@
-import { type ChildProcess, execFile } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -17,6 +17,7 @@ import {
 } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries } from './controlplane/binaries.ts';
+import { compactEtcd, etcdRevision, etcdSnapshotRevision, restoreEtcdDataDir, saveEtcdSnapshot } from './controlplane/etcd-ops.ts';
 import {
   apiserverArgs,
   type ControllerManagerTiming,
@@ -373,45 +374,16 @@ export class ControlPlane {
   }
 
   /**
-   * Compacts etcd's history up to its current revision (through etcd's JSON gateway): a watch that resumes
-   * from an older resource version than that then gets 410 Gone from etcd. Answers the revision.
+   * Compacts etcd's history up to its current revision: a watch that resumes from an older resource version
+   * than that then gets 410 Gone from etcd. Answers the revision.
    */
-  async compactEtcd(): Promise<number> {
-    const revision = await this.etcdRevision();
-    const res = await fetch(`${this.etcdUrl}/v3/kv/compaction`, {
-      method: 'POST',
-      body: JSON.stringify({ revision: String(revision), physical: true }),
-    });
-    if (!res.ok) throw new Error(`etcd /v3/kv/compaction: HTTP ${res.status} ${await res.text()}`);
-    return revision;
+  compactEtcd(): Promise<number> {
+    return compactEtcd(this.etcdUrl);
   }
 
-  /**
-   * Saves a snapshot of etcd to `file`, as `etcdctl snapshot save` does: etcd's Maintenance.Snapshot (here
-   * through its JSON gateway), the whole database as of now followed by its SHA-256, which a restore checks.
-   * Answers the revision it holds.
-   */
-  async snapshotEtcd(file: string): Promise<number> {
-    const revision = await this.etcdRevision();
-    const res = await fetch(`${this.etcdUrl}/v3/maintenance/snapshot`, { method: 'POST', body: '{}' });
-    if (!res.ok || !res.body) throw new Error(`etcd snapshot: HTTP ${res.status} ${await res.text()}`);
-    // The gateway streams one JSON object per chunk: {"result":{"blob":"<base64>","remaining_bytes":"..."}}.
-    const chunks: Buffer[] = [];
-    let partial = '';
-    const take = (line: string) => {
-      if (!line.trim()) return;
-      const m = JSON.parse(line) as { result?: { blob?: string }; error?: { message?: string } };
-      if (m.error) throw new Error(`etcd snapshot: ${m.error.message}`);
-      if (m.result?.blob) chunks.push(Buffer.from(m.result.blob, 'base64'));
-    };
-    for await (const d of res.body as AsyncIterable<Uint8Array>) {
-      const lines = (partial + Buffer.from(d).toString()).split('\n');
-      partial = lines.pop() ?? '';
-      lines.forEach(take);
-    }
-    take(partial);
-    await writeFile(file, Buffer.concat(chunks), { mode: 0o600 });
-    return revision;
+  /** Saves a snapshot of etcd to `file`, as `etcdctl snapshot save` does. Answers the revision it holds. */
+  snapshotEtcd(file: string): Promise<number> {
+    return saveEtcdSnapshot(this.etcdUrl, file);
   }
 
   /**
@@ -431,59 +403,17 @@ export class ControlPlane {
     const t0 = performance.now();
     await stopProcess(this.proc('kube-apiserver'), true);
     // Every revision a client may have seen is at most etcd's head now that no API server writes.
-    const head = await this.etcdRevision();
-    const snapshotRevision = await this.snapshotRevision(etcdutl, file);
+    const head = await etcdRevision(this.etcdUrl);
+    const snapshotRevision = await etcdSnapshotRevision(etcdutl, file);
     const bumpedBy = head - snapshotRevision + 1000;
     await stopProcess(this.proc('etcd'), false, this.etcd.cleanupDir);
-    const restored = `${this.etcd.dataDir}.restored`;
-    await rm(restored, { recursive: true, force: true });
-    const peer = `http://127.0.0.1:${this.etcd.peerPort}`;
-    const out = await run(etcdutl, [
-      'snapshot',
-      'restore',
-      file,
-      `--data-dir=${restored}`,
-      '--name=osc',
-      `--initial-cluster=osc=${peer}`,
-      `--initial-advertise-peer-urls=${peer}`,
-      `--bump-revision=${bumpedBy}`,
-      '--mark-compacted',
-    ]);
-    if (out.code !== 0) throw new Error(`etcdutl snapshot restore failed: ${out.stderr}`);
-    await rm(this.etcd.dataDir, { recursive: true, force: true });
-    await rename(restored, this.etcd.dataDir);
+    await restoreEtcdDataDir(etcdutl, file, { dataDir: this.etcd.dataDir, peerPort: this.etcd.peerPort, bumpedBy });
     if (downtimeMs) await new Promise((r) => setTimeout(r, downtimeMs));
     this.launch('etcd');
     this.launch('kube-apiserver');
     await this.waitReady(120_000);
     this.log?.info({ snapshotRevision, bumpedBy, downMs: Math.round(performance.now() - t0) }, 'etcd restored from a snapshot');
     return { bumpedBy };
-  }
-
-  /** etcd's current revision (its JSON gateway). */
-  private async etcdRevision(): Promise<number> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        const res = await fetch(`${this.etcdUrl}/v3/kv/range`, {
-          method: 'POST',
-          body: JSON.stringify({ key: Buffer.from('/').toString('base64'), limit: 1 }),
-        });
-        const revision = Number(((await res.json()) as { header?: { revision?: string } }).header?.revision);
-        if (revision) return revision;
-      } catch (e) {
-        if (Date.now() > deadline) throw e;
-      }
-      if (Date.now() > deadline) throw new Error('etcd did not say its revision');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  private async snapshotRevision(etcdutl: string, file: string): Promise<number> {
-    const out = await run(etcdutl, ['snapshot', 'status', file, '--write-out=json']);
-    const revision = out.code === 0 ? Number((JSON.parse(out.stdout) as { revision?: number }).revision) : 0;
-    if (!revision) throw new Error(`etcdutl snapshot status ${file}: ${out.stderr || out.stdout}`);
-    return revision;
   }
 
   /** Installs CRDs and waits until the API server serves them (Established). */
@@ -519,14 +449,6 @@ interface EtcdMember {
   dataDir: string;
   peerPort: number;
   cleanupDir: string;
-}
-
-function run(command: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(command, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr: stderr || (err?.message ?? '') }),
-    );
-  });
 }
 
 export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promise<void> {
