@@ -1,5 +1,7 @@
 import type { AnyProviderSpec, CredentialsMode, CredentialsRequest } from '../api/cloudcredential.ts';
-import type { Secret } from '../kube/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isAlreadyExists } from '../kube/errors.ts';
+import { type Secret, Secrets } from '../kube/resources.ts';
 
 /** Any cloud's request, as the simulated operator reads them all. */
 export type AnyCredentialsRequest = CredentialsRequest<AnyProviderSpec>;
@@ -36,5 +38,48 @@ export class ProvisionError extends Error {
   constructor(type: string, message: string) {
     super(message);
     this.type = type;
+  }
+}
+
+/** The root credentials Secret written: made first when `create` (as the installer leaves it), else patched. */
+export async function writeRootSecret(
+  client: KubeClient,
+  ref: { namespace: string; name: string },
+  data: Record<string, string>,
+  create: boolean,
+): Promise<void> {
+  if (create) {
+    try {
+      await client.create(Secrets, { metadata: { ...ref }, type: 'Opaque', data } as Secret);
+      return;
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+  await client.patch(Secrets, ref.name, { data }, { namespace: ref.namespace });
+}
+
+/**
+ * A request's Secret written as the actuators write it: patched where it exists (and is not being deleted),
+ * else made, with the annotations that tie it to its request.
+ */
+export async function writeRequestSecret(
+  client: KubeClient,
+  ref: { namespace: string; name: string },
+  existing: Secret | undefined,
+  content: { annotations: Record<string, string>; data: Record<string, string> },
+  signal: AbortSignal,
+): Promise<void> {
+  const { name, namespace } = ref;
+  const { annotations, data } = content;
+  if (existing && !existing.metadata.deletionTimestamp) {
+    await client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
+    return;
+  }
+  try {
+    await client.create(Secrets, { metadata: { name, namespace, annotations }, type: 'Opaque', data } as Secret, { signal });
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+    await client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
   }
 }

@@ -12,11 +12,17 @@ import {
 } from '../api/cloudcredential.ts';
 import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
 import { type Secret, Secrets } from '../kube/resources.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { type AwsAccount, AwsError, policyAllows } from './aws-account.ts';
-import { type AnyCredentialsRequest, type CcoActuator, type ProviderStatus, ProvisionError } from './cco-actuator.ts';
+import {
+  type AnyCredentialsRequest,
+  type CcoActuator,
+  type ProviderStatus,
+  ProvisionError,
+  writeRequestSecret,
+  writeRootSecret,
+} from './cco-actuator.ts';
 
 export { ProvisionError };
 
@@ -116,15 +122,7 @@ export class AwsActuator implements CcoActuator {
 
   private async writeRootSecret(key: { accessKeyId: string; secretAccessKey: string }, create: boolean): Promise<void> {
     const data = { aws_access_key_id: b64(key.accessKeyId), aws_secret_access_key: b64(key.secretAccessKey) };
-    if (create) {
-      try {
-        await this.client.create(Secrets, { metadata: { ...AWS_ROOT_SECRET }, type: 'Opaque', data } as Secret);
-        return;
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-    }
-    await this.client.patch(Secrets, AWS_ROOT_SECRET.name, { data }, { namespace: AWS_ROOT_SECRET.namespace });
+    await writeRootSecret(this.client, AWS_ROOT_SECRET, data, create);
   }
 
   /** Whether the request's Secret no longer matches what it asks (the real actuator's checks). */
@@ -256,15 +254,6 @@ export class AwsActuator implements CcoActuator {
       [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name),
       [AWS_POLICY_LAST_APPLIED_ANNOTATION]: policy,
     };
-    if (existing && !existing.metadata.deletionTimestamp) {
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-      return;
-    }
-    try {
-      await this.client.create(Secrets, { metadata: { name, namespace, annotations }, type: 'Opaque', data } as Secret, { signal });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-    }
+    await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);
   }
 }

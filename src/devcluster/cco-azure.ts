@@ -6,10 +6,16 @@ import {
   ROOT_CREDENTIALS_MODE_ANNOTATION,
 } from '../api/cloudcredential.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
 import { type Secret, Secrets } from '../kube/resources.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { type AnyCredentialsRequest, type CcoActuator, type ProviderStatus, ProvisionError } from './cco-actuator.ts';
+import {
+  type AnyCredentialsRequest,
+  type CcoActuator,
+  type ProviderStatus,
+  ProvisionError,
+  writeRequestSecret,
+  writeRootSecret,
+} from './cco-actuator.ts';
 import type { SimulatedAzure } from './clouds/azure.ts';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -72,16 +78,7 @@ export class AzureActuator implements CcoActuator {
     const { name, namespace } = cr.spec.secretRef;
     const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name) };
     const data = { ...(root.data ?? {}) };
-    if (existing && !existing.metadata.deletionTimestamp) {
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-    } else {
-      try {
-        await this.client.create(Secrets, { metadata: { name, namespace, annotations }, type: 'Opaque', data } as Secret, { signal });
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-        await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-      }
-    }
+    await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);
     return { apiVersion: 'cloudcredential.openshift.io/v1', kind: 'AzureProviderStatus' };
   }
 
@@ -114,14 +111,6 @@ export class AzureActuator implements CcoActuator {
         azure_resourcegroup: a.resourceGroup,
       }).map(([k, v]) => [k, b64(v)]),
     );
-    if (create) {
-      try {
-        await this.client.create(Secrets, { metadata: { ...AZURE_ROOT_SECRET }, type: 'Opaque', data } as Secret);
-        return;
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-    }
-    await this.client.patch(Secrets, AZURE_ROOT_SECRET.name, { data }, { namespace: AZURE_ROOT_SECRET.namespace });
+    await writeRootSecret(this.client, AZURE_ROOT_SECRET, data, create);
   }
 }

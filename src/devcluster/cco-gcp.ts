@@ -9,10 +9,16 @@ import {
 } from '../api/cloudcredential.ts';
 import { objectName } from '../api/meta.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
 import { type Secret, Secrets } from '../kube/resources.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { type AnyCredentialsRequest, type CcoActuator, type ProviderStatus, ProvisionError } from './cco-actuator.ts';
+import {
+  type AnyCredentialsRequest,
+  type CcoActuator,
+  type ProviderStatus,
+  ProvisionError,
+  writeRequestSecret,
+  writeRootSecret,
+} from './cco-actuator.ts';
 import type { SimulatedGcp } from './clouds/gcp.ts';
 import { GCP_MINT_PERMISSIONS } from './clouds/gcp-identity.ts';
 
@@ -205,16 +211,7 @@ export class GcpActuator implements CcoActuator {
   }
 
   private async writeRoot(key: string, create: boolean): Promise<void> {
-    const data = { [KEY]: b64(key) };
-    if (create) {
-      try {
-        await this.client.create(Secrets, { metadata: { ...GCP_ROOT_SECRET }, type: 'Opaque', data } as Secret);
-        return;
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-    }
-    await this.client.patch(Secrets, GCP_ROOT_SECRET.name, { data }, { namespace: GCP_ROOT_SECRET.namespace });
+    await writeRootSecret(this.client, GCP_ROOT_SECRET, { [KEY]: b64(key) }, create);
   }
 
   private async writeTarget(cr: AnyCredentialsRequest, json: string, signal: AbortSignal): Promise<void> {
@@ -222,15 +219,6 @@ export class GcpActuator implements CcoActuator {
     const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name) };
     const data = { [KEY]: b64(json) };
     const existing = this.secrets.get(keyOf(namespace, name));
-    if (existing && !existing.metadata.deletionTimestamp) {
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-      return;
-    }
-    try {
-      await this.client.create(Secrets, { metadata: { name, namespace, annotations }, type: 'Opaque', data } as Secret, { signal });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-      await this.client.patch(Secrets, name, { metadata: { annotations }, data }, { namespace, signal });
-    }
+    await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);
   }
 }
