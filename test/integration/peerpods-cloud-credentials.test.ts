@@ -95,6 +95,15 @@ function helpers(cluster: { readonly dev: DevCluster }, cloud: 'azure' | 'gcp') 
   };
   const configValid = async () =>
     ((await c().find(KataConfigs, KC)) as KataConfig | undefined)?.status?.conditions?.find((x) => x.type === 'PeerPodsConfigValid');
+  /** Waits for PeerPodsConfigValid False with a message matching `pattern`; answers the condition. */
+  const configInvalid = (pattern: RegExp, what: string) =>
+    waitFor(
+      async () => {
+        const x = await configValid();
+        return x?.status === 'False' && pattern.test(x.message ?? '') ? x : undefined;
+      },
+      { ...LONG, message: `PeerPodsConfigValid False: ${what}` },
+    );
   const request = () => c().find(CredentialsRequests, requestName, CCO_NAMESPACE);
   const ccoSecret = () => c().find(Secrets, PEER_PODS_CCO_SECRET, NS);
   const image = async () => (await c().find(ConfigMaps, PEER_PODS_CM, NS))?.data?.[imageKey] ?? '';
@@ -133,7 +142,7 @@ function helpers(cluster: { readonly dev: DevCluster }, cloud: 'azure' | 'gcp') 
       ...LONG,
       message: 'the adaptor ready',
     });
-  return { c, ok, configValid, request, ccoSecret, image, podVmRuns, podVmRefused, adaptorReady, requestName };
+  return { c, ok, configValid, configInvalid, request, ccoSecret, image, podVmRuns, podVmRefused, adaptorReady, requestName };
 }
 
 const decode = (s: { data?: Record<string, string> } | undefined, k: string) => Buffer.from(s?.data?.[k] ?? '', 'base64').toString();
@@ -209,13 +218,7 @@ describe('Azure in Manual mode: the ccoctl steps (a managed identity, workload i
   test('no Secret: a condition naming ccoctl azure create-managed-identities; nothing runs', async () => {
     await h.ok(['apply', '-f', '-'], azureCm(azure().account));
     await h.ok(['create', '-f', '-'], kataConfigYaml);
-    const v = await waitFor(
-      async () => {
-        const x = await h.configValid();
-        return x?.status === 'False' && /Manual mode/.test(x.message ?? '') ? x : undefined;
-      },
-      { ...LONG, message: 'PeerPodsConfigValid False for Manual mode' },
-    );
+    const v = await h.configInvalid(/Manual mode/, 'Manual mode');
     assert.match(
       v.message ?? '',
       /run ccoctl azure create-managed-identities with CredentialsRequest openshift-sandboxed-containers-azure .* or create peer-pods-secret \(oc create secret generic peer-pods-secret .*AZURE_CLIENT_ID/,
@@ -259,13 +262,7 @@ describe('Azure with the CCO forced into Mint mode (which it has not on Azure): 
       { ...LONG, message: 'the request failed' },
     );
     assert.match(r.message ?? '', /annotation on admin credentials Secret/);
-    const v = await waitFor(
-      async () => {
-        const x = await h.configValid();
-        return x?.status === 'False' && /no Mint mode on Azure/.test(x.message ?? '') ? x : undefined;
-      },
-      { ...LONG, message: 'PeerPodsConfigValid False naming the mode' },
-    );
+    const v = await h.configInvalid(/no Mint mode on Azure/, 'naming the mode');
     assert.match(v.message ?? '', /set spec\.credentialsMode of CloudCredential cluster to '' or Passthrough/);
     assert.equal(await h.ccoSecret(), undefined, 'nothing minted on Azure');
     assert.equal(await h.c().find(DaemonSets, CAA_DAEMONSET, NS), undefined);
@@ -349,10 +346,7 @@ describe('Google Cloud, root credentials that may not mint: insufficient, then p
       async () => ((await h.request())?.status?.conditions ?? []).find((c) => c.type === 'InsufficientCloudCreds' && c.status === 'True'),
       { ...LONG, message: 'InsufficientCloudCreds on the request' },
     );
-    await waitFor(async () => /InsufficientCloudCreds/.test((await h.configValid())?.message ?? ''), {
-      ...LONG,
-      message: 'PeerPodsConfigValid repeats it',
-    });
+    await h.configInvalid(/InsufficientCloudCreds/, 'repeats it');
     assert.equal((await rootSecret()).metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION], 'insufficient');
     assert.equal(await h.ccoSecret(), undefined, 'nothing minted with a viewer key');
     // The administrator gives the installer's account exactly the request's permissions and rotates its key.
@@ -381,13 +375,7 @@ describe('Google Cloud in Manual mode: the ccoctl steps (workload identity feder
   test('no Secret: a condition naming ccoctl gcp create-service-accounts; then its Secret runs peer pods', async () => {
     await h.ok(['apply', '-f', '-'], gcpCm(gcp().account));
     await h.ok(['create', '-f', '-'], kataConfigYaml);
-    const v = await waitFor(
-      async () => {
-        const x = await h.configValid();
-        return x?.status === 'False' && /Manual mode/.test(x.message ?? '') ? x : undefined;
-      },
-      { ...LONG, message: 'PeerPodsConfigValid False for Manual mode' },
-    );
+    const v = await h.configInvalid(/Manual mode/, 'Manual mode');
     assert.match(v.message ?? '', /run ccoctl gcp create-service-accounts with CredentialsRequest openshift-sandboxed-containers-gcp/);
     const r = (await waitFor(h.request, LONG)) as CredentialsRequest<GCPProviderSpec>;
     // A configuration that is not JSON is reported with its fix.
@@ -400,10 +388,7 @@ describe('Google Cloud in Manual mode: the ccoctl steps (workload identity feder
         stringData: { 'service_account.json': '{' },
       }),
     );
-    await waitFor(async () => /service_account\.json is not JSON/.test((await h.configValid())?.message ?? ''), {
-      ...LONG,
-      message: 'the broken Secret reported',
-    });
+    await h.configInvalid(/service_account\.json is not JSON/, 'the broken Secret reported');
     await h.ok(
       ['apply', '-f', '-'],
       JSON.stringify({
