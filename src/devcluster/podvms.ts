@@ -99,6 +99,24 @@ export interface SimulatedPodVMsOptions {
   authority?: AdaptorAuthority;
 }
 
+/** What the simulated adaptor and cloud counted, each from 0. */
+export function podVMStats() {
+  return {
+    created: 0,
+    deletedByAdaptor: 0,
+    deletedByOsc: 0,
+    crashes: 0,
+    refusedDeletions: 0,
+    lists: 0,
+    liveVMsDeletedByOsc: 0,
+    /** Sandboxes refused by the cloud, and terminations it refused (each leaves a VM behind). */
+    refusedCreations: 0,
+    refusedTerminations: 0,
+    /** Adaptor processes that exited at start-up because the cloud refused them. */
+    adaptorStartFailures: 0,
+  };
+}
+
 /**
  * The pod VMs of the dev cluster's cloud, and the cloud-api-adaptor's and the kubelet's part in their life
  * (docs/devcluster.md). Each `osc-caa-ds` pod is an adaptor process: when it starts it describes the pod
@@ -119,20 +137,7 @@ export interface SimulatedPodVMsOptions {
  */
 export class SimulatedPodVMs implements PodVMInventory {
   readonly vms = new Map<string, PodVM>();
-  readonly stats = {
-    created: 0,
-    deletedByAdaptor: 0,
-    deletedByOsc: 0,
-    crashes: 0,
-    refusedDeletions: 0,
-    lists: 0,
-    liveVMsDeletedByOsc: 0,
-    /** Sandboxes refused by the cloud, and terminations it refused (each leaves a VM behind). */
-    refusedCreations: 0,
-    refusedTerminations: 0,
-    /** Adaptor processes that exited at start-up because the cloud refused them. */
-    adaptorStartFailures: 0,
-  };
+  readonly stats = podVMStats();
   readonly pods: Informer<Pod>;
   /** Where each VM runs: the region (AWS_REGION, AZURE_REGION) or zone (GCP_ZONE) the adaptor was configured with. */
   readonly regions = new Map<string, string>();

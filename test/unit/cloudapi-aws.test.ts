@@ -10,9 +10,9 @@ import { CLUSTER_UID_TAG } from '../../src/api/podvm-leaks.ts';
 import { Ec2Inventory } from '../../src/controllers/peerpods/cloudapi/aws.ts';
 import { CloudAPIError, CloudHttp } from '../../src/controllers/peerpods/cloudapi/http.ts';
 import { AwsAccount } from '../../src/devcluster/aws-account.ts';
-import { Ec2API, type PodVMStore } from '../../src/devcluster/cloudapi/ec2.ts';
+import { Ec2API } from '../../src/devcluster/cloudapi/ec2.ts';
 import { CloudAPIServer } from '../../src/devcluster/cloudapi/server.ts';
-import type { PodVM } from '../../src/peerpods/leaks.ts';
+import { podVMStore } from '../support/podvm-store.ts';
 
 const CLUSTER = '6f1c0d0e-2b9a-4c1e-8d7f-0a1b2c3d4e5f';
 const REGION = 'us-east-2';
@@ -21,27 +21,8 @@ describe('EC2: the client and the simulated endpoint', () => {
   const account = new AwsAccount();
   const admin = account.createUser('admin');
   const readOnly = account.createUser('reader', [{ effect: 'Allow', action: ['ec2:Describe*'], resource: '*' }]);
-  const vms = new Map<string, PodVM>();
-  const regions = new Map<string, string>();
-  const store: PodVMStore = {
-    vms,
-    regions,
-    stats: {
-      created: 0,
-      deletedByAdaptor: 0,
-      deletedByOsc: 0,
-      crashes: 0,
-      refusedDeletions: 0,
-      lists: 0,
-      liveVMsDeletedByOsc: 0,
-      refusedCreations: 0,
-      refusedTerminations: 0,
-      adaptorStartFailures: 0,
-    },
-    delete: async (id: string) => {
-      vms.delete(id);
-    },
-  };
+  const store = podVMStore();
+  const { vms, regions } = store;
   const server = new CloudAPIServer();
   let now = Date.now();
   const add = (id: string, name: string, cluster: string, region = REGION) => {

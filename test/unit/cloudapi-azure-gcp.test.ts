@@ -13,40 +13,16 @@ import { GceInventory, type ServiceAccountKey } from '../../src/controllers/peer
 import { CloudAPIError, CloudHttp } from '../../src/controllers/peerpods/cloudapi/http.ts';
 import { openInventory } from '../../src/controllers/peerpods/cloudapi/index.ts';
 import { ArmAPI } from '../../src/devcluster/cloudapi/arm.ts';
-import type { PodVMStore } from '../../src/devcluster/cloudapi/ec2.ts';
 import { GceAPI } from '../../src/devcluster/cloudapi/gce.ts';
 import { CloudAPIServer } from '../../src/devcluster/cloudapi/server.ts';
 import { SimulatedAzure } from '../../src/devcluster/clouds/azure.ts';
 import { SimulatedGcp } from '../../src/devcluster/clouds/gcp.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import type { PodVM } from '../../src/peerpods/leaks.ts';
+import { podVMStore } from '../support/podvm-store.ts';
 
 const CLUSTER = '0d3c1b2a-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
 /** The simulators are not started here: no request reaches the Kubernetes client. */
 const client = {} as KubeClient;
-
-function store(): PodVMStore & { vms: Map<string, PodVM> } {
-  const vms = new Map<string, PodVM>();
-  return {
-    vms,
-    regions: new Map(),
-    stats: {
-      created: 0,
-      deletedByAdaptor: 0,
-      deletedByOsc: 0,
-      crashes: 0,
-      refusedDeletions: 0,
-      lists: 0,
-      liveVMsDeletedByOsc: 0,
-      refusedCreations: 0,
-      refusedTerminations: 0,
-      adaptorStartFailures: 0,
-    },
-    delete: async (id: string) => {
-      vms.delete(id);
-    },
-  };
-}
 
 async function refusal(p: Promise<unknown>): Promise<CloudAPIError> {
   const e = await p.then(
@@ -60,7 +36,7 @@ async function refusal(p: Promise<unknown>): Promise<CloudAPIError> {
 describe('Azure: the client and the simulated Entra ID and Resource Manager', () => {
   const azure = new SimulatedAzure({ client, infrastructureName: 'osc-dev-abcde' });
   const a = azure.account;
-  const vms = store();
+  const vms = podVMStore();
   const server = new CloudAPIServer();
   const contributor = azure.createServicePrincipal();
   const reader = azure.createServicePrincipal('Reader');
@@ -157,7 +133,7 @@ describe('Azure: the client and the simulated Entra ID and Resource Manager', ()
 describe('Google Cloud: the client and the simulated OAuth2 and Compute Engine', () => {
   const gcp = new SimulatedGcp({ client, infrastructureName: 'osc-dev-abcde' });
   const zone = `${gcp.account.region}-a`;
-  const vms = store();
+  const vms = podVMStore();
   const server = new CloudAPIServer();
   const editor = JSON.parse(gcp.createServiceAccountKey()) as ServiceAccountKey & { project_id: string };
   const viewer = JSON.parse(gcp.createServiceAccountKey('roles/viewer')) as ServiceAccountKey;
