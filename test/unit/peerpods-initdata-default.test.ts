@@ -8,12 +8,13 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { DEFAULT_POD_INITDATA_KEY, INITDATA_ANNOTATION } from '../../src/api/initdata.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import type { ConfigMap, Pod, Secret } from '../../src/kube/resources.ts';
+import type { Pod } from '../../src/kube/resources.ts';
 import { validatePeerPodsConfig } from '../../src/peerpods/config.ts';
 import { encodeInitdata } from '../../src/peerpods/initdata.ts';
 import { mutatePeerPod } from '../../src/peerpods/mutate.ts';
 import { AGENT_POLICY_ANNOTATION, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 import { peerPodAdmission } from '../../src/webhooks/peerpods.ts';
+import { awsPeerPodsCm, awsPeerPodsSecret } from '../support/peerpods-fixtures.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
 const EXAMPLE = readFileSync(new URL('../fixtures/initdata/initdata.toml', import.meta.url), 'utf8');
@@ -21,23 +22,10 @@ const GOOD = encodeInitdata(EXAMPLE);
 const OTHER = encodeInitdata(EXAMPLE.replace('algorithm = "sha384"', 'algorithm = "sha256"'));
 /** Base64 of the TOML, not gzipped first: the guest would refuse it. */
 const BAD = Buffer.from(EXAMPLE).toString('base64');
-const b64 = (s: string) => Buffer.from(s).toString('base64');
+const _b64 = (s: string) => Buffer.from(s).toString('base64');
 
-const cm = (data: Record<string, string>): ConfigMap => ({
-  metadata: { name: 'peer-pods-cm', namespace: NS },
-  data: {
-    CLOUD_PROVIDER: 'aws',
-    AWS_REGION: 'us-east-2',
-    AWS_SUBNET_ID: 'subnet-0123456789abcdef0',
-    AWS_VPC_ID: 'vpc-0123456789abcdef0',
-    AWS_SG_IDS: 'sg-0123456789abcdef0',
-    ...data,
-  },
-});
-const secret: Secret = {
-  metadata: { name: 'peer-pods-secret', namespace: NS },
-  data: { AWS_ACCESS_KEY_ID: b64('AKIAEXAMPLEKEYID0000'), AWS_SECRET_ACCESS_KEY: b64('wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY') },
-};
+const cm = awsPeerPodsCm;
+const secret = awsPeerPodsSecret;
 const pod = (annotations: Record<string, string> = {}): Pod => ({
   apiVersion: 'v1',
   kind: 'Pod',

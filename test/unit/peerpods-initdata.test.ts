@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { INITDATA_ANNOTATION, MAX_INITDATA_ENCODED_BYTES } from '../../src/api/initdata.ts';
 import { INITDATA_USAGE, runInitdataCommand } from '../../src/cli/commands/initdata.ts';
-import type { ConfigMap, Pod, Secret } from '../../src/kube/resources.ts';
+import type { Pod } from '../../src/kube/resources.ts';
 import { validatePeerPodsConfig } from '../../src/peerpods/config.ts';
 import {
   buildInitdata,
@@ -23,6 +23,7 @@ import {
 import { mutatePeerPod } from '../../src/peerpods/mutate.ts';
 import { AGENT_POLICY_ANNOTATION, defaultPolicy, encodePolicy, hardenedPolicy } from '../../src/peerpods/policy.ts';
 import { runOsc } from '../support/cli.ts';
+import { awsPeerPodsCm, awsPeerPodsSecret } from '../support/peerpods-fixtures.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/initdata/${name}`, import.meta.url), 'utf8');
 /** The product documentation's example layout, with its placeholders filled in (test/fixtures/initdata/). */
@@ -349,22 +350,9 @@ describe('osc initdata (runInitdataCommand)', () => {
 });
 
 describe('initdata where the administrator writes it', () => {
-  const NS = 'openshift-sandboxed-containers-operator';
-  const cm = (data: Record<string, string>): ConfigMap => ({
-    metadata: { name: 'peer-pods-cm', namespace: NS },
-    data: {
-      CLOUD_PROVIDER: 'aws',
-      AWS_REGION: 'us-east-2',
-      AWS_SUBNET_ID: 'subnet-0123456789abcdef0',
-      AWS_VPC_ID: 'vpc-0123456789abcdef0',
-      AWS_SG_IDS: 'sg-0123456789abcdef0',
-      ...data,
-    },
-  });
-  const secret: Secret = {
-    metadata: { name: 'peer-pods-secret', namespace: NS },
-    data: { AWS_ACCESS_KEY_ID: b64('AKIAEXAMPLEKEYID0000'), AWS_SECRET_ACCESS_KEY: b64('wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY') },
-  };
+  const _NS = 'openshift-sandboxed-containers-operator';
+  const cm = awsPeerPodsCm;
+  const secret = awsPeerPodsSecret;
 
   test('peer-pods-cm: a good INITDATA (or DEFAULT_POD_INITDATA) passes; a bad one is a problem naming the key and the layer', () => {
     const good = validatePeerPodsConfig(cm({ INITDATA: encodeInitdata(EXAMPLE) }), secret);
