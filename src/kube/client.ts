@@ -93,6 +93,12 @@ export function defaultUserAgent(): string {
   return `osc/${packageVersion()} (${process.env.POD_NAME || hostname()})`;
 }
 
+/** How a request's signal ended it, if it did: its caller's deadline passing, or the caller giving up. */
+function abortKind(signal: AbortSignal | undefined): false | 'cancelled' | 'deadline' {
+  if (!signal?.aborted) return false;
+  return (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError' ? 'deadline' : 'cancelled';
+}
+
 function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -244,16 +250,19 @@ export class KubeClient {
         throw new ApiError(res.status, parsed?.reason ?? '', parsed?.message ?? (text || `HTTP ${res.status}`), parsed);
       }
     } finally {
-      this.observed(verb, path, status, started, opts.signal?.aborted);
+      this.observed(verb, path, status, started, abortKind(opts.signal));
     }
   }
 
-  private observed(verb: string, path: string, status: number, started: number, aborted = false): void {
+  private observed(verb: string, path: string, status: number, started: number, aborted: false | 'cancelled' | 'deadline' = false): void {
     // No answer, a 5xx or a 429: the API server is (for now) unavailable. The first answer after that tells
     // whoever waits out a backoff that it is back; costs nothing while all is well. A request this process
     // gave up itself (a watch reconnected, a pass cancelled) says nothing about the server: counted as
-    // unavailable, the reconnects that recovery itself makes would feed a loop.
-    if (aborted && status === 0) {
+    // unavailable, the reconnects that recovery itself makes would feed a loop. A deadline that passed with
+    // no answer (AbortSignal.timeout: a standby's lease read on a black-holed connection) does say it: left
+    // out, a standby never heard of the outage and kept watches that went silent with that connection until
+    // their idle timeout (90 s), and took over the lease with those stale caches.
+    if (aborted === 'cancelled' && status === 0) {
       // neither way
     } else if (status === 0 || status === 429 || status >= 500) this.unavailable = true;
     else if (this.unavailable) {

@@ -196,6 +196,14 @@ describe('KubeClient over node:https', () => {
     reset();
     await k.list(ConfigMaps, { namespace: 'a' });
     assert.equal(recovered, 1);
+    // A deadline that passed with no answer (a lease read on a black-holed connection) is the server not
+    // answering: the next answer is a recovery, and the watches open since then are reconnected.
+    srv.handler = () => {};
+    // (1 s: recoveries come at most one a second.)
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a', signal: AbortSignal.timeout(1000) }), { name: 'TimeoutError' });
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' });
+    assert.equal(recovered, 2);
   });
 
   test('every request says which osc it comes from in its User-Agent: the version and the pod (or host) name', async () => {
@@ -277,7 +285,8 @@ describe('KubeClient over node:https', () => {
     assert.equal(idle.length, 2, 'two connections in the pool');
     const connections = srv.connections;
     srv.handler = () => {}; // every connection goes silent, as behind a black hole
-    await assert.rejects(k.list(ConfigMaps, { namespace: 'a', signal: AbortSignal.timeout(200) }), { name: 'TimeoutError' });
+    // (1 s: recoveries come at most one a second.)
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a', signal: AbortSignal.timeout(1000) }), { name: 'TimeoutError' });
     await waitFor(() => idle.every((s) => s.destroyed), {
       timeoutMs: 3000,
       message: 'the idle sibling was closed as well (not left to the pool’s 30 s idle timeout)',
