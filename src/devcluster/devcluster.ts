@@ -20,9 +20,10 @@ import type { CloudCredentialOperator } from './cco.ts';
 import { CLOUD_JOBS } from './cloud.ts';
 import type { CloudAPIServer } from './cloudapi/server.ts';
 import type { PeerPodsCloud } from './clouds/index.ts';
+import { initialNodes, pollUntil, poolsUpdated, workerIndex } from './cluster-layout.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
 import { ControlPlane } from './controlplane.ts';
-import { nodeHardware, seedHardware, teeLabelOf } from './hardware.ts';
+import { seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, type MachineConfigOperator } from './mco/index.ts';
 import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
@@ -243,6 +244,10 @@ export class DevCluster {
     return this.abort.signal;
   }
 
+  private poll<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    return pollUntil(fn, timeoutMs, what, this.signal);
+  }
+
   private async seed(): Promise<void> {
     if (this.distribution === 'kubernetes') return this.seedKubernetes();
     // Admission comes first: no pod of this cluster is created without it, as on OpenShift.
@@ -285,7 +290,7 @@ export class DevCluster {
 
     // Nodes boot with their pool's rendered config, as the Machine Config Server serves it, and NFD has
     // already labelled them (nodes added later are labelled by the NFD simulator after they join).
-    const inits = this.initialNodes((role) => ({ bootConfig: rendered[role] })).map((n) => ({
+    const inits = initialNodes(this.options, (role) => ({ bootConfig: rendered[role] })).map((n) => ({
       ...n,
       virtualizationCapable: this.isCapable(n.name),
       nfdLabelled: true,
@@ -305,7 +310,7 @@ export class DevCluster {
     const hardware = this.options.hardware ?? {};
     const teeLabel = teeLabelOf(hardware);
     if (!teeLabel) return;
-    const inits = this.initialNodes(() => ({}));
+    const inits = initialNodes(this.options, () => ({}));
     await this.poll(
       () => inits.every((n) => !n.annotations?.[CPU_SECURITY] || this.informers.nodes.get(n.name)?.metadata.labels?.[teeLabel] === 'true'),
       deadline,
@@ -329,31 +334,8 @@ export class DevCluster {
       await seedHardware(this.client, hardware, false);
       await this.nfd.start(this.signal);
     }
-    const deadline = await this.registerNodes(this.initialNodes(() => ({ distribution: 'kubernetes' })));
+    const deadline = await this.registerNodes(initialNodes(this.options, () => ({ distribution: 'kubernetes' })));
     await this.waitForTeeLabels(deadline);
-  }
-
-  /** The cluster's first nodes, master-0.. then worker-0..; `extra` adds what a role needs. */
-  private initialNodes(extra: (role: 'master' | 'worker') => Partial<NodeInit>): NodeInit[] {
-    const { masters, workers, compact } = this.options;
-    const hw = (name: string, role: 'master' | 'worker') => nodeHardware(this.options.hardware ?? {}, name, role);
-    return [
-      ...Array.from({ length: masters }, (_, i) => ({
-        name: `master-${i}`,
-        role: 'master' as const,
-        index: i,
-        schedulableMaster: compact,
-        ...extra('master'),
-        ...hw(`master-${i}`, 'master'),
-      })),
-      ...Array.from({ length: workers }, (_, i) => ({
-        name: `worker-${i}`,
-        role: 'worker' as const,
-        index: i,
-        ...extra('worker'),
-        ...hw(`worker-${i}`, 'worker'),
-      })),
-    ];
   }
 
   /**
@@ -401,41 +383,13 @@ export class DevCluster {
     }
   }
 
-  /** Polls a cheap predicate (an informer read) until it holds; for the few waits the dev cluster itself has. */
-  private async poll<T>(fn: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = fn();
-      if (v) return v;
-      if (this.signal.aborted) throw new Error(`dev cluster stopped while waiting for ${what}`);
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-
   /**
    * Answers once every pool has rendered its configuration and rolled it out: Updated, status caught up
    * with spec, and its machine count equal to the nodes that belong to it.
    */
   async waitForPoolsUpdated(timeoutMs = 120_000): Promise<void> {
     await this.poll(
-      () => {
-        const pools = this.informers.pools.list();
-        return (
-          pools.length > 0 &&
-          pools.every((p) => {
-            const s = p.status;
-            return (
-              !!p.spec.configuration?.name &&
-              !!s &&
-              s.observedGeneration === p.metadata.generation &&
-              s.configuration?.name === p.spec.configuration.name &&
-              s.machineCount === this.mco.nodesOf(objectName(p)).length &&
-              s.conditions?.some((c) => c.type === 'Updated' && c.status === 'True')
-            );
-          })
-        );
-      },
+      () => poolsUpdated(this.informers.pools.list(), (pool) => this.mco.nodesOf(pool).length),
       timeoutMs,
       'all machine config pools to be Updated',
     );
@@ -502,12 +456,6 @@ export class DevCluster {
     await this.controlPlane.stop();
     await this.sccAdmission?.stop();
   }
-}
-
-/** n of `worker-<n>`. */
-function workerIndex(name: string | undefined): number | undefined {
-  const m = /^worker-(\d+)$/.exec(name ?? '');
-  return m ? Number(m[1]) : undefined;
 }
 
 /** Two jq queries for pods some process plays: true when either is. */
