@@ -71,6 +71,8 @@ interface Requests {
   writes: number;
   /** Writes by "VERB resource". */
   writesBy: Record<string, number>;
+  /** Every request by "VERB resource" (WATCH for watches). */
+  requestsBy: Record<string, number>;
   nodePatches: number;
   conflicts: number;
   /** 409s by "VERB resource" (a create of something that exists answers 409 too). */
@@ -278,6 +280,7 @@ async function runOnce(workers: number) {
     idleWrites: m2.requests.writes - m1.requests.writes - (m2.requests.leaseWrites - m1.requests.leaseWrites),
     idleLeaseRenewals: m2.requests.leaseWrites - m1.requests.leaseWrites,
     idleRequests: m2.requests.total - m1.requests.total,
+    idleRequestsBy: countsBetween(m1.requests.requestsBy, m2.requests.requestsBy),
     idleWatchEvents: Object.fromEntries(
       Object.entries(m2.watchEvents)
         .map(([r, n]) => [r, n - (m1.watchEvents[r] ?? 0)])

@@ -147,6 +147,7 @@ async function requests() {
   let total = 0;
   let writes = 0;
   const writesBy = {};
+  const requestsBy = {};
   let nodePatches = 0;
   let conflicts = 0;
   const conflictsBy = {};
@@ -159,6 +160,7 @@ async function requests() {
     }
     const verb = String(v.labels.verb);
     byVerb[verb] = (byVerb[verb] ?? 0) + v.value;
+    requestsBy[`${verb} ${v.labels.resource}`] = (requestsBy[`${verb} ${v.labels.resource}`] ?? 0) + v.value;
     total += v.value;
     if (WRITES.has(verb)) {
       writes += v.value;
@@ -172,7 +174,7 @@ async function requests() {
       conflictsBy[what] = (conflictsBy[what] ?? 0) + v.value;
     }
   }
-  return { byVerb, total, writes, writesBy, nodePatches, conflicts, conflictsBy, leaseRequests, leaseWrites };
+  return { byVerb, total, writes, writesBy, requestsBy, nodePatches, conflicts, conflictsBy, leaseRequests, leaseWrites };
 }
 
 const cpuSeconds = () => {
