@@ -17,8 +17,8 @@ import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
 import type { AwsAccount } from './aws-account.ts';
 import type { CloudCredentialOperator } from './cco.ts';
-import { CLOUD_JOBS } from './cloud.ts';
 import type { CloudAPIServer } from './cloudapi/server.ts';
+import { CLOUD_JOBS } from './clouds/image-jobs.ts';
 import type { PeerPodsCloud } from './clouds/index.ts';
 import { initialNodes, pollUntil, poolsUpdated, workerIndex } from './cluster-layout.ts';
 import { KWOK_NODE_LABEL, KWOK_NODE_VALUE } from './controlplane/kwok.ts';
@@ -192,7 +192,7 @@ export class DevCluster {
     return this.openshiftPart('account');
   }
 
-  /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/cloud.ts; openshift distribution). */
+  /** The peer-pod cloud: pod VM image jobs and DaemonSet status (src/devcluster/clouds/; openshift distribution). */
   get cloud(): PeerPodsCloud {
     return this.openshiftPart('cloud');
   }

@@ -17,7 +17,7 @@ import {
 } from '../../src/api/names.ts';
 import { PeerPodConfigs } from '../../src/api/peerpodconfig.ts';
 import { CONFIG_HASH_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
-import { FAIL_IMAGE_CREATION_ANNOTATION } from '../../src/devcluster/cloud.ts';
+import { FAIL_IMAGE_CREATION_ANNOTATION } from '../../src/devcluster/clouds/image-jobs.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, Namespaces, Nodes, Pods, RuntimeClasses, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForDefaultServiceAccount, waitForEvents } from '../support/wait.ts';

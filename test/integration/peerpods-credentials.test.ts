@@ -20,7 +20,7 @@ import { CONFIG_VALID, type KataConfig, KataConfigs } from '../../src/api/kataco
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
 import { Infrastructures } from '../../src/api/openshift.ts';
 import { type AwsCredentials, AwsError } from '../../src/devcluster/aws-account.ts';
-import { SimulatedCloud } from '../../src/devcluster/cloud.ts';
+import { SimulatedAws } from '../../src/devcluster/clouds/aws.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import type { SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, type Pod, Pods, RuntimeClasses, type Secret, Secrets } from '../../src/kube/resources.ts';
@@ -136,9 +136,9 @@ function podVMs(dev: DevCluster): SimulatedPodVMs {
 }
 
 /** The dev cluster's cloud on AWS, the one whose account these tests exercise. */
-function awsCloud(dev: DevCluster): SimulatedCloud {
+function awsCloud(dev: DevCluster): SimulatedAws {
   const cloud = dev.cloud;
-  assert.ok(cloud instanceof SimulatedCloud, 'an AWS dev cluster');
+  assert.ok(cloud instanceof SimulatedAws, 'an AWS dev cluster');
   return cloud;
 }
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_DELETION_JOB } from '../../src/api/names.ts';
 import { KEEP_IMAGE_ANNOTATION, PEERPODS_FINALIZER } from '../../src/controllers/peerpods/desired.ts';
-import { FAIL_IMAGE_DELETION_ANNOTATION } from '../../src/devcluster/cloud.ts';
+import { FAIL_IMAGE_DELETION_ANNOTATION } from '../../src/devcluster/clouds/image-jobs.ts';
 import { ConfigMaps, Jobs, Secrets } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor, waitForEvents } from '../support/wait.ts';

@@ -41,7 +41,7 @@ export interface AzureSignInError {
  * it, and the pod VM image jobs' work. A creation job is refused as Azure's API refuses it: credentials of
  * an unknown tenant or application or a wrong secret (Azure AD's AADSTS errors), a subscription or resource
  * group the account does not have. Images are versions in a compute gallery of the resource group and fill
- * AZURE_IMAGE_ID; failure injection as for AWS (../cloud.ts).
+ * AZURE_IMAGE_ID; failure injection as for AWS (./image-jobs.ts).
  */
 export class SimulatedAzure extends ImageJobCloud {
   readonly account: AzureAccount;
@@ -68,8 +68,8 @@ export class SimulatedAzure extends ImageJobCloud {
       deletionEnv: 'IMAGE_ID',
       newImage: (cm, env) =>
         `/subscriptions/${cm.AZURE_SUBSCRIPTION_ID}/resourceGroups/${cm.AZURE_RESOURCE_GROUP}/providers/Microsoft.Compute/galleries/${env.IMAGE_GALLERY_NAME}/images/${env.IMAGE_DEFINITION_NAME}/versions/0.0.${++version}`,
-      refuse: (cm, secret, env, files) => this.refusal(cm, secret, env, files),
-      refuseDeletion: (cm, secret, _env, files) => this.deletionRefusal(cm, secret, files),
+      refuse: (kind, { cm, secret, env, files }) =>
+        kind === 'creation' ? this.refusal(cm, secret, env, files) : this.deletionRefusal(cm, secret, files),
     });
     account.tenantId = this.tenant.tenantId;
     this.account = account;

@@ -22,7 +22,7 @@ export type GcpRole = string;
  * network, the service account keys made for it, and the pod VM image jobs' work. A creation job is refused
  * as Google's APIs refuse it: a key that is not a service account's JSON or that the project never issued
  * (oauth2 invalid_grant), a project, zone or network that does not exist (googleapi errors). Images are
- * named podvm-image-<hex> and fill PODVM_IMAGE_NAME; failure injection as for AWS (../cloud.ts).
+ * named podvm-image-<hex> and fill PODVM_IMAGE_NAME; failure injection as for AWS (./image-jobs.ts).
  */
 export class SimulatedGcp extends ImageJobCloud {
   readonly account: GcpAccount;
@@ -34,8 +34,8 @@ export class SimulatedGcp extends ImageJobCloud {
       imageKey: 'PODVM_IMAGE_NAME',
       deletionEnv: 'IMAGE_NAME',
       newImage: (_cm, env) => `${env.IMAGE_NAME_PREFIX}-${randomBytes(4).toString('hex')}`,
-      refuse: (cm, secret, env, files) => this.refusal(cm, secret, env, files),
-      refuseDeletion: (cm, secret, _env, files) => this.deletionRefusal(cm, secret, files),
+      refuse: (kind, { cm, secret, env, files }) =>
+        kind === 'creation' ? this.refusal(cm, secret, env, files) : this.deletionRefusal(cm, secret, files),
     });
     this.account = { projectId: `${opts.infrastructureName}-project`, region: opts.region ?? 'us-central1', network: 'default' };
     this.iam = new GcpIam(this.account.projectId);

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { objectName } from '../../api/meta.ts';
-import { OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../api/names.ts';
+import { OPERATOR_NAMESPACE, PEER_PODS_CM, PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB } from '../../api/names.ts';
 import type { KubeClient } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/errors.ts';
 import { ConfigMaps, Jobs, type Pod, Pods } from '../../kube/resources.ts';
@@ -9,7 +9,6 @@ import { rfc3339 } from '../../runtime/conditions.ts';
 import { Controller } from '../../runtime/controller.ts';
 import { Informer } from '../../runtime/informer.ts';
 import { silentLogger } from '../../runtime/log.ts';
-import { CLOUD_JOBS, FAIL_IMAGE_CREATION_ANNOTATION, FAIL_IMAGE_DELETION_ANNOTATION } from '../cloud.ts';
 import { type ContainerCredentialFiles, containerEnv, credentialFiles } from '../pod-credentials.ts';
 
 /**
@@ -25,23 +24,37 @@ export interface ImageJobProfile {
   /** A new image's reference, as the cloud names it from the job's parameters (`env`). */
   newImage(cm: Record<string, string>, env: Record<string, string>): string;
   /**
-   * The cloud's error for a build with this configuration, these credentials and the job's parameters, as
-   * its API words it; undefined when it builds.
+   * The cloud's error for this job (a build with this configuration, or a deletion), with the credentials
+   * its container holds and its parameters, as its API words it; undefined when the cloud does the work.
    */
-  refuse(
-    cm: Record<string, string>,
-    secret: Record<string, string>,
-    env: Record<string, string>,
-    files: ContainerCredentialFiles,
-  ): string | undefined;
-  /** The same for a deletion job (credentials and rights only). */
-  refuseDeletion?(
-    cm: Record<string, string>,
-    secret: Record<string, string>,
-    env: Record<string, string>,
-    files: ContainerCredentialFiles,
-  ): string | undefined;
+  refuse(kind: ImageJobKind, job: ImageJob): string | undefined | Promise<string | undefined>;
 }
+
+/** What a job's pod brings to the cloud. */
+export interface ImageJob {
+  pod: Pod;
+  /** peer-pods-cm's data. */
+  cm: Record<string, string>;
+  /** The container's variables (the job's parameters). */
+  env: Record<string, string>;
+  /** The credentials as the container holds them: peer-pods-secret whole, or the keys osc wired from the CCO's Secret. */
+  secret: Record<string, string>;
+  /** The credential files the container mounts (a projected token, a workload identity configuration). */
+  files: ContainerCredentialFiles;
+  signal: AbortSignal;
+}
+
+/**
+ * Dev-cluster only: failure injection for the pod VM image jobs. Put `osc.dev/fail-podvm-image-creation:
+ * "<error>"` (or `...-deletion`) on peer-pods-cm or on the Job itself, and that job's pods fail (so the
+ * job fails after its retries) as a real one would when the cloud refuses, with <error> as the
+ * container's termination message.
+ */
+export const FAIL_IMAGE_CREATION_ANNOTATION = 'osc.dev/fail-podvm-image-creation';
+export const FAIL_IMAGE_DELETION_ANNOTATION = 'osc.dev/fail-podvm-image-deletion';
+
+/** The Jobs whose pods the cloud finishes itself: kwok leaves them running for it. */
+export const CLOUD_JOBS = [PODVM_IMAGE_CREATION_JOB, PODVM_IMAGE_DELETION_JOB] as const;
 
 export interface ImageJobCloudOptions {
   client: KubeClient;
@@ -51,7 +64,7 @@ export interface ImageJobCloudOptions {
   imageJobMs?: number;
 }
 
-type ImageJobKind = 'creation' | 'deletion';
+export type ImageJobKind = 'creation' | 'deletion';
 const kindOf = (name: string | undefined): ImageJobKind | undefined =>
   name === CLOUD_JOBS[0] ? 'creation' : name === CLOUD_JOBS[1] ? 'deletion' : undefined;
 const jobNameOf = (pod: Pod): string | undefined => pod.metadata.labels?.['job-name'];
@@ -67,20 +80,21 @@ const envOf = (pod: Pod): Record<string, string> =>
   );
 
 /**
- * A cloud's side of the pod VM image jobs (the same API and failure injection as the AWS simulation in
- * ../cloud.ts, for the clouds of src/devcluster/clouds/): while a job's pod runs, the cloud does its
- * container's work and ends the pod as the container's exit would. The creation job checks peer-pods-cm and
- * the credentials its container holds against the cloud's account (profile.refuse; the deletion job its
- * credentials, profile.refuseDeletion), "builds" an image and fills the image key;
- * the deletion job deletes the image its variable names and empties the key when it still names it.
- * `osc.dev/fail-podvm-image-creation` / `-deletion` on peer-pods-cm or the Job fail the job with that error.
+ * A cloud's side of the pod VM image jobs, for every simulated cloud (aws.ts, azure.ts, gcp.ts): while a
+ * job's pod runs, the cloud does its container's work and ends the pod as the container's exit would
+ * (Succeeded, or Failed with the cloud's error as its termination message). The creation job is checked
+ * against peer-pods-cm and the credentials its container holds (the profile's `refuse`), "builds" an image
+ * and fills the image key; the deletion job deletes the image its variable names and empties the key when
+ * it still names it. `osc.dev/fail-podvm-image-creation` / `-deletion` on peer-pods-cm or the Job fail the
+ * job with that error. The Job controller then counts the pod: Complete, or another try until the backoff
+ * limit.
  */
 export class ImageJobCloud {
   /** The pod VM images that exist, with when they were built. */
   readonly images = new Map<string, string>();
   readonly stats = { builds: 0, deletions: 0, failures: 0 };
   readonly pods: Informer<Pod>;
-  private readonly client: KubeClient;
+  protected readonly client: KubeClient;
   private readonly namespace: string;
   private readonly imageJobMs: number;
   private readonly controller: Controller;
@@ -126,12 +140,9 @@ export class ImageJobCloud {
     if (failure === undefined) {
       // The credentials as the container holds them: peer-pods-secret whole, or the keys, token and files osc
       // wired from the Cloud Credential Operator's Secret.
-      const creds = await containerEnv(this.client, pod, signal);
-      const files = await credentialFiles(this.client, pod, creds, signal);
-      failure =
-        kind === 'creation'
-          ? this.profile.refuse(cm?.data ?? {}, creds, envOf(pod), files)
-          : this.profile.refuseDeletion?.(cm?.data ?? {}, creds, envOf(pod), files);
+      const secret = await containerEnv(this.client, pod, signal);
+      const files = await credentialFiles(this.client, pod, secret, signal);
+      failure = await this.profile.refuse(kind, { pod, cm: cm?.data ?? {}, env: envOf(pod), secret, files, signal });
     }
     if (failure !== undefined) {
       this.stats.failures++;
