@@ -59,10 +59,13 @@ export function textCloud(cloud: CloudProvider, issued: CloudIssuedCredentials):
   };
 }
 
-/** The names of every request osc may make (one per cloud with a Cloud Credential Operator side), for RBAC and watches. */
+/**
+ * The names of every request osc may make (per cloud with a Cloud Credential Operator side: the pods' and the
+ * leaked pod VM collector's), for RBAC and watches.
+ */
 export const credentialsRequestNames = (): string[] =>
   cloudProviders()
-    .map((c) => c.credentials?.requestName)
+    .flatMap((c) => (c.credentials ? [c.credentials.requestName, c.credentials.collector.requestName] : []))
     .filter((n): n is string => !!n);
 
 /**

@@ -78,6 +78,7 @@ async function twoPasses(vms: PodVM[], cached: Pod[], live: Pod[]) {
       configMaps: cache(),
       secrets: cache(),
       ccoSecrets: cache(),
+      collectorSecrets: cache(),
     },
   );
   const signal = new AbortController().signal;
