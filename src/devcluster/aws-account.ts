@@ -70,8 +70,9 @@ interface Session {
   secretAccessKey: string;
   sessionToken: string;
   roleArn: string;
-  /** Who assumed it (the token's subject). */
+  /** Who assumed it (the token's subject), and the RoleSessionName it asked for (the ARN's last part). */
   subject: string;
+  sessionName: string;
   expiresAt: number;
 }
 
@@ -185,13 +186,14 @@ export class AwsAccount {
   }
 
   /** STS's temporary credentials for the role, assumed by `subject`, valid for `durationMs` from now. */
-  issueSession(roleArn: string, subject: string, durationMs = 3_600_000) {
+  issueSession(roleArn: string, subject: string, durationMs = 3_600_000, sessionName = subject) {
     const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase().slice(0, 16)}`;
     const session: Session = {
       secretAccessKey: randomBytes(30).toString('base64').slice(0, 40),
       sessionToken: randomBytes(96).toString('base64'),
       roleArn,
       subject,
+      sessionName,
       expiresAt: this.now() + durationMs,
     };
     this.sessions.set(accessKeyId, session);
@@ -265,7 +267,7 @@ export class AwsAccount {
       }
       const role = this.roles.get(session.roleArn);
       if (!role) throw new AwsError('AuthFailure', op, 'AWS was not able to validate the provided access credentials');
-      principal = `arn:aws:sts::${ACCOUNT_ID}:assumed-role/${role.arn.slice(role.arn.lastIndexOf('/') + 1)}/${session.subject}`;
+      principal = `arn:aws:sts::${ACCOUNT_ID}:assumed-role/${role.arn.slice(role.arn.lastIndexOf('/') + 1)}/${session.sessionName}`;
       who = role.arn;
       policy = role.policy;
     } else if ('accessKeyId' in creds) {

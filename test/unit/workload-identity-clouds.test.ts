@@ -154,7 +154,7 @@ describe('AWS: AssumeRoleWithWebIdentity, then EC2 with the session token', () =
     add('i-0bbbbbbbbbbbbbbb2');
     const e = await refusal(inv(listOnly, issuer.sign({})).delete('i-0bbbbbbbbbbbbbbb2'));
     assert.equal(e.code, 'UnauthorizedOperation');
-    assert.match(e.message, /assumed-role\/osc-list-only\/.*osc-controller-manager is not authorized to perform: ec2:TerminateInstances/);
+    assert.match(e.message, /assumed-role\/osc-list-only\/osc-podvm-collector is not authorized to perform: ec2:TerminateInstances/);
     assert.ok(vms.vms.has('i-0bbbbbbbbbbbbbbb2'));
     const c = inv(collector, issuer.sign({}));
     assert.equal((await c.list(CLUSTER)).length, 1);

@@ -7,7 +7,7 @@
  * discovery document and keys (`/.well-known/openid-configuration`, `/openid/v1/jwks`), read as ccoctl
  * copies them.
  */
-import { createPublicKey, createVerify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type JsonWebKey, type KeyObject, verify } from 'node:crypto';
 import type { KubeClient } from '../../kube/client.ts';
 
 /** What a valid token says. */
@@ -33,7 +33,9 @@ export function clusterIssuer(client: KubeClient): () => Promise<IssuerKeys> {
   return () => {
     cached ??= (async () => {
       const discovery = await client.request<{ issuer?: string }>('GET', '/.well-known/openid-configuration');
-      const jwks = await client.request<{ keys?: (JsonWebKey & { kid?: string })[] }>('GET', '/openid/v1/jwks');
+      const jwks = await client.request<{ keys?: (JsonWebKey & { kid?: string })[] }>('GET', '/openid/v1/jwks', {
+        accept: 'application/jwk-set+json',
+      });
       const keys = new Map<string, KeyObject>();
       for (const k of jwks.keys ?? []) keys.set(k.kid ?? '', createPublicKey({ key: k, format: 'jwk' }));
       return { issuer: discovery.issuer ?? '', keys };
@@ -45,7 +47,7 @@ export function clusterIssuer(client: KubeClient): () => Promise<IssuerKeys> {
   };
 }
 
-/** Verifies a ServiceAccount token (RS256) against the issuer's keys at `now` (ms). */
+/** Verifies a ServiceAccount token (RS256 or ES256) against the issuer's keys at `now` (ms). */
 export function verifyToken(jwt: string, issuer: IssuerKeys, now: number): VerifiedToken | TokenRefusal {
   const [h = '', c = '', sig = ''] = jwt.split('.');
   let header: { alg?: string; kid?: string };
@@ -57,8 +59,12 @@ export function verifyToken(jwt: string, issuer: IssuerKeys, now: number): Verif
     return { refused: 'malformed', message: 'the token is not a JWT' };
   }
   const key = issuer.keys.get(header.kid ?? '');
-  if (header.alg !== 'RS256' || !key || !createVerify('RSA-SHA256').update(`${h}.${c}`).verify(key, Buffer.from(sig, 'base64url')))
-    return { refused: 'signature', message: 'the token is not signed by a key of the issuer' };
+  // RS256, or ES256 (what a cluster with an EC signing key issues; JWS carries its signature as r||s).
+  const signed =
+    !!key &&
+    ((header.alg === 'RS256' && key.asymmetricKeyType === 'rsa') || (header.alg === 'ES256' && key.asymmetricKeyType === 'ec')) &&
+    verify('sha256', Buffer.from(`${h}.${c}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(sig, 'base64url'));
+  if (!signed) return { refused: 'signature', message: 'the token is not signed by a key of the issuer' };
   if (claims.iss !== issuer.issuer) return { refused: 'issuer', message: `the token's issuer ${claims.iss} is not ${issuer.issuer}` };
   const expiresAt = (claims.exp ?? 0) * 1000;
   if (now >= expiresAt) return { refused: 'expired', message: `the token expired at ${new Date(expiresAt).toISOString()}` };

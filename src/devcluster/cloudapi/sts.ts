@@ -69,7 +69,7 @@ export class StsAPI {
       return refuse(400, 'InvalidIdentityToken', 'Incorrect token audience');
     if (!this.account.roleTrusts(roleArn, verdict.subject))
       return refuse(403, 'AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity');
-    const c = this.account.issueSession(roleArn, verdict.subject, SESSION_MS);
+    const c = this.account.issueSession(roleArn, verdict.subject, SESSION_MS, session);
     const roleName = roleArn.slice(roleArn.lastIndexOf('/') + 1);
     return {
       status: 200,
