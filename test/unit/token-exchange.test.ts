@@ -5,14 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CloudAPIError } from '../../src/controllers/peerpods/cloudapi/http.ts';
+import { assumeRoleWithWebIdentityBody, parseAssumeRoleResponse } from '../../src/controllers/peerpods/cloudapi/sts.ts';
 import {
-  assumeRoleWithWebIdentityBody,
   CLIENT_ASSERTION_TYPE,
   clientAssertionBody,
   generateAccessTokenBody,
   googleStsBody,
   needsRefresh,
-  parseAssumeRoleResponse,
   parseExternalAccount,
   parseGenerateAccessToken,
   parseOAuthToken,

@@ -9,7 +9,8 @@ import { XMLParser } from 'fast-xml-parser';
 import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import type { PodVM, PodVMInventory } from '../../../peerpods/leaks.ts';
 import { CloudAPIError, type CloudEndpoint, CloudHttp, type CloudResponse, target } from './http.ts';
-import { assumeRoleWithWebIdentityBody, needsRefresh, parseAssumeRoleResponse, type SessionCredentials, stsURL } from './token-exchange.ts';
+import { assumeRoleWithWebIdentityBody, parseAssumeRoleResponse, stsURL } from './sts.ts';
+import { needsRefresh, type SessionCredentials } from './token-exchange.ts';
 import { readTokenFile } from './token-file.ts';
 
 export const EC2_API_VERSION = '2016-11-15';
