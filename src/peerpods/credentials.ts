@@ -204,17 +204,3 @@ export function credentialsWiring(source: CredentialSource, adminSecretName: str
 export function adaptorKeysOf(source: Exclude<CredentialSource, { kind: 'secret' }>): string[] {
   return cloudNamed(source.cloud)?.credentials?.adaptorKeys(formOf(source)) ?? [];
 }
-
-/**
- * The credentials the adaptor uses, under the names it reads, for osc's own cloud client: peer-pods-secret
- * whole, else the Secret the request names, mapped by the cloud peer-pods-cm names (`cloud`, AWS when unset).
- */
-export function adaptorCredentialValues(secret: Secret | undefined, ccoSecret: Secret | undefined, cloud?: string): Record<string, string> {
-  const all = (s: Secret) => Object.fromEntries(Object.keys({ ...s.data, ...s.stringData }).map((k) => [k, decoded(s, k) ?? '']));
-  if (secret) return all(secret);
-  const issued = cloudNamed(cloud)?.credentials;
-  if (!ccoSecret || ccoSecret.metadata.deletionTimestamp || !issued) return {};
-  const form = issued.form((k) => decoded(ccoSecret, k));
-  if (!form || form.kind === 'unusable') return {};
-  return issued.adaptorValues(form, (k) => decoded(ccoSecret, k));
-}

@@ -92,7 +92,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
           },
         },
       },
-      // Leaked pod VMs: the cloud peer-pods-cm names, through its API, with the adaptor's credentials.
+      // Leaked pod VMs: the cloud peer-pods-cm names, through its API, with the credentials the collector chooses (docs/cloud-credentials.md).
       leakedVMs: {
         ...(endpoint.url ? { endpoint } : {}),
         ...(flags.cloudTokenFile || process.env.OSC_CLOUD_TOKEN_FILE

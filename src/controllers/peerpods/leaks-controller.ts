@@ -6,7 +6,10 @@
  * PodVMDeletionFailed and is not retried until peer-pods-cm or the credentials change). It runs beside the
  * peer pods controller, with its own key and its own condition (its own status field manager), only while
  * the KataConfig enables peer pods. The inventory is the cloud's API (./cloudapi/), opened for the cloud
- * peer-pods-cm names with the credentials the adaptor uses, and opened again when either changes.
+ * peer-pods-cm names with peer-pods-secret, else the collector's own workload identity (Manual mode, its
+ * Secret from ccoctl, the operator's projected token traded for short-lived credentials), else the adaptor's
+ * long-lived keys (src/peerpods/collector-credentials.ts), and opened again when any of them changes. A
+ * refused list is the same condition (reason PodVMListRefused), listed again at the interval.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -28,7 +31,6 @@ import {
 import { type ConfigMap, ConfigMaps, Namespaces, type Pod, Pods, type Secret, Secrets } from '../../kube/resources.ts';
 import type { Condition } from '../../kube/types.ts';
 import { collectorCredentials } from '../../peerpods/collector-credentials.ts';
-import { adaptorCredentialValues } from '../../peerpods/credentials.ts';
 import { type FailedDeletion, type LeakInput, type PodRef, type PodVM, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
@@ -45,7 +47,7 @@ const KEY = 'podvm-leaks';
 export interface LeakCollectorOptions {
   /**
    * A fixed inventory (pure tests). Without one, the cloud's own API is used, for the cloud peer-pods-cm
-   * names, with the adaptor's credentials.
+   * names, with the credentials src/peerpods/collector-credentials.ts chooses.
    */
   inventory?: PodVMInventory;
   /** Where the cloud API clients send their requests instead of the cloud (tests, air-gapped endpoints). */
@@ -89,14 +91,6 @@ interface LeakCaches {
 }
 
 const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: objectName(p), uid: p.metadata.uid ?? '' });
-
-/**
- * The credentials the adaptor uses, under the names it reads: peer-pods-secret whole, else the Secret the
- * Cloud Credential Operator (or ccoctl) wrote, mapped by the cloud peer-pods-cm names.
- */
-export function adaptorCredentials(secret: Secret | undefined, ccoSecret: Secret | undefined, cloud?: string): Record<string, string> {
-  return adaptorCredentialValues(secret, ccoSecret, cloud);
-}
 
 export class LeakedVMCollector {
   /** Deletions that failed, by VM ID, kept until the VM is gone or a retry succeeds. */
