@@ -96,6 +96,11 @@ describe('AWS: AssumeRoleWithWebIdentity, then EC2 with the session token', () =
     [OPERATOR],
   );
   const listOnly = account.createRole('osc-list-only', [{ effect: 'Allow', action: ['ec2:DescribeInstances'], resource: '*' }], [OPERATOR]);
+  const deleteOnly = account.createRole(
+    'osc-delete-only',
+    [{ effect: 'Allow', action: ['ec2:TerminateInstances'], resource: '*' }],
+    [OPERATOR],
+  );
   const adaptorOnly = account.createRole('osc-adaptor', [{ effect: 'Allow', action: ['ec2:*'], resource: '*' }], [OTHER]);
   const inv = (roleArn: string, jwt: string) =>
     new Ec2Inventory({
@@ -150,12 +155,13 @@ describe('AWS: AssumeRoleWithWebIdentity, then EC2 with the session token', () =
     assert.ok((sts.refusals.get('AccessDenied') ?? 0) >= 2);
   });
 
-  test('bites: a role without TerminateInstances; temporary credentials past their expiry', async () => {
+  test('bites: a role without TerminateInstances or without DescribeInstances; temporary credentials past their expiry', async () => {
     add('i-0bbbbbbbbbbbbbbb2');
     const e = await refusal(inv(listOnly, issuer.sign({})).delete('i-0bbbbbbbbbbbbbbb2'));
     assert.equal(e.code, 'UnauthorizedOperation');
     assert.match(e.message, /assumed-role\/osc-list-only\/osc-podvm-collector is not authorized to perform: ec2:TerminateInstances/);
     assert.ok(vms.vms.has('i-0bbbbbbbbbbbbbbb2'));
+    assert.equal((await refusal(inv(deleteOnly, issuer.sign({})).list(CLUSTER))).code, 'UnauthorizedOperation', 'no list permission');
     const c = inv(collector, issuer.sign({}));
     assert.equal((await c.list(CLUSTER)).length, 1);
     const clock = account.now;
@@ -178,6 +184,11 @@ describe('Azure: the client assertion to Entra ID, then Resource Manager', () =>
   const readOnly = azure.tenant.createCustomRole('reader-only', ['Microsoft.Compute/virtualMachines/read']);
   const identity = azure.tenant.createManagedIdentity('collector', [role], [OPERATOR]);
   const noDelete = azure.tenant.createManagedIdentity('no-delete', [readOnly], [OPERATOR]);
+  const noList = azure.tenant.createManagedIdentity(
+    'no-list',
+    [azure.tenant.createCustomRole('delete-only', ['Microsoft.Compute/virtualMachines/delete'])],
+    [OPERATOR],
+  );
   const vmID = (name: string) =>
     `/subscriptions/${a.subscriptionId}/resourceGroups/${a.resourceGroup}/providers/Microsoft.Compute/virtualMachines/${name}`;
   const add = (name: string) => {
@@ -218,7 +229,7 @@ describe('Azure: the client assertion to Entra ID, then Resource Manager', () =>
     opened.inventory.close();
   });
 
-  test('bites: wrong audience, untrusted ServiceAccount, expired token, another signer, no delete permission', async () => {
+  test('bites: wrong audience, untrusted ServiceAccount, expired token, another signer, no list or no delete permission', async () => {
     const cases: [string, string, RegExp][] = [
       [identity, issuer.sign({ aud: 'api://AzureADTokenExchange' }), /^invalid_client: AADSTS700212/],
       [identity, issuer.sign({ sub: OTHER }), /^invalid_request: AADSTS70021:/],
@@ -229,6 +240,10 @@ describe('Azure: the client assertion to Entra ID, then Resource Manager', () =>
     add('podvm-b-5e6f7a8b');
     const e = await refusal(inv(noDelete, issuer.sign({})).delete(vmID('podvm-b-5e6f7a8b')));
     assert.equal(e.code, 'AuthorizationFailed');
+    assert.match(
+      (await refusal(inv(noList, issuer.sign({})).list(CLUSTER))).message,
+      /AuthorizationFailed: .*'Microsoft.Compute\/virtualMachines\/read'/,
+    );
     assert.ok(vms.vms.has(vmID('podvm-b-5e6f7a8b')));
   });
 });
@@ -244,6 +259,8 @@ describe('Google Cloud: STS token exchange and generateAccessToken, then Compute
   gcp.iam.allowImpersonation(email, [OPERATOR]);
   const listOnly = gcp.iam.createServiceAccount('osc-list-only', [gcp.iam.createCustomRole('list', ['compute.instances.list'])]);
   gcp.iam.allowImpersonation(listOnly, [OPERATOR]);
+  const deleteOnly = gcp.iam.createServiceAccount('osc-delete-only', [gcp.iam.createCustomRole('delete', ['compute.instances.delete'])]);
+  gcp.iam.allowImpersonation(deleteOnly, [OPERATOR]);
   const config = (account: string, audience = gcp.iam.poolAudience) =>
     JSON.stringify({
       type: 'external_account',
@@ -293,7 +310,7 @@ describe('Google Cloud: STS token exchange and generateAccessToken, then Compute
     opened.inventory.close();
   });
 
-  test('bites: wrong token audience, wrong pool audience, untrusted ServiceAccount, expired, another signer, no delete', async () => {
+  test('bites: wrong token audience, wrong pool audience, untrusted ServiceAccount, expired, another signer, no list, no delete', async () => {
     const cases: [GceInventory, RegExp][] = [
       [inv(issuer.sign({ aud: 'sts.amazonaws.com' })), /^invalid_grant: The audience in ID Token \[sts.amazonaws.com\]/],
       [
@@ -308,6 +325,7 @@ describe('Google Cloud: STS token exchange and generateAccessToken, then Compute
     add('podvm-b-5e6f7a8b');
     const e = await refusal(inv(issuer.sign({}), listOnly).delete('podvm-b-5e6f7a8b'));
     assert.equal(e.code, 'forbidden');
+    assert.match((await refusal(inv(issuer.sign({}), deleteOnly).list(CLUSTER))).message, /Required 'compute.instances.list' permission/);
     assert.ok(vms.vms.has('podvm-b-5e6f7a8b'));
   });
 });
