@@ -31,6 +31,8 @@ export const PODVM_LIST_FAILED_REASON = 'PodVMListRefused';
 /** Events, one per VM. */
 export const LEAKED_VM_DELETED_EVENT = 'LeakedPodVMDeleted';
 export const LEAKED_VM_DELETION_FAILED_EVENT = 'LeakedPodVMDeletionFailed';
+/** On the KataConfig, once per configuration: osc has no credentials it may list pod VMs with (why, and the fix). */
+export const LEAKED_VMS_NOT_COLLECTED_EVENT = 'LeakedPodVMsNotCollected';
 
 /** Who a VM was made for, as its name says (the adaptor's name holds the pod's name, not its namespace). */
 export function vmOwnerText(name: string | undefined): string {

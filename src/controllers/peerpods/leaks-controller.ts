@@ -21,6 +21,7 @@ import {
   deletionFailedConditionMessage,
   LEAKED_VM_DELETED_EVENT,
   LEAKED_VM_DELETION_FAILED_EVENT,
+  LEAKED_VMS_NOT_COLLECTED_EVENT,
   leakedVMDeletedMessage,
   leakedVMDeletionFailedMessage,
   listFailedConditionMessage,
@@ -138,7 +139,7 @@ export class LeakedVMCollector {
     const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
     // Each counter exists from the first pass, at 0: an alert on its rate needs the series before the first leak.
     for (const m of [this.metrics.leakedVMsFound, this.metrics.leakedVMsDeleted, this.metrics.leakedVMDeleteFailures]) m.inc({ cloud }, 0);
-    const opened = this.opts.inventory ? { inventory: this.opts.inventory, from: 'test' } : await this.cloudInventory(cm, secret, log);
+    const opened = this.opts.inventory ? { inventory: this.opts.inventory, from: 'test' } : await this.cloudInventory(kc, cm, secret, log);
     const interval = this.opts.intervalMs ?? DEFAULT_LEAK_INTERVAL_MS;
     if (!opened) {
       this.listFailure = undefined;
@@ -223,6 +224,7 @@ export class LeakedVMCollector {
 
   /** The cloud's inventory for this configuration: opened once, again when the cloud or credentials change. */
   private async cloudInventory(
+    kc: KataConfig,
     cm: ConfigMap | undefined,
     secret: Secret | undefined,
     log: Logger,
@@ -249,7 +251,15 @@ export class LeakedVMCollector {
     this.opened = { digest };
     if (!cloudName) return undefined;
     if ('unavailable' in chosen) {
+      // Once per configuration (the digest): where an administrator looks, with the step that fixes it.
       log.warn({ cloud: cloudName, reason: chosen.unavailable }, 'leaked pod VMs are not collected');
+      await this.mgr.events.record(
+        kc,
+        'Warning',
+        LEAKED_VMS_NOT_COLLECTED_EVENT,
+        'List',
+        `leaked pod VMs are not collected: ${chosen.unavailable}`,
+      );
       return undefined;
     }
     // Loaded only now: an operator without peer pods never loads a cloud client.
