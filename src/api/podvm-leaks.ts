@@ -53,12 +53,16 @@ export function leakedVMDeletionFailedMessage(id: string, name: string | undefin
  * credentials osc used, and the fixes by the error's kind.
  */
 export function listFailedConditionMessage(error: string, from: string): string {
-  const fix =
-    /audience|AADSTS700212|AADSTS70021|No matching federated identity|AssumeRoleWithWebIdentity|invalid_grant|getAccessToken|token/i.test(
+  const token =
+    /AssumeRoleWithWebIdentity|InvalidIdentityToken|ExpiredToken|AADSTS|invalid_grant|invalid_target|getAccessToken|TokenFileUnreadable/.test(
       error,
-    )
-      ? `the cloud does not accept the operator's ServiceAccount token: rerun ccoctl with the collector's CredentialsRequest (its identity must trust ServiceAccount ${OPERATOR_SERVICE_ACCOUNT} in osc's namespace for audience openshift) and apply the Secret it writes`
-      : 'give the identity permission to list and delete pod VMs (docs/cloud-credentials.md lists them), or put credentials that may into peer-pods-secret';
+    );
+  const permission = /UnauthorizedOperation|AuthorizationFailed|AccessDenied|forbidden|permission/i.test(error);
+  const fix = token
+    ? `the cloud does not accept the operator's ServiceAccount token: rerun ccoctl with the collector's CredentialsRequest (its identity must trust ServiceAccount ${OPERATOR_SERVICE_ACCOUNT} in osc's namespace for audience openshift) and apply the Secret it writes`
+    : permission
+      ? 'give the identity permission to list and delete pod VMs (docs/cloud-credentials.md lists them), or put credentials that may into peer-pods-secret'
+      : "check that the cloud's API is reachable from the operator's pod (a proxy, a firewall, the region)";
   return (
     `osc cannot list the cluster's pod VMs with the credentials of ${from}, so leaked pod VMs are not collected: ${error}. ` +
     `Fix: ${fix}; osc tries again every few minutes and when peer-pods-cm or the credentials change.`

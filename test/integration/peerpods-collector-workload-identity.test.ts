@@ -4,7 +4,8 @@
  * the administrator runs ccoctl with it and applies the Secret it writes, and the operator trades its own
  * projected ServiceAccount token (here a real token of the dev cluster's API server, written where the
  * operator reads it, as the kubelet would) at the simulated cloud: AWS STS, Entra ID's client assertion,
- * Google's STS and generateAccessToken. A VM tagged with the cluster that no pod owns is then deleted, with
+ * Google's STS and generateAccessToken. With the adaptor's ccoctl step alone, a Warning event names the
+ * collector's missing step (the adaptor's identity does not trust the operator). A VM tagged with the cluster that no pod owns is then deleted, with
  * the event and the metric. Before that, each refusal is a condition naming the fix (never a silent retry):
  * a token of a ServiceAccount the identity does not trust, a token for the wrong audience, an identity that
  * may list but not delete.
@@ -24,12 +25,13 @@ import {
   CredentialsRequests,
   type GCPProviderSpec,
 } from '../../src/api/cloudcredential.ts';
-import { COLLECTOR_CCO_SECRET } from '../../src/api/credentials-text.ts';
+import { COLLECTOR_CCO_SECRET, PEER_PODS_CCO_SECRET } from '../../src/api/credentials-text.ts';
 import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, PEER_PODS_CM } from '../../src/api/names.ts';
 import {
   CLUSTER_UID_TAG,
   LEAKED_VM_DELETED_EVENT,
+  LEAKED_VMS_NOT_COLLECTED_EVENT,
   PODVM_DELETION_FAILED,
   PODVM_DELETION_FAILED_REASON,
   PODVM_LIST_FAILED_REASON,
@@ -241,6 +243,26 @@ for (const k of CASES) {
     test('refused: an untrusted ServiceAccount, the wrong audience, no delete permission; then the leaked VM goes', async () => {
       const uid = (await c().get(Namespaces, 'kube-system')).metadata.uid ?? '';
       const vm = k.leak(dev(), uid);
+      // The adaptor's ccoctl step alone: its identity trusts the adaptor's ServiceAccounts, not the operator.
+      const adaptorRequest = (await waitFor(
+        () => c().find(CredentialsRequests, `openshift-sandboxed-containers-${k.cloud}`, CCO_NAMESPACE),
+        { ...LONG, message: "the adaptor's CredentialsRequest" },
+      )) as CredentialsRequest<AnyProviderSpec>;
+      await c().create(Secrets, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: PEER_PODS_CCO_SECRET, namespace: NS },
+        stringData: k.ccoctl(dev(), adaptorRequest, false),
+      });
+      await waitFor(
+        async () =>
+          (await c().list(Events, { namespace: 'default' })).items.some(
+            (e) =>
+              e.reason === LEAKED_VMS_NOT_COLLECTED_EVENT &&
+              /trusts the adaptor's ServiceAccounts only: run ccoctl .* podvm-collector/.test((e as { note?: string }).note ?? ''),
+          ),
+        { ...LONG, message: 'a Warning event naming the missing ccoctl step' },
+      );
       // ccoctl, with the request less its delete permission.
       await applySecret(k.ccoctl(dev(), await request(), true));
       await condition(PODVM_LIST_FAILED_REASON, k.untrusted, 'an untrusted ServiceAccount');

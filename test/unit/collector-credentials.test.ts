@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { awsCredentialsFile, awsStsCredentialsFile } from '../../src/api/cloudcredential.ts';
+import { listFailedConditionMessage } from '../../src/api/podvm-leaks.ts';
 import type { Secret } from '../../src/kube/resources.ts';
 import { collectorCredentials } from '../../src/peerpods/collector-credentials.ts';
 
@@ -109,4 +110,26 @@ describe('the collector signs in with', () => {
     assert.ok('unavailable' in broken);
     assert.match(broken.unavailable, /azure_client_id is not a UUID/);
   });
+});
+
+describe('the condition when the cloud refuses the list: the fix by the kind of refusal', () => {
+  const rows: [string, RegExp][] = [
+    [
+      'AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity',
+      /rerun ccoctl with the collector's CredentialsRequest .*osc-controller-manager/,
+    ],
+    ["invalid_client: AADSTS700212: No matching federated identity record found for presented assertion audience 'x'.", /rerun ccoctl/],
+    ["PERMISSION_DENIED: Permission 'iam.serviceAccounts.getAccessToken' denied", /rerun ccoctl/],
+    ['UnauthorizedOperation: You are not authorized to perform this operation.', /give the identity permission to list and delete pod VMs/],
+    ["forbidden: Required 'compute.instances.list' permission", /give the identity permission/],
+    ['connect ECONNREFUSED 10.0.0.1:443', /check that the cloud's API is reachable/],
+  ];
+  for (const [error, fix] of rows) {
+    test(error.slice(0, 60), () => {
+      const m = listFailedConditionMessage(error, 'podvm-collector-cco-secret');
+      assert.match(m, /^osc cannot list the cluster's pod VMs with the credentials of podvm-collector-cco-secret/);
+      assert.ok(m.includes(error));
+      assert.match(m, fix);
+    });
+  }
 });
