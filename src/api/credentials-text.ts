@@ -13,6 +13,13 @@ export const PEER_PODS_CCO_SECRET = 'cco-secret';
 /** The request's name on a cloud: openshift-sandboxed-containers-<cloud>, as the product names its Azure one. */
 export const credentialsRequestName = (cloud: string): string => `openshift-sandboxed-containers-${cloud}`;
 
+/**
+ * The leaked pod VM collector's own CredentialsRequest on a cloud (Manual mode), and the Secret ccoctl writes
+ * for it: an identity trusting the operator's ServiceAccount, allowed to list and delete pod VMs only.
+ */
+export const collectorRequestName = (cloud: string): string => `openshift-sandboxed-containers-${cloud}-podvm-collector`;
+export const COLLECTOR_CCO_SECRET = 'podvm-collector-cco-secret';
+
 /** What the texts say of one cloud: its request, its ccoctl step, its root credentials and its peer-pods-secret command. */
 export interface CredentialsTextCloud {
   requestName: string;

@@ -1,5 +1,7 @@
 /** Every fixed name of the product (docs/kataconfig.md, "Fixed names"). Users and documentation rely on these exact strings. */
 export const OPERATOR_NAMESPACE = 'openshift-sandboxed-containers-operator';
+/** The operator's own ServiceAccount (what a workload identity for its leaked-VM collector trusts). */
+export const OPERATOR_SERVICE_ACCOUNT = 'osc-controller-manager';
 /** The operator's Lease (leader election) in its namespace. */
 export const LEADER_ELECTION_LEASE = 'osc-operator-leader';
 /** The operator's metrics Service (its name is in the metrics serving certificate). */

@@ -2,6 +2,7 @@
  * Leaked pod VMs (docs/peerpods.md, "Leaked pod VMs"): the tags that tie a pod VM to its cluster and its
  * pod, and the texts osc reports about the VMs it collects.
  */
+import { OPERATOR_SERVICE_ACCOUNT } from './names.ts';
 
 /**
  * The tag naming the cluster a pod VM belongs to: the UID of the cluster's `kube-system` namespace (stable
@@ -24,10 +25,14 @@ export const PODVM_NAME_MAX = 63;
 export const PODVM_DELETION_FAILED = 'PodVMDeletionFailed';
 export const PODVM_DELETION_FAILED_REASON = 'LeakedPodVMNotDeleted';
 export const PODVM_NONE_FAILED_REASON = 'NoFailedDeletion';
+/** The same condition, while the cloud refuses to list the cluster's pod VMs at all (nothing can be collected). */
+export const PODVM_LIST_FAILED_REASON = 'PodVMListRefused';
 
 /** Events, one per VM. */
 export const LEAKED_VM_DELETED_EVENT = 'LeakedPodVMDeleted';
 export const LEAKED_VM_DELETION_FAILED_EVENT = 'LeakedPodVMDeletionFailed';
+/** On the KataConfig, once per configuration: osc has no credentials it may list pod VMs with (why, and the fix). */
+export const LEAKED_VMS_NOT_COLLECTED_EVENT = 'LeakedPodVMsNotCollected';
 
 /** Who a VM was made for, as its name says (the adaptor's name holds the pod's name, not its namespace). */
 export function vmOwnerText(name: string | undefined): string {
@@ -41,6 +46,27 @@ export function leakedVMDeletedMessage(id: string, name: string | undefined, age
 
 export function leakedVMDeletionFailedMessage(id: string, name: string | undefined, error: string): string {
   return `could not delete leaked pod VM ${id} (made for ${vmOwnerText(name)}): ${error}`;
+}
+
+/**
+ * The condition's message when the cloud refuses the list (or the sign-in before it): its error, which
+ * credentials osc used, and the fixes by the error's kind.
+ */
+export function listFailedConditionMessage(error: string, from: string): string {
+  const token =
+    /AssumeRoleWithWebIdentity|InvalidIdentityToken|ExpiredToken|AADSTS|invalid_grant|invalid_target|getAccessToken|TokenFileUnreadable/.test(
+      error,
+    );
+  const permission = /UnauthorizedOperation|AuthorizationFailed|AccessDenied|forbidden|permission/i.test(error);
+  const fix = token
+    ? `the cloud does not accept the operator's ServiceAccount token: rerun ccoctl with the collector's CredentialsRequest (its identity must trust ServiceAccount ${OPERATOR_SERVICE_ACCOUNT} in osc's namespace for audience openshift) and apply the Secret it writes`
+    : permission
+      ? 'give the identity permission to list and delete pod VMs (docs/cloud-credentials.md lists them), or put credentials that may into peer-pods-secret'
+      : "check that the cloud's API is reachable from the operator's pod (a proxy, a firewall, the region)";
+  return (
+    `osc cannot list the cluster's pod VMs with the credentials of ${from}, so leaked pod VMs are not collected: ${error}. ` +
+    `Fix: ${fix}; osc tries again every few minutes and when peer-pods-cm or the credentials change.`
+  );
 }
 
 /** The condition's message: every VM osc could not delete, and the ways out. */

@@ -235,6 +235,10 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
       "the PEM CA bundle that endpoint's certificate is checked against (default $OSC_CLOUD_API_CA_FILE, else the system's)",
     )
     .option(
+      '--cloud-token-file <path>',
+      "peer pods: the operator's projected ServiceAccount token the leaked pod VM collector trades for a workload identity's credentials (default $OSC_CLOUD_TOKEN_FILE, else /var/run/secrets/openshift/serviceaccount/token, where the Deployment mounts it)",
+    )
+    .option(
       '--ensure-sccs',
       "openshift: create osc's SecurityContextConstraints when missing and keep them as this release defines them (an OLM install, whose bundle cannot carry them)",
     )

@@ -15,7 +15,7 @@ export const ACCOUNT_ID = '123456789012';
 
 /** What a caller presents: keys, or a role assumed with a web identity (a ServiceAccount token). */
 export type AwsCredentials =
-  | { accessKeyId: string; secretAccessKey: string }
+  | { accessKeyId: string; secretAccessKey: string; sessionToken?: string }
   | { roleArn: string; webIdentity: { serviceAccount: string; audience: string } };
 
 /** The API name of an action for error messages: `ec2:RunInstances` -> RunInstances. */
@@ -65,6 +65,17 @@ interface User {
   keys: Map<string, string>;
 }
 
+/** Temporary credentials STS issued for a role (AssumeRoleWithWebIdentity). */
+interface Session {
+  secretAccessKey: string;
+  sessionToken: string;
+  roleArn: string;
+  /** Who assumed it (the token's subject), and the RoleSessionName it asked for (the ARN's last part). */
+  subject: string;
+  sessionName: string;
+  expiresAt: number;
+}
+
 interface Role {
   arn: string;
   policy: StatementEntry[];
@@ -96,6 +107,9 @@ export class AwsAccount {
   readonly accountId = ACCOUNT_ID;
   private readonly users = new Map<string, User>();
   private readonly roles = new Map<string, Role>();
+  private readonly sessions = new Map<string, Session>();
+  /** The account's clock (sessions expire on it); tests move it. */
+  now: () => number = Date.now;
   /** Every call answered, and those refused, for tests and the docs' figures. */
   readonly stats = { calls: 0, refused: 0 };
   /** The refusals, newest last (at most 100). */
@@ -166,8 +180,30 @@ export class AwsAccount {
     return undefined;
   }
 
+  /** Whether the role exists and its trust policy names the subject (`system:serviceaccount:<ns>:<name>`). */
+  roleTrusts(roleArn: string, subject: string): boolean {
+    return !!this.roles.get(roleArn)?.trusted.includes(subject);
+  }
+
+  /** STS's temporary credentials for the role, assumed by `subject`, valid for `durationMs` from now. */
+  issueSession(roleArn: string, subject: string, durationMs = 3_600_000, sessionName = subject) {
+    const accessKeyId = `ASIA${randomBytes(8).toString('hex').toUpperCase().slice(0, 16)}`;
+    const session: Session = {
+      secretAccessKey: randomBytes(30).toString('base64').slice(0, 40),
+      sessionToken: randomBytes(96).toString('base64'),
+      roleArn,
+      subject,
+      sessionName,
+      expiresAt: this.now() + durationMs,
+    };
+    this.sessions.set(accessKeyId, session);
+    return { accessKeyId, secretAccessKey: session.secretAccessKey, sessionToken: session.sessionToken, expiresAt: session.expiresAt };
+  }
+
   /** The secret of an access key that exists (what AWS signs a request's signature check with), else undefined. */
   secretOfKey(accessKeyId: string): string | undefined {
+    const session = this.sessions.get(accessKeyId);
+    if (session) return session.secretAccessKey;
     for (const u of this.users.values()) {
       const secret = u.keys.get(accessKeyId);
       if (secret !== undefined) return secret;
@@ -218,7 +254,23 @@ export class AwsAccount {
     let principal: string;
     let who: string;
     let policy: readonly StatementEntry[];
-    if ('accessKeyId' in creds) {
+    const session = 'accessKeyId' in creds ? this.sessions.get(creds.accessKeyId) : undefined;
+    if (session && 'accessKeyId' in creds) {
+      // Temporary credentials: the session token must come with them, and they end at their expiry.
+      if (creds.secretAccessKey !== session.secretAccessKey || creds.sessionToken !== session.sessionToken) {
+        if (service === 'ec2') throw new AwsError('AuthFailure', op, 'AWS was not able to validate the provided access credentials');
+        throw new AwsError('InvalidClientTokenId', op, 'The security token included in the request is invalid.');
+      }
+      if (this.now() >= session.expiresAt) {
+        if (service === 'ec2') throw new AwsError('RequestExpired', op, 'Request has expired.');
+        throw new AwsError('ExpiredToken', op, 'The security token included in the request is expired');
+      }
+      const role = this.roles.get(session.roleArn);
+      if (!role) throw new AwsError('AuthFailure', op, 'AWS was not able to validate the provided access credentials');
+      principal = `arn:aws:sts::${ACCOUNT_ID}:assumed-role/${role.arn.slice(role.arn.lastIndexOf('/') + 1)}/${session.sessionName}`;
+      who = role.arn;
+      policy = role.policy;
+    } else if ('accessKeyId' in creds) {
       const user = this.userOfKey(creds.accessKeyId, creds.secretAccessKey);
       if (!user) {
         // EC2 says AuthFailure; the other services say the token is invalid.

@@ -18,7 +18,9 @@ import { GcpActuator } from './cco-gcp.ts';
 import { ArmAPI } from './cloudapi/arm.ts';
 import { Ec2API } from './cloudapi/ec2.ts';
 import { GceAPI } from './cloudapi/gce.ts';
+import { clusterIssuer } from './cloudapi/sa-tokens.ts';
 import { CloudAPIServer } from './cloudapi/server.ts';
+import { StsAPI } from './cloudapi/sts.ts';
 import { azureAdaptorAuthority, gcpAdaptorAuthority } from './clouds/adaptor-authority.ts';
 import { SimulatedAzure } from './clouds/azure.ts';
 import { SimulatedGcp } from './clouds/gcp.ts';
@@ -89,9 +91,13 @@ export function openshiftSimulators(o: {
     cloud instanceof SimulatedAzure ? azureAdaptorAuthority(cloud) : cloud instanceof SimulatedGcp ? gcpAdaptorAuthority(cloud) : undefined;
   const podVMs = new SimulatedPodVMs({ client, log, ...(aws ? { account } : {}), ...(authority ? { authority } : {}) });
   const cloudAPIServer = new CloudAPIServer({ log });
+  // Workload identities trade the cluster's ServiceAccount tokens, checked against its issuer's keys.
+  const issuer = clusterIssuer(client);
+  const sts = new StsAPI({ account, issuer });
+  cloudAPIServer.handle(sts.handle);
   cloudAPIServer.handle(new Ec2API({ account, vms: podVMs }).handle);
-  if (cloud instanceof SimulatedAzure) cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: podVMs }).handle);
-  if (cloud instanceof SimulatedGcp) cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: podVMs }).handle);
+  if (cloud instanceof SimulatedAzure) cloudAPIServer.handle(new ArmAPI({ azure: cloud, vms: podVMs, issuer }).handle);
+  if (cloud instanceof SimulatedGcp) cloudAPIServer.handle(new GceAPI({ gcp: cloud, vms: podVMs, issuer }).handle);
   return {
     account,
     // The operator's actuator is its platform's, as the real one's.

@@ -3,6 +3,8 @@
  * command line, the images it runs on nodes, the probes, the security context). The files it goes into, with
  * RBAC, Services, NetworkPolicy and webhooks: manifests.ts.
  */
+
+import { STS_TOKEN_AUDIENCE, STS_TOKEN_PATH } from '../api/cloudcredential.ts';
 import {
   CAA_IMAGE_ENV,
   DEFAULT_MONITOR_IMAGE,
@@ -11,6 +13,7 @@ import {
   METRICS_SERVICE,
   MONITOR_IMAGE_ENV,
   OPERATOR_NAMESPACE,
+  OPERATOR_SERVICE_ACCOUNT,
   PODVM_BUILDER_IMAGE_ENV,
 } from '../api/names.ts';
 import { defaultImage } from '../api/release.ts';
@@ -22,7 +25,7 @@ import { WEBHOOK_SERVICE } from '../webhooks/setup.ts';
 import { DEFAULT_REPLICAS, DISRUPTION_BUDGET, OWN_PRIORITY_CLASS, operatorPriorityClass, spreadOverNodes } from './availability.ts';
 
 export const NAMES = {
-  serviceAccount: 'osc-controller-manager',
+  serviceAccount: OPERATOR_SERVICE_ACCOUNT,
   deployment: 'osc-controller-manager',
   clusterRole: 'osc-manager-role',
   clusterRoleBinding: 'osc-manager-rolebinding',
@@ -88,6 +91,11 @@ export function operatorArgs(logLevel = 'info'): string[] {
   ];
 }
 
+/** The projected ServiceAccount token of the operator's pods, where the Cloud Credential Operator's tools expect one. */
+const OPERATOR_TOKEN_VOLUME = 'bound-sa-token';
+const tokenDir = STS_TOKEN_PATH.slice(0, STS_TOKEN_PATH.lastIndexOf('/'));
+const tokenFile = STS_TOKEN_PATH.slice(STS_TOKEN_PATH.lastIndexOf('/') + 1);
+
 export function deployment(opts: ManifestOptions): KubeObject {
   const replicas = opts.replicas ?? DEFAULT_REPLICAS;
   return {
@@ -112,7 +120,18 @@ export function deployment(opts: ManifestOptions): KubeObject {
           terminationGracePeriodSeconds: 30,
           // Filled by OpenShift's service CA (annotation on the metrics Service); optional elsewhere, where
           // the operator makes its own certificate.
-          volumes: [{ name: 'metrics-cert', secret: { secretName: NAMES.metricsCertSecret, optional: true } }],
+          volumes: [
+            { name: 'metrics-cert', secret: { secretName: NAMES.metricsCertSecret, optional: true } },
+            // The leaked pod VM collector's workload identity on a Manual-mode cluster (docs/cloud-credentials.md):
+            // a token of the operator's ServiceAccount for OpenShift's audience, which the identity ccoctl made
+            // from the collector's CredentialsRequest trusts; the kubelet renews it. Unused elsewhere.
+            {
+              name: OPERATOR_TOKEN_VOLUME,
+              projected: {
+                sources: [{ serviceAccountToken: { audience: STS_TOKEN_AUDIENCE, expirationSeconds: 3600, path: tokenFile } }],
+              },
+            },
+          ],
           containers: [
             {
               name: NAMES.container,
@@ -132,7 +151,10 @@ export function deployment(opts: ManifestOptions): KubeObject {
                 { name: 'metrics', containerPort: PORTS.metrics, protocol: 'TCP' },
                 { name: 'health', containerPort: PORTS.health, protocol: 'TCP' },
               ],
-              volumeMounts: [{ name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true }],
+              volumeMounts: [
+                { name: 'metrics-cert', mountPath: METRICS_CERT_DIR, readOnly: true },
+                { name: OPERATOR_TOKEN_VOLUME, mountPath: tokenDir, readOnly: true },
+              ],
               livenessProbe: { httpGet: { path: '/healthz', port: 'health' }, initialDelaySeconds: 15, periodSeconds: 20 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'health' }, initialDelaySeconds: 5, periodSeconds: 10 },
               resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },

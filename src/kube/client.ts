@@ -20,6 +20,8 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The representation asked for (default application/json; the issuer's keys are application/jwk-set+json only). */
+  accept?: string;
   signal?: AbortSignal;
 }
 
@@ -212,7 +214,7 @@ export class KubeClient {
     const auth = await (await this.resolveCredentials()).headers(url.toString(), method);
     const transport = await this.makeTransport();
     // No accept-encoding: on the loopback or a cluster network, compressing costs both ends more than it saves.
-    const headers: Record<string, string> = { ...auth, accept: 'application/json' };
+    const headers: Record<string, string> = { ...auth, accept: opts.accept ?? 'application/json' };
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

@@ -59,10 +59,13 @@ export function textCloud(cloud: CloudProvider, issued: CloudIssuedCredentials):
   };
 }
 
-/** The names of every request osc may make (one per cloud with a Cloud Credential Operator side), for RBAC and watches. */
+/**
+ * The names of every request osc may make (per cloud with a Cloud Credential Operator side: the pods' and the
+ * leaked pod VM collector's), for RBAC and watches.
+ */
 export const credentialsRequestNames = (): string[] =>
   cloudProviders()
-    .map((c) => c.credentials?.requestName)
+    .flatMap((c) => (c.credentials ? [c.credentials.requestName, c.credentials.collector.requestName] : []))
     .filter((n): n is string => !!n);
 
 /**
@@ -200,18 +203,4 @@ export function credentialsWiring(source: CredentialSource, adminSecretName: str
 /** The variables the adaptor reads from the chosen source (besides peer-pods-secret's own). */
 export function adaptorKeysOf(source: Exclude<CredentialSource, { kind: 'secret' }>): string[] {
   return cloudNamed(source.cloud)?.credentials?.adaptorKeys(formOf(source)) ?? [];
-}
-
-/**
- * The credentials the adaptor uses, under the names it reads, for osc's own cloud client: peer-pods-secret
- * whole, else the Secret the request names, mapped by the cloud peer-pods-cm names (`cloud`, AWS when unset).
- */
-export function adaptorCredentialValues(secret: Secret | undefined, ccoSecret: Secret | undefined, cloud?: string): Record<string, string> {
-  const all = (s: Secret) => Object.fromEntries(Object.keys({ ...s.data, ...s.stringData }).map((k) => [k, decoded(s, k) ?? '']));
-  if (secret) return all(secret);
-  const issued = cloudNamed(cloud)?.credentials;
-  if (!ccoSecret || ccoSecret.metadata.deletionTimestamp || !issued) return {};
-  const form = issued.form((k) => decoded(ccoSecret, k));
-  if (!form || form.kind === 'unusable') return {};
-  return issued.adaptorValues(form, (k) => decoded(ccoSecret, k));
 }

@@ -12,6 +12,7 @@ import type { ObservedCloudCredentials, PeerPodsObserved } from '../../src/contr
 import { planPeerPods } from '../../src/controllers/peerpods/plan.ts';
 import type { PeerPodsPlan } from '../../src/controllers/peerpods/plan-types.ts';
 import type { DaemonSet, Job, Secret } from '../../src/kube/resources.ts';
+import { desiredCollectorRequest } from '../../src/peerpods/collector-credentials.ts';
 import { desiredCredentialsRequest } from '../../src/peerpods/credentials.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
@@ -106,6 +107,25 @@ describe('peer pods plan: credentials', () => {
   test('Manual mode with no Secret: ccoctl or peer-pods-secret', () => {
     const plan = planPeerPods(observed({ mode: 'Manual', request: request() }), NOW);
     assert.match(configValid(plan)?.message ?? '', /Manual mode .*run ccoctl aws create-iam-roles/);
+  });
+
+  test("Manual mode: the leaked pod VM collector's own request too (list and delete only, the operator's ServiceAccount); elsewhere none, and one left over is deleted", () => {
+    const manual = planPeerPods(observed({ mode: 'Manual', request: request() }), NOW);
+    const collector = manual.writes.find(
+      (w) => w.op === 'apply' && w.object.metadata.name === 'openshift-sandboxed-containers-aws-podvm-collector',
+    );
+    assert.ok(collector?.op === 'apply');
+    const spec = (collector.object as CredentialsRequest).spec;
+    assert.deepEqual(spec.serviceAccountNames, ['osc-controller-manager']);
+    assert.deepEqual(spec.secretRef, { name: 'podvm-collector-cco-secret', namespace: NS });
+    assert.deepEqual(spec.providerSpec.statementEntries, [
+      { effect: 'Allow', action: ['ec2:DescribeInstances', 'ec2:TerminateInstances'], resource: '*' },
+    ]);
+    const mint = planPeerPods(observed({ mode: '', request: request() }), NOW);
+    assert.ok(!writes(mint).some((w) => w.includes('podvm-collector')));
+    const leftOver = { ...desiredCollectorRequest(NS), metadata: { ...desiredCollectorRequest(NS).metadata, uid: 'c-uid' } };
+    const switched = planPeerPods(observed({ mode: '', request: request(), collectorRequest: leftOver }), NOW);
+    assert.ok(writes(switched).includes('delete CredentialsRequest/openshift-sandboxed-containers-aws-podvm-collector'));
   });
 
   test('no Cloud Credential Operator: the Secret checks as before', () => {

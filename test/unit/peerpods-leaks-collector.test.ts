@@ -78,6 +78,7 @@ async function twoPasses(vms: PodVM[], cached: Pod[], live: Pod[]) {
       configMaps: cache(),
       secrets: cache(),
       ccoSecrets: cache(),
+      collectorSecrets: cache(),
     },
   );
   const signal = new AbortController().signal;
@@ -86,6 +87,59 @@ async function twoPasses(vms: PodVM[], cached: Pod[], live: Pod[]) {
   await collector.reconcile(silentLogger(), signal);
   return { podLists, deleted };
 }
+
+describe('leaked pod VM collector: a list the cloud refuses', () => {
+  test('is the condition (reason PodVMListRefused, the error and the fix), tried again at the interval, cleared by a list that works', async () => {
+    const patches: { status?: { conditions?: { type: string; reason?: string; message?: string }[] } }[] = [];
+    const kc = structuredClone(kataConfig);
+    let refuse = true;
+    const client = {
+      get: async () => ({ metadata: { name: 'kube-system', uid: CLUSTER } }),
+      list: async () => ({ metadata: {}, items: [] }),
+      patch: async (_rt: unknown, _name: string, body: (typeof patches)[number]) => {
+        patches.push(body);
+        return body;
+      },
+    } as unknown as KubeClient;
+    const inventory: PodVMInventory = {
+      list: async () => {
+        if (refuse) throw new Error('AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity');
+        return [];
+      },
+      delete: async () => {},
+    };
+    const mgr = { client, events: { record: async () => {} } as unknown as EventRecorder } as unknown as Manager;
+    const collector = new LeakedVMCollector(
+      mgr,
+      { namespace: NS, inventory, graceMs: GRACE, intervalMs: 60_000 },
+      new PodVMMetrics(new Registry()),
+      {
+        kataConfigs: cache([kc]),
+        pods: cache(),
+        configMaps: cache(),
+        secrets: cache(),
+        ccoSecrets: cache(),
+        collectorSecrets: cache(),
+      },
+    );
+    const signal = new AbortController().signal;
+    const first = await collector.reconcile(silentLogger(), signal);
+    // The cache shows what was written.
+    kc.status = structuredClone(patches.at(-1)?.status) as KataConfig['status'];
+    assert.deepEqual(first, { requeueAfterMs: 60_000 }, 'no error (no back-off loop): the interval');
+    const c = patches.at(-1)?.status?.conditions?.[0];
+    assert.equal(c?.type, 'PodVMDeletionFailed');
+    assert.equal(c?.reason, 'PodVMListRefused');
+    assert.match(
+      c?.message ?? '',
+      /cannot list the cluster's pod VMs .*AccessDenied: Not authorized to perform sts:AssumeRoleWithWebIdentity\. Fix: .*rerun ccoctl/,
+    );
+    refuse = false;
+    await collector.reconcile(silentLogger(), signal);
+    assert.equal(patches.length, 2);
+    assert.deepEqual(patches.at(-1)?.status, {}, 'the condition goes once a list works');
+  });
+});
 
 describe('leaked pod VM collector', () => {
   test('a pod the cache does not show yet, found by the live read: its VM is kept', async () => {

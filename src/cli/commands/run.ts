@@ -32,6 +32,8 @@ export interface RunFlags extends ClusterFlags {
   /** Peer pods: where the cloud API clients send their requests (testing, air-gapped endpoints). */
   cloudApiEndpoint?: string;
   cloudApiCaFile?: string;
+  /** Where the operator's projected ServiceAccount token is (a workload identity for the leaked pod VM collector). */
+  cloudTokenFile?: string;
   /** --ensure-sccs: keep osc's SCCs (the OLM form). */
   ensureSccs?: boolean;
 }
@@ -90,8 +92,13 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
           },
         },
       },
-      // Leaked pod VMs: the cloud peer-pods-cm names, through its API, with the adaptor's credentials.
-      leakedVMs: { ...(endpoint.url ? { endpoint } : {}) },
+      // Leaked pod VMs: the cloud peer-pods-cm names, through its API, with the credentials the collector chooses (docs/cloud-credentials.md).
+      leakedVMs: {
+        ...(endpoint.url ? { endpoint } : {}),
+        ...(flags.cloudTokenFile || process.env.OSC_CLOUD_TOKEN_FILE
+          ? { tokenFile: flags.cloudTokenFile || process.env.OSC_CLOUD_TOKEN_FILE }
+          : {}),
+      },
       webhook: flags.webhooks
         ? {
             address: flags.webhookBindAddress,

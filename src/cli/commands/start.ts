@@ -6,6 +6,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { oneLine, summarize } from '../../api/summary.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { DISTRIBUTIONS, type Distribution, isSimulated } from '../../devcluster/nodes.ts';
+import { projectOperatorToken } from '../../devcluster/operator-token.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator, type Operator, runRestartingOnLostLease } from '../../operator.ts';
 import { DEFAULT_PLATFORM, platformCluster } from '../../platform/index.ts';
@@ -199,6 +200,9 @@ async function runLocked(
     let metricsCurl = '';
     if (opts.withOperator) {
       const kubeConfig = dev.controlPlane.kubeConfig;
+      // The projected ServiceAccount token its Deployment would mount (a workload identity for the collector).
+      const tokenFile = resolve(home, 'operator-token');
+      if (dev.cloudAPIServer) await projectOperatorToken(dev.client, tokenFile, log, operatorAbort.signal);
       const make = (metricsCert?: Operator['metricsCert']) =>
         createOperator({
           kubeConfig,
@@ -211,7 +215,7 @@ async function runLocked(
           webhook: { address: '127.0.0.1:0', url: 'https://127.0.0.1:{port}' },
           // Leaked pod VMs are found and deleted through the cloud's API, as in production, here the
           // simulated cloud's endpoint (osc run --cloud-api-endpoint).
-          ...(dev?.cloudAPIServer ? { leakedVMs: { endpoint: dev.cloudAPI } } : {}),
+          ...(dev?.cloudAPIServer ? { leakedVMs: { endpoint: dev.cloudAPI, tokenFile } } : {}),
         });
       operator = await make();
       // A replica that lost its lease stops (as controller-runtime's do): in a pod its Deployment restarts

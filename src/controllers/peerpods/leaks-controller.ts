@@ -6,11 +6,14 @@
  * PodVMDeletionFailed and is not retried until peer-pods-cm or the credentials change). It runs beside the
  * peer pods controller, with its own key and its own condition (its own status field manager), only while
  * the KataConfig enables peer pods. The inventory is the cloud's API (./cloudapi/), opened for the cloud
- * peer-pods-cm names with the credentials the adaptor uses, and opened again when either changes.
+ * peer-pods-cm names with peer-pods-secret, else the collector's own workload identity (Manual mode, its
+ * Secret from ccoctl, the operator's projected token traded for short-lived credentials), else the adaptor's
+ * long-lived keys (src/peerpods/collector-credentials.ts), and opened again when any of them changes. A
+ * refused list is the same condition (reason PodVMListRefused), listed again at the interval.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
+import { COLLECTOR_CCO_SECRET, PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { activeKataConfig, type KataConfig, type KataConfigStatus, KataConfigs } from '../../api/kataconfig.ts';
 import { objectName } from '../../api/meta.ts';
 import { KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM, PEER_PODS_SECRET } from '../../api/names.ts';
@@ -18,15 +21,18 @@ import {
   deletionFailedConditionMessage,
   LEAKED_VM_DELETED_EVENT,
   LEAKED_VM_DELETION_FAILED_EVENT,
+  LEAKED_VMS_NOT_COLLECTED_EVENT,
   leakedVMDeletedMessage,
   leakedVMDeletionFailedMessage,
+  listFailedConditionMessage,
   PODVM_DELETION_FAILED,
   PODVM_DELETION_FAILED_REASON,
+  PODVM_LIST_FAILED_REASON,
 } from '../../api/podvm-leaks.ts';
 import { type ConfigMap, ConfigMaps, Namespaces, type Pod, Pods, type Secret, Secrets } from '../../kube/resources.ts';
 import type { Condition } from '../../kube/types.ts';
-import { adaptorCredentialValues } from '../../peerpods/credentials.ts';
-import { type FailedDeletion, type LeakInput, type PodRef, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
+import { collectorCredentials } from '../../peerpods/collector-credentials.ts';
+import { type FailedDeletion, type LeakInput, type PodRef, type PodVM, type PodVMInventory, planLeakedVMs } from '../../peerpods/leaks.ts';
 import { setCondition } from '../../runtime/conditions.ts';
 import type { ReconcileResult } from '../../runtime/controller.ts';
 import type { Informer } from '../../runtime/informer.ts';
@@ -42,7 +48,7 @@ const KEY = 'podvm-leaks';
 export interface LeakCollectorOptions {
   /**
    * A fixed inventory (pure tests). Without one, the cloud's own API is used, for the cloud peer-pods-cm
-   * names, with the adaptor's credentials.
+   * names, with the credentials src/peerpods/collector-credentials.ts chooses.
    */
   inventory?: PodVMInventory;
   /** Where the cloud API clients send their requests instead of the cloud (tests, air-gapped endpoints). */
@@ -51,6 +57,11 @@ export interface LeakCollectorOptions {
   graceMs?: number;
   /** How often the cloud is listed (default 5 minutes); a kata-remote pod's deletion also wakes it. */
   intervalMs?: number;
+  /**
+   * The operator's projected ServiceAccount token, traded for a workload identity's credentials (default
+   * the path its Deployment mounts it at; `osc run` outside a pod, and tests, name another).
+   */
+  tokenFile?: string;
   /** The `cloud` label of the metrics (default: peer-pods-cm's CLOUD_PROVIDER). */
   cloud?: string;
   namespace?: string;
@@ -77,17 +88,10 @@ interface LeakCaches {
   configMaps: Informer<ConfigMap>;
   secrets: Informer<Secret>;
   ccoSecrets: Informer<Secret>;
+  collectorSecrets: Informer<Secret>;
 }
 
 const podRef = (p: Pod): PodRef => ({ namespace: p.metadata.namespace ?? '', name: objectName(p), uid: p.metadata.uid ?? '' });
-
-/**
- * The credentials the adaptor uses, under the names it reads: peer-pods-secret whole, else the Secret the
- * Cloud Credential Operator (or ccoctl) wrote, mapped by the cloud peer-pods-cm names.
- */
-export function adaptorCredentials(secret: Secret | undefined, ccoSecret: Secret | undefined, cloud?: string): Record<string, string> {
-  return adaptorCredentialValues(secret, ccoSecret, cloud);
-}
 
 export class LeakedVMCollector {
   /** Deletions that failed, by VM ID, kept until the VM is gone or a retry succeeds. */
@@ -97,6 +101,11 @@ export class LeakedVMCollector {
   private clusterUID: string | undefined;
   /** The cloud API client open now, and the digest of the configuration it was opened with. */
   private opened: { digest: string; inventory?: CloudInventory } | undefined;
+  /**
+   * Why the cloud refused to list pod VMs (a sign-in or a list refused), with the inputs it was refused
+   * for: the condition says it until they change or a list succeeds; tried again at the interval only.
+   */
+  private listFailure: { error: string; from: string } | undefined;
 
   private readonly mgr: Manager;
   private readonly opts: LeakCollectorOptions & { namespace: string };
@@ -124,15 +133,35 @@ export class LeakedVMCollector {
     const secret = this.caches.secrets.get(`${ns}/${PEER_PODS_SECRET}`);
     // Any change of either may fix a refused deletion (new credentials, say): compared by their versions.
     const ccoSecret = this.caches.ccoSecrets.get(`${ns}/${PEER_PODS_CCO_SECRET}`);
-    const versions = [cm, secret, ccoSecret].map((o) => o?.metadata.resourceVersion ?? null);
+    const collectorSecret = this.caches.collectorSecrets.get(`${ns}/${COLLECTOR_CCO_SECRET}`);
+    const versions = [cm, secret, ccoSecret, collectorSecret].map((o) => o?.metadata.resourceVersion ?? null);
     const inputs = createHash('sha256').update(JSON.stringify(versions)).digest('hex');
     const cloud = this.opts.cloud ?? cm?.data?.CLOUD_PROVIDER ?? 'unknown';
     // Each counter exists from the first pass, at 0: an alert on its rate needs the series before the first leak.
     for (const m of [this.metrics.leakedVMsFound, this.metrics.leakedVMsDeleted, this.metrics.leakedVMDeleteFailures]) m.inc({ cloud }, 0);
-    const inventory = this.opts.inventory ?? (await this.cloudInventory(cm, secret, log));
-    if (!inventory) return undefined;
+    const opened = this.opts.inventory ? { inventory: this.opts.inventory, from: 'test' } : await this.cloudInventory(kc, cm, secret, log);
+    const interval = this.opts.intervalMs ?? DEFAULT_LEAK_INTERVAL_MS;
+    if (!opened) {
+      this.listFailure = undefined;
+      await this.writeCondition(kc);
+      return undefined;
+    }
+    const { inventory } = opened;
 
-    const vms = await inventory.list(this.clusterUID, signal);
+    let vms: PodVM[];
+    try {
+      vms = await inventory.list(this.clusterUID, signal);
+    } catch (e) {
+      if (signal.aborted) throw e;
+      // Refused (a sign-in the cloud does not trust, a list not allowed): a condition naming the fix, tried
+      // again at the interval (the kubelet's next token, a role fixed in the cloud) and on any input change.
+      const error = e instanceof Error ? e.message : String(e);
+      if (this.listFailure?.error !== error) log.warn({ err: error, credentials: opened.from }, 'pod VMs not listed');
+      this.listFailure = { error, from: opened.from };
+      await this.writeCondition(kc);
+      return { requeueAfterMs: interval };
+    }
+    this.listFailure = undefined;
     const now = this.opts.now?.() ?? new Date();
     const input: LeakInput = {
       clusterUID: this.clusterUID,
@@ -190,46 +219,78 @@ export class LeakedVMCollector {
     for (const id of this.failures.keys()) if (!listed.has(id)) this.failures.delete(id);
     await this.writeCondition(kc);
 
-    const interval = this.opts.intervalMs ?? DEFAULT_LEAK_INTERVAL_MS;
     return { requeueAfterMs: Math.min(interval, plan.requeueAfterMs ?? interval) };
   }
 
   /** The cloud's inventory for this configuration: opened once, again when the cloud or credentials change. */
-  private async cloudInventory(cm: ConfigMap | undefined, secret: Secret | undefined, log: Logger): Promise<CloudInventory | undefined> {
+  private async cloudInventory(
+    kc: KataConfig,
+    cm: ConfigMap | undefined,
+    secret: Secret | undefined,
+    log: Logger,
+  ): Promise<{ inventory: CloudInventory; from: string } | undefined> {
     const cloudName = cm?.data?.CLOUD_PROVIDER ?? '';
-    const creds = adaptorCredentials(
-      secret,
-      this.caches.ccoSecrets.get(`${this.opts.namespace}/${PEER_PODS_CCO_SECRET}`),
-      cloudName || undefined,
-    );
+    const ns = this.opts.namespace;
+    const chosen = collectorCredentials({
+      ...(secret ? { adminSecret: secret } : {}),
+      ...(this.caches.collectorSecrets.get(`${ns}/${COLLECTOR_CCO_SECRET}`)
+        ? { collectorSecret: this.caches.collectorSecrets.get(`${ns}/${COLLECTOR_CCO_SECRET}`) }
+        : {}),
+      ...(this.caches.ccoSecrets.get(`${ns}/${PEER_PODS_CCO_SECRET}`)
+        ? { ccoSecret: this.caches.ccoSecrets.get(`${ns}/${PEER_PODS_CCO_SECRET}`) }
+        : {}),
+      ...(cloudName ? { cloud: cloudName } : {}),
+      ...(this.opts.tokenFile ? { tokenFile: this.opts.tokenFile } : {}),
+    });
     const digest = createHash('sha256')
-      .update(JSON.stringify([cloudName, cm?.data ?? {}, creds]))
+      .update(JSON.stringify([cloudName, cm?.data ?? {}, chosen]))
       .digest('hex');
-    if (this.opened?.digest === digest) return this.opened.inventory;
+    const from = 'from' in chosen ? chosen.from : 'none';
+    if (this.opened?.digest === digest) return this.opened.inventory ? { inventory: this.opened.inventory, from } : undefined;
     this.opened?.inventory?.close();
     this.opened = { digest };
     if (!cloudName) return undefined;
+    if ('unavailable' in chosen) {
+      // Once per configuration (the digest): where an administrator looks, with the step that fixes it.
+      log.warn({ cloud: cloudName, reason: chosen.unavailable }, 'leaked pod VMs are not collected');
+      await this.mgr.events.record(
+        kc,
+        'Warning',
+        LEAKED_VMS_NOT_COLLECTED_EVENT,
+        'List',
+        `leaked pod VMs are not collected: ${chosen.unavailable}`,
+      );
+      return undefined;
+    }
     // Loaded only now: an operator without peer pods never loads a cloud client.
     const { openInventory } = await import('./cloudapi/index.ts');
-    const result = await openInventory(cloudName, cm?.data ?? {}, creds, this.opts.endpoint);
+    const result = await openInventory(cloudName, cm?.data ?? {}, chosen.creds, this.opts.endpoint);
     if ('unavailable' in result) {
       log.warn({ cloud: cloudName, reason: result.unavailable }, 'leaked pod VMs are not collected');
       return undefined;
     }
     this.opened.inventory = result.inventory;
-    return result.inventory;
+    return { inventory: result.inventory, from };
   }
 
   private async writeCondition(kc: KataConfig): Promise<void> {
     const failed = [...this.failures.values()];
-    const conditions: Condition[] = failed.length
+    const list = this.listFailure;
+    const conditions: Condition[] = list
       ? setCondition(kc.status?.conditions, {
           type: PODVM_DELETION_FAILED,
           status: 'True',
-          reason: PODVM_DELETION_FAILED_REASON,
-          message: deletionFailedConditionMessage(failed),
+          reason: PODVM_LIST_FAILED_REASON,
+          message: listFailedConditionMessage(list.error, list.from),
         })
-      : [];
+      : failed.length
+        ? setCondition(kc.status?.conditions, {
+            type: PODVM_DELETION_FAILED,
+            status: 'True',
+            reason: PODVM_DELETION_FAILED_REASON,
+            message: deletionFailedConditionMessage(failed),
+          })
+        : [];
     const status = leaksStatusShare.owned({ conditions } as KataConfigStatus);
     await applyStatusIfChanged(this.mgr.client, KataConfigs, kc, status, leaksStatusShare, this.mgr.metrics);
   }
@@ -245,6 +306,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
     configMaps: mgr.informer(ConfigMaps, byName(PEER_PODS_CM)),
     secrets: mgr.informer(Secrets, byName(PEER_PODS_SECRET)),
     ccoSecrets: mgr.informer(Secrets, byName(PEER_PODS_CCO_SECRET)),
+    collectorSecrets: mgr.informer(Secrets, byName(COLLECTOR_CCO_SECRET)),
   };
   const collector = new LeakedVMCollector(mgr, { ...options, namespace }, metrics, caches);
   mgr.addController({
@@ -256,6 +318,7 @@ export function setupLeakedVMCollector(mgr: Manager, metrics: PodVMMetrics, opti
       { informer: caches.configMaps, keys: () => [KEY] },
       { informer: caches.secrets, keys: () => [KEY] },
       { informer: caches.ccoSecrets, keys: () => [KEY] },
+      { informer: caches.collectorSecrets, keys: () => [KEY] },
     ],
     reconcile: (_key, { log, signal }) => collector.reconcile(log, signal),
   });

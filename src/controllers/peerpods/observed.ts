@@ -58,6 +58,8 @@ export interface PeerPodsObserved {
 export interface ObservedCloudCredentials {
   /** osc's CredentialsRequest for peer pods on the cloud peer-pods-cm names. */
   request?: CredentialsRequest<AnyProviderSpec>;
+  /** The leaked pod VM collector's own request on that cloud (made in Manual mode only). */
+  collectorRequest?: CredentialsRequest<AnyProviderSpec>;
   /** osc's requests for other clouds (CLOUD_PROVIDER changed): deleted. */
   others?: readonly CredentialsRequest<AnyProviderSpec>[];
   /** The Secret it names (cco-secret), written by the CCO or ccoctl. */

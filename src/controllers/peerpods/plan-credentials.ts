@@ -9,6 +9,7 @@ import { type AnyProviderSpec, CCO_NAMESPACE, type CredentialsRequest, Credentia
 import { objectName } from '../../api/meta.ts';
 import { PEER_PODS_SECRET } from '../../api/names.ts';
 import type { CloudProvider } from '../../peerpods/clouds/provider.ts';
+import { desiredCollectorRequest } from '../../peerpods/collector-credentials.ts';
 import type { Problem } from '../../peerpods/config.ts';
 import { validateSecret } from '../../peerpods/config-secret.ts';
 import {
@@ -53,6 +54,11 @@ export function planCredentials(o: PeerPodsObserved, podServiceAccounts: () => r
   if (choice.wantRequest) {
     const accounts = podServiceAccounts().map((sa) => serviceAccountOf({ ...(sa ? { serviceAccountName: sa } : {}) }));
     writes.push({ op: 'apply', resource: CredentialsRequests, object: desiredCredentialsRequest(o.options.namespace, accounts, cloud) });
+    // In Manual mode the adaptor's workload identity does not trust the operator: the leaked pod VM collector
+    // asks for its own (list and delete pod VMs). Elsewhere it uses the adaptor's long-lived credentials.
+    if (cc?.mode === 'Manual')
+      writes.push({ op: 'apply', resource: CredentialsRequests, object: desiredCollectorRequest(o.options.namespace, cloud) });
+    else if (cc?.collectorRequest) writes.push(...deleteOne(cc.collectorRequest));
     for (const other of cc?.others ?? []) writes.push(...deleteOne(other));
   } else writes.push(...deleteRequest(o));
 
@@ -78,7 +84,8 @@ export function planCredentials(o: PeerPodsObserved, podServiceAccounts: () => r
 /** Deletes osc's CredentialsRequest (the CCO then deletes what it minted for it). */
 export function deleteRequest(o: PeerPodsObserved): Write[] {
   const r = o.cloudCredentials?.request;
-  return [...(r ? deleteOne(r) : []), ...(o.cloudCredentials?.others ?? []).flatMap(deleteOne)];
+  const collector = o.cloudCredentials?.collectorRequest;
+  return [...(r ? deleteOne(r) : []), ...(collector ? deleteOne(collector) : []), ...(o.cloudCredentials?.others ?? []).flatMap(deleteOne)];
 }
 
 function deleteOne(r: CredentialsRequest<AnyProviderSpec>): Write[] {

@@ -202,12 +202,19 @@ export class PeerPodsReconciler {
     cloud: string | undefined,
   ): ObservedCloudCredentials {
     const all = cc.requests.flatMap((r) => r.list());
-    const wanted = cloudProvider(cloud ?? defaultCloud().name)?.credentials?.requestName;
-    const request = all.find((r) => objectName(r) === wanted);
-    const others = all.filter((r) => r !== request);
+    const issued = cloudProvider(cloud ?? defaultCloud().name)?.credentials;
+    const request = all.find((r) => objectName(r) === issued?.requestName);
+    const collectorRequest = all.find((r) => objectName(r) === issued?.collector.requestName);
+    const others = all.filter((r) => r !== request && r !== collectorRequest);
     const secret = this.cached(cc.secrets, PEER_PODS_CCO_SECRET);
     const mode = cc.config.get(CLOUD_CREDENTIAL_NAME)?.spec?.credentialsMode ?? '';
-    return { ...(request ? { request } : {}), ...(others.length ? { others } : {}), ...(secret ? { secret } : {}), mode };
+    return {
+      ...(request ? { request } : {}),
+      ...(collectorRequest ? { collectorRequest } : {}),
+      ...(others.length ? { others } : {}),
+      ...(secret ? { secret } : {}),
+      mode,
+    };
   }
 
   async reconcile(key: string, log: Logger, signal: AbortSignal): Promise<ReconcileResult | undefined> {

@@ -1,6 +1,7 @@
 /**
  * Azure as osc's client reaches it: Entra ID's token endpoint (`POST /<tenant>/oauth2/v2.0/token`, client
- * credentials) and Azure Resource Manager's virtual machines of a resource group (list, delete), answered as
+ * credentials with a secret, or with a ServiceAccount token as the client assertion of a managed identity's
+ * federated credential: the cluster's issuer, an audience and a subject the credential names) and Azure Resource Manager's virtual machines of a resource group (list, delete), answered as
  * login.microsoftonline.com and management.azure.com answer: a token only for a service principal the
  * account has, with its secret; every ARM call with a valid, unexpired token; a deletion only for a role
  * that may delete; their error codes, statuses and JSON where not.
@@ -9,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { SimulatedAzure } from '../clouds/azure.ts';
 import { AzureAuthError } from '../clouds/azure-identity.ts';
 import type { PodVMStore } from './ec2.ts';
+import { type IssuerKeys, verifyToken } from './sa-tokens.ts';
 import type { CloudReply, CloudRequest } from './server.ts';
 
 const TOKEN_LIFETIME_S = 3599;
@@ -26,11 +28,13 @@ export class ArmAPI {
   private readonly vms: PodVMStore;
   private readonly now: () => number;
   private readonly tokens = new Map<string, { clientId: string; until: number }>();
+  private readonly issuer: (() => Promise<IssuerKeys>) | undefined;
 
-  constructor(opts: { azure: SimulatedAzure; vms: PodVMStore; now?: () => number }) {
+  constructor(opts: { azure: SimulatedAzure; vms: PodVMStore; now?: () => number; issuer?: () => Promise<IssuerKeys> }) {
     this.azure = opts.azure;
     this.vms = opts.vms;
     this.now = opts.now ?? Date.now;
+    this.issuer = opts.issuer;
   }
 
   handle = async (req: CloudRequest): Promise<CloudReply | undefined> => {
@@ -41,7 +45,7 @@ export class ArmAPI {
     return undefined;
   };
 
-  private token(tenant: string, form: URLSearchParams): CloudReply {
+  private async token(tenant: string, form: URLSearchParams): Promise<CloudReply> {
     const refuse = (status: number, error: string, code: number, description: string) =>
       json(status, {
         error,
@@ -64,7 +68,44 @@ export class ArmAPI {
         70011,
         `AADSTS70011: The provided value for the input parameter 'scope' is not valid: '${form.get('scope') ?? ''}'.`,
       );
-    const r = this.azure.signIn(tenant, form.get('client_id') ?? '', form.get('client_secret') ?? '');
+    const clientId = form.get('client_id') ?? '';
+    const assertion = form.get('client_assertion');
+    let r: ReturnType<SimulatedAzure['signIn']>;
+    if (assertion !== null) {
+      if (form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
+        return refuse(400, 'invalid_request', 50027, 'AADSTS50027: JWT token is invalid or malformed.');
+      if (!this.issuer)
+        return refuse(
+          401,
+          'invalid_client',
+          700211,
+          'AADSTS700211: No matching federated identity record found for presented assertion issuer.',
+        );
+      const v = verifyToken(assertion, await this.issuer(), this.now());
+      if ('refused' in v) {
+        if (v.refused === 'expired')
+          return refuse(400, 'invalid_client', 700024, 'AADSTS700024: Client assertion is not within its valid time range.');
+        if (v.refused === 'issuer')
+          return refuse(
+            400,
+            'invalid_request',
+            700211,
+            `AADSTS700211: No matching federated identity record found for presented assertion issuer. ${v.message}`,
+          );
+        return refuse(401, 'invalid_client', 700027, 'AADSTS700027: Client assertion failed signature validation.');
+      }
+      // The federated credential's audience first (700212), then its subject (70021), as Entra ID checks them.
+      const audiences = this.azure.tenant.federatedAudiences(clientId);
+      const audience = v.audiences.find((a) => audiences?.includes(a));
+      if (audiences && audience === undefined)
+        return refuse(
+          400,
+          'invalid_client',
+          700212,
+          `AADSTS700212: No matching federated identity record found for presented assertion audience '${v.audiences.join(',')}'.`,
+        );
+      r = this.azure.tenant.signIn({ tenantId: tenant, clientId, federatedToken: { serviceAccount: v.subject, audience: audience ?? '' } });
+    } else r = this.azure.signIn(tenant, clientId, form.get('client_secret') ?? '');
     if ('error' in r) return refuse(r.status, r.error, r.code, r.description);
     const value = randomBytes(32).toString('base64url');
     this.tokens.set(value, { clientId: r.clientId, until: this.now() + TOKEN_LIFETIME_S * 1000 });

@@ -180,7 +180,11 @@ export class Ec2API {
   }
 
   /** The account's policy check; its AwsError as EC2's refusal. */
-  private authorize(creds: { accessKeyId: string; secretAccessKey: string }, action: string, resource: string): void {
+  private authorize(
+    creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+    action: string,
+    resource: string,
+  ): void {
     try {
       this.account.authorize(creds, `ec2:${action}`, resource);
     } catch (e) {
@@ -193,7 +197,12 @@ export class Ec2API {
   private keyOf(req: CloudRequest) {
     const auth = parseAuthorization(String(req.headers.authorization));
     const accessKeyId = auth?.accessKeyId ?? '';
-    return { accessKeyId, secretAccessKey: this.account.secretOfKey(accessKeyId) ?? '' };
+    const token = req.headers['x-amz-security-token'];
+    return {
+      accessKeyId,
+      secretAccessKey: this.account.secretOfKey(accessKeyId) ?? '',
+      ...(token ? { sessionToken: String(token) } : {}),
+    };
   }
 
   private async act(action: string, params: URLSearchParams, region: string, req: CloudRequest): Promise<CloudReply> {

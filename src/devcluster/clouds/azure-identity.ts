@@ -129,6 +129,12 @@ export class AzureTenant {
     return name;
   }
 
+  /** The audiences a managed identity's federated credentials accept (undefined: no such identity, or no federated credential). */
+  federatedAudiences(clientId: string): string[] | undefined {
+    const f = this.principals.get(clientId)?.federated;
+    return f ? [...new Set(f.map((x) => x.audience))] : undefined;
+  }
+
   deletePrincipal(clientId: string): void {
     this.principals.delete(clientId);
   }

@@ -4,13 +4,22 @@
  * through the cluster's OIDC issuer, and the Secret manifest's data it writes (as stringData). Tests and
  * the docs' procedures apply that Secret as an administrator would.
  */
-import type { AzureProviderSpec, CredentialsRequest, GCPProviderSpec } from '../../api/cloudcredential.ts';
-import { STS_TOKEN_PATH } from '../../api/cloudcredential.ts';
+import { createHash } from 'node:crypto';
+import type { AWSProviderSpec, AzureProviderSpec, CredentialsRequest, GCPProviderSpec } from '../../api/cloudcredential.ts';
+import { awsStsCredentialsFile, STS_TOKEN_PATH } from '../../api/cloudcredential.ts';
+import type { AwsAccount } from '../aws-account.ts';
 import type { SimulatedAzure } from './azure.ts';
 import type { SimulatedGcp } from './gcp.ts';
 
-const subjects = (cr: CredentialsRequest<AzureProviderSpec | GCPProviderSpec>) =>
+const subjects = (cr: CredentialsRequest<AWSProviderSpec | AzureProviderSpec | GCPProviderSpec>) =>
   (cr.spec.serviceAccountNames ?? []).map((sa) => `system:serviceaccount:${cr.spec.secretRef.namespace}:${sa}`);
+
+/** `ccoctl aws create-iam-roles`: a role with the request's policy, trusting its ServiceAccounts; the credentials file. */
+export function ccoctlAws(account: AwsAccount, cr: CredentialsRequest<AWSProviderSpec>, name = 'osc-dev'): Record<string, string> {
+  const role = `${name}-${cr.spec.secretRef.namespace}-${cr.spec.secretRef.name}`.slice(0, 64);
+  const arn = account.createRole(role, cr.spec.providerSpec.statementEntries, subjects(cr));
+  return { credentials: awsStsCredentialsFile(arn, cr.spec.cloudTokenPath || STS_TOKEN_PATH) };
+}
 
 /** `ccoctl azure create-managed-identities`: a managed identity with the request's roles and permissions. */
 export function ccoctlAzure(azure: SimulatedAzure, cr: CredentialsRequest<AzureProviderSpec>): Record<string, string> {
@@ -31,7 +40,9 @@ export function ccoctlAzure(azure: SimulatedAzure, cr: CredentialsRequest<AzureP
 /** `ccoctl gcp create-service-accounts`: a service account with the request's roles, impersonable by the pool. */
 export function ccoctlGcp(gcp: SimulatedGcp, cr: CredentialsRequest<GCPProviderSpec>): Record<string, string> {
   const spec = cr.spec.providerSpec;
-  const id = `${cr.metadata.name}`.slice(0, 24).replace(/-$/, '');
+  // At most 30 characters, distinct per request (the adaptor's and the collector's share a long prefix).
+  const request = cr.metadata.name ?? '';
+  const id = `${request.slice(0, 23).replace(/-$/, '')}-${createHash('sha256').update(request).digest('hex').slice(0, 6)}`;
   const roles = [...spec.predefinedRoles];
   if (spec.permissions?.length) roles.push(gcp.iam.createCustomRole(id.replace(/-/g, '_'), spec.permissions));
   const email = gcp.iam.createServiceAccount(id, roles);

@@ -152,6 +152,14 @@ export class GcpIam {
     if (a) a.impersonators = subjects.map((s) => this.poolPrincipal(s));
   }
 
+  /** Whether the pool's principal for `subject` may impersonate the service account (roles/iam.workloadIdentityUser on it). */
+  mayImpersonate(email: string, subject: string): boolean {
+    return !!this.accounts.get(email)?.impersonators.includes(this.poolPrincipal(subject));
+  }
+
+  /** The audiences the pool's provider accepts in a token (ccoctl gcp create-workload-identity-provider: openshift only). */
+  readonly providerAudiences = ['openshift'];
+
   /** `gcloud iam service-accounts keys create`: the key file's text, with a real RSA key. */
   createKey(email: string): string {
     const a = this.accounts.get(email);

@@ -151,6 +151,17 @@ export interface CloudIssuedCredentials {
   /** The Secret's values under the adaptor's names, for osc's own cloud client (the leaked-VM collector). */
   adaptorValues(form: Exclude<IssuedForm, { kind: 'unusable' }>, read: (key: string) => string | undefined): Record<string, string>;
   /**
+   * The leaked pod VM collector's own request (Manual mode: the adaptor's workload identity trusts the
+   * adaptor's ServiceAccounts only): the cloud's list and delete of pod VMs, and nothing else.
+   */
+  collector: {
+    /** openshift-sandboxed-containers-<cloud>-podvm-collector */
+    requestName: string;
+    providerSpec(): AnyProviderSpec;
+    /** The actions it grants, for the docs and the tests that prove them minimal. */
+    actions: readonly string[];
+  };
+  /**
    * What the cluster's credentials mode cannot do on this cloud, with the fix (Azure has no Mint mode);
    * undefined when the mode is one the operator serves here.
    */

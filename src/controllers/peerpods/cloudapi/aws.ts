@@ -1,5 +1,6 @@
 /**
- * The pod VMs of a cluster on AWS, through EC2's Query API (SigV4-signed with the keys the adaptor uses):
+ * The pod VMs of a cluster on AWS, through EC2's Query API (SigV4-signed with the keys the adaptor uses, or
+ * with a role's temporary credentials for the operator's own token, X-Amz-Security-Token carried):
  * DescribeInstances filtered by the cluster tag and the live states, TerminateInstances. Errors are EC2's
  * own (`AuthFailure`, `UnauthorizedOperation`, ...), code and message.
  */
@@ -8,17 +9,26 @@ import { XMLParser } from 'fast-xml-parser';
 import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import type { PodVM, PodVMInventory } from '../../../peerpods/leaks.ts';
 import { CloudAPIError, type CloudEndpoint, CloudHttp, type CloudResponse, target } from './http.ts';
+import { assumeRoleWithWebIdentityBody, parseAssumeRoleResponse, stsURL } from './sts.ts';
+import { needsRefresh, type SessionCredentials } from './token-exchange.ts';
+import { readTokenFile } from './token-file.ts';
 
 export const EC2_API_VERSION = '2016-11-15';
 /** Every state but shutting-down and terminated: a VM on its way out needs no help. */
 export const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'] as const;
 
+/** The RoleSessionName osc's sessions carry (CloudTrail shows it). */
+export const COLLECTOR_SESSION_NAME = 'osc-podvm-collector';
+
 export interface AwsInventoryOptions {
   region: string;
-  accessKeyId: string;
-  secretAccessKey: string;
+  /** Keys (peer-pods-secret, or minted), or a role assumed with the operator's token (a workload identity). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
   sessionToken?: string;
+  webIdentity?: { roleArn: string; tokenFile: string };
   endpoint?: CloudEndpoint;
+  now?: () => number;
 }
 
 type Item = Record<string, unknown>;
@@ -43,11 +53,35 @@ export class Ec2Inventory implements PodVMInventory {
   private readonly http: CloudHttp;
   private readonly opts: AwsInventoryOptions;
   private readonly url: URL;
+  private session: SessionCredentials | undefined;
 
   constructor(opts: AwsInventoryOptions) {
     this.opts = opts;
     this.http = new CloudHttp(opts.endpoint);
     this.url = target(`https://ec2.${opts.region}.amazonaws.com/`, opts.endpoint);
+  }
+
+  /** The keys to sign with: the static ones, or the role's, assumed again a margin before they expire. */
+  private async credentials(signal?: AbortSignal): Promise<{ accessKeyId: string; secretAccessKey: string; sessionToken?: string }> {
+    const wi = this.opts.webIdentity;
+    if (!wi) {
+      return {
+        accessKeyId: this.opts.accessKeyId ?? '',
+        secretAccessKey: this.opts.secretAccessKey ?? '',
+        ...(this.opts.sessionToken ? { sessionToken: this.opts.sessionToken } : {}),
+      };
+    }
+    const now = this.opts.now?.() ?? Date.now();
+    if (this.session && !needsRefresh(this.session.expiresAt, now)) return this.session;
+    const token = await readTokenFile(wi.tokenFile);
+    const res = await this.http.request(target(stsURL(this.opts.region), this.opts.endpoint), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8' },
+      body: assumeRoleWithWebIdentityBody(wi.roleArn, COLLECTOR_SESSION_NAME, token),
+      ...(signal ? { signal } : {}),
+    });
+    this.session = parseAssumeRoleResponse(res);
+    return this.session;
   }
 
   /** One signed Query API call; the parsed response, or the EC2 error thrown. */
@@ -62,10 +96,11 @@ export class Ec2Inventory implements PodVMInventory {
       body,
       headers: { 'Content-Type': 'application/x-www-form-urlencoded; charset=utf-8' },
     };
+    const creds = await this.credentials(signal);
     aws4.sign(req, {
-      accessKeyId: this.opts.accessKeyId,
-      secretAccessKey: this.opts.secretAccessKey,
-      ...(this.opts.sessionToken ? { sessionToken: this.opts.sessionToken } : {}),
+      accessKeyId: creds.accessKeyId,
+      secretAccessKey: creds.secretAccessKey,
+      ...(creds.sessionToken ? { sessionToken: creds.sessionToken } : {}),
     });
     const headers = Object.fromEntries(Object.entries(req.headers ?? {}).map(([k, v]) => [k, String(v)]));
     const res = await this.http.request(this.url, { method: 'POST', headers, body, ...(signal ? { signal } : {}) });

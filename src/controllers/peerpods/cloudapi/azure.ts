@@ -7,6 +7,8 @@
 import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import type { PodVM, PodVMInventory } from '../../../peerpods/leaks.ts';
 import { CloudAPIError, type CloudEndpoint, CloudHttp, type CloudResponse, target } from './http.ts';
+import { clientAssertionBody, needsRefresh, parseOAuthToken } from './token-exchange.ts';
+import { readTokenFile } from './token-file.ts';
 
 export const ARM = 'https://management.azure.com';
 export const LOGIN = 'https://login.microsoftonline.com';
@@ -15,10 +17,13 @@ export const COMPUTE_API_VERSION = '2024-07-01';
 export interface AzureInventoryOptions {
   tenantId: string;
   clientId: string;
-  clientSecret: string;
+  /** A service principal's secret, or the operator's token file for a workload identity (a federated credential). */
+  clientSecret?: string;
+  federatedTokenFile?: string;
   subscriptionId: string;
   resourceGroup: string;
   endpoint?: CloudEndpoint;
+  now?: () => number;
 }
 
 interface ArmVM {
@@ -43,23 +48,30 @@ export function azureError(res: CloudResponse): CloudAPIError {
 export class ArmInventory implements PodVMInventory {
   private readonly http: CloudHttp;
   private readonly opts: AzureInventoryOptions;
-  private token: { value: string; until: number } | undefined;
+  private token: { token: string; expiresAt: number } | undefined;
 
   constructor(opts: AzureInventoryOptions) {
     this.opts = opts;
     this.http = new CloudHttp(opts.endpoint);
   }
 
-  /** A token for ARM (client credentials), reused until a minute before it expires. */
+  /**
+   * A token for ARM (client credentials: the secret, or the operator's token as the client assertion),
+   * reused until a margin before it expires.
+   */
   private async bearer(signal?: AbortSignal): Promise<string> {
-    if (this.token && Date.now() < this.token.until) return this.token.value;
+    const now = this.opts.now?.() ?? Date.now();
+    if (this.token && !needsRefresh(this.token.expiresAt, now)) return this.token.token;
     const url = target(`${LOGIN}/${encodeURIComponent(this.opts.tenantId)}/oauth2/v2.0/token`, this.opts.endpoint);
-    const body = new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: this.opts.clientId,
-      client_secret: this.opts.clientSecret,
-      scope: `${ARM}/.default`,
-    }).toString();
+    const scope = `${ARM}/.default`;
+    const body = this.opts.federatedTokenFile
+      ? clientAssertionBody(this.opts.clientId, await readTokenFile(this.opts.federatedTokenFile), scope)
+      : new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: this.opts.clientId,
+          client_secret: this.opts.clientSecret ?? '',
+          scope,
+        }).toString();
     const res = await this.http.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -67,10 +79,8 @@ export class ArmInventory implements PodVMInventory {
       ...(signal ? { signal } : {}),
     });
     if (res.status !== 200) throw azureError(res);
-    const t = JSON.parse(res.body) as { access_token?: string; expires_in?: number | string };
-    if (!t.access_token) throw new CloudAPIError('invalid_response', 'the token response holds no access_token', res.status);
-    this.token = { value: t.access_token, until: Date.now() + (Number(t.expires_in ?? 0) - 60) * 1000 };
-    return t.access_token;
+    this.token = parseOAuthToken(res, now);
+    return this.token.token;
   }
 
   private async arm(method: string, url: string, signal?: AbortSignal): Promise<CloudResponse> {

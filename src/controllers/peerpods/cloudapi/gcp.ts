@@ -8,6 +8,17 @@ import { createSign } from 'node:crypto';
 import { CLUSTER_UID_TAG } from '../../../api/podvm-leaks.ts';
 import type { PodVM, PodVMInventory } from '../../../peerpods/leaks.ts';
 import { CloudAPIError, type CloudEndpoint, CloudHttp, type CloudResponse, target } from './http.ts';
+import {
+  type AccessToken,
+  type ExternalAccount,
+  generateAccessTokenBody,
+  googleStsBody,
+  needsRefresh,
+  parseGenerateAccessToken,
+  parseOAuthToken,
+  subjectToken,
+} from './token-exchange.ts';
+import { readTokenFile } from './token-file.ts';
 
 export const COMPUTE = 'https://compute.googleapis.com/compute/v1';
 export const COMPUTE_SCOPE = 'https://www.googleapis.com/auth/compute';
@@ -22,7 +33,10 @@ export interface ServiceAccountKey {
 }
 
 export interface GcpInventoryOptions {
-  key: ServiceAccountKey;
+  /** A service account key, or an external_account configuration with the operator's token file (workload identity federation). */
+  key?: ServiceAccountKey;
+  external?: { config: ExternalAccount; tokenFile: string };
+  now?: () => number;
   project: string;
   zone: string;
   endpoint?: CloudEndpoint;
@@ -69,7 +83,7 @@ interface GceInstance {
 export class GceInventory implements PodVMInventory {
   private readonly http: CloudHttp;
   private readonly opts: GcpInventoryOptions;
-  private token: { value: string; until: number } | undefined;
+  private token: AccessToken | undefined;
 
   constructor(opts: GcpInventoryOptions) {
     this.opts = opts;
@@ -77,11 +91,44 @@ export class GceInventory implements PodVMInventory {
   }
 
   private async bearer(signal?: AbortSignal): Promise<string> {
-    if (this.token && Date.now() < this.token.until) return this.token.value;
-    const { key } = this.opts;
+    const now = this.opts.now?.() ?? Date.now();
+    if (this.token && !needsRefresh(this.token.expiresAt, now)) return this.token.token;
+    this.token = this.opts.external ? await this.federated(this.opts.external, now, signal) : await this.signed(now, signal);
+    return this.token.token;
+  }
+
+  /**
+   * Workload identity federation: the operator's token exchanged at Google's STS for a federated token, then,
+   * when the configuration names a service account to impersonate, that account's access token.
+   */
+  private async federated(ext: { config: ExternalAccount; tokenFile: string }, now: number, signal?: AbortSignal): Promise<AccessToken> {
+    const token = subjectToken(ext.config, await readTokenFile(ext.tokenFile));
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const sts = await this.http.request(target(ext.config.token_url, this.opts.endpoint), {
+      method: 'POST',
+      headers: form,
+      body: googleStsBody(ext.config, token),
+      ...(signal ? { signal } : {}),
+    });
+    const federated = parseOAuthToken(sts, now);
+    const url = ext.config.service_account_impersonation_url;
+    if (!url) return federated;
+    const res = await this.http.request(target(url, this.opts.endpoint), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${federated.token}`, 'content-type': 'application/json' },
+      body: generateAccessTokenBody(),
+      ...(signal ? { signal } : {}),
+    });
+    return parseGenerateAccessToken(res);
+  }
+
+  /** A service account key: a JWT signed with it, traded at the key's token URI. */
+  private async signed(now: number, signal?: AbortSignal): Promise<AccessToken> {
+    const key = this.opts.key;
+    if (!key) throw new CloudAPIError('invalid_credentials', 'no service account key', 0);
     const body = new URLSearchParams({
       grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
-      assertion: serviceAccountAssertion(key, Math.floor(Date.now() / 1000)),
+      assertion: serviceAccountAssertion(key, Math.floor(now / 1000)),
     }).toString();
     const res = await this.http.request(target(key.token_uri || DEFAULT_TOKEN_URI, this.opts.endpoint), {
       method: 'POST',
@@ -90,10 +137,7 @@ export class GceInventory implements PodVMInventory {
       ...(signal ? { signal } : {}),
     });
     if (res.status !== 200) throw googleError(res);
-    const t = JSON.parse(res.body) as { access_token?: string; expires_in?: number };
-    if (!t.access_token) throw new CloudAPIError('invalid_response', 'the token response holds no access_token', res.status);
-    this.token = { value: t.access_token, until: Date.now() + ((t.expires_in ?? 0) - 60) * 1000 };
-    return t.access_token;
+    return parseOAuthToken(res, now);
   }
 
   private async call(method: string, url: string, signal?: AbortSignal): Promise<CloudResponse> {

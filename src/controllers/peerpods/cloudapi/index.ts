@@ -18,7 +18,9 @@ export type Opened = { inventory: CloudInventory } | { unavailable: string };
 
 /**
  * Opens the inventory of `cloud` (peer-pods-cm's CLOUD_PROVIDER) with peer-pods-cm's values and the
- * credentials (the Secret's keys, as the adaptor reads them).
+ * credentials (the Secret's keys, as the adaptor reads them; for a workload identity the operator's own
+ * token file beside them: AWS_WEB_IDENTITY_TOKEN_FILE, AZURE_FEDERATED_TOKEN_FILE, GCP_TOKEN_FILE with the
+ * external_account configuration in GCP_EXTERNAL_ACCOUNT).
  */
 export async function openInventory(
   cloud: string,
@@ -30,6 +32,16 @@ export async function openInventory(
   switch (cloud) {
     case 'aws': {
       if (!cm.AWS_REGION) return { unavailable: 'peer-pods-cm has no AWS_REGION' };
+      if (creds.AWS_ROLE_ARN && creds.AWS_WEB_IDENTITY_TOKEN_FILE && !creds.AWS_ACCESS_KEY_ID) {
+        const { Ec2Inventory } = await import('./aws.ts');
+        return {
+          inventory: new Ec2Inventory({
+            region: cm.AWS_REGION,
+            webIdentity: { roleArn: creds.AWS_ROLE_ARN, tokenFile: creds.AWS_WEB_IDENTITY_TOKEN_FILE },
+            ...ep,
+          }),
+        };
+      }
       if (!creds.AWS_ACCESS_KEY_ID || !creds.AWS_SECRET_ACCESS_KEY) {
         return {
           unavailable: creds.AWS_ROLE_ARN
@@ -50,17 +62,16 @@ export async function openInventory(
     }
     case 'azure': {
       const missing = ['AZURE_SUBSCRIPTION_ID', 'AZURE_RESOURCE_GROUP'].filter((k) => !cm[k]);
-      const noCreds = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', 'AZURE_CLIENT_SECRET'].filter((k) => !creds[k]);
       if (missing.length) return { unavailable: `peer-pods-cm has no ${missing.join(', ')}` };
-      if (creds.AZURE_FEDERATED_TOKEN_FILE && !creds.AZURE_CLIENT_SECRET)
-        return { unavailable: "the credentials are a workload identity: osc lists pod VMs with a service principal's secret only" };
+      const federated = !creds.AZURE_CLIENT_SECRET && creds.AZURE_FEDERATED_TOKEN_FILE;
+      const noCreds = ['AZURE_TENANT_ID', 'AZURE_CLIENT_ID', federated ? '' : 'AZURE_CLIENT_SECRET'].filter((k) => k && !creds[k]);
       if (noCreds.length) return { unavailable: `the credentials hold no ${noCreds.join(', ')}` };
       const { ArmInventory } = await import('./azure.ts');
       return {
         inventory: new ArmInventory({
           tenantId: creds.AZURE_TENANT_ID ?? '',
           clientId: creds.AZURE_CLIENT_ID ?? '',
-          clientSecret: creds.AZURE_CLIENT_SECRET ?? '',
+          ...(federated ? { federatedTokenFile: federated } : { clientSecret: creds.AZURE_CLIENT_SECRET ?? '' }),
           subscriptionId: cm.AZURE_SUBSCRIPTION_ID ?? '',
           resourceGroup: cm.AZURE_RESOURCE_GROUP ?? '',
           ...ep,
@@ -69,6 +80,20 @@ export async function openInventory(
     }
     case 'gcp': {
       if (!cm.GCP_PROJECT_ID || !cm.GCP_ZONE) return { unavailable: 'peer-pods-cm has no GCP_PROJECT_ID or GCP_ZONE' };
+      if (creds.GCP_EXTERNAL_ACCOUNT && creds.GCP_TOKEN_FILE && !creds.GCP_CREDENTIALS) {
+        const { parseExternalAccount } = await import('./token-exchange.ts');
+        const config = parseExternalAccount(creds.GCP_EXTERNAL_ACCOUNT);
+        if ('error' in config) return { unavailable: config.error };
+        const { GceInventory } = await import('./gcp.ts');
+        return {
+          inventory: new GceInventory({
+            external: { config, tokenFile: creds.GCP_TOKEN_FILE },
+            project: cm.GCP_PROJECT_ID,
+            zone: cm.GCP_ZONE,
+            ...ep,
+          }),
+        };
+      }
       if (creds.GOOGLE_APPLICATION_CREDENTIALS && !creds.GCP_CREDENTIALS)
         return {
           unavailable: 'the credentials are a workload identity (external_account): osc lists pod VMs with a service account key only',

@@ -4,7 +4,7 @@
  * (minted, or passed through) and a role with a web identity token file (ccoctl, on a Manual/STS cluster).
  */
 import { AWS_ROOT_SECRET, parseAwsCredentialsFile, STS_TOKEN_PATH, type StatementEntry } from '../../../api/cloudcredential.ts';
-import { PEER_PODS_CREDENTIALS_REQUEST } from '../../../api/credentials-text.ts';
+import { collectorRequestName, PEER_PODS_CREDENTIALS_REQUEST } from '../../../api/credentials-text.ts';
 import { fromSecret, projectedToken } from '../issued.ts';
 import type { CloudIssuedCredentials } from '../provider.ts';
 
@@ -43,6 +43,12 @@ export const peerPodsAwsActions = (): string[] => [...new Set(Object.values(PEER
 
 export const PODVM_BUCKET_PREFIX = 'podvm-';
 
+/**
+ * The leaked pod VM collector's own role (Manual mode): list the cluster's instances by its tag, terminate a
+ * leaked one. EC2 scopes neither call by tag in a way a role could state without the adaptor's tag key.
+ */
+export const COLLECTOR_AWS_ACTIONS = ['ec2:DescribeInstances', 'ec2:TerminateInstances'] as const;
+
 /** The request's statements: EC2 on any resource, S3 only on podvm-* buckets, IAM only on the vmimport role. */
 export function peerPodsStatementEntries(): StatementEntry[] {
   const a = PEER_PODS_AWS_ACTIONS;
@@ -63,6 +69,15 @@ export const awsIssued: CloudIssuedCredentials = {
     statementEntries: peerPodsStatementEntries(),
   }),
   rootSecret: AWS_ROOT_SECRET,
+  collector: {
+    requestName: collectorRequestName('aws'),
+    providerSpec: () => ({
+      apiVersion: 'cloudcredential.openshift.io/v1',
+      kind: 'AWSProviderSpec',
+      statementEntries: [{ effect: 'Allow', action: [...COLLECTOR_AWS_ACTIONS], resource: '*' }],
+    }),
+    actions: COLLECTOR_AWS_ACTIONS,
+  },
   ccoctl: 'ccoctl aws create-iam-roles',
   formsInWords: 'aws_access_key_id and aws_secret_access_key nor a credentials file with role_arn and web_identity_token_file',
   form(read) {

@@ -6,7 +6,7 @@
  * pods' ServiceAccounts, and writes a Secret naming it and the token file (workload identity).
  */
 import { AZURE_ROOT_SECRET, STS_TOKEN_PATH } from '../../../api/cloudcredential.ts';
-import { credentialsRequestName } from '../../../api/credentials-text.ts';
+import { collectorRequestName, credentialsRequestName } from '../../../api/credentials-text.ts';
 import { fromSecret, mountablePath, projectedToken } from '../issued.ts';
 import type { CloudIssuedCredentials } from '../provider.ts';
 import { UUID_RE } from './facts.ts';
@@ -57,6 +57,9 @@ export const PEER_PODS_AZURE_PERMISSIONS = {
   imageDeletion: ['Microsoft.Compute/galleries/images/versions/delete'],
 } as const;
 
+/** The leaked pod VM collector's own identity (Manual mode): read the resource group's VMs, delete a leaked one. */
+export const COLLECTOR_AZURE_PERMISSIONS = ['Microsoft.Compute/virtualMachines/read', 'Microsoft.Compute/virtualMachines/delete'] as const;
+
 /** Every permission of the request, once. */
 export const peerPodsAzurePermissions = (): string[] => [...new Set(Object.values(PEER_PODS_AZURE_PERMISSIONS).flat())].sort();
 
@@ -72,6 +75,16 @@ export const azureIssued: CloudIssuedCredentials = {
     permissions: peerPodsAzurePermissions(),
   }),
   rootSecret: AZURE_ROOT_SECRET,
+  collector: {
+    requestName: collectorRequestName('azure'),
+    providerSpec: () => ({
+      apiVersion: 'cloudcredential.openshift.io/v1',
+      kind: 'AzureProviderSpec',
+      roleBindings: [],
+      permissions: [...COLLECTOR_AZURE_PERMISSIONS],
+    }),
+    actions: COLLECTOR_AZURE_PERMISSIONS,
+  },
   ccoctl: 'ccoctl azure create-managed-identities',
   formsInWords:
     'azure_client_id, azure_client_secret and azure_tenant_id (a service principal) nor azure_client_id, azure_tenant_id and azure_federated_token_file (a workload identity)',

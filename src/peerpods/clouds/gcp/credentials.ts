@@ -6,7 +6,7 @@
  * and writes an `external_account` credential configuration instead of a key (workload identity federation).
  */
 import { GCP_ROOT_SECRET, STS_TOKEN_PATH } from '../../../api/cloudcredential.ts';
-import { credentialsRequestName } from '../../../api/credentials-text.ts';
+import { collectorRequestName, credentialsRequestName } from '../../../api/credentials-text.ts';
 import { fromSecret, mountablePath, projectedToken } from '../issued.ts';
 import type { CloudIssuedCredentials } from '../provider.ts';
 import { checkServiceAccountKey } from './facts.ts';
@@ -52,6 +52,9 @@ export const PEER_PODS_GCP_PERMISSIONS = {
   imageDeletion: ['compute.images.delete'],
 } as const;
 
+/** The leaked pod VM collector's own service account (Manual mode): list the zone's instances by label, delete a leaked one. */
+export const COLLECTOR_GCP_PERMISSIONS = ['compute.instances.list', 'compute.instances.delete'] as const;
+
 /** Every permission of the request, once. */
 export const peerPodsGcpPermissions = (): string[] => [...new Set(Object.values(PEER_PODS_GCP_PERMISSIONS).flat())].sort();
 
@@ -75,6 +78,16 @@ export const gcpIssued: CloudIssuedCredentials = {
     permissions: peerPodsGcpPermissions(),
   }),
   rootSecret: GCP_ROOT_SECRET,
+  collector: {
+    requestName: collectorRequestName('gcp'),
+    providerSpec: () => ({
+      apiVersion: 'cloudcredential.openshift.io/v1',
+      kind: 'GCPProviderSpec',
+      predefinedRoles: [],
+      permissions: [...COLLECTOR_GCP_PERMISSIONS],
+    }),
+    actions: COLLECTOR_GCP_PERMISSIONS,
+  },
   ccoctl: 'ccoctl gcp create-service-accounts',
   formsInWords: `${GCP_SECRET_KEY} (a service account key, or an external_account configuration from ccoctl)`,
   form(read) {
