@@ -412,6 +412,9 @@ export class ControlPlane {
     this.launch('etcd');
     this.launch('kube-apiserver');
     await this.waitReady(120_000);
+    // The recovery procedure restarts what caches the cluster; the simulators, which share this client,
+    // list again instead (KubeClient.relistAll says why a resumed watch is not enough).
+    this.client.relistAll();
     this.log?.info({ snapshotRevision, bumpedBy, downMs: Math.round(performance.now() - t0) }, 'etcd restored from a snapshot');
     return { bumpedBy };
   }

@@ -2,71 +2,31 @@ import { hostname } from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiVersionOf, type KubeObject, type ObjectList, objectName, type ResourceType, type WatchEvent } from '../api/meta.ts';
 import { packageVersion } from '../api/release.ts';
+import {
+  type ListOptions,
+  type PatchType,
+  patchContentType,
+  type RequestObserver,
+  type RequestOptions,
+  WatchIdleError,
+  type WatchOptions,
+  type WriteOptions,
+} from './client-options.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
 import { LineReader, type Response, Transport } from './transport.ts';
 
 export { apiVersionOf, type ResourceType } from '../api/meta.ts';
 
-export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
-const patchContentType: Record<PatchType, string> = {
-  merge: 'application/merge-patch+json',
-  json: 'application/json-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-};
-
-export interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  contentType?: string;
-  /** The representation asked for (default application/json; the issuer's keys are application/jwk-set+json only). */
-  accept?: string;
-  signal?: AbortSignal;
-}
-
-export interface ListOptions<T = KubeObject> {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  limit?: number;
-  signal?: AbortSignal;
-  /**
-   * Applied to each item as its page arrives (e.g. an informer's reduction): only one page of whole
-   * objects is in memory at a time, however long the list.
-   */
-  map?: (item: T) => T;
-}
-
-export interface WatchOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  /** Ask the server to end the watch after this long (it picks a random time below it). */
-  timeoutSeconds?: number;
-  signal?: AbortSignal;
-  /** Abort the stream when nothing (not even a bookmark) arrived for this long. */
-  idleTimeoutMs?: number;
-}
-
-export interface WriteOptions {
-  namespace?: string;
-  fieldManager?: string;
-  dryRun?: boolean;
-  signal?: AbortSignal;
-}
-
-/** Observes every request: the metrics and the benchmark count API traffic here. */
-export type RequestObserver = (verb: string, resource: string, status: number, seconds: number) => void;
-
-export class WatchIdleError extends Error {
-  constructor(ms: number) {
-    super(`watch stream silent for ${ms}ms`);
-    this.name = 'WatchIdleError';
-  }
-}
+export {
+  type ListOptions,
+  type PatchType,
+  type RequestObserver,
+  type RequestOptions,
+  WatchIdleError,
+  type WatchOptions,
+  type WriteOptions,
+} from './client-options.ts';
 
 /**
  * A small typed REST client. It speaks to any resource through a static ResourceType (no discovery round
@@ -136,6 +96,7 @@ export class KubeClient {
   private unavailable = false;
   private recoveredAt = Number.NEGATIVE_INFINITY;
   private readonly recoveredListeners = new Set<() => void>();
+  private readonly relistListeners = new Set<() => void>();
 
   /**
    * Hears the API server answer again after a request of this client found it unavailable (no answer, a
@@ -330,6 +291,26 @@ export class KubeClient {
   onWritten(fn: (rt: ResourceType, obj: KubeObject) => void): () => void {
     this.writeListeners.add(fn);
     return () => this.writeListeners.delete(fn);
+  }
+
+  /**
+   * Hears a request that every cache on this client list again (`relistAll`). Answers a function that stops
+   * the listening.
+   */
+  onRelistRequested(fn: () => void): () => void {
+    this.relistListeners.add(fn);
+    return () => this.relistListeners.delete(fn);
+  }
+
+  /**
+   * Tells every informer on this client to list again rather than resume its watch: for whoever restored
+   * etcd from a backup (the dev cluster), as the recovery procedure restarts the components that cache the
+   * cluster. A watch resumed from a version seen before the restore is not always answered 410 Gone: one that
+   * reconnects while kube-apiserver's watch cache is still starting may go on from that version, and the
+   * objects the restore took back then never show.
+   */
+  relistAll(): void {
+    for (const fn of [...this.relistListeners]) fn();
   }
 
   private async written<T extends KubeObject>(rt: ResourceType<T>, opts: WriteOptions, answer: Promise<T>): Promise<T> {

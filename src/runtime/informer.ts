@@ -226,6 +226,14 @@ export class Informer<T extends KubeObject> {
       this.restartWatch('the API server answered again after being unavailable', 'debug');
     });
     if (stopListening) signal.addEventListener('abort', stopListening, { once: true });
+    // A relist asked for (KubeClient.relistAll): the watch is ended and the loop lists before watching again.
+    let relistRequested = false;
+    const stopRelist = this.client.onRelistRequested?.(() => {
+      relistRequested = true;
+      recovered?.();
+      this.restartWatch('a relist was requested', 'debug');
+    });
+    if (stopRelist) signal.addEventListener('abort', stopRelist, { once: true });
     const backoff = async () => {
       this.stats.reconnects++;
       const wait = new AbortController();
@@ -237,11 +245,16 @@ export class Informer<T extends KubeObject> {
     let needList = true;
     while (!signal.aborted) {
       try {
+        if (relistRequested) {
+          relistRequested = false;
+          needList = true;
+        }
         if (needList) {
           await this.relist(signal);
           needList = false;
           delay = this.opts.backoff.initialMs;
         }
+        if (relistRequested) continue; // asked for while this list was under way
         const cut = await this.watchOnce(signal);
         if (cut) {
           // The server never ended it, or it never showed a write of ours: the connection is presumed dead.

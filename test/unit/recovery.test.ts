@@ -96,4 +96,43 @@ describe('the API server answering again', () => {
     ac.abort();
     await run;
   });
+
+  test('a relist asked for (an etcd restore) ends the watch and lists again, taking back what the restore took back', async () => {
+    const relist = recoverySignal();
+    let lists = 0;
+    let watches = 0;
+    let value = 'after';
+    const client = {
+      onRelistRequested: relist.onRecovered,
+      list: async () => {
+        lists++;
+        return {
+          metadata: { resourceVersion: String(lists) },
+          items: [{ metadata: { name: 'a', namespace: 'ns', resourceVersion: `${lists}` }, v: value }],
+        };
+      },
+      watch: (_rt: unknown, opts: { signal: AbortSignal }) => {
+        watches++;
+        return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      },
+    } as unknown as KubeClient;
+    const inf = new Informer(client, Things, { watchTimeoutSeconds: 600 });
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    try {
+      await waitFor(() => watches === 1);
+      assert.equal((inf.get('ns/a') as unknown as { v: string }).v, 'after');
+      value = 'before';
+      relist.fire();
+      await waitFor(() => (inf.get('ns/a') as unknown as { v?: string } | undefined)?.v === 'before', {
+        timeoutMs: 2000,
+        message: 'listed again at once',
+      });
+      await waitFor(() => watches === 2, { timeoutMs: 2000, message: 'watching again after the list' });
+      assert.equal(lists, 2);
+    } finally {
+      ac.abort();
+      await run;
+    }
+  });
 });
