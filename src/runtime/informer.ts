@@ -32,6 +32,7 @@ export interface InformerOptions {
    * While `busy()` (work under way that waits on others' changes, such as a rollout), a watch silent for
    * `afterMs` is reconnected from the last version seen, instead of after idleTimeoutMs: a dead connection
    * then costs seconds, not a minute and a half, when it matters. Idle, nothing changes and nothing is asked.
+   * Not for a watch of one object by name (`fieldSelector: metadata.name=x`), whose silence is the norm.
    */
   quietWhileBusy?: { busy: () => boolean; afterMs: number };
   log?: Logger;
@@ -44,6 +45,9 @@ export interface InformerOptions {
 }
 
 class GoneError extends Error {}
+
+/** A field selector naming one object (`metadata.name=x`, alone). */
+const isSingleObject = (fieldSelector: string | undefined): boolean => /^metadata\.name=[^,]+$/.test(fieldSelector ?? '');
 
 /** 1.5 bookmark periods: a watch this quiet lost its connection (see InformerOptions.idleTimeoutMs). */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 90_000;
@@ -168,7 +172,11 @@ export class Informer<T extends KubeObject> {
     if (!this.running) {
       const stop = this.client.onWritten?.((rt, obj) => this.expectShown(rt, obj));
       if (stop) signal.addEventListener('abort', stop, { once: true });
-      const quiet = this.opts.quietWhileBusy;
+      // A watch of one object by name is silent nearly always (a ClusterVersion, peer-pods-cm): its silence
+      // says nothing, and restarting it each time cost a request per such watch every afterMs while busy and
+      // once more in the first idle minute. A dead connection under it is still found: by the idle timeout,
+      // and at once when any request of the process finds the API server unavailable (onRecovered).
+      const quiet = isSingleObject(this.opts.fieldSelector) ? undefined : this.opts.quietWhileBusy;
       if (quiet) {
         const timer = setInterval(() => {
           if (!this.currentWatch || performance.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;

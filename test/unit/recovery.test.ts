@@ -135,4 +135,28 @@ describe('the API server answering again', () => {
       await run;
     }
   });
+
+  test('while busy, a silent watch is reconnected, but not the watch of one object by name, which is silent nearly always', async () => {
+    const watches = new Map<string, number>();
+    const client = {
+      list: async () => ({ metadata: { resourceVersion: '1' }, items: [] }),
+      watch: (_rt: unknown, opts: { signal: AbortSignal; fieldSelector?: string }) => {
+        const k = opts.fieldSelector ?? 'all';
+        watches.set(k, (watches.get(k) ?? 0) + 1);
+        return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      },
+    } as unknown as KubeClient;
+    const quietWhileBusy = { busy: () => true, afterMs: 100 };
+    const all = new Informer(client, Things, { watchTimeoutSeconds: 600, quietWhileBusy });
+    const one = new Informer(client, Things, { watchTimeoutSeconds: 600, quietWhileBusy, fieldSelector: 'metadata.name=x' });
+    const ac = new AbortController();
+    const runs = [all.run(ac.signal), one.run(ac.signal)];
+    try {
+      await waitFor(() => (watches.get('all') ?? 0) >= 4, { timeoutMs: 5000, message: 'the silent watch of the kind reconnected' });
+      assert.equal(watches.get('metadata.name=x'), 1, 'the watch of one object was left alone');
+    } finally {
+      ac.abort();
+      await Promise.all(runs);
+    }
+  });
 });
