@@ -45,6 +45,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const MAX_RETRY_AFTER = 10;
 /** The longest Retry-After honoured as sent (a larger one is waited this long, then retried). */
 const MAX_RETRY_AFTER_SECONDS = 60;
+/** How long after an outage a 410 Gone on a watch is taken as a sign of a store gone back (watchExpired). */
+const GONE_AFTER_RECOVERY_MS = 60_000;
 
 /**
  * What osc says it is in the User-Agent header (the API server's audit log records it): the version, and
@@ -95,6 +97,8 @@ export class KubeClient {
 
   private unavailable = false;
   private recoveredAt = Number.NEGATIVE_INFINITY;
+  /** The recovery (recoveredAt) after which every cache was last told to list again. */
+  private relistedAt = Number.NEGATIVE_INFINITY;
   private readonly recoveredListeners = new Set<() => void>();
   private readonly relistListeners = new Set<() => void>();
 
@@ -311,6 +315,20 @@ export class KubeClient {
    */
   relistAll(): void {
     for (const fn of [...this.relistListeners]) fn();
+  }
+
+  /**
+   * An informer's watch was answered 410 Gone. The first one within a minute of the API server answering
+   * again after an outage makes every informer list again (once per outage): after an etcd restore, which
+   * the process cannot tell from a restart, some watches resume from versions seen before it without a 410
+   * and would never show what the restore took back. After a plain restart most watches are answered 410
+   * anyway, so the extra lists cost little; a compaction alone, with no outage, relists only the watch it
+   * expired.
+   */
+  watchExpired(): void {
+    if (performance.now() - this.recoveredAt > GONE_AFTER_RECOVERY_MS || this.relistedAt === this.recoveredAt) return;
+    this.relistedAt = this.recoveredAt;
+    this.relistAll();
   }
 
   private async written<T extends KubeObject>(rt: ResourceType<T>, opts: WriteOptions, answer: Promise<T>): Promise<T> {

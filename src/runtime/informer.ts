@@ -276,6 +276,7 @@ export class Informer<T extends KubeObject> {
           this.stats.relistsOnGone++;
           log?.info({ resourceVersion: this.resourceVersion }, 'watch expired (410 Gone); listing again');
           needList = true;
+          this.client.watchExpired?.();
           continue;
         }
         const reason = e instanceof WatchIdleError ? 'watch silent; reconnecting' : 'list/watch failed; retrying with backoff';

@@ -196,11 +196,14 @@ export class LeaderElector {
       // until that record, which nobody renews, expires.
       const rolledBack = this.leading && this.clocks.monotonic() - this.renewedAt < this.config.renewDeadlineMs;
       if (holder && holder !== identity && !expired && !rolledBack) return false;
-      if (holder && holder !== identity && !expired)
+      if (holder && holder !== identity && !expired) {
         this.log?.warn(
           { holder },
           'the lease names another holder although this leader renewed it within its renew deadline (etcd restored from a backup?); writing it again',
         );
+        // Every cache may hold what the restore took back (KubeClient.relistAll).
+        this.client.relistAll();
+      }
       this.held = { lease: await write(lease), at: now };
       return true;
     } catch (e) {

@@ -206,6 +206,23 @@ describe('KubeClient over node:https', () => {
     assert.equal(recovered, 2);
   });
 
+  test('a watch answered 410 Gone soon after an outage makes every cache list again, once per outage; one with no outage before it does not', async () => {
+    reset();
+    const k = client();
+    let relists = 0;
+    k.onRelistRequested(() => relists++);
+    await k.list(ConfigMaps, { namespace: 'a' });
+    k.watchExpired(); // a compaction: no outage before it
+    assert.equal(relists, 0);
+    srv.handler = (_req, res) => json(res, 503, { kind: 'Status', reason: 'ServiceUnavailable', message: 'starting' });
+    await assert.rejects(k.list(ConfigMaps, { namespace: 'a' }));
+    reset();
+    await k.list(ConfigMaps, { namespace: 'a' }); // the API server is back (an etcd restore, or a restart)
+    k.watchExpired();
+    k.watchExpired(); // the other informers' 410s of the same outage
+    assert.equal(relists, 1);
+  });
+
   test('every request says which osc it comes from in its User-Agent: the version and the pod (or host) name', async () => {
     reset();
     await client().list(ConfigMaps, { namespace: 'a' });
