@@ -307,7 +307,6 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     let lastApiRestart = Number.NEGATIVE_INFINITY;
     let imagesOrphaned = 0;
     let imagesDangling = 0;
-    const relists = () => watched.reduce((n, x) => n + x.stats.relistsOnGone, 0);
     const ctx: StrikeContext = {
       restoreEtcd: async (f) => {
         const b = backups?.oldest();
@@ -374,7 +373,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         await backups?.take(i + 1);
         await sleep(Math.max(0, t0 + fault.afterMs - Date.now()));
         injectedAt = Date.now();
-        const relisted = relists();
+        const listedBefore = watched.map((x) => x.stats.lists);
         ({ healed, detail } = await strike(fault, dev, set, r, ctx));
         if (fault.kind === 'restoreEtcd') {
           // The administrator applies the intent again; the trackers take the restored cluster as their baseline
@@ -382,7 +381,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
           const next = applyOperation(model, op);
           await retrying('applying the intent again after the restore', () => reapplyIntent(dev, next, KC), timeout);
           await waitUntil(
-            () => relists() >= relisted + watched.length,
+            // Each has listed since (after a 410 Gone, or asked to by the restore: KubeClient.relistAll).
+            () => watched.every((x, i) => x.stats.lists > (listedBefore[i] ?? 0)),
             120_000,
             "the harness's informers to list the restored store",
           ).catch((e) => progress(`    ${errorMessage(e)}`));
