@@ -412,11 +412,8 @@ export class ControlPlane {
     this.launch('etcd');
     this.launch('kube-apiserver');
     await this.waitReady(120_000);
-    // As the recovery procedure says, what caches the cluster starts afresh (KubeClient.relistAll says why a
-    // resumed watch is not enough): the controller-manager and the scheduler are restarted, the simulators
-    // on this client list again. (kwok, the kubelets, is left: restarted, it ran no new pod.)
-    for (const c of ['kube-controller-manager', 'kube-scheduler'] as const) await stopProcess(this.proc(c));
-    for (const c of ['kube-controller-manager', 'kube-scheduler'] as const) this.launch(c);
+    // As recovery says, caches start afresh (KubeClient.relistAll): not kwok, which restarted ran no new pod.
+    for (const c of ['kube-controller-manager', 'kube-scheduler'] as const) await stopProcess(this.proc(c)).then(() => this.launch(c));
     this.client.relistAll();
     this.log?.info({ snapshotRevision, bumpedBy, downMs: Math.round(performance.now() - t0) }, 'etcd restored from a snapshot');
     return { bumpedBy };
