@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { ControlPlane, freePort } from '../../src/devcluster/controlplane.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { ConfigMaps } from '../../src/kube/resources.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { waitFor } from '../support/wait.ts';
@@ -100,9 +101,14 @@ test('etcd restored from an older snapshot: objects as they were, resource versi
     await cp.snapshotEtcd(snapshot);
     await c.patch(ConfigMaps, 'before', { data: { v: '2' } }, { namespace: 'default' });
     const after = await c.create(ConfigMaps, { metadata: { name: 'after', namespace: 'default' }, data: { v: '1' } });
-    const informer = new Informer(c, ConfigMaps, { namespace: 'default' });
+    // A client of its own, as another process has: the dev cluster's own client is told to list again after
+    // a restore (KubeClient.relistAll), this one must find out from its watch.
+    const informer = new Informer(new KubeClient(cp.kubeConfig), ConfigMaps, { namespace: 'default' });
     void informer.run(ac.signal);
     await informer.waitForSync(ac.signal);
+    const own = new Informer(c, ConfigMaps, { namespace: 'default' });
+    void own.run(ac.signal);
+    await own.waitForSync(ac.signal);
     assert.equal(informer.get('default/before')?.data?.v, '2');
 
     await cp.restoreEtcd(snapshot);
@@ -119,6 +125,12 @@ test('etcd restored from an older snapshot: objects as they were, resource versi
       message: 'the informer sees the restored state',
     });
     assert.ok(informer.stats.relistsOnGone >= 1, 'it listed again after 410 Gone');
+    // The dev cluster's own caches are told to list again, 410 or not.
+    await waitFor(() => own.get('default/before')?.data?.v === '1' && !own.get('default/after'), {
+      timeoutMs: 120_000,
+      message: "the dev cluster's own informer sees the restored state",
+    });
+    assert.ok(own.stats.lists >= 2, 'it listed again');
     assert.ok(existsSync(cp.dataDir), 'the data directory outlived the restart of etcd');
   } finally {
     ac.abort();
