@@ -18,15 +18,8 @@ import { LineReader, type Response, Transport } from './transport.ts';
 
 export { apiVersionOf, type ResourceType } from '../api/meta.ts';
 
-export {
-  type ListOptions,
-  type PatchType,
-  type RequestObserver,
-  type RequestOptions,
-  WatchIdleError,
-  type WatchOptions,
-  type WriteOptions,
-} from './client-options.ts';
+// The request options are part of the client's interface: importers take them from here.
+export * from './client-options.ts';
 
 /**
  * A small typed REST client. It speaks to any resource through a static ResourceType (no discovery round
