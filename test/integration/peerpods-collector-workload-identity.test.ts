@@ -42,6 +42,7 @@ import { SimulatedGcp } from '../../src/devcluster/clouds/gcp.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { ConfigMaps, Events, Namespaces, Secrets, ServiceAccounts } from '../../src/kube/resources.ts';
 import { type RunningOperator, startOperator, useDevCluster } from '../support/operator.ts';
+import { awsPeerPodsCm } from '../support/peerpods-fixtures.ts';
 import { projectToken } from '../support/sa-token.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -81,14 +82,7 @@ const CASES: CloudCase[] = [
   {
     platform: 'AWS',
     cloud: 'aws',
-    cm: () => ({
-      CLOUD_PROVIDER: 'aws',
-      PODVM_AMI_ID: 'ami-0123456789abcdef0',
-      AWS_REGION: 'us-east-2',
-      AWS_SUBNET_ID: 'subnet-0a1b2c3d4e5f67890',
-      AWS_VPC_ID: 'vpc-0a1b2c3d4e5f67890',
-      AWS_SG_IDS: 'sg-0a1b2c3d4e5f67890',
-    }),
+    cm: () => awsPeerPodsCm({ PODVM_AMI_ID: 'ami-0123456789abcdef0' }).data ?? {},
     ccoctl: (dev, cr, noDelete) => {
       const r = structuredClone(cr) as CredentialsRequest<AWSProviderSpec>;
       if (noDelete) for (const s of r.spec.providerSpec.statementEntries) s.action = s.action.filter((a) => a !== 'ec2:TerminateInstances');
