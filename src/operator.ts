@@ -29,7 +29,7 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { setupSCCController } from './controllers/scc/controller.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
-import { ConfigMaps } from './kube/resources.ts';
+import { ConfigMaps, Secrets } from './kube/resources.ts';
 import { choosePlatform, type PlatformOptions, platformCluster, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
@@ -256,23 +256,14 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
       return secure?.cert;
     },
     run: async (signal) => {
-      // Its own signal, so that a manager that stopped by itself (leadership lost) stops the watch too.
-      const stopped = new AbortController();
-      const stop = () => stopped.abort();
-      signal.addEventListener('abort', stop, { once: true });
-      if (signal.aborted) stop();
       if (!tlsAtStart) {
         await readClusterTLS();
         if (secure) manager.setTLSOptions(tlsOptions);
         followTLS();
       }
-      const certsWatched = operator.webhookCerts?.watch(stopped.signal);
       try {
         await manager.start(signal);
       } finally {
-        signal.removeEventListener('abort', stop);
-        stop();
-        await certsWatched;
         stopWatching?.();
         await webhooks?.close();
         await client.close();
@@ -319,6 +310,8 @@ export async function createOperator(opts: OperatorOptions): Promise<Operator> {
       propagationMs: wh.certPropagationMs,
     });
     opts.log.info({ source, secret: `${namespace}/${certs.secretName}` }, 'webhook serving certificate source');
+    // Every replica serves what the Secret holds now: its changes come through a watch of it alone.
+    certs.follow(manager.informer(Secrets, { namespace, fieldSelector: `metadata.name=${certs.secretName}` }));
     const server = webhooks;
     operator.webhookPort = await server.listen(wh.address, await certs.load());
     operator.webhookCerts = certs;

@@ -27,7 +27,11 @@ export interface WebhookCertOptions {
   /** osc's own certificates: lifetime (default 7 days) and the part of it after which they are rotated. */
   lifetimeMs?: number;
   rotateAtFraction?: number;
-  /** How often every replica re-reads the Secret (default 30 s). */
+  /**
+   * How often the leader plans a rotation again from the cached Secret (default 30 s), and how often the
+   * certificate is looked for while none is there at start. Once the Secret is followed (`follow`), changes
+   * arrive through its watch and nothing is polled from the API server.
+   */
   pollMs?: number;
   /** After both registrations carry a new CA, how long the API server gets to load them (default 10 s). */
   propagationMs?: number;
@@ -70,6 +74,11 @@ export class WebhookCertificates {
   private bundle: string | undefined;
   private readonly servedListeners: ((tls: ServingTLS) => void)[] = [];
   private readonly trustListeners: (() => void)[] = [];
+  /** The Secret's cache, once followed: the rotation plans from it, and its changes are served. */
+  private cache: { get(): Secret | undefined } | undefined;
+  /** Counts the followed Secret's changes, and wakes a rotation that waits for the next one. */
+  private changes = 0;
+  private changed: (() => void) | undefined;
   private readonly opts: Required<Omit<WebhookCertOptions, 'log' | 'client'>> & Pick<WebhookCertOptions, 'log' | 'client'>;
 
   constructor(opts: WebhookCertOptions) {
@@ -160,7 +169,37 @@ export class WebhookCertificates {
    * missing or incomplete keeps the certificate served until now.
    */
   async refresh(): Promise<boolean> {
-    const secret = await this.opts.client.find(Secrets, this.secretName, this.opts.namespace);
+    return this.take(await this.opts.client.find(Secrets, this.secretName, this.opts.namespace));
+  }
+
+  /**
+   * Follows the Secret through a cache of it (an informer of this one Secret, on every replica): each
+   * change is served at once, and the leader's rotation plans from the cache instead of reading the Secret.
+   */
+  follow(secrets: {
+    get(key: string): Secret | undefined;
+    addEventHandler(h: { add?(s: Secret): void; update?(o: Secret, s: Secret): void; delete?(s: Secret): void }): void;
+  }): void {
+    const key = `${this.opts.namespace}/${this.secretName}`;
+    this.cache = { get: () => secrets.get(key) };
+    const seen = (s: Secret) => {
+      if (s.metadata?.name !== this.secretName) return;
+      this.take(s);
+      this.changes++;
+      this.changed?.();
+    };
+    secrets.addEventHandler({
+      add: seen,
+      update: (_, s) => seen(s),
+      delete: () => {
+        this.changes++;
+        this.changed?.();
+      },
+    });
+  }
+
+  /** Takes what the Secret holds; tells the listeners what changed. Answers whether a certificate is loaded. */
+  private take(secret: Secret | undefined): boolean {
     const s = stateOf(secret);
     if (s?.certPem && s.keyPem) {
       const changed = !this.tls || this.tls.certPem !== s.certPem || this.tls.keyPem !== s.keyPem;
@@ -172,17 +211,6 @@ export class WebhookCertificates {
       for (const cb of this.trustListeners) cb();
     }
     return this.tls !== undefined;
-  }
-
-  /** Every replica: re-reads the Secret every pollMs until `signal` aborts. */
-  async watch(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await sleep(this.opts.pollMs, signal);
-      if (signal.aborted) break;
-      await this.refresh().catch((e) =>
-        this.opts.log.warn({ err: errorMessage(e), secret: this.secretName }, 'cannot re-read the webhook certificate'),
-      );
-    }
   }
 
   /**
@@ -197,13 +225,15 @@ export class WebhookCertificates {
     let warnedAt = Number.NEGATIVE_INFINITY;
     while (!signal.aborted) {
       let wait = this.opts.pollMs;
+      let wrote = false;
+      const changesBefore = this.changes;
       try {
-        const secret = await client.find(Secrets, this.secretName, namespace);
+        const secret = this.cache ? this.cache.get() : await client.find(Secrets, this.secretName, namespace);
         const state = stateOf(secret);
         const step = planRotation(state, Date.now(), this.opts.rotateAtFraction, this.opts.lifetimeMs);
         if (step.kind === 'create') {
           await this.create(step.reason, secret);
-          wait = 0;
+          wrote = true;
         } else if (step.kind === 'trust-next' && secret && state) {
           const next = await this.issue();
           await this.write(secret, {
@@ -217,9 +247,9 @@ export class WebhookCertificates {
             'webhook certificate rotation: the new CA is trusted next to the old one',
           );
           trustedSince = undefined;
-          wait = 0;
+          wrote = true;
         } else if (step.kind === 'serve-next' && secret && state) {
-          await this.refresh();
+          this.take(secret);
           const bundle = state.caBundlePem ?? '';
           if (!trusted || (await trusted(bundle))) {
             untrustedSince = undefined;
@@ -233,7 +263,7 @@ export class WebhookCertificates {
               });
               log.info({ secret: `${namespace}/${this.secretName}` }, 'webhook certificate rotated: serving the new certificate');
               trustedSince = undefined;
-              wait = 0;
+              wrote = true;
             } else wait = left;
           } else {
             // Normally a moment (the registration controller writes the bundle); if it lasts, say why the
@@ -251,14 +281,38 @@ export class WebhookCertificates {
         } else if (step.kind === 'wait') {
           wait = Math.max(0, Math.min(step.at - Date.now(), this.opts.pollMs));
         }
-        if (wait === 0) await this.refresh();
+        if (wrote) {
+          // Planned again once the cache shows the write (read back at once without a cache).
+          if (this.cache) wait = this.opts.pollMs;
+          else {
+            await this.refresh();
+            wait = 0;
+          }
+        }
       } catch (e) {
-        // A conflict means someone else wrote the Secret meanwhile: plan again from what is there now.
+        // A conflict means someone else wrote the Secret meanwhile: plan again from what is there now (once
+        // the cache shows their write).
         if (!isConflict(e)) log.warn({ err: errorMessage(e) }, 'webhook certificate rotation failed; retrying');
-        wait = isConflict(e) ? 0 : Math.min(this.opts.pollMs, 5000);
+        wait = isConflict(e) ? (this.cache ? this.opts.pollMs : 0) : Math.min(this.opts.pollMs, 5000);
       }
-      if (wait > 0) await sleep(wait, signal);
+      if (wait > 0) await this.changeOr(changesBefore, wait, signal);
     }
+  }
+
+  /** Sleeps `ms`, or less when the followed Secret has changed since `changesBefore` (or changes meanwhile). */
+  private changeOr(changesBefore: number, ms: number, signal: AbortSignal): Promise<void> {
+    if (this.changes !== changesBefore || signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.changed = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.changed = done;
+    });
   }
 
   /** A CA and a serving certificate signed by it, both for the configured lifetime. */
