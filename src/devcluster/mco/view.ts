@@ -2,41 +2,71 @@ import type { KubeObject } from '../../kube/types.ts';
 import { keyOf } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
 
-const rvOf = (o: KubeObject): number => Number(o.metadata.resourceVersion ?? 0) || 0;
+const versionOf = (o: KubeObject): string => o.metadata.resourceVersion ?? '';
+
+/** Our own writes to one object the cache has not caught up with: the last answer, and every version we made. */
+interface Own<T> {
+  answer: T;
+  made: Set<string>;
+}
 
 /**
- * The freshest copy of each object known here: the informer's, or the answer to our own last write if
- * that is newer. Deciding on it (not on a lagging cache) is what keeps `maxUnavailable` honest.
+ * The freshest copy of each object known here: the informer's, or the answer to our own last write while
+ * the informer has not shown it yet. Deciding on it (not on a lagging cache) is what keeps `maxUnavailable`
+ * honest.
+ *
+ * Freshness is not told by comparing resource versions: they are opaque, and after an etcd restore the
+ * restored objects carry versions older than the ones clients saw before it. The informer's copy is the
+ * truth as soon as it shows our last write, or any version our writes did not make (someone else's write,
+ * or a restore); only versions we made on the way to the last write are known to be behind it.
  */
 export class LatestView<T extends KubeObject> {
-  private readonly objs = new Map<string, T>();
-  private readonly gone = new Map<string, number>();
+  private readonly own = new Map<string, Own<T>>();
+  /** Deleted objects (key -> uid): an answer about that object that arrives after its deletion does not bring it back. */
+  private readonly gone = new Map<string, string | undefined>();
+  private readonly informer: Informer<T>;
+
   constructor(informer: Informer<T>) {
-    informer.addEventHandler({ add: (o) => this.observe(o), update: (_, o) => this.observe(o), delete: (o) => this.forget(o) });
+    this.informer = informer;
+    informer.addEventHandler({ add: (o) => this.shown(o), update: (_, o) => this.shown(o), delete: (o) => this.deleted(o) });
   }
+
+  /** The server's answer to a write of ours. */
   observe(o: T | undefined): void {
     if (!o?.metadata) return;
     const key = keyOf(o);
-    const rv = rvOf(o);
-    const cur = this.objs.get(key);
-    if (cur && rvOf(cur) >= rv) return;
-    const tomb = this.gone.get(key);
-    if (tomb !== undefined) {
-      if (rv <= tomb) return;
-      this.gone.delete(key);
+    if (this.gone.has(key) && this.gone.get(key) === o.metadata.uid) return;
+    // The cache shows it already (its watch event came before the answer).
+    const cached = this.informer.get(key);
+    if (cached && versionOf(cached) === versionOf(o)) {
+      this.own.delete(key);
+      return;
     }
-    this.objs.set(key, o);
+    const made = this.own.get(key)?.made ?? new Set<string>();
+    made.add(versionOf(o));
+    this.own.set(key, { answer: o, made });
   }
-  forget(o: T): void {
+
+  private shown(o: T): void {
     const key = keyOf(o);
-    const cur = this.objs.get(key);
-    this.objs.delete(key);
-    this.gone.set(key, Math.max(rvOf(o), cur ? rvOf(cur) : 0));
+    this.gone.delete(key);
+    const mine = this.own.get(key);
+    if (mine && (versionOf(o) === versionOf(mine.answer) || !mine.made.has(versionOf(o)))) this.own.delete(key);
   }
+
+  private deleted(o: T): void {
+    const key = keyOf(o);
+    this.own.delete(key);
+    this.gone.set(key, o.metadata.uid);
+  }
+
   get(key: string): T | undefined {
-    return this.objs.get(key);
+    return this.own.get(key)?.answer ?? this.informer.get(key);
   }
-  values(): IterableIterator<T> {
-    return this.objs.values();
+
+  *values(): IterableIterator<T> {
+    for (const o of this.informer.list()) yield this.own.get(keyOf(o))?.answer ?? o;
+    // Made by us and not shown yet.
+    for (const [key, mine] of this.own) if (!this.informer.get(key)) yield mine.answer;
   }
 }
