@@ -359,6 +359,27 @@ describe('the Kubernetes platform', () => {
     const steps = platform.cleanupPlan(input([], {})).steps.map((s) => s.map((w) => `${w.op} ${w.resource.kind}`));
     assert.deepEqual(steps, [['delete DaemonSet']]);
   });
+
+  test('uninstall: an installer pod still on a node that cleans up holds it; one left on a node that is gone does not', () => {
+    // A node removed from the cluster keeps its pods until the pod garbage collector takes them, 40 s later:
+    // nothing is cleaned up there, and the uninstall (and an uninstall without a KataConfig) need not wait.
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    const cleaning = installerPod('osc-kata-deploy-a', 'w0', T);
+    const orphan = installerPod('osc-kata-deploy-b', 'w9', T);
+    assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds, pods: [cleaning] }, { selected: new Set() })), false);
+    assert.equal(platform.uninstallComplete(input([node('w0')], { daemonSet: ds, pods: [orphan] }, { selected: new Set() })), true);
+    const ops = (i: ReturnType<typeof input>) =>
+      platform
+        .leftoversPlan(i)
+        .steps.flat()
+        .map((w) => `${w.op} ${w.resource.kind}`);
+    const owned = {
+      ...ds,
+      metadata: { ...ds.metadata, labels: { ...ds.metadata.labels, 'app.kubernetes.io/managed-by': 'osc-operator' } },
+    };
+    assert.deepEqual(ops(input([node('w0')], { daemonSet: owned, pods: [cleaning] })), []);
+    assert.deepEqual(ops(input([node('w0')], { daemonSet: owned, pods: [orphan] })), ['delete DaemonSet']);
+  });
 });
 
 describe('osc install --distribution kubernetes: RBAC', () => {

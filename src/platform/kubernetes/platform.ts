@@ -84,6 +84,15 @@ export interface KubernetesObserved {
   pods: Pod[];
 }
 
+/**
+ * The installer pods that may still be cleaning a node up: not those bound to a node that is gone, which
+ * clean nothing and stay until the pod garbage collector deletes them (40 s after the node went).
+ */
+function podsAtWork(input: PlatformInput<KubernetesObserved>): Pod[] {
+  const nodes = new Set(input.nodes.map(objectName));
+  return input.observed.pods.filter((p) => !p.spec?.nodeName || nodes.has(p.spec.nodeName));
+}
+
 const isControlPlane = (n: Node) =>
   n.metadata.labels?.[CONTROL_PLANE_ROLE_LABEL] !== undefined || n.metadata.labels?.[MASTER_ROLE_LABEL] !== undefined;
 const noScheduleTaint = (n: Node) => (n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute');
@@ -247,7 +256,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   }
 
   uninstallComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
-    return plan.nodes.length === 0 && input.observed.pods.length === 0 && !input.nodes.some(carriesOurs);
+    return plan.nodes.length === 0 && podsAtWork(input).length === 0 && !input.nodes.some(carriesOurs);
   }
 
   cleanupPlan(_input: PlatformInput<KubernetesObserved>): PlatformPlan {
@@ -266,7 +275,7 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const steps: PlatformWrite[][] = [];
     if (now.length) steps.push(now.map((n) => labelWrite(objectName(n), null, null)));
     const ours = (o: KubeObject | undefined) => o?.metadata.labels?.['app.kubernetes.io/managed-by'] === 'osc-operator';
-    if (labelled.length === 0 && input.observed.pods.length === 0 && ours(input.observed.daemonSet))
+    if (labelled.length === 0 && podsAtWork(input).length === 0 && ours(input.observed.daemonSet))
       steps.push(...this.cleanupPlan(input).steps);
     return { steps, pending: labelled.length - now.length };
   }
