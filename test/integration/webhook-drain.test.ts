@@ -36,7 +36,10 @@ const cluster = useDevCluster({
 describe('the webhooks keep answering while the leader’s node is drained mid-install', () => {
   let service: ServiceProxy | undefined;
   let kubelet: OperatorKubelet | undefined;
+  let probes: ReturnType<typeof probeWebhooks> | undefined;
   after(async () => {
+    // Stopped here too: a failed assertion must not leave them asking a stopped cluster for good.
+    await probes?.stop();
     await kubelet?.stop();
     await service?.close();
   });
@@ -70,7 +73,8 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
       { timeoutMs: 60_000, message: 'the webhooks registered at the Service' },
     );
 
-    const probes = probeWebhooks(cluster.dev.client);
+    probes = probeWebhooks(cluster.dev.client);
+    const probing = probes;
     await cluster.dev.client.create(KataConfigs, {
       metadata: { name: 'example' },
       spec: { checkNodeEligibility: false, logLevel: 'info' },
@@ -80,8 +84,11 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
       message: 'a node installing',
     });
 
-    const leader = k.leader();
-    assert.ok(leader);
+    // A leader, as the drain finds it: on a loaded machine the one that led may have just lost its lease
+    // (it exits, and its pod's process starts again as a standby) and another be about to take it.
+    let leader = k.leader();
+    await waitFor(() => (leader = k.leader()) !== undefined, { timeoutMs: 120_000, message: 'a replica leading' });
+    if (!leader) throw new Error('no replica leads');
     const drainStarted = Date.now();
     const drained = await kubectl([
       'drain',
@@ -103,7 +110,7 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
         'False',
       { timeoutMs: 300_000, message: 'kata installed' },
     );
-    const results = await probes.stop();
+    const results = await probing.stop();
     assert.deepEqual((await cluster.dev.client.get(KataConfigs, 'example')).status?.kataNodes?.installed, [
       'worker-0',
       'worker-1',
