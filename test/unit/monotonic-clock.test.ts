@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { CLUSTER_UID_TAG } from '../../src/api/podvm-leaks.ts';
-import { fillGraceLeft, IMAGE_FILL_GRACE_MS } from '../../src/controllers/peerpods/plan-image.ts';
 import type { KubeClient, ResourceType } from '../../src/kube/client.ts';
-import type { Job } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
 import { planLeakedVMs } from '../../src/peerpods/leaks.ts';
 import { Applier } from '../../src/runtime/applier.ts';
@@ -110,11 +108,5 @@ describe('a step of the wall clock', () => {
     const second = planLeakedVMs({ ...base, now: new Date(now.getTime() + HOUR), elapsedMs: 6_000, unownedSince: first.unownedSince });
     assert.deepEqual(second.delete, [], 'not deleted: it has been seen without a pod for a second');
     assert.equal(second.young.length, 1);
-  });
-
-  test('stepped back, does not hold the report of an image job that completed without its image for an hour', () => {
-    const now = new Date('2026-11-25T12:00:00Z');
-    const job = { metadata: { name: 'j' }, status: { completionTime: new Date(now.getTime() + HOUR).toISOString() } } as Job;
-    assert.ok(fillGraceLeft(job, now) <= IMAGE_FILL_GRACE_MS);
   });
 });

@@ -19,7 +19,6 @@ import {
 } from '../../src/controllers/peerpods/desired.ts';
 import type { PeerPodsObserved } from '../../src/controllers/peerpods/observed.ts';
 import { planPeerPods } from '../../src/controllers/peerpods/plan.ts';
-import { IMAGE_FILL_GRACE_MS } from '../../src/controllers/peerpods/plan-image.ts';
 import type { PeerPodsPlan } from '../../src/controllers/peerpods/plan-types.ts';
 import type { ConfigMap, DaemonSet, Job, Node, Secret } from '../../src/kube/resources.ts';
 
@@ -222,13 +221,36 @@ describe('peer pods plan', () => {
     assert.equal(del?.op === 'delete' && del.uid, 'creation-uid', 'only the job the cache showed');
     assert.equal(cond(plan, 'PodVMImageJobCompleted')?.status, 'True');
     assert.match(cond(plan, 'PodVMImageJobCompleted')?.message ?? '', new RegExp(ami));
-    // PODVM_AMI_ID not in the cache yet: no verdict until the grace is over.
+    // PODVM_AMI_ID not in the cache yet: no verdict from the cache; peer-pods-cm is read live once.
     const lagging = planPeerPods(observed({ ...base }), NOW);
-    assert.equal(lagging.requeueAfterMs, IMAGE_FILL_GRACE_MS - 1000);
+    assert.equal(lagging.readConfigMapLive, true);
+    assert.equal(lagging.requeueAfterMs, undefined);
     assert.equal(cond(lagging, 'PodVMImageJobFailed'), undefined);
-    const late = planPeerPods(observed({ ...base }), new Date(NOW.getTime() + IMAGE_FILL_GRACE_MS));
-    assert.equal(cond(late, 'PodVMImageJobFailed')?.status, 'True');
-    assert.match(cond(late, 'PodVMImageJobFailed')?.message ?? '', /completed without setting PODVM_AMI_ID/);
+    assert.ok(!writes(lagging).includes('delete Job/osc-podvm-image-creation'));
+    // The live copy has it: recorded as above.
+    const live = planPeerPods(observed({ ...base, configMap: configMap({ ...validData, PODVM_AMI_ID: ami }), configMapLive: true }), NOW);
+    assert.deepEqual(writes(live), writes(plan));
+    // The live copy has none either: the job never wrote it, whatever the clocks say.
+    const none = planPeerPods(observed({ ...base, configMapLive: true }), NOW);
+    assert.equal(none.readConfigMapLive, undefined);
+    assert.equal(cond(none, 'PodVMImageJobFailed')?.status, 'True');
+    assert.match(cond(none, 'PodVMImageJobFailed')?.message ?? '', /completed without setting PODVM_AMI_ID/);
+  });
+
+  test('a clock behind the server: a job that completed "in the future" without its image holds nothing up', () => {
+    // The plan's clock a minute behind the job's completion (a stepped wall clock; a server clock ahead).
+    const done = job(
+      'creation',
+      'complete',
+      { annotations: { [CONFIG_HASH_ANNOTATION]: configHash(configMap(), secret) } },
+      new Date(NOW.getTime() + 60_000).toISOString(),
+    );
+    const base = { peerPodConfig: peerPodConfig(), daemonSet, nodes: [node('worker-0', '4')], creationJob: done };
+    const first = planPeerPods(observed(base), NOW);
+    assert.equal(first.readConfigMapLive, true);
+    assert.equal(first.requeueAfterMs, undefined, 'no wait counted on the clocks');
+    const decided = planPeerPods(observed({ ...base, configMapLive: true }), NOW);
+    assert.equal(cond(decided, 'PodVMImageJobFailed')?.status, 'True');
   });
 
   test('no image and a write of ours to peer-pods-cm not in the cache yet: no job started from the stale copy', () => {

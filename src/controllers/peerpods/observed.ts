@@ -31,6 +31,11 @@ export interface PeerPodsObserved {
    */
   configMapAwaited: boolean;
   /**
+   * peer-pods-cm was read from the API server for this plan, not from the cache (the plan asked for it:
+   * `readConfigMapLive`). What it lacks then, the cluster lacks.
+   */
+  configMapLive?: boolean;
+  /**
    * An image job this process started that the job cache does not show yet (its watch may be down for a
    * while): the plan must not read the job's absence as "no job". Otherwise a removal finishes while the
    * deletion job it just started runs on, and the finished job stays behind.

@@ -35,7 +35,6 @@ import type { PlanNote } from './plan-types.ts';
  * job writes it before it completes, but the two caches are fed by separate watches). Past it, a completed
  * job without an image is reported.
  */
-export const IMAGE_FILL_GRACE_MS = 5_000;
 
 /** What the image's part of a pass decides. */
 export interface ImageStep {
@@ -45,6 +44,8 @@ export interface ImageStep {
   failed?: { kind: ImageJobKind; uid: string };
   /** The removal waits for the image (a job running, failed or just finished). */
   wait: boolean;
+  /** A completed job whose image the cache does not show: read peer-pods-cm live and plan again (PeerPodsPlan). */
+  readConfigMapLive?: boolean;
   requeueAfterMs?: number;
 }
 
@@ -74,14 +75,6 @@ export function recordImage(o: PeerPodsObserved, amiId: string): Write[] {
   ];
 }
 
-/** How long a completed job's image may still take to reach the cache (0: no longer awaited). */
-export function fillGraceLeft(job: Job, now: Date): number {
-  const completed = Date.parse(job.status?.completionTime ?? '');
-  if (Number.isNaN(completed)) return 0;
-  // Capped: a wall clock stepped back (or a server clock ahead of ours) must not hold a report for hours.
-  return Math.min(IMAGE_FILL_GRACE_MS, Math.max(0, completed + IMAGE_FILL_GRACE_MS - now.getTime()));
-}
-
 const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid ?? '' });
 
 /**
@@ -96,7 +89,6 @@ export function planImageCreation(
   amiId: string,
   hash: string,
   owner: OwnerReference,
-  now: Date,
 ): ImageStep {
   const job = o.creationJob;
   if (job?.metadata.deletionTimestamp) return step();
@@ -113,8 +105,7 @@ export function planImageCreation(
           notes: [{ level: 'info', msg: 'pod VM image created', fields: { amiId: built }, after: remove }],
         });
       }
-      const left = fillGraceLeft(job, now);
-      if (left > 0) return step({ requeueAfterMs: left });
+      if (!o.configMapLive) return step({ readConfigMapLive: true });
     }
     // Failed (or completed without an image): reported; retried only for a changed configuration.
     if (job.metadata.annotations?.[CONFIG_HASH_ANNOTATION] !== hash) {

@@ -16,7 +16,7 @@ import { hasFinalizer } from '../../runtime/finalizers.ts';
 import { hasAnyCondition, imageConditions, jobPhase, MANAGED_BY, MANAGED_BY_LABEL, ownConditions, PEERPODS_FINALIZER } from './desired.ts';
 import type { PeerPodsObserved } from './observed.ts';
 import { deleteRequest } from './plan-credentials.ts';
-import { completeDeletion, deleteJob, fillGraceLeft, planImageDeletion, recordImage } from './plan-image.ts';
+import { completeDeletion, deleteJob, planImageDeletion, recordImage } from './plan-image.ts';
 import { nodeCapacityWrites } from './plan-nodes.ts';
 import { emptyPlan, type PeerPodsPlan } from './plan-types.ts';
 
@@ -80,9 +80,8 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
     }
     if (phase === 'complete') {
       const built = imageIdOf(o.configMap?.data);
-      const left = built ? 0 : fillGraceLeft(creation, now);
-      if (left > 0) {
-        plan.requeueAfterMs = left;
+      if (!built && !o.configMapLive) {
+        plan.readConfigMapLive = true;
         return plan;
       }
       if (built) plan.writes.push(...recordImage(o, built));

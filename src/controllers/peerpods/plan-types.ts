@@ -48,6 +48,12 @@ export interface PeerPodsPlan {
   observeJobs: boolean;
   /** Failed image jobs seen (each counted once by the controller). */
   failedJobs: { kind: ImageJobKind; uid: string }[];
+  /**
+   * A completed image creation job whose image the cached peer-pods-cm does not show: the job writes it
+   * before it completes, but the two reach osc through two watches. The reconciler reads peer-pods-cm from
+   * the API server once and plans again with it (`configMapLive`); what that read lacks, the job never wrote.
+   */
+  readConfigMapLive?: boolean;
   requeueAfterMs?: number;
 }
 

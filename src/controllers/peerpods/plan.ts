@@ -118,11 +118,12 @@ function planInstall(credentials: CredentialsPlan, kc: KataConfig, now: Date): P
     });
     plan.writes.push({ op: 'apply', resource: DaemonSets, object: ds, rewriteOn: 'plan' });
     if (!deleting) {
-      const image = planImageCreation(o, kc, imageIdOf(validation.config.data), hash, owner, now);
+      const image = planImageCreation(o, kc, imageIdOf(validation.config.data), hash, owner);
       plan.writes.push(...image.writes);
       plan.notes.push(...image.notes);
       if (image.failed) plan.failedJobs.push(image.failed);
       if (image.requeueAfterMs !== undefined) plan.requeueAfterMs = image.requeueAfterMs;
+      if (image.readConfigMapLive) plan.readConfigMapLive = true;
       if (image.observation)
         for (const c of imageConditions(image.observation, imageOf(cm.data))) conditions = setCondition(conditions, c, now);
     }

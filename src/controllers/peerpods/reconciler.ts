@@ -222,7 +222,15 @@ export class PeerPodsReconciler {
     if (this.clusterUID === undefined && this.ctx.configMaps.get(`${this.ns}/${PEER_PODS_CM}`)) {
       this.clusterUID = (await this.ctx.client.get(Namespaces, 'kube-system', undefined, signal)).metadata.uid ?? '';
     }
-    const plan = planPeerPods(this.observe(key), this.ctx.now?.() ?? new Date());
+    const now = this.ctx.now?.() ?? new Date();
+    const observed = this.observe(key);
+    let plan = planPeerPods(observed, now);
+    if (plan.readConfigMapLive) {
+      // A completed image job whose image the cache does not show yet: the API server's copy decides.
+      observed.configMap = await this.ctx.client.find(ConfigMaps, PEER_PODS_CM, this.ns, signal);
+      observed.configMapLive = true;
+      plan = planPeerPods(observed, now);
+    }
     if (plan.removeFinalizer) {
       const behind = await this.cacheBehind(signal);
       if (behind) {
