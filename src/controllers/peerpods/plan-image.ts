@@ -83,13 +83,7 @@ const failure = (kind: ImageJobKind, job: Job) => ({ kind, uid: job.metadata.uid
  * a failure keeps the job (its logs) and is not retried until the configuration changes or the job is
  * deleted.
  */
-export function planImageCreation(
-  o: PeerPodsObserved,
-  kc: KataConfig,
-  amiId: string,
-  hash: string,
-  owner: OwnerReference,
-): ImageStep {
+export function planImageCreation(o: PeerPodsObserved, kc: KataConfig, amiId: string, hash: string, owner: OwnerReference): ImageStep {
   const job = o.creationJob;
   if (job?.metadata.deletionTimestamp) return step();
   if (job) {
