@@ -9,6 +9,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { errorMessage, isAlreadyExists, isConflict } from '../kube/errors.ts';
 import { CertManagerCertificates, CertManagerIssuers, type Secret, Secrets } from '../kube/resources.ts';
 import { sleep } from '../runtime/concurrency.ts';
+import type { Informer } from '../runtime/informer.ts';
 import { CERT_SECRETS, type CertSource, certManagerObjects, injectAnnotations, serviceDnsNames } from './certsource.ts';
 import { KEYS, mergeCABundle, planRotation, type SelfSignedState } from './rotation.ts';
 import type { WebhookTrust } from './setup.ts';
@@ -176,10 +177,7 @@ export class WebhookCertificates {
    * Follows the Secret through a cache of it (an informer of this one Secret, on every replica): each
    * change is served at once, and the leader's rotation plans from the cache instead of reading the Secret.
    */
-  follow(secrets: {
-    get(key: string): Secret | undefined;
-    addEventHandler(h: { add?(s: Secret): void; update?(o: Secret, s: Secret): void; delete?(s: Secret): void }): void;
-  }): void {
+  follow(secrets: Pick<Informer<Secret>, 'get' | 'addEventHandler'>): void {
     const key = `${this.opts.namespace}/${this.secretName}`;
     this.cache = { get: () => secrets.get(key) };
     const seen = (s: Secret) => {

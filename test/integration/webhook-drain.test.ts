@@ -86,7 +86,7 @@ describe('the webhooks keep answering while the leader’s node is drained mid-i
 
     // A leader, as the drain finds it: on a loaded machine the one that led may have just lost its lease
     // (it exits, and its pod's process starts again as a standby) and another be about to take it.
-    let leader = k.leader();
+    let leader: ReturnType<typeof k.leader>;
     await waitFor(() => (leader = k.leader()) !== undefined, { timeoutMs: 120_000, message: 'a replica leading' });
     if (!leader) throw new Error('no replica leads');
     const drainStarted = Date.now();
