@@ -87,3 +87,18 @@ test('an answer that comes after the deletion does not bring the object back; a 
   f.show(node(20, 'worker', 'u2'));
   assert.equal([...view.values()].length, 1);
 });
+
+test('an answer that comes after its own watch event and a later write is behind the cache, not ahead of it', () => {
+  const f = fakeInformer();
+  const view = new LatestView(f.informer);
+  f.show(node(10, 'worker'));
+  // Our write made 11; its event comes, then another writer's 12, and only then the answer to our write.
+  f.show(node(11, 'kata-oc'));
+  f.show(node(12, 'worker'));
+  view.observe(node(11, 'kata-oc'));
+  assert.equal(view.get('worker-0')?.metadata.resourceVersion, '12');
+  assert.deepEqual(
+    [...view.values()].map((n) => n.metadata.resourceVersion),
+    ['12'],
+  );
+});

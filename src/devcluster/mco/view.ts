@@ -3,6 +3,8 @@ import { keyOf } from '../../kube/types.ts';
 import type { Informer } from '../../runtime/informer.ts';
 
 const versionOf = (o: KubeObject): string => o.metadata.resourceVersion ?? '';
+/** How many shown versions of an object are remembered: an answer is late by a few events, not by many. */
+const RECENT_VERSIONS = 8;
 
 /** Our own writes to one object the cache has not caught up with: the last answer, and every version we made. */
 interface Own<T> {
@@ -24,6 +26,12 @@ export class LatestView<T extends KubeObject> {
   private readonly own = new Map<string, Own<T>>();
   /** Deleted objects (key -> uid): an answer about that object that arrives after its deletion does not bring it back. */
   private readonly gone = new Map<string, string | undefined>();
+  /**
+   * The last versions the informer showed of each object. Our write's answer can come after its own watch
+   * event, and after the event of a write that followed it (another connection, a busy event loop): then the
+   * answer is already behind the cache, which shows nothing more to correct it.
+   */
+  private readonly recent = new Map<string, string[]>();
   private readonly informer: Informer<T>;
 
   constructor(informer: Informer<T>) {
@@ -36,9 +44,9 @@ export class LatestView<T extends KubeObject> {
     if (!o?.metadata) return;
     const key = keyOf(o);
     if (this.gone.has(key) && this.gone.get(key) === o.metadata.uid) return;
-    // The cache shows it already (its watch event came before the answer).
+    // The cache has shown it already: its watch event came before the answer, perhaps with later writes.
     const cached = this.informer.get(key);
-    if (cached && versionOf(cached) === versionOf(o)) {
+    if ((cached && versionOf(cached) === versionOf(o)) || this.recent.get(key)?.includes(versionOf(o))) {
       this.own.delete(key);
       return;
     }
@@ -50,6 +58,10 @@ export class LatestView<T extends KubeObject> {
   private shown(o: T): void {
     const key = keyOf(o);
     this.gone.delete(key);
+    const recent = this.recent.get(key) ?? [];
+    recent.push(versionOf(o));
+    if (recent.length > RECENT_VERSIONS) recent.shift();
+    this.recent.set(key, recent);
     const mine = this.own.get(key);
     if (mine && (versionOf(o) === versionOf(mine.answer) || !mine.made.has(versionOf(o)))) this.own.delete(key);
   }
@@ -57,6 +69,7 @@ export class LatestView<T extends KubeObject> {
   private deleted(o: T): void {
     const key = keyOf(o);
     this.own.delete(key);
+    this.recent.delete(key);
     this.gone.set(key, o.metadata.uid);
   }
 
