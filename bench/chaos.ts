@@ -84,6 +84,8 @@ function printFigures(r: ChaosReport): void {
       ? `${r.needlessRuns} kata-deploy installs without a configuration change (of ${r.runs})`
       : `${r.needlessRuns} reboots without a configuration change (of ${r.runs}); extension MachineConfig created ${r.machineConfigCreates} times for ${r.installs} installs, rewritten ${r.machineConfigRewrites} times`;
   console.log(`lost or duplicated    ${work}; ${r.faults - r.converged} steps with work left undone`);
+  for (const d of r.needlessDetail) console.log(`  needless: ${d}`);
+  for (const d of r.unjudgedRuns) console.log(`  under way at an etcd restore, not judged: ${d}`);
   if (r.restores)
     console.log(
       `etcd restores         ${r.restores}${r.platform === 'openshift' ? `: pod VM images they orphaned (deleted by the administrator) ${r.imagesOrphanedByRestores}, PODVM_AMI_IDs naming an image gone (emptied) ${r.amiIdsDanglingAfterRestores}` : ''}`,

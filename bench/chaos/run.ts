@@ -102,6 +102,10 @@ export interface ChaosReport {
    * kata-deploy install runs that put on a node the configuration it already ran (work.ts).
    */
   needlessRuns: number;
+  /** Each needless run's node and the steps it came in (work.ts). */
+  needlessDetail: string[];
+  /** Reboots under way at an etcd restore, whose need cannot be told (work.ts). */
+  unjudgedRuns: string[];
   /** Reboots (OpenShift) or kata-deploy install runs (Kubernetes). */
   runs: number;
   /** etcd restores. */
@@ -333,6 +337,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     progress(`# chaos: seed ${opts.seed}, ${opts.faults} faults, ${model.workers.length} workers, dir ${dir}`);
 
     for (const [i, fault] of plan.entries()) {
+      work.atStep(i + 1);
       if (opts.budgetMs !== undefined && Date.now() - started > opts.budgetMs) {
         progress(`# time budget spent: stopping after ${i} of ${plan.length} faults`);
         break;
@@ -442,6 +447,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       convergeMaxMs: times.length ? Math.max(...times) : Number.NaN,
       leaks: [...leaks],
       needlessRuns: done.needless,
+      needlessDetail: done.needlessDetail,
+      unjudgedRuns: done.unjudged,
       runs: done.runs,
       restores,
       imagesOrphanedByRestores: imagesOrphaned,

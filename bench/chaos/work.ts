@@ -23,9 +23,18 @@ export interface WorkTotals {
   needless: number;
   machineConfigCreates: number;
   machineConfigRewrites: number;
+  /** Where the needless ones were: the node and the steps of its runs and configuration changes. */
+  needlessDetail: string[];
+  /**
+   * Reboots under way when an etcd restore came: the new boot reported, the configuration it applied not
+   * yet written. The restore rolls the node's annotations back, so whether they changed it cannot be told.
+   */
+  unjudged: string[];
 }
 
 export interface WorkTracker {
+  /** The chaos step under way, recorded with each run so that a needless one can be traced to its fault. */
+  atStep(step: number): void;
   /** The figures so far (the nodes still in the cluster included). */
   totals(): WorkTotals;
   /** From now on, changes are the store going back (an etcd restore), not work. */
@@ -36,23 +45,33 @@ export interface WorkTracker {
 
 /** OpenShift: reboots (a new boot id) without a change of the node's current configuration. */
 export function trackReboots(dev: DevCluster): WorkTracker {
-  const track = new Map<string, { boot?: string; config?: string; reboots: number; configChanges: number }>();
+  type Track = { boot?: string; config?: string; reboots: number[]; configChanges: number[] };
+  const track = new Map<string, Track>();
   let reboots = 0;
   let needless = 0;
+  let step = 0;
+  const needlessDetail: string[] = [];
+  const unjudged: string[] = [];
   let mcCreates = 0;
   let mcRewrites = 0;
   let paused = false;
-  const baseline = (n: Node) => ({
+  const baseline = (n: Node): Track => ({
     boot: n.status?.nodeInfo?.bootID,
     config: n.metadata.annotations?.[MCO_CURRENT_CONFIG],
-    reboots: 0,
-    configChanges: 0,
+    reboots: [],
+    configChanges: [],
   });
-  const settle = (t: { reboots: number; configChanges: number }) => {
-    reboots += t.reboots;
-    needless += Math.max(0, t.reboots - t.configChanges);
-    t.reboots = 0;
-    t.configChanges = 0;
+  const settle = (node: string, t: Track) => {
+    reboots += t.reboots.length;
+    const over = t.reboots.length - t.configChanges.length;
+    if (over > 0) {
+      needless += over;
+      needlessDetail.push(
+        `${node}: ${t.reboots.length} reboot(s) at step(s) ${t.reboots.join(', ')}; ${t.configChanges.length} configuration change(s)${t.configChanges.length ? ` at step(s) ${t.configChanges.join(', ')}` : ''}`,
+      );
+    }
+    t.reboots = [];
+    t.configChanges = [];
   };
   dev.informers.nodes.addEventHandler({
     add: (n) => {
@@ -64,15 +83,15 @@ export function trackReboots(dev: DevCluster): WorkTracker {
       const boot = n.status?.nodeInfo?.bootID;
       const config = n.metadata.annotations?.[MCO_CURRENT_CONFIG];
       if (!paused) {
-        if (config !== t.config) t.configChanges++;
-        if (boot && t.boot && boot !== t.boot) t.reboots++;
+        if (config !== t.config) t.configChanges.push(step);
+        if (boot && t.boot && boot !== t.boot) t.reboots.push(step);
       }
       t.boot = boot;
       t.config = config;
     },
     delete: (n) => {
       const t = track.get(n.metadata.name ?? '');
-      if (t) settle(t);
+      if (t) settle(n.metadata.name ?? '', t);
       track.delete(n.metadata.name ?? '');
     },
   });
@@ -85,15 +104,26 @@ export function trackReboots(dev: DevCluster): WorkTracker {
     },
   });
   return {
+    atStep: (i) => {
+      step = i;
+    },
     totals: () => {
-      for (const t of track.values()) settle(t);
-      return { runs: reboots, needless, machineConfigCreates: mcCreates, machineConfigRewrites: mcRewrites };
+      for (const [node, t] of track) settle(node, t);
+      return { runs: reboots, needless, machineConfigCreates: mcCreates, machineConfigRewrites: mcRewrites, needlessDetail, unjudged };
     },
     pause: () => {
+      // A node whose last reboot's configuration is not written yet: that reboot is counted, not judged.
+      for (const [node, t] of track) {
+        const open = t.reboots.length - t.configChanges.length;
+        if (open <= 0) continue;
+        const steps = t.reboots.splice(t.reboots.length - open, open);
+        reboots += steps.length;
+        unjudged.push(`${node}: reboot(s) at step(s) ${steps.join(', ')}`);
+      }
       paused = true;
     },
     resume: () => {
-      for (const t of track.values()) settle(t);
+      for (const [node, t] of track) settle(node, t);
       track.clear();
       for (const n of dev.informers.nodes.list()) track.set(n.metadata.name ?? '', baseline(n));
       paused = false;
@@ -116,6 +146,8 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
   let runs = 0;
   let needless = 0;
   let paused = false;
+  let step = 0;
+  const needlessDetail: string[] = [];
   const of = (node: string) => {
     let s = state.get(node);
     if (!s) state.set(node, (s = { kata: false }));
@@ -130,7 +162,10 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     const config = p.metadata.annotations?.[CONFIG_ANNOTATION];
     if (!paused) {
       runs++;
-      if (s.kata && s.config === config) needless++;
+      if (s.kata && s.config === config) {
+        needless++;
+        needlessDetail.push(`${node}: an install run at step ${step} put the configuration it already ran`);
+      }
     }
     s.config = config;
     s.kata = true;
@@ -142,7 +177,10 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
   };
   nodes.addEventHandler({ add: onNode, update: (_o, n) => onNode(n), delete: (n) => state.delete(n.metadata.name ?? '') });
   return {
-    totals: () => ({ runs, needless, machineConfigCreates: 0, machineConfigRewrites: 0 }),
+    atStep: (i) => {
+      step = i;
+    },
+    totals: () => ({ runs, needless, machineConfigCreates: 0, machineConfigRewrites: 0, needlessDetail, unjudged: [] }),
     pause: () => {
       paused = true;
     },
