@@ -221,4 +221,23 @@ describe('dev cluster, kubernetes distribution', () => {
       await waitFor(async () => !(KATA_RUNTIME_LABEL in (await labelsOf(n))), { message: `${n} cleaned when the DaemonSet went` });
     await waitFor(async () => (await dc.client.list(Pods, { namespace: NS, labelSelector: 'name=kata-deploy' })).items.length === 0);
   });
+
+  test('a pod bound to a node before it registers runs once it does, as its kubelet runs what is bound to it', async () => {
+    // A DaemonSet's pod can be bound in the moment between a node's registration and its kubelet's first
+    // Lease; here the pod comes first, so that kwok surely sees it before it holds the node.
+    await dc.client.create(Pods, {
+      metadata: { name: 'early', namespace: NS },
+      spec: { nodeName: 'worker-7', containers: [{ name: 'early', image: 'quay.io/kata-containers/kata-deploy-job-dispatcher:4.1.0' }] },
+    });
+    await dc.addWorker('worker-7');
+    try {
+      await waitFor(async () => container(await dc.client.get(Pods, 'early', NS))?.ready === true, {
+        timeoutMs: 60_000,
+        message: 'the pod bound before its node registered Ready',
+      });
+    } finally {
+      await dc.client.delete(Pods, 'early', { namespace: NS, gracePeriodSeconds: 0 }).catch(() => {});
+      await dc.removeNode('worker-7');
+    }
+  });
 });

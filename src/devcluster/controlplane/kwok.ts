@@ -191,6 +191,11 @@ export function exitedPodStatus(pod: { spec?: { containers?: { name: string; ima
 /**
  * kwok's own settings: more of its work in parallel than its default of 4, so that thousands of nodes are
  * initialised and their Leases renewed on time.
+ *
+ * kwok fills in its defaults only when no KwokConfiguration is given: every option given here is the whole
+ * of it, and a missing one is zero. Zero workers for the pods of a newly managed node would leave a pod
+ * that was bound before kwok held the node's Lease (skipped then, as on a node another kwok runs) waiting
+ * for kwok's next relist, minutes later: a node that joins as a DaemonSet's pod is bound to it.
  */
 const kwokConfiguration = {
   apiVersion: 'config.kwok.x-k8s.io/v1alpha1',
@@ -200,6 +205,9 @@ const kwokConfiguration = {
     nodePlayStageParallelism: 16,
     podPlayStageParallelism: 16,
     nodeLeaseParallelism: 16,
+    // kwok's defaults, which this configuration would otherwise set to zero (above).
+    podsOnNodeSyncParallelism: 4,
+    enablePodsOnNodeSyncListPager: true,
     // The kubelet API's log endpoint, which must-gather's node-log pods are read through.
     enableDebuggingHandlers: true,
   },
