@@ -99,6 +99,12 @@ export class ImageJobCloud {
   private readonly imageJobMs: number;
   private readonly controller: Controller;
   private readonly profile: ImageJobProfile;
+  /**
+   * What each pod's container did (by pod uid): a container runs once. Until the cache shows the pod ended,
+   * an event of it (kwok writing its status again) would otherwise have the cloud do the work a second time;
+   * writing the outcome (the ConfigMap, the pod's end) is what a retry repeats.
+   */
+  private readonly ran = new Map<string, { failure?: string; imageKeyValue?: string; ended?: boolean }>();
 
   constructor(opts: ImageJobCloudOptions, profile: ImageJobProfile) {
     this.profile = profile;
@@ -119,6 +125,7 @@ export class ImageJobCloud {
   }
 
   async start(signal: AbortSignal): Promise<void> {
+    this.pods.addEventHandler({ delete: (p) => this.ran.delete(p.metadata.uid ?? '') });
     void this.pods.run(signal);
     await this.pods.waitForSync(signal);
     void this.controller.run(signal);
@@ -131,7 +138,24 @@ export class ImageJobCloud {
     const started = Date.parse(String(pod.status?.startTime ?? '')) || Date.now();
     const remaining = started + this.imageJobMs - Date.now();
     if (remaining > 0) return { requeueAfterMs: remaining };
+    const uid = pod.metadata.uid ?? key;
+    let outcome = this.ran.get(uid);
+    if (outcome?.ended) return undefined;
+    if (!outcome) {
+      outcome = await this.work(kind, pod, signal);
+      this.ran.set(uid, outcome);
+    }
+    if (outcome.imageKeyValue !== undefined) {
+      const data = { [this.profile.imageKey]: outcome.imageKeyValue };
+      await this.client.patch(ConfigMaps, PEER_PODS_CM, { data }, { namespace: this.namespace, signal });
+    }
+    await this.exit(pod, outcome.failure, signal);
+    outcome.ended = true;
+    return undefined;
+  }
 
+  /** The container's work, done once: the refusal, or the image built or deleted (and the key to write). */
+  private async work(kind: ImageJobKind, pod: Pod, signal: AbortSignal): Promise<{ failure?: string; imageKeyValue?: string }> {
     const cm = await this.client.find(ConfigMaps, PEER_PODS_CM, this.namespace, signal);
     const job = await this.client.find(Jobs, jobNameOf(pod) ?? '', this.namespace, signal);
     const failAnnotation = kind === 'creation' ? FAIL_IMAGE_CREATION_ANNOTATION : FAIL_IMAGE_DELETION_ANNOTATION;
@@ -146,25 +170,19 @@ export class ImageJobCloud {
     }
     if (failure !== undefined) {
       this.stats.failures++;
-      await this.exit(pod, failure || 'the cloud refused the request', signal);
-      return undefined;
+      return { failure: failure || 'the cloud refused the request' };
     }
     const { imageKey } = this.profile;
     if (kind === 'creation') {
       const image = this.profile.newImage(cm?.data ?? {}, envOf(pod));
       this.images.set(image, new Date().toISOString());
       this.stats.builds++;
-      await this.client.patch(ConfigMaps, PEER_PODS_CM, { data: { [imageKey]: image } }, { namespace: this.namespace, signal });
-    } else {
-      const image = envOf(pod)[this.profile.deletionEnv] ?? cm?.data?.[imageKey] ?? '';
-      this.images.delete(image);
-      this.stats.deletions++;
-      if (image && cm?.data?.[imageKey] === image) {
-        await this.client.patch(ConfigMaps, PEER_PODS_CM, { data: { [imageKey]: '' } }, { namespace: this.namespace, signal });
-      }
+      return { imageKeyValue: image };
     }
-    await this.exit(pod, undefined, signal);
-    return undefined;
+    const image = envOf(pod)[this.profile.deletionEnv] ?? cm?.data?.[imageKey] ?? '';
+    this.images.delete(image);
+    this.stats.deletions++;
+    return image && cm?.data?.[imageKey] === image ? { imageKeyValue: '' } : {};
   }
 
   /** Ends the pod as its container's exit would: code 0, or 1 with the error as termination message. */
