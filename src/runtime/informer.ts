@@ -62,6 +62,9 @@ export const WRITE_SHOW_TIMEOUT_MS = 15_000;
 /** Objects per page of an informer's list. */
 export const LIST_PAGE_SIZE = 100;
 
+/** An ERROR event in a watch's stream (not 410 Gone): the server ended the watch with this status. */
+class WatchEndedWithError extends ApiError {}
+
 /**
  * Keeps an in-memory copy of one kind of resource in sync with the API server: list, then watch from the
  * list's resourceVersion; on 410 Gone (the version fell out of the server's window) list again; on any other
@@ -91,7 +94,7 @@ export class Informer<T extends KubeObject> {
   /** When the current watch last carried anything (an event or a bookmark). */
   private lastHeard = 0;
   /** Counters that tests and metrics read. */
-  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, reconnects: 0, events: 0 };
+  readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, relistsOnError: 0, reconnects: 0, events: 0 };
 
   private readonly client: KubeClient;
 
@@ -279,6 +282,16 @@ export class Informer<T extends KubeObject> {
           this.client.watchExpired?.();
           continue;
         }
+        if (e instanceof WatchEndedWithError) {
+          // The server ended the watch with an error of its own (a 500: without its watch cache, an event
+          // whose previous value etcd compacted, as after a restore): watching again from the same version
+          // meets the same event. Listed again, the watch starts past it; client-go's reflector does the same.
+          this.stats.relistsOnError++;
+          log?.warn({ resourceVersion: this.resourceVersion, err: errorMessage(e) }, 'watch ended with an error; listing again');
+          needList = true;
+          await backoff();
+          continue;
+        }
         const reason = e instanceof WatchIdleError ? 'watch silent; reconnecting' : 'list/watch failed; retrying with backoff';
         log?.warn({ err: errorMessage(e) }, reason);
         await backoff();
@@ -361,7 +374,7 @@ export class Informer<T extends KubeObject> {
         if (ev.type === 'ERROR') {
           const status = ev.object as unknown as { code?: number; message?: string; reason?: string };
           if (status.code === 410) throw new GoneError(status.message ?? 'Gone');
-          throw new ApiError(status.code ?? 500, status.reason ?? '', status.message ?? 'watch error', status);
+          throw new WatchEndedWithError(status.code ?? 500, status.reason ?? '', status.message ?? 'watch error', status);
         }
         const rv = ev.object.metadata?.resourceVersion;
         if (ev.type === 'BOOKMARK') {

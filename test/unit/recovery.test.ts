@@ -160,3 +160,38 @@ describe('the API server answering again', () => {
     }
   });
 });
+
+test('a watch the server ends with an error event (a 500, not 410) lists again, and watches from the new list', async () => {
+  let lists = 0;
+  const watchedFrom: string[] = [];
+  const client = {
+    list: async () => {
+      lists++;
+      return { metadata: { resourceVersion: String(100 * lists) }, items: [] };
+    },
+    watch: async (_rt: unknown, opts: { signal: AbortSignal; resourceVersion?: string }, onEvent: (ev: unknown) => void) => {
+      watchedFrom.push(opts.resourceVersion ?? '');
+      if (watchedFrom.length === 1) {
+        // As kube-apiserver without its watch cache says of an event whose previous value etcd compacted.
+        onEvent({
+          type: 'ERROR',
+          object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd event received with PrevKv=nil' },
+        });
+        return;
+      }
+      await new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    },
+  } as unknown as KubeClient;
+  const inf = new Informer(client, Things, { watchTimeoutSeconds: 600, backoff: { initialMs: 1, maxMs: 1 } });
+  const ac = new AbortController();
+  const run = inf.run(ac.signal);
+  try {
+    await waitFor(() => watchedFrom.length === 2, { timeoutMs: 2000, message: 'a second watch' });
+    assert.equal(lists, 2, 'listed again before the second watch');
+    assert.deepEqual(watchedFrom, ['100', '200'], 'the second watch starts from the new list, past the event');
+    assert.equal(inf.stats.relistsOnError, 1);
+  } finally {
+    ac.abort();
+    await run;
+  }
+});
