@@ -319,11 +319,15 @@ export class Applier {
         }
       }
       case 'delete': {
-        if (w.uncached && !r) {
+        // Straight to the API server (the caller's cache may lag behind a recent create, or it read the
+        // object live), whatever this applier remembers: a create answered AlreadyExists is remembered with
+        // no object, which would read as "gone". Pinned to the UID the caller or our own last write knows.
+        if (w.uncached) {
+          const uid = w.uid ?? r?.written?.metadata.uid;
           const deleted = await this.client.delete(w.resource, name, {
             namespace,
             propagationPolicy: w.propagationPolicy ?? 'Background',
-            ...(w.uid ? { preconditions: { uid: w.uid } } : {}),
+            ...(uid ? { preconditions: { uid } } : {}),
             signal,
           });
           return this.count(w, deleted ? 'written' : 'gone');

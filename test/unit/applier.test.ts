@@ -293,4 +293,20 @@ describe('runtime applier', () => {
     assert.equal(await applier.write(create, undefined), 'written', 'no longer planned, then planned again: made again');
     assert.equal(calls.length, 2);
   });
+
+  test('a delete the caller decided on a live read is made, though a create answered AlreadyExists is remembered', async () => {
+    const { client, calls, failNext } = recordingClient();
+    const { applier } = watchingApplier({ client, fieldManager: 'm' });
+    const create: PlannedWrite = { op: 'create', resource: Things, object: desired({}) };
+    failNext(new ApiError(409, 'AlreadyExists', 'exists'));
+    assert.equal(await applier.write(create, undefined), 'unchanged');
+    // The cache still lacks it (its watch is down); a live read found it, so the delete goes to the server.
+    const del: PlannedWrite = { op: 'delete', resource: Things, name: 'one', namespace: 'ns', uid: 'u1', uncached: true };
+    assert.equal(await applier.write(del, undefined), 'written');
+    assert.deepEqual(
+      calls.map((c) => c.verb),
+      ['create', 'delete'],
+    );
+    assert.deepEqual(calls[1]?.opts?.preconditions, { uid: 'u1' });
+  });
 });
