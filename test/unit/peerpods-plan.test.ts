@@ -381,6 +381,19 @@ describe('peer pods plan', () => {
     assert.equal(plan.removeFinalizer, false);
   });
 
+  test('removed, finalizer gone, then an adaptor and a PeerPodConfig of ours show again (an etcd restore): they go', () => {
+    const off = kataConfig({ enablePeerPods: false, finalizers: ['kataconfiguration.openshift.io/finalizer'] });
+    const plan = planPeerPods(observed({ kataConfigs: [off], daemonSet, peerPodConfig: peerPodConfig() }), NOW);
+    assert.deepEqual(writes(plan), ['delete DaemonSet/osc-caa-ds', 'delete PeerPodConfig/peerpodconfig-openshift']);
+    assert.deepEqual(
+      plan.writes.map((w) => (w.op === 'delete' ? w.uid : undefined)),
+      ['ds-uid', 'ppc-uid'],
+    );
+    // Someone else's of those names stay.
+    const theirs = { ...daemonSet, metadata: { ...daemonSet.metadata, labels: {} } } as unknown as DaemonSet;
+    assert.deepEqual(writes(planPeerPods(observed({ kataConfigs: [off], daemonSet: theirs }), NOW)), []);
+  });
+
   test('a deletion job that finished after the removal: the job and the image record do not stay behind', () => {
     const ami = 'ami-0123456789abcdef0';
     const deletion = job('deletion', 'complete', { annotations: { [DELETES_IMAGE_ANNOTATION]: ami } });
