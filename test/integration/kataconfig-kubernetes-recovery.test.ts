@@ -12,8 +12,8 @@ import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig
 import { type KataNode, KataNodes } from '../../src/api/katanode.ts';
 import type { LogLevel } from '../../src/api/names.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
-import { Nodes } from '../../src/kube/resources.ts';
-import { INSTALL_LABEL, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from '../../src/platform/kubernetes/katadeploy.ts';
+import { Nodes, Pods } from '../../src/kube/resources.ts';
+import { INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from '../../src/platform/kubernetes/katadeploy.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -158,6 +158,23 @@ describe('KataConfig on plain Kubernetes: failures cleared in every order', () =
     await start();
     await logLevel('warn');
     await settledOn(false, 'both workers on the info configuration after restarts');
+  });
+
+  test("kata-deploy's label taken from an installed node (as an etcd restore does): its installer runs again", async () => {
+    await settledOn(false, 'settled before');
+    const installerOn = async (node: string) =>
+      (await client().list(Pods, { labelSelector: `name=${INSTALLER_NAME}` })).items.find(
+        (p) => p.spec?.nodeName === node && !p.metadata.deletionTimestamp,
+      );
+    const before = (await installerOn('worker-1'))?.metadata.name;
+    assert.ok(before, 'an installer on worker-1');
+    // kata-deploy labels a node once, after installing; the label goes, the installer stays Ready.
+    await client().patch(Nodes, 'worker-1', { metadata: { labels: { [KATA_RUNTIME_LABEL]: null } } });
+    await waitFor(async () => (await installerOn('worker-1'))?.metadata.name !== before, {
+      timeoutMs: 90_000,
+      message: 'a new installer on worker-1',
+    });
+    await settledOn(false, 'worker-1 labelled again by its new installer, both Installed');
   });
 
   test('a KataConfig deleted while failed is uninstalled', async () => {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { InstallerPodView, NodeObservation } from '../../src/platform/kubernetes/observe.ts';
-import { type NodeMemory, planRollout, type RolloutInput, type StopMark } from '../../src/platform/kubernetes/rollout.ts';
+import {
+  LABEL_LOST_GRACE_MS,
+  type NodeMemory,
+  planRollout,
+  type RolloutInput,
+  type StopMark,
+} from '../../src/platform/kubernetes/rollout.ts';
 
 const T = 'target000000';
 const A = 'previous0000';
@@ -52,6 +58,23 @@ describe('kubernetes rollout: install', () => {
       ],
     );
     assert.equal(plan.template, T);
+  });
+
+  test("an installer Ready on a node that lost kata-deploy's label (an etcd restore took it back) is run again after a grace", () => {
+    const mem = new Map<string, NodeMemory>([['a', { assigned: T, since: ago(120) }]]);
+    const lost = (readyAgo: number) => obs('a', { installLabel: T, pods: [pod('p', T, { ready: true, readySince: ago(readyAgo) })] });
+    // Ready long ago, no label now: the install it reported was taken back; its pod goes, the DaemonSet makes another.
+    const plan = planRollout(input([lost(100)], { memory: mem }));
+    assert.deepEqual(plan.deletePods, ['p']);
+    assert.equal(plan.nodes[0]?.phase, 'Installing');
+    // Ready a moment ago: the label may just not have reached the cache; looked at again when the grace ends.
+    const fresh = planRollout(input([lost(5)], { memory: mem }));
+    assert.deepEqual(fresh.deletePods, []);
+    assert.equal(fresh.nextDeadlineMs, LABEL_LOST_GRACE_MS - 5000);
+    // Not while the template carries another configuration (a rollback's pod would come back wrong).
+    assert.deepEqual(planRollout(input([lost(100)], { memory: mem, daemonSet: { config: A, observed: true } })).deletePods, []);
+    // Labelled: installed, nothing deleted.
+    assert.deepEqual(planRollout(input([installed('a', T)], { memory: mem })).deletePods, []);
   });
 
   test('maxUnavailable 2 starts two nodes', () => {

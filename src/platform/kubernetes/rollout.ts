@@ -90,6 +90,12 @@ export interface RolloutPlan {
 }
 
 const byName = new Intl.Collator('en', { numeric: true }).compare;
+
+/**
+ * How long an installer may be Ready on a node without kata-deploy's label before its install counts as taken
+ * back (see planRollout, 3b): longer than a node's label and its pod's readiness take to reach the caches.
+ */
+export const LABEL_LOST_GRACE_MS = 15_000;
 const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 
 type Report = { kind: 'done' } | { kind: 'pending' } | { kind: 'gone' } | { kind: 'failed'; reason: string };
@@ -235,6 +241,24 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     if (w?.assigned !== undefined) replace(o, w.assigned, w.since);
   }
 
+  // 3b. An installer Ready (kata-deploy's /readyz: it installed) on a node that has lost kata-deploy's label:
+  // the label was taken back after the install (an etcd restore, a hand edit), and kata-deploy labels only
+  // once. Its pod is deleted, so that the DaemonSet runs the install again, which labels the node.
+  let relabelAt: number | undefined;
+  for (const o of observations) {
+    const w = work.get(o.name);
+    if (w?.assigned === undefined || w.report.kind !== 'pending' || o.kataRuntime === 'true') continue;
+    if (!templateReady || w.assigned !== template) continue;
+    for (const p of o.pods) {
+      if (p.terminating || !p.ready || p.config !== w.assigned || deletePods.includes(p.name)) continue;
+      const readyAt = p.readySince ? Date.parse(p.readySince) : Number.NaN;
+      if (Number.isNaN(readyAt)) continue;
+      const at = readyAt + LABEL_LOST_GRACE_MS;
+      if (at <= nowMs) deletePods.push(p.name);
+      else relabelAt = Math.min(relabelAt ?? at, at);
+    }
+  }
+
   // 4. More nodes, in name order, while the budget allows and the rollout has not stopped.
   // A node given an older configuration whose pod never came (the template moved on first) is not in
   // flight: it is simply given the target in its turn.
@@ -308,8 +332,9 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       error: failed ? (w.error ?? '') : '',
     });
   }
-  if (promoteAt !== undefined) {
-    const left = Math.max(0, promoteAt - nowMs);
+  for (const at of [promoteAt, relabelAt]) {
+    if (at === undefined) continue;
+    const left = Math.max(0, at - nowMs);
     nextDeadlineMs = nextDeadlineMs === undefined ? left : Math.min(nextDeadlineMs, left);
   }
   return {
