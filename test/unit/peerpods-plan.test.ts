@@ -389,6 +389,9 @@ describe('peer pods plan', () => {
       plan.writes.map((w) => (w.op === 'delete' ? w.uid : undefined)),
       ['ds-uid', 'ppc-uid'],
     );
+    // A node whose restored status advertises the pod VM capacity again loses it.
+    const advertised = planPeerPods(observed({ kataConfigs: [off], nodes: [node('worker-0', '4')] }), NOW);
+    assert.deepEqual(writes(advertised), ['patch Node/worker-0']);
     // Someone else's of those names stay.
     const theirs = { ...daemonSet, metadata: { ...daemonSet.metadata, labels: {} } } as unknown as DaemonSet;
     assert.deepEqual(writes(planPeerPods(observed({ kataConfigs: [off], daemonSet: theirs }), NOW)), []);

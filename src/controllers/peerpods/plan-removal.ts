@@ -40,13 +40,16 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
     if (mode === 'disable' && hasAnyCondition(kc.status?.conditions, PEERPODS_CONDITIONS)) plan.conditions = [];
     plan.gauges = 'reset';
     finishStrayDeletion(o, plan);
-    // The removal is done, yet an adaptor or a PeerPodConfig of ours shows: one the removal's caches had
+    // The removal is done, yet an adaptor, a PeerPodConfig or a node's pod VM capacity of ours shows: one the removal's caches had
     // not shown yet (an etcd restore brings back what was deleted, and caches list it again one by one).
     // With peer pods off nothing of ours may run: it goes, as leftovers do.
     const ds = ours(o.daemonSet) ? o.daemonSet : undefined;
     const ppc = ours(o.peerPodConfig) ? o.peerPodConfig : undefined;
     plan.writes.push(...deleteOwn(o, DaemonSets, CAA_DAEMONSET, ds), ...deleteOwn(o, PeerPodConfigs, PEER_POD_CONFIG, ppc));
-    if (ds || ppc) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
+    // Likewise the pod VM capacity a restored node status advertises again.
+    const capacities = nodeCapacityWrites(o, undefined).writes;
+    plan.writes.push(...capacities);
+    if (ds || ppc || capacities.length) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
     return plan;
   }
   // The KataConfig controller decides first whether pods block the uninstall (and says so in InProgress).
