@@ -40,16 +40,12 @@ export function planRemoval(o: PeerPodsObserved, kc: KataConfig, mode: 'delete' 
     if (mode === 'disable' && hasAnyCondition(kc.status?.conditions, PEERPODS_CONDITIONS)) plan.conditions = [];
     plan.gauges = 'reset';
     finishStrayDeletion(o, plan);
-    // The removal is done, yet an adaptor, a PeerPodConfig or a node's pod VM capacity of ours shows: one the removal's caches had
-    // not shown yet (an etcd restore brings back what was deleted, and caches list it again one by one).
-    // With peer pods off nothing of ours may run: it goes, as leftovers do.
-    const ds = ours(o.daemonSet) ? o.daemonSet : undefined;
-    const ppc = ours(o.peerPodConfig) ? o.peerPodConfig : undefined;
-    plan.writes.push(...deleteOwn(o, DaemonSets, CAA_DAEMONSET, ds), ...deleteOwn(o, PeerPodConfigs, PEER_POD_CONFIG, ppc));
-    // Likewise the pod VM capacity a restored node status advertises again.
-    const capacities = nodeCapacityWrites(o, undefined).writes;
-    plan.writes.push(...capacities);
-    if (ds || ppc || capacities.length) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
+    // The removal is done, yet an adaptor, a PeerPodConfig or a node's pod VM capacity of ours shows: one the
+    // removal's caches had not shown yet (an etcd restore brings back what was deleted, and caches list it
+    // again one by one). With peer pods off nothing of ours may run: it goes, as leftovers do.
+    const left = leftovers(o);
+    plan.writes.push(...left.objects, ...left.capacities);
+    if (left.objects.length || left.capacities.length) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
     return plan;
   }
   // The KataConfig controller decides first whether pods block the uninstall (and says so in InProgress).
@@ -148,19 +144,28 @@ function finishStrayDeletion(o: PeerPodsObserved, plan: PeerPodsPlan): void {
   plan.notes.push(...done.notes);
 }
 
+/** What of ours must not remain once peer pods are removed: the adaptor and the PeerPodConfig, and the nodes' pod VM capacity. */
+function leftovers(o: PeerPodsObserved): { objects: Write[]; capacities: Write[] } {
+  const ds = ours(o.daemonSet) ? o.daemonSet : undefined;
+  const ppc = ours(o.peerPodConfig) ? o.peerPodConfig : undefined;
+  return {
+    objects: [...deleteOwn(o, DaemonSets, CAA_DAEMONSET, ds), ...deleteOwn(o, PeerPodConfigs, PEER_POD_CONFIG, ppc)],
+    capacities: nodeCapacityWrites(o, undefined).writes,
+  };
+}
+
 /** With no KataConfig at all, nothing of ours should remain (e.g. a finalizer removed by hand). */
 export function planLeftovers(o: PeerPodsObserved): PeerPodsPlan {
   const plan = emptyPlan();
-  const ds = ours(o.daemonSet) ? o.daemonSet : undefined;
-  const ppc = ours(o.peerPodConfig) ? o.peerPodConfig : undefined;
-  plan.writes.push(...deleteOwn(o, DaemonSets, CAA_DAEMONSET, ds), ...deleteOwn(o, PeerPodConfigs, PEER_POD_CONFIG, ppc));
+  const left = leftovers(o);
+  plan.writes.push(...left.objects);
   const creation = o.creationJob;
   if (creation && !creation.metadata.deletionTimestamp && jobPhase(creation) !== 'failed')
     plan.writes.push(deleteJob(o, 'creation', creation));
   finishStrayDeletion(o, plan);
-  plan.writes.push(...nodeCapacityWrites(o, undefined).writes);
+  plan.writes.push(...left.capacities);
   plan.writes.push(...deleteRequest(o));
-  if (ds || ppc) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
+  if (left.objects.length) plan.notes.push({ level: 'info', msg: 'removed peer pods leftovers' });
   plan.gauges = 'reset';
   return plan;
 }
