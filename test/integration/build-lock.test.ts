@@ -1,13 +1,15 @@
 /**
  * tools/build-control-plane.sh while another build holds its lock (a second `npm start` or test run
- * during a first build): the waiting run shows the other build's progress instead of minutes of silence.
+ * during a first build): the waiting run shows the other build's progress instead of minutes of silence, and
+ * Ctrl-C stops the wait at once, leaving nothing behind.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { processesMentioning } from '../support/processes.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -41,7 +43,7 @@ describe('control plane build lock', () => {
         'bash',
         '-c',
         `echo "[control-plane] building kube-apiserver (k8s.io/kubernetes/cmd/kube-apiserver) ..." >> ${progress}; sleep 3; ` +
-          `mkdir -p ${dest} && for b in etcd kube-apiserver kube-scheduler kube-controller-manager kubectl kwok; do printf '#!/bin/sh\\n' > ${dest}/$b; chmod +x ${dest}/$b; done; ` +
+          `mkdir -p ${dest} && for b in etcd etcdutl kube-apiserver kube-scheduler kube-controller-manager kubectl kwok; do printf '#!/bin/sh\\n' > ${dest}/$b; chmod +x ${dest}/$b; done; ` +
           `echo "[control-plane] built kubectl in 1s" >> ${progress}; sleep 1`,
       ],
       process.env,
@@ -55,5 +57,52 @@ describe('control plane build lock', () => {
     assert.equal(waiting.stdout.trim(), dest);
     assert.match(waiting.stderr, /another build of the control plane is running; waiting for it/);
     assert.match(waiting.stderr, /\[other build\] \[control-plane\] building kube-apiserver/);
+    assert.doesNotMatch(waiting.stderr, /first build of/, 'the waiting run uses what the other build made');
+  });
+
+  test('Ctrl-C stops the wait at once, even when the lock wait missed the signal, and leaves nothing behind', async () => {
+    // The window this covers: SIGINT reaching a lock wait between fork and exec, where the child still has
+    // bash's handler and so lives on. A flock that ignores SIGINT makes that moment last.
+    const own = mkdtempSync(join(tmpdir(), 'osc-build-lock-int-'));
+    const dir = join(own, 'control-plane');
+    mkdirSync(dir, { recursive: true });
+    const bin = join(own, 'bin');
+    mkdirSync(bin);
+    const realFlock = spawnSync('bash', ['-c', 'command -v flock'], { encoding: 'utf8' }).stdout.trim();
+    writeFileSync(join(bin, 'flock'), `#!/bin/sh\ntrap '' INT\nexec ${realFlock} "$@"\n`);
+    chmodSync(join(bin, 'flock'), 0o755);
+    const holder = spawn(realFlock, [join(dir, '.lock'), 'sleep', '600'], { stdio: 'ignore', detached: true });
+    try {
+      await waitFor(() => spawnSync(realFlock, ['-n', join(dir, '.lock'), 'true']).status === 1, {
+        message: 'the other build holds the lock',
+      });
+      const env: NodeJS.ProcessEnv = { ...process.env, OSC_CACHE_DIR: own, PATH: `${bin}:${process.env.PATH}` };
+      delete env.OSC_CONTROL_PLANE_DIR;
+      // A process group of its own, as a terminal runs it: Ctrl-C reaches the script and its children.
+      const script = spawn('bash', [join(root, 'tools', 'build-control-plane.sh')], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stderr = '';
+      script.stderr.on('data', (d) => (stderr += String(d)));
+      const ended = new Promise<NodeJS.Signals | number | null>((resolve) => script.on('exit', (code, signal) => resolve(signal ?? code)));
+      const stdoutClosed = new Promise<void>((resolve) => script.stdout.on('close', () => resolve()));
+      script.stdout.resume();
+      await waitFor(() => /waiting for it/.test(stderr), { timeoutMs: 120_000, message: 'the script waits for the other build' });
+      process.kill(-(script.pid ?? 0), 'SIGINT');
+      let end: NodeJS.Signals | number | null | undefined;
+      void ended.then((e) => (end = e));
+      await waitFor(() => end !== undefined, { timeoutMs: 30_000, message: 'the script ends on Ctrl-C (not a minute later, not never)' });
+      assert.equal(end, 'SIGINT', `ended by the signal, as the caller tells a Ctrl-C from a failure; stderr: ${stderr}`);
+      await stdoutClosed; // nothing left holds the pipe its caller reads the built path from
+      await waitFor(() => processesMentioning(own).length === 0, {
+        timeoutMs: 30_000,
+        message: 'no tail or sed following the progress file is left',
+      });
+    } finally {
+      if (holder.pid) process.kill(-holder.pid, 'SIGKILL');
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });

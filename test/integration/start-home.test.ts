@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { processesMentioning } from '../support/processes.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -55,21 +56,6 @@ const start = (args: string[], env?: NodeJS.ProcessEnv, withConsole = false) => 
   return p;
 };
 const READY = /Press Ctrl-C to stop/;
-
-/** Command lines of running processes that mention `text`, other than the lock holder this test runs. */
-function processesMentioning(text: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      if (cmd.includes(text) && !cmd.startsWith('flock ')) found.push(`${entry}: ${cmd}`);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 describe('osc start and its home directory', () => {
   test('Ctrl-C while waiting for another build of the control plane stops quietly', async () => {

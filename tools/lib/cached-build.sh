@@ -26,22 +26,40 @@ require_go() {
 
 # One build at a time: parallel runs wait for the first build instead of starting their own, showing its
 # lines so far and as they come, and a line a minute so that a quiet compile step does not look hung.
+#
+# Ctrl-C (SIGINT to the whole process group) or SIGTERM stops the wait at once. The lock is awaited by a
+# background flock and the `wait` builtin, which a trapped signal interrupts: a foreground flock that missed
+# the signal (it can arrive between fork and exec, while the child still has bash's handler) would end
+# normally a minute later, bash would take the signal as handled, and the loop would wait forever. The lock
+# taken by the background flock is the script's own: flock locks belong to the open file (fd 9), which both
+# share.
 wait_for_build_lock() {
   exec 9>"$cache_dir/.lock"
   flock -n 9 && return
+  # Background jobs of a script ignore SIGINT, so the helpers below are stopped by hand on every way out
+  # (globals, not locals: the EXIT trap can run after this function returned).
+  waiting= follower= locker=
+  local waited=0
+  stop_helpers() { kill $waiting $follower $locker 2>/dev/null || true; }
+  trap stop_helpers EXIT
+  trap 'stop_helpers; trap - EXIT INT; kill -INT $$' INT
+  trap 'stop_helpers; trap - EXIT TERM; kill -TERM $$' TERM
   echo "[$name] another build of $what is running; waiting for it (its progress follows)" >&2
-  sleep infinity &
-  local waiting=$! waited=0
-  # Background jobs of a script ignore SIGINT: on Ctrl-C the sleep, and the tail following it, would outlive
-  # the script (and hold its output open) unless stopped on the way out.
-  trap 'kill "$waiting" 2>/dev/null || true' EXIT
+  # Nothing here holds the script's stdout, which its caller reads to the end for the path it prints.
+  sleep infinity >/dev/null 2>&1 &
+  waiting=$!
   tail --pid="$waiting" -n +1 -F "$progress" 2>/dev/null | sed -u 's/^/[other build] /' >&2 &
-  while ! flock -w 60 9; do
+  follower=$!
+  while :; do
+    flock -w 60 9 &
+    locker=$!
+    wait "$locker" && break
     waited=$((waited + 1))
     echo "[$name] still waiting for the other build (${waited} min)" >&2
   done
-  kill "$waiting" 2>/dev/null || true
-  trap - EXIT
+  locker=
+  stop_helpers
+  trap - EXIT INT TERM
   wait 2>/dev/null || true
 }
 
