@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { processesMentioning } from '../support/processes.ts';
+import { childrenOf, processesMentioning } from '../support/processes.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -58,7 +58,11 @@ const start = (args: string[], env?: NodeJS.ProcessEnv, withConsole = false) => 
 const READY = /Press Ctrl-C to stop/;
 
 describe('osc start and its home directory', () => {
-  test('Ctrl-C while waiting for another build of the control plane stops quietly', async () => {
+  /**
+   * Ctrl-C while another build holds the build lock. `buildFirst`: the signal reaches the build script, and
+   * the script has ended, before it reaches osc, as a loaded machine can deliver one group signal.
+   */
+  async function ctrlCWhileWaitingForABuild(buildFirst: boolean) {
     const cache = tempDir('osc-cache-');
     mkdirSync(join(cache, 'control-plane'), { recursive: true });
     // Another build holds the build lock for as long as this test needs (a process group: flock and its sleep).
@@ -72,6 +76,14 @@ describe('osc start and its home directory', () => {
         message: 'osc start waits for the other build',
       });
       assert.ok(osc.running, osc.out);
+      if (buildFirst) {
+        const script = childrenOf(osc.child.pid ?? 0).find((c) => c.cmd.includes('build-control-plane.sh'));
+        assert.ok(script, 'the build script runs under osc');
+        process.kill(script.pid, 'SIGINT');
+        await waitFor(() => !childrenOf(osc.child.pid ?? 0).some((c) => c.pid === script.pid), { message: 'the build script ended' });
+        // The group's signal reaches osc a moment later.
+        await new Promise((r) => setTimeout(r, 300));
+      }
       osc.signalGroup('SIGINT');
       assert.equal(await osc.exited, 130, osc.out);
       assert.match(osc.out, /SIGINT: stopping/);
@@ -83,7 +95,12 @@ describe('osc start and its home directory', () => {
     } finally {
       if (holder.pid) process.kill(-holder.pid, 'SIGKILL');
     }
-  });
+  }
+
+  test('Ctrl-C while waiting for another build of the control plane stops quietly', () => ctrlCWhileWaitingForABuild(false));
+
+  test('Ctrl-C that ends the build before osc sees it is still the stop asked for, not a failed start', () =>
+    ctrlCWhileWaitingForABuild(true));
 
   test('a second start in the same home is refused; the lock of a SIGKILLed start is taken over', async () => {
     const home = join(tempDir('osc-home-'), '.osc');

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { oneLine, summarize } from '../../api/summary.ts';
+import { BuildInterruptedError } from '../../devcluster/controlplane/binaries.ts';
 import { DevCluster } from '../../devcluster/devcluster.ts';
 import { DISTRIBUTIONS, type Distribution, isSimulated } from '../../devcluster/nodes.ts';
 import { projectOperatorToken } from '../../devcluster/operator-token.ts';
@@ -337,6 +338,8 @@ async function runLocked(
     return code;
   } catch (e) {
     // Ctrl-C during the start-up (a build, say) stops what was under way: that is the stop asked for, not a failure.
+    // Ctrl-C reaches the build too, and on a busy machine its end can be seen before our own handler runs.
+    if (e instanceof BuildInterruptedError) await Promise.race([aborted(ac.signal), delay(BUILD_STOP_SIGNAL_GRACE_MS)]);
     if (ac.signal.aborted) return code || 130;
     if (e instanceof CliError) throw e;
     throw new CliError(`${opts.withOperator ? 'osc start' : 'osc dev'} failed: ${errorMessage(e)} (logs: ${logPath})`);
@@ -357,6 +360,13 @@ async function runLocked(
     await new Promise<void>((r) => logStream.end(() => r()));
   }
 }
+
+/**
+ * How long a build stopped by a signal waits for that signal to reach osc as well (a terminal's Ctrl-C goes to
+ * the whole process group at once): only a build stopped on its own, by someone else, is a failed start.
+ */
+const BUILD_STOP_SIGNAL_GRACE_MS = 2_000;
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const aborted = (signal: AbortSignal) =>
   new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
