@@ -36,8 +36,8 @@ require_go() {
 wait_for_build_lock() {
   exec 9>"$cache_dir/.lock"
   flock -n 9 && return
-  # Background jobs of a script ignore SIGINT, so the helpers below are stopped by hand on every way out
-  # (globals, not locals: the EXIT trap can run after this function returned).
+  # Background jobs of a script ignore SIGINT, so the helpers below are stopped by hand on every way out:
+  # by the traps (a signal, or an exit under set -e) and after the wait.
   waiting= follower= locker=
   local waited=0
   stop_helpers() { kill $waiting $follower $locker 2>/dev/null || true; }
