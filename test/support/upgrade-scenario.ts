@@ -8,6 +8,7 @@
  * operands' pods, and how long the webhooks went unanswered.
  */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import { CCO_NAMESPACE, CredentialsRequests } from '../../src/api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET } from '../../src/api/credentials-text.ts';
@@ -263,9 +264,30 @@ export async function runUpgrade(
     );
     await settled(kubelet, token, 'version N+1');
     // The operands N+1 rolls (an adaptor image it moves) have rolled before anything is counted.
-    await waitFor(async () => ((await client.list(DaemonSets, { namespace: NS })).items as DS[]).every(dsRolledOut), {
-      timeoutMs: 300_000,
-      message: "version N+1: every operand DaemonSet's pods updated and ready",
+    // Throws naming what has not rolled (a thrown error is "not yet", and the last one is in a timeout).
+    await waitFor(
+      async () => {
+        const pending = ((await client.list(DaemonSets, { namespace: NS })).items as DS[]).filter((d) => !dsRolledOut(d));
+        if (pending.length === 0) return true;
+        const pods = (await client.list(Pods, { namespace: NS })).items.filter(operand);
+        throw new Error(
+          `${pending.map((d) => `${d.metadata.name} generation ${d.metadata.generation} status ${JSON.stringify(d.status)}`).join('; ')}; pods ${pods
+            .map((p) => `${p.metadata.name} ${p.status?.phase}${p.metadata.deletionTimestamp ? ' deleting' : ''}`)
+            .join(', ')}`,
+        );
+      },
+      { timeoutMs: 300_000, message: "version N+1: every operand DaemonSet's pods updated and ready" },
+    ).catch(async (e) => {
+      // The DaemonSet controller's side of a rollout that stalled (its errors, at the default verbosity).
+      const log = await readFile(dev.controlPlane.logFile('kube-controller-manager'), 'utf8').catch(() => '');
+      console.log(
+        `# kube-controller-manager on daemon sets:\n${log
+          .split('\n')
+          .filter((l) => l.includes('daemon'))
+          .slice(-20)
+          .join('\n')}`,
+      );
+      throw e;
     });
     const leader = kubelet.leader();
     assert.ok(leader);
