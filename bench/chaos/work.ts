@@ -141,7 +141,8 @@ const readyRun = (p: Pod): string | undefined => {
  * the configuration the node already ran, kata never having left it since.
  */
 export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<Pod>): WorkTracker {
-  const state = new Map<string, { config?: string; kata: boolean }>();
+  /** Per node: the configuration its last install run put, whether kata is still there, and that run (for the detail). */
+  const state = new Map<string, { config?: string; kata: boolean; lastRun?: string }>();
   const counted = new Set<string>();
   let runs = 0;
   let needless = 0;
@@ -164,11 +165,14 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
       runs++;
       if (s.kata && s.config === config) {
         needless++;
-        needlessDetail.push(`${node}: an install run at step ${step} put the configuration it already ran`);
+        needlessDetail.push(
+          `${node}: an install run at step ${step} put the configuration it already ran (${run} of pod ${p.metadata.name}; the last run there: ${s.lastRun ?? 'unknown'})`,
+        );
       }
     }
     s.config = config;
     s.kata = true;
+    s.lastRun = `${run} of pod ${p.metadata.name} at step ${step}${paused ? ', as a restore left it' : ''}`;
   };
   installerPods.addEventHandler({ add: onPod, update: (_o, p) => onPod(p) });
   const onNode = (n: Node) => {
