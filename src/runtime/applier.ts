@@ -111,6 +111,11 @@ export class Applier {
   /** Kinds whose own writes are told from others' (ownWrites), and the versions the last few made, by target. */
   private readonly ownKinds = new Set<ResourceType>();
   private readonly ownVersions = new Map<string, string[]>();
+  /** Told when a write's record ends with its cache never having shown it (onUnshownExpired). */
+  private readonly expiredListeners = new Set<() => void>();
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires (on this.now()'s clock); Infinity when none is armed. */
+  private expiryAt = Number.POSITIVE_INFINITY;
 
   constructor(opts: ApplierOptions) {
     this.client = opts.client;
@@ -118,6 +123,17 @@ export class Applier {
     this.metrics = opts.metrics;
     this.ttlMs = opts.expectationTtlMs ?? 30_000;
     this.now = opts.now ?? (() => performance.now());
+    // The caches are told to list again after an etcd restore (KubeClient.relistAll): a write made before it
+    // may have been taken back, so none is awaited any longer; the listeners' passes make again what is
+    // still wanted, without waiting out expectationTtlMs.
+    this.client.onRelistRequested?.(() => this.forgetAll());
+  }
+
+  /** Every write is forgotten (none awaited); the listeners are told if there was one. */
+  private forgetAll(): void {
+    if (this.inFlight.size === 0) return;
+    this.inFlight.clear();
+    for (const fn of [...this.expiredListeners]) fn();
   }
 
   /**
@@ -143,6 +159,48 @@ export class Applier {
    */
   ownWrites(resource: ResourceType): void {
     this.ownKinds.add(resource);
+  }
+
+  /**
+   * Calls `fn` when the record of a write ends before any cache showed the write (its time, expectationTtlMs,
+   * passed): a write that an etcd restore took back, or a create of a kind no cache shows. While the record
+   * lasted, a pass planning the same write skipped it as awaited; nothing else will bring another pass (no
+   * event is coming), so the controller is woken to plan again. A write its cache shows ends its record
+   * without a call: while all is well this costs nothing.
+   */
+  onUnshownExpired(fn: () => void): () => void {
+    this.expiredListeners.add(fn);
+    return () => this.expiredListeners.delete(fn);
+  }
+
+  /**
+   * Ends the records whose time has passed and tells the listeners if any did. Called by the applier's own
+   * timer; public for tests that drive the clock.
+   */
+  expireUnshown(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = Number.POSITIVE_INFINITY;
+    const now = this.now();
+    let expired = false;
+    let next = Number.POSITIVE_INFINITY;
+    for (const [key, r] of this.inFlight) {
+      if (now - r.at >= this.ttlMs) {
+        this.inFlight.delete(key);
+        expired = true;
+      } else next = Math.min(next, r.at + this.ttlMs);
+    }
+    if (next < Number.POSITIVE_INFINITY) this.armExpiry(next);
+    if (expired) for (const fn of [...this.expiredListeners]) fn();
+  }
+
+  /** A timer for the earliest record's end, when someone listens (one timer, however many writes). */
+  private armExpiry(at: number): void {
+    if (this.expiredListeners.size === 0 || at >= this.expiryAt) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = at;
+    this.expiryTimer = setTimeout(() => this.expireUnshown(), Math.max(0, at - this.now()) + 1);
+    this.expiryTimer.unref?.();
   }
 
   /** Whether this version of the object is one a write of this applier made (see ownWrites). */
@@ -394,14 +452,16 @@ export class Applier {
     const ours = new Set(before?.ours);
     const last = before?.written?.metadata.resourceVersion;
     if (last) ours.add(last);
+    const at = this.now();
     this.inFlight.set(key, {
       replaced: before?.replaced ?? cacheState(cached),
       write: what,
-      at: this.now(),
+      at,
       written,
       ours,
       ...(create || before?.create ? { create: true } : {}),
     });
+    this.armExpiry(at + this.ttlMs);
   }
 
   private count(w: PlannedWrite, outcome: WriteOutcome): WriteOutcome {

@@ -157,6 +157,67 @@ describe('runtime applier', () => {
     assert.equal(calls[0]?.verb, 'patch:merge');
   });
 
+  test('a write whose record ends unshown wakes the controller; one its cache shows does not', async () => {
+    const { client } = recordingClient();
+    let t = 0;
+    const { applier, event } = watchingApplier({ client, fieldManager: 'm', expectationTtlMs: 1000, now: () => t });
+    let woken = 0;
+    applier.onUnshownExpired(() => woken++);
+    const patch = (k: string): Write => ({
+      op: 'patch',
+      resource: Things,
+      name: 'one',
+      namespace: 'ns',
+      patch: { metadata: { annotations: { k } } },
+    });
+    const cached = stored(desired({}), '7');
+    // Shown: the cache's event ends the record; its time passing tells nobody.
+    const written = await applier.write(patch('a'), cached);
+    assert.equal(written, 'written');
+    event('add', stored(desired({}), '8'));
+    t = 1000;
+    applier.expireUnshown();
+    assert.equal(woken, 0, 'a write its cache showed wakes nothing');
+    // Taken back before the cache showed it (an etcd restore: the cache still shows version 7, as before).
+    assert.equal(await applier.write(patch('b'), cached), 'written');
+    assert.equal(await applier.write(patch('b'), cached), 'awaited', 'planned again meanwhile: skipped');
+    t = 1999;
+    applier.expireUnshown();
+    assert.equal(woken, 0, 'not before its time');
+    t = 2000;
+    applier.expireUnshown();
+    assert.equal(woken, 1, 'its time passed unshown: the controller is woken');
+    assert.equal(await applier.write(patch('b'), cached), 'written', 'and the next pass makes the write again');
+  });
+
+  test('after an etcd restore (the caches told to list again) no write is awaited, and the controller is woken', async () => {
+    const { client } = recordingClient();
+    const relist: (() => void)[] = [];
+    (client as unknown as { onRelistRequested: (fn: () => void) => void }).onRelistRequested = (fn) => relist.push(fn);
+    const { applier, event } = watchingApplier({ client, fieldManager: 'm' });
+    let woken = 0;
+    applier.onUnshownExpired(() => woken++);
+    const w: PlannedWrite = { op: 'create', resource: Things, object: desired({ a: '1' }) };
+    assert.equal(await applier.write(w, undefined), 'written');
+    assert.equal(await applier.write(w, undefined), 'awaited');
+    for (const fn of relist) fn();
+    assert.equal(woken, 1, 'the controller is woken');
+    assert.equal(await applier.write(w, undefined), 'written', 'the create is made again: the restore may have taken it back');
+    event('add', stored(desired({ a: '1' }), '999'));
+    assert.equal(applier.pending, 0, 'shown');
+    for (const fn of relist) fn();
+    assert.equal(woken, 1, 'a relist with nothing awaited wakes nothing');
+  });
+
+  test("the applier's own timer wakes the controller when a write's record ends unshown", async () => {
+    const { client } = recordingClient();
+    const { applier } = watchingApplier({ client, fieldManager: 'm', expectationTtlMs: 50 });
+    const woken = new Promise<void>((resolve) => applier.onUnshownExpired(resolve));
+    await applier.write({ op: 'create', resource: Things, object: desired({ a: '1' }) }, undefined);
+    await woken;
+    assert.equal(applier.pending, 0, 'the record ended');
+  });
+
   test('deletes only the object the cache showed (UID precondition), once, and nothing that is gone or going', async () => {
     const { client, calls } = recordingClient();
     const { applier } = watchingApplier({ client, fieldManager: 'm' });

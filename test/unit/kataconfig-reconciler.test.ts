@@ -88,8 +88,11 @@ function reconcilerOver(opts: {
   nodes: Informer<Node>;
   observed: OpenShiftObserved;
   platform?: Platform<unknown>;
+  expectationTtlMs?: number;
+  woken?: () => void;
 }) {
   const reconciler = new KataConfigReconciler({
+    ...(opts.expectationTtlMs !== undefined ? { expectationTtlMs: opts.expectationTtlMs } : {}),
     client: opts.client,
     kataConfigs: opts.kataConfigs,
     nodes: opts.nodes,
@@ -101,6 +104,7 @@ function reconcilerOver(opts: {
     events: { record: async () => {} } as unknown as EventRecorder,
     options: defaultKataConfigOptions,
   });
+  if (opts.woken) reconciler.onUnshownExpired(opts.woken);
   const signal = new AbortController().signal;
   return async () => {
     await reconciler.reconcile('example', silentLogger(), signal);
@@ -168,6 +172,33 @@ describe('KataConfig reconciler', () => {
     delete observed.machineConfig;
     await pass();
     assert.equal(created().length, 2, 'deleted after the caches showed it: created again');
+  });
+
+  test('a ContainerRuntimeConfig an etcd restore took back before the caches showed it: the controller is woken, and makes it again', async () => {
+    const observed: OpenShiftObserved = { pools: [workerPool(1)] };
+    const { client, calls } = recordingClient();
+    let wake: () => void = () => {};
+    const pass = reconcilerOver({
+      client,
+      kataConfigs: cache([{ ...installing, spec: { logLevel: 'debug' } } as KataConfig]).informer,
+      nodes: cache([worker('worker-0')]).informer,
+      observed,
+      expectationTtlMs: 200,
+      woken: () => wake(),
+    });
+    const created = () => calls.filter((c) => c.verb === 'create' && c.resource === 'containerruntimeconfigs').length;
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    await pass();
+    assert.equal(created(), 1, 'the first pass creates kata-crio-config');
+    // The restore took it back: the caches never show it. A pass planned meanwhile awaits the first create.
+    await pass();
+    assert.equal(created(), 1, 'not made twice while awaited');
+    // No event will come; the applier's record ends and wakes the controller, whose pass makes it again.
+    await woken;
+    await pass();
+    assert.equal(created(), 2, 'made again once the wait ended');
   });
 
   test('a node patch planned again with a newer time, before the cache shows the first, is not made twice', async () => {

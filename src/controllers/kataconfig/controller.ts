@@ -106,7 +106,7 @@ export function setupKataConfigController(
       .list()
       .filter((k) => k.metadata.deletionTimestamp)
       .map((k) => objectName(k));
-  mgr.addController({
+  const controller = mgr.addController({
     name: KATACONFIG_CONTROLLER,
     minGapMs: reconcilerOptions.passGapMs,
     watches: [
@@ -135,6 +135,10 @@ export function setupKataConfigController(
       },
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
+  });
+  // A write taken back before any cache showed it (an etcd restore) brings no event: the pass is asked for.
+  reconciler.onUnshownExpired(() => {
+    for (const key of all()) controller.queue.add(key);
   });
   // The KataNodes' writes and the detached node patches: a work queue of their own, fed by the passes above.
   const trailing = mgr.addController({

@@ -89,6 +89,8 @@ export interface KataConfigContext {
   log?: Logger;
   /** The clock the plan is given (tests set it). */
   now?: () => Date;
+  /** How long a write the caches have not shown is awaited before it may be made again (tests shorten it). */
+  expectationTtlMs?: number;
   /** The feature gates, the TEE and the classes beyond kata and kata-remote (confidential.ts). */
   confidential?: ConfidentialClasses;
 }
@@ -129,6 +131,7 @@ export class KataConfigReconciler {
       client: ctx.client,
       fieldManager: KATACONFIG_FIELD_MANAGER,
       ...(ctx.metrics ? { metrics: ctx.metrics } : {}),
+      ...(ctx.expectationTtlMs !== undefined ? { expectationTtlMs: ctx.expectationTtlMs } : {}),
     });
     this.applier.watch(Nodes, ctx.nodes);
     this.applier.watch(KataNodes, ctx.kataNodes);
@@ -161,6 +164,11 @@ export class KataConfigReconciler {
     if (!cached) return undefined;
     const written = this.applier.latest(KataConfigs, objectName(cached), undefined, cached);
     return written && written !== cached && written.status ? { ...cached, status: written.status } : cached;
+  }
+
+  /** Calls `fn` when a write of this controller's ended unshown (Applier.onUnshownExpired): a pass must look again. */
+  onUnshownExpired(fn: () => void): () => void {
+    return this.applier.onUnshownExpired(fn);
   }
 
   /** Writes the caches do not show yet (for tests and logs). */

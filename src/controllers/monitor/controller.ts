@@ -162,7 +162,7 @@ export function setupMonitorController(
   }
 
   const key = () => [KEY];
-  mgr.addController({
+  const controller = mgr.addController({
     name: MONITOR_CONTROLLER,
     watches: [
       { informer: kataConfigs, keys: key, updated: (a: KataConfig, b: KataConfig) => !isDeepStrictEqual(relevant(a), relevant(b)) },
@@ -175,6 +175,8 @@ export function setupMonitorController(
     ],
     reconcile: async (_key, { log, signal }) => reconcile(log, signal),
   });
+  // A write taken back before any cache showed it (an etcd restore) brings no event: the pass is asked for.
+  applier.onUnshownExpired(() => controller.queue.add(KEY));
 }
 
 /** The nodes a selector picks (all of them while none is picked yet: the runtime is the cluster's). */

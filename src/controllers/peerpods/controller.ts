@@ -115,7 +115,7 @@ export function setupPeerPodsController(
     const names = kataConfigs.list().map((k) => objectName(k));
     return names.length ? names : [''];
   };
-  mgr.addController({
+  const controller = mgr.addController({
     name: PEERPODS_CONTROLLER,
     watches: [
       { informer: kataConfigs, keys: (k) => [objectName(k)] },
@@ -137,6 +137,10 @@ export function setupPeerPodsController(
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName === KATA_REMOTE_RUNTIME_CLASS ? all() : []) },
     ],
     reconcile: (key, { log, signal }) => reconciler.reconcile(key, log, signal),
+  });
+  // A write taken back before any cache showed it (an etcd restore) brings no event: the pass is asked for.
+  reconciler.onUnshownExpired(() => {
+    for (const key of all()) controller.queue.add(key);
   });
   return reconciler;
 }

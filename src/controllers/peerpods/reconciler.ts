@@ -125,6 +125,10 @@ export class PeerPodsReconciler {
     this.applier.watch(Nodes, ctx.nodes);
     for (const requests of ctx.cloudCredentials?.requests ?? []) this.applier.watch(CredentialsRequests, requests);
   }
+  /** Calls `fn` when a write of this controller's ended unshown (Applier.onUnshownExpired): a pass must look again. */
+  onUnshownExpired(fn: () => void): () => void {
+    return this.applier.onUnshownExpired(fn);
+  }
 
   private get ns(): string {
     return this.ctx.options.namespace;

@@ -50,6 +50,8 @@ export function setupSCCController(mgr: Manager): void {
       return undefined;
     },
   });
-  // An SCC that is missing brings no event: the first pass is asked for.
+  // An SCC that is missing brings no event: the first pass is asked for; so does a write taken back before
+  // its cache showed it (an etcd restore).
   controller.queue.add(KEY);
+  applier.onUnshownExpired(() => controller.queue.add(KEY));
 }
