@@ -172,7 +172,7 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     }
     s.config = config;
     s.kata = true;
-    s.lastRun = `${run} of pod ${p.metadata.name} at step ${step}${paused ? ', as a restore left it' : ''}`;
+    s.lastRun = `${run} of pod ${p.metadata.name} at step ${step}`;
   };
   installerPods.addEventHandler({ add: onPod, update: (_o, p) => onPod(p) });
   const onNode = (n: Node) => {
@@ -189,8 +189,22 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
       paused = true;
     },
     resume: () => {
-      for (const p of installerPods.list()) onPod(p);
-      for (const n of nodes.list()) onNode(n);
+      // As on OpenShift, the cluster as the restore left it is the new baseline, not what the hosts ran before:
+      // a node's configuration is the one its Ready installer pod records, where one came back with the
+      // restore. A node with none has no record of what it runs (the pod that ran its last install is gone,
+      // and the DaemonSet makes another, whose install kata-deploy runs whatever the host has): its next run
+      // is not judged.
+      state.clear();
+      for (const n of nodes.list()) of(n.metadata.name ?? '').kata = n.metadata.labels?.[KATA_RUNTIME_LABEL] === 'true';
+      for (const p of installerPods.list()) {
+        const run = readyRun(p);
+        const node = p.spec?.nodeName;
+        if (!run || !node) continue;
+        counted.add(run);
+        const s = of(node);
+        s.config = p.metadata.annotations?.[CONFIG_ANNOTATION];
+        s.lastRun = `${run} of pod ${p.metadata.name}, as the restore at step ${step} left it`;
+      }
       paused = false;
     },
   };

@@ -64,7 +64,12 @@ function fakeInformer<T extends Node | Pod>() {
     items.set(key, obj);
     for (const h of handlers) old ? h.update?.(old, obj) : h.add?.(obj);
   };
-  return { informer, set };
+  const remove = (key: string) => {
+    const old = items.get(key);
+    items.delete(key);
+    if (old) for (const h of handlers) h.delete?.(old);
+  };
+  return { informer, set, remove };
 }
 
 test('kata-deploy installs without a configuration change are needless; after a cleanup, or with another configuration, they are not', () => {
@@ -98,4 +103,22 @@ test('kata-deploy installs without a configuration change are needless; after a 
   work.resume();
   pods.set('old', pod('old', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [5, 2]);
+  // A restore that takes back every installer pod: nothing in the cluster records what the node runs, so the
+  // install of the pod the DaemonSet makes in place of the last one is not judged; the one after it is.
+  nodes.set('worker-0', kata(true));
+  pods.set('e', pod('e', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless], [6, 2], 'kata had left the node: needed');
+  work.pause();
+  for (const k of ['a', 'b', 'c', 'd', 'e', 'old']) pods.remove(k);
+  work.resume();
+  pods.set('f', pod('f', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless], [7, 2], 'no record of the node after the restore');
+  pods.set('g', pod('g', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless], [8, 3], 'the record the last run made: needless again');
+  // A restore that brings back a Ready pod of another configuration: that is the node's record.
+  work.pause();
+  pods.set('h', pod('h', 'c1', true));
+  work.resume();
+  pods.set('i', pod('i', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless], [9, 3], 'the restored record says c1: c2 is a change');
 });
