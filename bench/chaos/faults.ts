@@ -53,7 +53,10 @@ export interface StrikeContext {
 
 export async function strike(f: Fault, dev: DevCluster, set: Replicas, r: () => number, ctx: StrikeContext): Promise<Struck> {
   const done: Struck = { healed: Promise.resolve() };
-  const target = set.leader() ?? set.replicas[Math.floor(r() * set.replicas.length)];
+  // Drawn whether or not a leader is known, so that the seed's later operations and faults do not depend
+  // on this moment's leadership.
+  const draw = r();
+  const target = set.leader() ?? set.replicas[Math.floor(draw * set.replicas.length)];
   switch (f.kind) {
     case 'killOperator':
       await target?.process.kill(f.downMs);
