@@ -96,6 +96,11 @@ interface Awaited {
   /** Versions our writes made before the last: a cache showing one of them is still behind. */
   ours: Set<string>;
   create?: boolean;
+  /**
+   * A create the server answered AlreadyExists: the object is there, whatever the cache shows, so the record's
+   * end wakes nobody (a cache that never shows it would otherwise bring a pass and a create every 30 s).
+   */
+  exists?: boolean;
 }
 
 export class Applier {
@@ -187,7 +192,7 @@ export class Applier {
     for (const [key, r] of this.inFlight) {
       if (now - r.at >= this.ttlMs) {
         this.inFlight.delete(key);
-        expired = true;
+        if (!r.exists) expired = true;
       } else next = Math.min(next, r.at + this.ttlMs);
     }
     if (next < Number.POSITIVE_INFINITY) this.armExpiry(next);
@@ -335,7 +340,7 @@ export class Applier {
         } catch (e) {
           // Made by someone else, or by us before a restart: it is there, which is all a create asks.
           if (!isAlreadyExists(e)) throw e;
-          this.remember(w, key, cached, undefined, what);
+          this.remember(w, key, cached, undefined, what, true);
           return this.count(w, 'unchanged');
         }
       }
@@ -441,7 +446,14 @@ export class Applier {
     return false;
   }
 
-  private remember(w: PlannedWrite, key: string, cached: KubeObject | undefined, written: KubeObject | undefined, what: string): void {
+  private remember(
+    w: PlannedWrite,
+    key: string,
+    cached: KubeObject | undefined,
+    written: KubeObject | undefined,
+    what: string,
+    exists = false,
+  ): void {
     this.noteOwn(w.resource, written);
     const create = w.op === 'create';
     if (!this.watched.has(w.resource) && !create) return;
@@ -460,6 +472,7 @@ export class Applier {
       written,
       ours,
       ...(create || before?.create ? { create: true } : {}),
+      ...(exists ? { exists: true } : {}),
     });
     this.armExpiry(at + this.ttlMs);
   }

@@ -209,6 +209,21 @@ describe('runtime applier', () => {
     assert.equal(woken, 1, 'a relist with nothing awaited wakes nothing');
   });
 
+  test('a create answered AlreadyExists ends its record without waking anyone: the object is there', async () => {
+    const { client, failNext } = recordingClient();
+    let t = 0;
+    const { applier } = watchingApplier({ client, fieldManager: 'm', expectationTtlMs: 1000, now: () => t });
+    let woken = 0;
+    applier.onUnshownExpired(() => woken++);
+    failNext(new ApiError(409, 'AlreadyExists', 'exists'));
+    assert.equal(await applier.write({ op: 'create', resource: Things, object: desired({ a: '1' }) }, undefined), 'unchanged');
+    assert.equal(applier.pending, 1, 'remembered');
+    t = 1000;
+    applier.expireUnshown();
+    assert.equal(applier.pending, 0, 'the record ended');
+    assert.equal(woken, 0, 'no pass is asked for: a cache that never shows it would bring one every 30 s');
+  });
+
   test("the applier's own timer wakes the controller when a write's record ends unshown", async () => {
     const { client } = recordingClient();
     const { applier } = watchingApplier({ client, fieldManager: 'm', expectationTtlMs: 50 });
