@@ -119,22 +119,34 @@ export class LeaderElector {
    * attempt that hangs is given up while another still fits (below).
    */
   private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
+    const { renewDeadlineMs, retryPeriodMs } = this.config;
     let lastRenewal = renewedAt;
+    let lastAttempt = renewedAt;
+    /** How long the last renewal that succeeded took to be answered (0: none timed yet). */
+    let answeredIn = 0;
     let retryNow = false;
     while (!signal.aborted) {
-      const left = () => lastRenewal + this.config.renewDeadlineMs - this.clocks.monotonic();
-      if (!retryNow) await sleep(Math.max(0, Math.min(this.config.retryPeriodMs, left())), signal);
+      const left = () => lastRenewal + renewDeadlineMs - this.clocks.monotonic();
+      // Attempts start a retry period apart, counted from the start of the one before: an API server that
+      // answers in seconds leaves the next renewal as much of the deadline as a fast one does.
+      if (!retryNow) await sleep(Math.max(0, Math.min(lastAttempt + retryPeriodMs - this.clocks.monotonic(), left())), signal);
       if (signal.aborted) break;
       if (left() <= 0) return 'lost';
       const attemptAt = this.clocks.monotonic();
+      lastAttempt = attemptAt;
       // One attempt does not get all that is left while a second still fits: a renewal hung on a dead pooled
       // connection (black-holed: no error, no answer) is given up a retry period before the deadline, which
       // also closes the pool's idle connections (transport.ts), and tried again at once on a fresh one.
       // Without this a leader lost its lease to a single silent connection while the API server was fine.
-      const budget = left() > 2 * this.config.retryPeriodMs ? left() - this.config.retryPeriodMs : left();
+      // But a server that answers slowly (seconds, as under load) is given all that is left when what a
+      // second attempt would leave could not hold an answer as slow as its last one.
+      const early = left() - retryPeriodMs;
+      const budget = left() > 2 * retryPeriodMs && early >= 1.5 * answeredIn ? early : left();
       const renewed = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(budget)))]));
-      if (renewed) lastRenewal = attemptAt;
-      else if (left() <= 0) return 'lost';
+      if (renewed) {
+        lastRenewal = attemptAt;
+        answeredIn = this.clocks.monotonic() - attemptAt;
+      } else if (left() <= 0) return 'lost';
       retryNow = !renewed && this.clocks.monotonic() - attemptAt >= budget;
     }
     return 'stopped';

@@ -259,6 +259,55 @@ describe('a renewal that hangs on a dead connection is given up in time for anot
   });
 });
 
+describe('a slow API server (every answer late by nearly half the renew deadline) does not cost the lease', () => {
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+  // The chaos run's apiSlow fault: 2.3 s each way, 4.6 s of a 10 s renew deadline.
+  const lateMs = 0.46 * timings.renewDeadlineMs;
+
+  test('the leader renews every answer, back to back, and keeps leading', async (t) => {
+    const server = leaseServer();
+    const state = { slow: false };
+    const late = async <T>(answer: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+      if (state.slow)
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, lateMs);
+          signal?.addEventListener(
+            'abort',
+            () => {
+              clearTimeout(timer);
+              reject(signal.reason);
+            },
+            { once: true },
+          );
+        });
+      return answer();
+    };
+    const client = {
+      get: (_rt: unknown, _name: string, _ns: string, signal?: AbortSignal) => late(() => server.client.get(), signal),
+      create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) => late(() => server.client.create(rt, lease), opts?.signal),
+      update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) => late(() => server.client.update(rt, lease), opts?.signal),
+    };
+    const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
+    const stop = new AbortController();
+    t.after(() => stop.abort());
+    let outcome: string | undefined;
+    void elector
+      .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
+      .then((o) => {
+        outcome = o;
+      });
+    await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+    state.slow = true;
+    const writes = () => server.calls.filter((c) => c === 'PUT').length;
+    const before = writes();
+    // Three renew deadlines: a lost leadership would have answered by now.
+    await new Promise((r) => setTimeout(r, 3 * timings.renewDeadlineMs));
+    assert.equal(outcome, undefined, 'leadership not lost');
+    assert.equal(elector.isLeader, true);
+    assert.ok(writes() >= before + 4, `renewed through the slow answers (${writes() - before} renewals)`);
+  });
+});
+
 describe('an operator that lost its lease is restarted, not left to campaign again', () => {
   const fakeOperator = (run: Operator['run']) => ({ run }) as Operator;
 
