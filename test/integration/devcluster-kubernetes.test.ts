@@ -4,6 +4,7 @@
  * pod (labels on install, release on deletion, failure injection). One cluster serves every test, in order.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DevCluster, FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
 import { INSTANCE_LABEL_PREFIX, KATA_RUNTIME_LABEL } from '../../src/devcluster/katadeploy/index.ts';
@@ -136,6 +137,38 @@ describe('dev cluster, kubernetes distribution', () => {
     assert.equal(l[KATA_RUNTIME_LABEL], undefined);
     assert.equal(l[MARKER], undefined);
     assert.deepEqual(await handlersOf('worker-0'), ['', 'runc'], 'the kata handlers left with the CRI drop-in');
+  });
+
+  test('an installer pod an etcd restore brings back after its cleanup runs again, as a kubelet starts it again', async () => {
+    await dc.client.create(Pods, installer('kata-deploy-restored', 'worker-0'));
+    const installed = await waitFor(
+      async () => {
+        const p = await dc.client.get(Pods, 'kata-deploy-restored', NS);
+        return container(p)?.ready === true ? p : undefined;
+      },
+      { message: 'installed' },
+    );
+    const backup = join(dc.controlPlane.dataDir, 'installer-backup.db');
+    await dc.controlPlane.snapshotEtcd(backup);
+    await dc.client.delete(Pods, 'kata-deploy-restored', { namespace: NS });
+    await waitFor(() => gone('kata-deploy-restored'), { message: 'cleaned up and removed' });
+    assert.equal((await labelsOf('worker-0'))[KATA_RUNTIME_LABEL], undefined, 'its cleanup released the node');
+    // The backup has the pod Ready and the node labelled, and both come back; no container runs the pod,
+    // so the simulated kubelet starts it again and kata-deploy installs again: a new container, Ready once
+    // installed.
+    await dc.controlPlane.restoreEtcd(backup);
+    const startedAt = (p: Pod) => (container(p)?.state as { running?: { startedAt?: string } } | undefined)?.running?.startedAt;
+    const again = await waitFor(
+      async () => {
+        const p = await dc.client.get(Pods, 'kata-deploy-restored', NS);
+        return startedAt(p) !== startedAt(installed) && container(p)?.ready === true ? p : undefined;
+      },
+      { message: 'the restored pod ran its install again in a new container' },
+    );
+    assert.equal(container(again)?.restartCount, 0, 'a pod started afresh, not a container restart');
+    assert.equal((await labelsOf('worker-0'))[MARKER], 'true');
+    await dc.client.delete(Pods, 'kata-deploy-restored', { namespace: NS });
+    await waitFor(() => gone('kata-deploy-restored'));
   });
 
   test('osc.dev/fail-next-update makes the install fail: exit 1 with the reason, node left claimed', async () => {

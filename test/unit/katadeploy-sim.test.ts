@@ -135,6 +135,24 @@ describe('an installer pod as next steps', () => {
     assert.deepEqual(done.report, { kind: 'running', ready: true, restarts: 0, lastError: undefined });
   });
 
+  test('a Ready installer the simulator has not seen end is taken as running; one an etcd restore brought back installs again', () => {
+    const ready = {
+      ...pod(),
+      status: { phase: 'Running', containerStatuses: [{ name: 'kube-kata', ready: true, restartCount: 0 }] },
+    } as Pod;
+    // A simulator that restarted: the waiter is running, nothing to do.
+    const running = step({ pod: ready, node: node({ [KR]: 'true', [MARK]: 'true' }) });
+    assert.equal(running.progress?.phase, 'installed');
+    assert.equal(running.labels, undefined);
+    assert.equal(running.report, undefined);
+    // Its object deleted, then restored with its old status: the kubelet starts it afresh (the node's labels
+    // are as the restore left them, here without kata-deploy's).
+    const again = step({ pod: ready, ended: true });
+    assert.equal(again.progress?.phase, 'installing');
+    assert.deepEqual(again.labels, { [KR]: 'false', [MARK]: 'false' }, 'it claims the node, as any install does');
+    assert.deepEqual(again.report, { kind: 'running', ready: false, restarts: 0 }, 'its new container is not Ready yet');
+  });
+
   test('failure injection: exit 1 with the reason, restarted after the back-off, node left claimed', () => {
     const failing = node({ [KR]: 'false', [MARK]: 'false' }, { [FAIL_NEXT_UPDATE_ANNOTATION]: 'disk full' });
     const s = step({ pod: pod(), node: failing, progress: { phase: 'installing', since: 9_000, restarts: 0 } });

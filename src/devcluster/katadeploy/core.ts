@@ -67,6 +67,12 @@ export interface InstallerObserved {
   daemonSets?: { ownSelectsNode: boolean; legacyOtherSelectsNode: boolean };
   /** The handlers this install's drop-in configured on the node before (a reinstall rewrites that file). */
   configuredHandlers?: readonly string[];
+  /**
+   * The pod's run ended here before (its container exited, its object was deleted) and the pod is back with
+   * the same UID: an etcd restore brought its object back. The kubelet starts such a pod afresh whatever
+   * status the restored object shows.
+   */
+  ended?: boolean;
   now: number;
 }
 
@@ -127,8 +133,9 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
   const labels = node?.metadata.labels ?? {};
   const deleting = !!pod.metadata.deletionTimestamp;
   let p = obs.progress;
-  // A simulator that restarted finds a Ready installer: its waiter is running.
-  if (!p && action === 'install' && containerReady(pod, container)) p = { phase: 'installed', since: now, restarts: 0 };
+  // A simulator that restarted finds a Ready installer: its waiter is running. Not so a pod whose run ended
+  // here and that an etcd restore brought back: no container runs it, whatever its restored status says.
+  if (!p && action === 'install' && containerReady(pod, container) && !obs.ended) p = { phase: 'installed', since: now, restarts: 0 };
   const restarts = p?.restarts ?? 0;
 
   if (p?.phase === 'done') return { progress: p };
@@ -143,10 +150,12 @@ export function installerStep(obs: InstallerObserved, container: Container, timi
     if (deleting) return { progress: { phase: 'done', since: now, restarts }, report: { kind: 'exited', exitCode: 0, restarts } };
     if (!node) return { requeueAfterMs: 500 };
     if (action === 'cleanup') return { progress: { phase: 'cleaning', since: now, restarts }, requeueAfterMs: timing.cleanupMs };
-    // host-check passes (the node reports a supported runtime), then artifacts claims the node.
+    // host-check passes (the node reports a supported runtime), then artifacts claims the node. A pod an etcd
+    // restore brought back shows its old status: the kubelet reports its new container running, not Ready.
     return {
       progress: { phase: 'installing', since: now, restarts },
       labels: claimLabels(labels, cfg.instanceLabel),
+      ...(obs.ended && containerReady(pod, container) ? { report: { kind: 'running' as const, ready: false, restarts } } : {}),
       requeueAfterMs: timing.installMs,
     };
   }

@@ -27,6 +27,9 @@ export interface KataDeploySimulatorOptions {
   podLabelSelector?: string;
 }
 
+/** How many ended installer pods the simulator remembers (a restore brings back pods of the last minutes). */
+const ENDED_KEPT = 10_000;
+
 /** kubelet's first restart back-off is 10 s; installs take tens of seconds on a real node. Short here. */
 export const DEFAULT_TIMING: InstallerTiming = { installMs: 1500, cleanupMs: 500, restartBackoffMs: 2000 };
 
@@ -50,6 +53,8 @@ export class KataDeploySimulator {
   private readonly progress = new Map<string, Progress>();
   /** The handlers each install (node/instance label) configured, as its drop-in on the host would say. */
   private readonly configured = new Map<string, string[]>();
+  /** UIDs of installer pods whose object was deleted here (the last ENDED_KEPT): one back is a restored one. */
+  private readonly ended = new Set<string>();
   private ownNodes = false;
 
   constructor(opts: KataDeploySimulatorOptions) {
@@ -96,7 +101,11 @@ export class KataDeploySimulator {
     const pod = this.pods.get(key);
     const container = pod && installerContainer(pod, this.repositories);
     if (!pod || !container || !pod.spec?.nodeName) {
-      for (const k of this.progress.keys()) if (k.startsWith(`${key}/`)) this.progress.delete(k);
+      for (const k of this.progress.keys())
+        if (k.startsWith(`${key}/`)) {
+          this.progress.delete(k);
+          this.endedRun(k.slice(key.length + 1));
+        }
       return undefined;
     }
     // kwok has not started it yet (its stage writes Running).
@@ -109,6 +118,7 @@ export class KataDeploySimulator {
       node: nodeName ? this.nodes.get(nodeName) : undefined,
       progress: this.progress.get(memoryKey),
       configuredHandlers: this.configured.get(installKey),
+      ...(pod.metadata.uid && this.ended.has(pod.metadata.uid) ? { ended: true } : {}),
       now: Date.now(),
     };
     let step = installerStep(observed, container, this.timing);
@@ -151,7 +161,14 @@ export class KataDeploySimulator {
       this.log.info({ pod: key, node: pod.spec.nodeName, report: step.report }, 'kata-deploy container reported');
     }
     if (step.progress) this.progress.set(memoryKey, step.progress);
+    // Running again: its next end is another.
+    if (step.progress && pod.metadata.uid) this.ended.delete(pod.metadata.uid);
     return step.requeueAfterMs !== undefined ? { requeueAfterMs: Math.max(1, step.requeueAfterMs) } : undefined;
+  }
+
+  private endedRun(uid: string): void {
+    this.ended.add(uid);
+    if (this.ended.size > ENDED_KEPT) this.ended.delete(this.ended.values().next().value as string);
   }
 
   /** The kubelet's report of the runtime's handlers after the restart (a fresh read: kwok writes status too). */
