@@ -46,6 +46,21 @@ function leaseServer() {
 
 const config = { namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
+/** An elector over `client` that leads until the test ends: once it leads, itself and its outcome so far. */
+async function leading(client: unknown, timings: Partial<typeof config>, t: { after: (fn: () => void) => void }) {
+  const elector = new LeaderElector(client as KubeClient, { ...config, ...timings });
+  const stop = new AbortController();
+  t.after(() => stop.abort());
+  let result: string | undefined;
+  void elector
+    .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
+    .then((o) => {
+      result = o;
+    });
+  await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+  return { elector, outcome: () => result };
+}
+
 describe('leader election', () => {
   test('a leader renews its valid lease with one write; when someone else wrote since, it reads the lease and yields', async (t) => {
     const time = steppedClocks();
@@ -237,23 +252,14 @@ describe('a renewal that hangs on a dead connection is given up in time for anot
       update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) =>
         silent() ? hang(opts?.signal) : server.client.update(rt, lease),
     };
-    const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
-    const stop = new AbortController();
-    t.after(() => stop.abort());
-    let outcome: string | undefined;
-    void elector
-      .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
-      .then((o) => {
-        outcome = o;
-      });
-    await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+    const { elector, outcome } = await leading(client, timings, t);
     state.hangs = 1;
     const writes = () => server.calls.filter((c) => c === 'PUT').length;
     const before = writes();
     // Three renew deadlines: a lost leadership would have answered by now.
     await new Promise((r) => setTimeout(r, 3 * timings.renewDeadlineMs));
     assert.equal(state.hangs, 0, 'the silent request was made');
-    assert.equal(outcome, undefined, 'leadership not lost');
+    assert.equal(outcome(), undefined, 'leadership not lost');
     assert.equal(elector.isLeader, true);
     assert.ok(writes() > before + 1, 'renewing again after the silent request');
   });
@@ -287,22 +293,13 @@ describe('a slow API server (every answer late by nearly half the renew deadline
       create: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) => late(() => server.client.create(rt, lease), opts?.signal),
       update: (rt: unknown, lease: Lease, opts?: { signal?: AbortSignal }) => late(() => server.client.update(rt, lease), opts?.signal),
     };
-    const elector = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
-    const stop = new AbortController();
-    t.after(() => stop.abort());
-    let outcome: string | undefined;
-    void elector
-      .run(stop.signal, (leadSignal) => new Promise<void>((r) => leadSignal.addEventListener('abort', () => r(), { once: true })))
-      .then((o) => {
-        outcome = o;
-      });
-    await waitFor(() => elector.isLeader, { timeoutMs: 10_000, message: 'leading' });
+    const { elector, outcome } = await leading(client, timings, t);
     state.slow = true;
     const writes = () => server.calls.filter((c) => c === 'PUT').length;
     const before = writes();
     // Three renew deadlines: a lost leadership would have answered by now.
     await new Promise((r) => setTimeout(r, 3 * timings.renewDeadlineMs));
-    assert.equal(outcome, undefined, 'leadership not lost');
+    assert.equal(outcome(), undefined, 'leadership not lost');
     assert.equal(elector.isLeader, true);
     assert.ok(writes() >= before + 4, `renewed through the slow answers (${writes() - before} renewals)`);
   });
