@@ -30,7 +30,14 @@ import {
   schedulerConfig,
 } from './controlplane/flags.ts';
 import { kubeconfigText, runKubectl } from './controlplane/kubectl.ts';
-import { KWOK_NODE_LABEL, KWOK_NODE_VALUE, type KwokStageOptions, kwokStages, POD_CIDR } from './controlplane/kwok.ts';
+import {
+  dropManagedNodeLeases,
+  KWOK_NODE_LABEL,
+  KWOK_NODE_VALUE,
+  type KwokStageOptions,
+  kwokStages,
+  POD_CIDR,
+} from './controlplane/kwok.ts';
 import { KWOK_LOGS_CRD, NodeLogsPlayer } from './controlplane/nodelogs-player.ts';
 import { freePort, isRunning, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
 import { type ProcessUsage, processUsage, supervisedPid } from './controlplane/usage.ts';
@@ -412,8 +419,14 @@ export class ControlPlane {
     this.launch('etcd');
     this.launch('kube-apiserver');
     await this.waitReady(120_000);
-    // As recovery says, caches start afresh (KubeClient.relistAll): not kwok, which restarted ran no new pod.
-    for (const c of ['kube-controller-manager', 'kube-scheduler'] as const) await stopProcess(this.proc(c)).then(() => this.launch(c));
+    // As recovery says, caches start afresh (KubeClient.relistAll), the kubelets' included: kwok's kept the
+    // node Leases the restore took back and renewed them forever against a UID that is gone, where a
+    // kubelet's lease controller makes its Lease again (nodes went NotReady, their pods with them).
+    for (const c of ['kube-controller-manager', 'kube-scheduler', 'kwok'] as const) {
+      await stopProcess(this.proc(c));
+      if (c === 'kwok') await dropManagedNodeLeases(this.client);
+      this.launch(c);
+    }
     this.client.relistAll();
     this.log?.info({ snapshotRevision, bumpedBy, downMs: Math.round(performance.now() - t0) }, 'etcd restored from a snapshot');
     return { bumpedBy };

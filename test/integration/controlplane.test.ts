@@ -5,9 +5,11 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { objectName } from '../../src/api/meta.ts';
 import { ControlPlane, freePort } from '../../src/devcluster/controlplane.ts';
+import { nodeObject } from '../../src/devcluster/nodes.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import { ConfigMaps } from '../../src/kube/resources.ts';
+import { ConfigMaps, Leases, Nodes, Pods } from '../../src/kube/resources.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -134,6 +136,40 @@ test('etcd restored from an older snapshot: objects as they were, resource versi
     assert.ok(existsSync(cp.dataDir), 'the data directory outlived the restart of etcd');
   } finally {
     ac.abort();
+    await cp.stop();
+  }
+});
+
+test('etcd restored from before a node joined: its kubelet (kwok) heartbeats again and runs its pods', async () => {
+  const cp = await ControlPlane.start();
+  try {
+    const c = cp.client;
+    const node = (name: string) => nodeObject({ name, role: 'worker', distribution: 'kubernetes' });
+    const lease = (name: string) => c.find(Leases, name, 'kube-node-lease');
+    await c.create(Nodes, node('before'));
+    await waitFor(async () => !!(await lease('before')), { timeoutMs: 60_000, message: 'the first node heartbeats' });
+    const snapshot = join(cp.dataDir, 'before-the-join.db');
+    await cp.snapshotEtcd(snapshot);
+    await c.create(Nodes, node('joined'));
+    await waitFor(async () => !!(await lease('joined')), { timeoutMs: 60_000, message: 'the node that joined heartbeats' });
+
+    await cp.restoreEtcd(snapshot);
+    assert.equal(await c.find(Nodes, 'joined'), undefined, 'the restore took the node back');
+    // Its kubelet registers it again (the harness's intent, or the administrator).
+    await c.create(Nodes, node('joined'));
+    // A kubelet whose Lease is gone makes it again; kwok, its cache untold, renewed the gone one for ever.
+    await waitFor(async () => !!(await lease('joined')), { timeoutMs: 90_000, message: "the node's Lease made again" });
+    const pod = await c.create(Pods, {
+      metadata: { name: 'after-the-restore', namespace: 'default' },
+      spec: { nodeName: 'joined', containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+    });
+    await waitFor(async () => (await c.find(Pods, objectName(pod), 'default'))?.status?.phase === 'Running', {
+      timeoutMs: 90_000,
+      message: 'a pod on the node that joined runs',
+    });
+    const before = (await lease('joined'))?.spec?.renewTime;
+    await waitFor(async () => (await lease('joined'))?.spec?.renewTime !== before, { timeoutMs: 90_000, message: 'the Lease is renewed' });
+  } finally {
     await cp.stop();
   }
 });

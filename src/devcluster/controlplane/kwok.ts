@@ -1,4 +1,6 @@
 import { stringify } from 'yaml';
+import type { KubeClient } from '../../kube/client.ts';
+import { Leases, Nodes } from '../../kube/resources.ts';
 
 /**
  * kwok plays the kubelet of every dev-cluster node: it renews each node's Lease (the heartbeat the
@@ -23,6 +25,7 @@ import { stringify } from 'yaml';
 export const KWOK_NODE_LABEL = 'kwok.x-k8s.io/node';
 export const KWOK_NODE_VALUE = 'fake';
 export const KWOK_MANAGED = { [KWOK_NODE_LABEL]: KWOK_NODE_VALUE } as const;
+const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 
 /** OpenShift's default cluster network: pod IPs come from here, far from the service and node networks. */
 export const POD_CIDR = '10.128.0.1/14';
@@ -302,4 +305,15 @@ export function kwokStages(opts: KwokStageOptions = {}): string {
       : []),
   ];
   return [kwokConfiguration, ...docs].map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+}
+
+/**
+ * Drops the Leases of the nodes kwok manages, for a kwok started again to take at once. A kubelet's lease
+ * holder is its node, the same after a restart; kwok's is new each start, and the restarted kwok would
+ * leave every node unmanaged (no pod started, no heartbeat) until the old process's leases expired. A
+ * node kwok does not manage (its kubelet simulated dead) keeps its Lease, as it lapses.
+ */
+export async function dropManagedNodeLeases(client: KubeClient): Promise<void> {
+  const managed = await client.list(Nodes, { labelSelector: `${KWOK_NODE_LABEL}=${KWOK_NODE_VALUE}` });
+  for (const n of managed.items) await client.delete(Leases, n.metadata.name ?? '', { namespace: NODE_LEASE_NAMESPACE });
 }
