@@ -114,7 +114,12 @@ export function namespaceRules(distribution: PlatformName = DEFAULT_PLATFORM): P
     ...structuredClone(platformsOf(distribution).flatMap((d) => d.rbac.namespace)),
     // Leader election: one Lease, created by the first replica.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'update'], resourceNames: [LEADER_ELECTION_LEASE] },
+    {
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      verbs: ['get', 'update', 'patch'],
+      resourceNames: [LEADER_ELECTION_LEASE],
+    },
     // Events about namespaced objects.
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     // The webhook serving certificate (created by the first replica when absent) and peer-pods-secret (read).

@@ -148,6 +148,15 @@ export class KubeClient {
     (await t?.catch(() => undefined))?.close();
   }
 
+  /**
+   * Closes the pooled connections no request is using, for a caller whose request went silent: what silenced
+   * its connection (a black hole, a NAT that forgot it) most likely silenced its idle siblings too, and the
+   * next requests should get fresh ones. Requests in flight are left to finish.
+   */
+  dropIdleConnections(): void {
+    void this.transport?.then((t) => t.dropIdleConnections()).catch(() => undefined);
+  }
+
   path(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
     let p = rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
     if (rt.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;

@@ -201,7 +201,7 @@ export class Transport {
   }
 
   /** Closes the pool's idle connections (those in use finish first). */
-  private dropIdleConnections(): void {
+  dropIdleConnections(): void {
     for (const sockets of Object.values(this.pool.freeSockets)) for (const s of sockets ?? []) s.destroy();
   }
 

@@ -49,8 +49,6 @@ export class LeaderElector {
   /** The holder's record as last read, and when (monotonic) it was first seen that way. */
   private observed: { record: string; at: number } | undefined;
   private leading = false;
-  /** The Lease as our last write left it, and when (monotonic): a leader renews it in one request while it is valid. */
-  private held: { lease: Lease; at: number } | undefined;
   /** When (monotonic) our last successful write of the lease was sent. */
   private renewedAt = Number.NEGATIVE_INFINITY;
 
@@ -82,14 +80,24 @@ export class LeaderElector {
    * may hang on a dead connection; the caller must stop every writer, as controller-runtime exits).
    */
   async run(signal: AbortSignal, lead: (leadSignal: AbortSignal) => Promise<void>): Promise<ElectionOutcome> {
+    const { renewDeadlineMs, retryPeriodMs } = this.config;
     let renewedAt = 0;
+    /** How long the last answered attempt took. */
+    let answeredIn = 0;
     while (!signal.aborted) {
       const attemptAt = this.clocks.monotonic();
-      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(this.config.renewDeadlineMs)]))) {
+      // A read hung on a dead pooled connection is given up once it has waited twice as long as the last
+      // answer took (a retry period at least), which also closes the pool's idle connections: otherwise a
+      // standby saw the leader's last renewal a renew deadline late and took over that much later.
+      const giveUpIn = Math.min(renewDeadlineMs, Math.max(2 * retryPeriodMs, 2 * answeredIn));
+      const won = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(giveUpIn)]));
+      // One given up waits twice as long next time: a server that answers slowly is still heard.
+      answeredIn = this.clocks.monotonic() - attemptAt;
+      if (won) {
         renewedAt = attemptAt;
         break;
       }
-      await sleep(this.config.retryPeriodMs, signal);
+      await sleep(retryPeriodMs, signal);
     }
     if (signal.aborted) return 'stopped';
     this.leading = true;
@@ -112,44 +120,88 @@ export class LeaderElector {
   }
 
   /**
-   * Renews every retry period. As in client-go, all attempts after a renewal share one deadline: the
-   * renewal's start (it may have landed any time after that) plus the renew deadline. A request still
-   * hanging then is aborted and leadership is lost, so that this replica has stopped before any standby,
-   * which waits a full lease duration from when it saw that renewal, can take over. Unlike client-go, an
-   * attempt that hangs is given up while another still fits (below).
+   * Renews every retry period. As in client-go, leadership lasts while a renewal succeeded within the renew
+   * deadline, counted from when that renewal was *sent* (it may have landed any time after): past it, every
+   * request in flight is aborted and leadership is lost, so that this replica has stopped before any
+   * standby, which waits a full lease duration from when it saw that renewal, can take over.
+   *
+   * Unlike client-go, renewals do not wait for each other: one starts every retry period, whether or not
+   * the ones before have been answered, and each may wait as long as leadership lasts. An API server that answers in
+   * seconds (under load) would otherwise leave room for fewer renewals than the deadline needs: answers
+   * 5.5 s late, one after the other, cost the lease with a 10 s deadline although every write landed. They
+   * cannot conflict with each other because each is a JSON patch that holds only while the Lease still
+   * names this replica (renewByPatch). A renewal unanswered for twice as long as the last answer took (a
+   * retry period at least) may be hung on a dead pooled connection (black-holed: no error, no answer): the
+   * pool's idle connections, presumed dead too, are closed then, so that the next renewals get fresh ones.
    */
   private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
     const { renewDeadlineMs, retryPeriodMs } = this.config;
     let lastRenewal = renewedAt;
-    let lastAttempt = renewedAt;
-    /** How long the last renewal that succeeded took to be answered (0: none timed yet). */
+    /** How long the last answered renewal took (0: none yet). */
     let answeredIn = 0;
-    let retryNow = false;
-    while (!signal.aborted) {
-      const left = () => lastRenewal + renewDeadlineMs - this.clocks.monotonic();
-      // Attempts start a retry period apart, counted from the start of the one before: an API server that
-      // answers in seconds leaves the next renewal as much of the deadline as a fast one does.
-      if (!retryNow) await sleep(Math.max(0, Math.min(lastAttempt + retryPeriodMs - this.clocks.monotonic(), left())), signal);
-      if (signal.aborted) break;
-      if (left() <= 0) return 'lost';
-      const attemptAt = this.clocks.monotonic();
-      lastAttempt = attemptAt;
-      // One attempt does not get all that is left while a second still fits: a renewal hung on a dead pooled
-      // connection (black-holed: no error, no answer) is given up a retry period before the deadline, which
-      // also closes the pool's idle connections (transport.ts), and tried again at once on a fresh one.
-      // Without this a leader lost its lease to a single silent connection while the API server was fine.
-      // But a server that answers slowly (seconds, as under load) is given all that is left when what a
-      // second attempt would leave could not hold an answer as slow as its last one.
-      const early = left() - retryPeriodMs;
-      const budget = left() > 2 * retryPeriodMs && early >= 1.5 * answeredIn ? early : left();
-      const renewed = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.max(1, Math.ceil(budget)))]));
+    const left = () => lastRenewal + renewDeadlineMs - this.clocks.monotonic();
+    const inFlight = new AbortController();
+    const attempts = AbortSignal.any([signal, inFlight.signal]);
+    let wake = () => {};
+    const attempt = async () => {
+      const at = this.clocks.monotonic();
+      const suspect = setTimeout(() => this.client.dropIdleConnections(), Math.max(2 * retryPeriodMs, 2 * answeredIn));
+      // No deadline of its own: the renew deadline moves with every answer, and when it passes every
+      // attempt in flight is aborted (below).
+      const renewed = await this.renewByPatch(attempts);
+      clearTimeout(suspect);
       if (renewed) {
-        lastRenewal = attemptAt;
-        answeredIn = this.clocks.monotonic() - attemptAt;
-      } else if (left() <= 0) return 'lost';
-      retryNow = !renewed && this.clocks.monotonic() - attemptAt >= budget;
+        lastRenewal = Math.max(lastRenewal, at);
+        answeredIn = this.clocks.monotonic() - at;
+      }
+      wake();
+    };
+    let nextAt = renewedAt + retryPeriodMs;
+    try {
+      while (!signal.aborted) {
+        if (left() <= 0) return 'lost';
+        if (this.clocks.monotonic() >= nextAt) {
+          nextAt = this.clocks.monotonic() + retryPeriodMs;
+          void attempt();
+        }
+        // Until the next attempt is due, the deadline, or an answer (which may have moved the deadline).
+        const answered = new Promise<void>((r) => {
+          wake = r;
+        });
+        await Promise.race([answered, sleep(Math.max(0, Math.min(nextAt - this.clocks.monotonic(), left())), signal)]);
+      }
+      return 'stopped';
+    } finally {
+      inFlight.abort(new Error('leadership ended'));
     }
-    return 'stopped';
+  }
+
+  /**
+   * One renewal that cannot conflict with another of ours in flight: a JSON patch of renewTime guarded by a
+   * test that the Lease still names this replica, which the API server applies atomically to the stored
+   * Lease (no resourceVersion needed). Refused (the Lease gone, or naming another holder: a takeover, or
+   * etcd restored from a backup), the Lease is read and judged as when campaigning.
+   */
+  private async renewByPatch(signal: AbortSignal): Promise<boolean> {
+    const { namespace, name, identity } = this.config;
+    const sentAt = this.clocks.monotonic();
+    try {
+      await this.client.patch(
+        Leases,
+        name,
+        [
+          { op: 'test', path: '/spec/holderIdentity', value: identity },
+          { op: 'add', path: '/spec/renewTime', value: microTime(this.clocks.wall()) },
+        ],
+        { namespace, type: 'json', signal },
+      );
+      this.renewedAt = sentAt;
+      return true;
+    } catch (e) {
+      if (signal.aborted) return false;
+      this.log?.debug({ err: errorMessage(e) }, 'lease renewal refused; reading the lease');
+      return this.tryAcquireOrRenew(signal);
+    }
   }
 
   /** One attempt; answers whether we hold the lease afterwards. Its requests end when `signal` aborts. */
@@ -165,41 +217,28 @@ export class LeaderElector {
       leaseTransitions: (prev?.leaseTransitions ?? 0) + (prev?.holderIdentity && prev.holderIdentity !== identity ? 1 : 0),
     });
     const write = async (lease: Lease) => {
-      const written = await this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
+      await this.client.update(Leases, { ...lease, spec: spec(lease.spec) }, { signal });
       this.renewedAt = now;
-      return written;
     };
-    // As client-go does: a leader whose lease is still valid renews the Lease it last wrote, without reading
-    // it first (half the requests while idle). Its resourceVersion makes the write fail if anyone else wrote
-    // since, and the full check below runs then.
-    const held = this.held;
-    this.held = undefined;
-    if (this.leading && held && now - held.at < leaseDurationMs) {
-      try {
-        this.held = { lease: await write(held.lease), at: now };
-        return true;
-      } catch (e) {
-        if (signal.aborted) return false;
-        if (!isConflict(e)) this.log?.debug({ err: errorMessage(e) }, 'lease renewal from the last write failed; reading it');
-      }
-    }
     try {
       let lease: Lease;
       try {
         lease = await this.client.get(Leases, name, namespace, signal);
       } catch (e) {
         if (!isNotFound(e)) throw e;
-        const created = await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() }, { signal });
+        await this.client.create(Leases, { metadata: { name, namespace }, spec: spec() }, { signal });
         this.renewedAt = now;
         this.observed = { record: identity, at: this.clocks.monotonic() };
-        this.held = { lease: created, at: now };
         return true;
       }
       const holder = lease.spec?.holderIdentity ?? '';
       const record = JSON.stringify([holder, lease.spec?.renewTime, lease.spec?.leaseTransitions]);
-      if (this.observed?.record !== record) this.observed = { record, at: now };
+      // Seen when the answer came, not when the read was sent: a renewal sent after this read was may have
+      // landed before the read did, and the holder counts its deadline from its renewal's sending.
+      const answeredAt = this.clocks.monotonic();
+      if (this.observed?.record !== record) this.observed = { record, at: answeredAt };
       const durationMs = (lease.spec?.leaseDurationSeconds ?? Math.ceil(leaseDurationMs / 1000)) * 1000;
-      const expired = this.observed.at + durationMs <= now;
+      const expired = this.observed.at + durationMs <= answeredAt;
       // A leader whose last renewal was sent less than a renew deadline before this read answered knows that
       // no standby can have taken the lease since: a standby waits a lease duration after it sees a renewal.
       // Another holder's record is then the store gone back (etcd restored from a backup that named a holder
@@ -216,7 +255,7 @@ export class LeaderElector {
         // Every cache may hold what the restore took back (KubeClient.relistAll).
         this.client.relistAll();
       }
-      this.held = { lease: await write(lease), at: now };
+      await write(lease);
       return true;
     } catch (e) {
       if (!isConflict(e)) this.log?.warn({ err: errorMessage(e) }, 'lease acquire/renew failed');
