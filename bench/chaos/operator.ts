@@ -80,9 +80,13 @@ export class OperatorProcess {
     child.on('error', () => {});
     this.watchdog ??= setInterval(() => this.checkMemory(), WATCHDOG_MS).unref();
     this.exited = new Promise((resolve) =>
-      child.once('exit', () => {
+      child.once('exit', (code, signal) => {
         resolve();
         this.leading = false;
+        // In the replica's log, on the true clock (its own lines are on its stepped one): why it ended.
+        this.log.write(
+          `${JSON.stringify({ harness: new Date().toISOString(), msg: 'replica exited', code, signal, asked: this.stopped || this.child !== child })}\n`,
+        );
         if (this.child !== child || this.stopped) return;
         this.unexpectedExits++;
         this.child = undefined;
