@@ -223,6 +223,20 @@ describe('KataConfig plan', () => {
     assert.deepEqual(settled.kataNodes?.writes, []);
   });
 
+  test('KataConfig deleted during a rollout: nothing is taken off until the node in flight settles, and the pass looks again at its deadline', () => {
+    const p = platform({
+      records: [{ node: 'worker-0', phase: 'Installing', assigned: config, error: '' }],
+      installing: ['worker-0'],
+      // The installer's deadline is 42 s away: past it the node fails, and the uninstall may start.
+      install: { steps: [], pending: 1, recheckAfterMs: 42_000 },
+      uninstall: { steps: [[labelPatch('worker-0')]], pending: 0 },
+    });
+    const kc = kataConfig({ deleting: true, status: { ...inProgress('', 'True'), runtimeClasses: ['kata'] } });
+    const plan = planUninstall(observed(kc, p, { nodes: [worker('worker-0')] }), NOW);
+    assert.deepEqual(plan.steps, [], 'kata stays where it is');
+    assert.equal(plan.requeueAfterMs, 42_000, 'a silent installer wakes nothing: the pass looks again at its deadline');
+  });
+
   test('uninstall blocked by pods: the plan asks for the pods as the API server lists them, then says who blocks', () => {
     const installed = {
       phase: 'Installed' as const,

@@ -307,6 +307,10 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
     const installing = installView.installing();
     if (installing.length) {
       plan.notes.push({ level: 'info', fields: { installing }, msg: 'KataConfig deleted during a rollout: waiting for it to settle' });
+      // A node in flight settles when its installer reports, or fails at its deadline: a silent installer
+      // changes nothing that would wake this pass, so it looks again then.
+      const recheck = soonest(installView.installPlan().recheckAfterMs, kataNodes.promoteInMs);
+      if (recheck !== undefined) plan.requeueAfterMs = recheck;
       return plan;
     }
     if (!obs.livePods) return { ...plan, needsLivePods: true };
