@@ -89,7 +89,8 @@ export class LeaderElector {
       // A read hung on a dead pooled connection is given up once it has waited twice as long as the last
       // answer took (a retry period at least), which also closes the pool's idle connections: otherwise a
       // standby saw the leader's last renewal a renew deadline late and took over that much later.
-      const giveUpIn = Math.min(renewDeadlineMs, Math.max(2 * retryPeriodMs, 2 * answeredIn));
+      // Whole milliseconds: AbortSignal.timeout throws on a fraction (an answer time is one).
+      const giveUpIn = Math.ceil(Math.min(renewDeadlineMs, Math.max(2 * retryPeriodMs, 2 * answeredIn)));
       const won = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(giveUpIn)]));
       // One given up waits twice as long next time: a server that answers slowly is still heard.
       answeredIn = this.clocks.monotonic() - attemptAt;

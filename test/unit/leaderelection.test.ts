@@ -231,7 +231,12 @@ describe('a standby judges expiry from what it saw, when it saw it', () => {
     const standby = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
     const stop = new AbortController();
     t.after(() => stop.abort());
-    void standby.run(stop.signal, async () => {});
+    const outcome: { failed?: unknown } = {};
+    standby
+      .run(stop.signal, async () => {})
+      .catch((e) => {
+        outcome.failed = e;
+      });
     await waitFor(() => server.calls.filter((c) => c === 'GET').length >= 2, { timeoutMs: 10_000, message: 'the standby reads the lease' });
     state.silent = 1;
     await waitFor(() => state.gaveUpAfter.length === 1, { timeoutMs: 10_000, message: 'the silent read given up' });
@@ -239,6 +244,13 @@ describe('a standby judges expiry from what it saw, when it saw it', () => {
       (state.gaveUpAfter[0] ?? 0) < timings.renewDeadlineMs,
       `given up after ${Math.round(state.gaveUpAfter[0] ?? 0)} ms (renew deadline ${timings.renewDeadlineMs} ms)`,
     );
+    // It goes on reading (the next wait is longer, in whole milliseconds), and it did not fail.
+    const reads = server.calls.filter((c) => c === 'GET').length;
+    await waitFor(() => server.calls.filter((c) => c === 'GET').length >= reads + 2 || outcome.failed !== undefined, {
+      timeoutMs: 10_000,
+      message: 'two more reads',
+    });
+    assert.equal(outcome.failed, undefined, 'the standby did not fail');
   });
 });
 
