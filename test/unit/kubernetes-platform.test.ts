@@ -227,6 +227,28 @@ describe('the Kubernetes platform', () => {
     assert.deepEqual(platform.installing(i), []);
   });
 
+  test('in flight means an installer there to finish: not a node assigned whose installer is gone (an etcd restore gave back the label of a node the uninstall had cleaned)', () => {
+    const since = JSON.stringify({ since: '2026-11-22T20:59:00Z' });
+    const w0 = assignedNode('w0', T);
+    (w0.metadata.annotations as Record<string, string>)[ROLLOUT_ANNOTATION] = since;
+    const w1 = assignedNode('w1', T);
+    (w1.metadata.annotations as Record<string, string>)[ROLLOUT_ANNOTATION] = since;
+    // w0's installer is at work; w1 has none, and no DaemonSet will make one (the uninstall deleted it).
+    const i = input([w0, w1], { pods: [installerPod('p0', 'w0', T, { phase: 'Running' })] });
+    assert.deepEqual(
+      platform.records(i).map((r) => [r.node, r.phase]),
+      [
+        ['w0', 'Installing'],
+        ['w1', 'Installing'],
+      ],
+    );
+    assert.deepEqual(platform.installing(i), ['w0'], 'a KataConfig deleted now waits for w0 only');
+    // An installer on its way out (deleted) finishes nothing.
+    const leaving = installerPod('p0', 'w0', T, { phase: 'Running' });
+    leaving.metadata.deletionTimestamp = '2026-11-22T20:59:30Z';
+    assert.deepEqual(platform.installing(input([w0, w1], { pods: [leaving] })), []);
+  });
+
   test('a failure stops the rollout with the stop mark on the DaemonSet, and records the error', () => {
     const ds = seen(desiredInstallerDaemonSet('osc', target));
     const crash = {

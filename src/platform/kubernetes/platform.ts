@@ -41,7 +41,7 @@ import {
   templateConfigId,
 } from './katadeploy.ts';
 import { observeNodes, type RolloutMemory } from './observe.ts';
-import { type NodeMemory, planRollout, type RolloutPlan, type StopMark } from './rollout.ts';
+import { type NodeMemory, type NodePlan, planRollout, type RolloutPlan, type StopMark } from './rollout.ts';
 
 /**
  * Plain Kubernetes (docs/kubernetes.md): kata reaches the chosen nodes through kata-deploy, run by one
@@ -238,12 +238,22 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
   }
 
   /**
-   * Nodes an installer is working on now: not those this plan would only start (a deletion does not make the
-   * install's writes, so waiting for them would wait for good).
+   * Nodes an installer is working on now: a pod of kata-deploy is there to finish it (running, or about to
+   * run, the node's configuration; or cleaning up). Not those this plan would only start, nor a node assigned
+   * whose installer is gone and will not come back (a deletion makes none of the install's writes, and an
+   * etcd restore can give back the assignment of a node whose DaemonSet the uninstall had already deleted):
+   * waiting for either would wait for good, or until the install deadline.
    */
   installing(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): string[] {
     const starting = new Set(plan.labels.map((l) => l.node));
-    return plan.nodes.filter((n) => (n.phase === 'Installing' || n.phase === 'Uninstalling') && !starting.has(n.name)).map((n) => n.name);
+    const pods = new Map(observeNodes(input.nodes, input.observed.pods).map((o) => [o.name, o.pods]));
+    const atWork = (n: NodePlan) => {
+      const there = pods.get(n.name) ?? [];
+      return n.phase === 'Installing' ? there.some((p) => !p.terminating && p.config === n.assigned) : there.length > 0;
+    };
+    return plan.nodes
+      .filter((n) => (n.phase === 'Installing' || n.phase === 'Uninstalling') && !starting.has(n.name) && atWork(n))
+      .map((n) => n.name);
   }
 
   installPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
