@@ -196,7 +196,8 @@ export class LeaderElector {
         ],
         { namespace, type: 'json', signal },
       );
-      this.renewedAt = sentAt;
+      // An older renewal answered late must not move it back.
+      this.renewedAt = Math.max(this.renewedAt, sentAt);
       return true;
     } catch (e) {
       if (signal.aborted) return false;
