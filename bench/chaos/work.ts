@@ -154,7 +154,23 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     if (!s) state.set(node, (s = { kata: false }));
     return s;
   };
+  /** When each installer pod was seen going (its deletion asked for, or its object gone), by pod name: the detail of a needless run. */
+  const going = new Map<string, { node: string; what: string }>();
+  const podsOn = (node: string): string => {
+    const here = installerPods.list().filter((q) => q.spec?.nodeName === node);
+    const gone = [...going].filter(([name, g]) => g.node === node && !here.some((q) => q.metadata.name === name)).slice(-3);
+    const now = here.map(
+      (q) =>
+        `${q.metadata.name} (created ${q.metadata.creationTimestamp ?? '?'}${readyRun(q) ? ', Ready' : ''}${q.metadata.deletionTimestamp ? `, deleting: ${going.get(q.metadata.name ?? '')?.what ?? q.metadata.deletionTimestamp}` : ''})`,
+    );
+    return `installer pods on the node now: ${now.join(', ') || 'none'}; the last gone: ${gone.map(([n, g]) => `${n} ${g.what}`).join(', ') || 'none'}`;
+  };
+  const onGoing = (p: Pod, how: string) => {
+    const name = p.metadata.name ?? '';
+    if (!going.has(name)) going.set(name, { node: p.spec?.nodeName ?? '', what: `${how} at step ${step} (${new Date().toISOString()})` });
+  };
   const onPod = (p: Pod) => {
+    if (p.metadata.deletionTimestamp) onGoing(p, 'deletion seen');
     const run = readyRun(p);
     const node = p.spec?.nodeName;
     if (!run || !node || counted.has(run)) return;
@@ -166,7 +182,7 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
       if (s.kata && s.config === config) {
         needless++;
         needlessDetail.push(
-          `${node}: an install run at step ${step} put the configuration it already ran (${run} of pod ${p.metadata.name}; the last run there: ${s.lastRun ?? 'unknown'})`,
+          `${node}: an install run at step ${step} put the configuration it already ran (${run} of pod ${p.metadata.name}; the last run there: ${s.lastRun ?? 'unknown'}; ${podsOn(node)})`,
         );
       }
     }
@@ -174,7 +190,7 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     s.kata = true;
     s.lastRun = `${run} of pod ${p.metadata.name} at step ${step}`;
   };
-  installerPods.addEventHandler({ add: onPod, update: (_o, p) => onPod(p) });
+  installerPods.addEventHandler({ add: onPod, update: (_o, p) => onPod(p), delete: (p) => onGoing(p, 'deleted') });
   const onNode = (n: Node) => {
     // kata-deploy's cleanup removes its label (or sets it false): kata left the node.
     if (n.metadata.labels?.[KATA_RUNTIME_LABEL] !== 'true') of(n.metadata.name ?? '').kata = false;

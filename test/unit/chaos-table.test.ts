@@ -92,6 +92,8 @@ test('kata-deploy installs without a configuration change are needless; after a 
   assert.deepEqual([work.totals().runs, work.totals().needless], [2, 0], 'a new configuration is not needless');
   pods.set('c', pod('c', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [3, 1], 'the same configuration again, kata still there: needless');
+  // The detail names the installer pods on the node then, for the run to be traced in the audit log.
+  assert.match(work.totals().needlessDetail[0] ?? '', /of pod c; the last run there: b\/0 of pod b at step 0; installer pods on the node now: a \(.*, Ready\), b \(.*, Ready\), c \(/);
   pods.set('c', pod('c', 'c2', true, 1));
   assert.deepEqual([work.totals().runs, work.totals().needless], [4, 2], 'a restarted container installs again: needless');
   nodes.set('worker-0', kata(false));
