@@ -85,6 +85,11 @@ function printFigures(r: ChaosReport): void {
       : `${r.needlessRuns} reboots without a configuration change (of ${r.runs}); extension MachineConfig created ${r.machineConfigCreates} times for ${r.installs} installs, rewritten ${r.machineConfigRewrites} times`;
   console.log(`lost or duplicated    ${work}; ${r.faults - r.converged} steps with work left undone`);
   for (const d of r.needlessDetail) console.log(`  needless: ${d}`);
+  if (r.duplicatePodRuns?.length)
+    console.log(
+      `                      ${r.duplicatePodRuns.length} more by a second installer pod the DaemonSet controller made beside a live one`,
+    );
+  for (const d of r.duplicatePodRuns ?? []) console.log(`  duplicate pod: ${d}`);
   for (const d of r.unjudgedRuns) console.log(`  under way at an etcd restore, not judged: ${d}`);
   if (r.restores)
     console.log(

@@ -104,6 +104,8 @@ export interface ChaosReport {
   needlessRuns: number;
   /** Each needless run's node and the steps it came in (work.ts). */
   needlessDetail: string[];
+  /** Kubernetes: runs of a second installer pod the DaemonSet controller made beside a live one (work.ts), not counted as needless. */
+  duplicatePodRuns: string[];
   /** Reboots under way at an etcd restore, whose need cannot be told (work.ts). */
   unjudgedRuns: string[];
   /** Reboots (OpenShift) or kata-deploy install runs (Kubernetes). */
@@ -448,6 +450,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       leaks: [...leaks],
       needlessRuns: done.needless,
       needlessDetail: done.needlessDetail,
+      duplicatePodRuns: done.duplicatePodRuns,
       unjudgedRuns: done.unjudged,
       runs: done.runs,
       restores,

@@ -48,7 +48,7 @@ export function chaosTable(reports: readonly ChaosReport[]): string {
   for (const r of reports) {
     const what = r.platform === 'kubernetes' ? 'kata-deploy installs' : 'reboots';
     lines.push(
-      `| ${PLATFORM_NAMES[r.platform]} | ${r.converged}/${r.faults} | ${r.leaks.length} | ${r.doubleLeaderWrites.length} | ${r.needlessRuns} of ${r.runs} ${what} | ${r.rbacGaps.length} |`,
+      `| ${PLATFORM_NAMES[r.platform]} | ${r.converged}/${r.faults} | ${r.leaks.length} | ${r.doubleLeaderWrites.length} | ${r.needlessRuns} of ${r.runs} ${what}${r.duplicatePodRuns?.length ? ` (and ${r.duplicatePodRuns.length} by duplicate DaemonSet pods)` : ''} | ${r.rbacGaps.length} |`,
     );
   }
   const byKind = reports.map(timesByKind);

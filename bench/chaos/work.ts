@@ -26,6 +26,12 @@ export interface WorkTotals {
   /** Where the needless ones were: the node and the steps of its runs and configuration changes. */
   needlessDetail: string[];
   /**
+   * Kubernetes: install runs of a second installer pod the DaemonSet controller made on a node whose pod was
+   * still there and not being deleted (after an API server restart lost its create's answer, it creates
+   * again): Kubernetes' own duplicate, not work osc asked for, counted apart from the needless ones.
+   */
+  duplicatePodRuns: string[];
+  /**
    * Reboots under way when an etcd restore came: the new boot reported, the configuration it applied not
    * yet written. The restore rolls the node's annotations back, so whether they changed it cannot be told.
    */
@@ -109,7 +115,15 @@ export function trackReboots(dev: DevCluster): WorkTracker {
     },
     totals: () => {
       for (const [node, t] of track) settle(node, t);
-      return { runs: reboots, needless, machineConfigCreates: mcCreates, machineConfigRewrites: mcRewrites, needlessDetail, unjudged };
+      return {
+        runs: reboots,
+        needless,
+        machineConfigCreates: mcCreates,
+        machineConfigRewrites: mcRewrites,
+        needlessDetail,
+        duplicatePodRuns: [],
+        unjudged,
+      };
     },
     pause: () => {
       // A node whose last reboot's configuration is not written yet: that reboot is counted, not judged.
@@ -149,6 +163,7 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
   let paused = false;
   let step = 0;
   const needlessDetail: string[] = [];
+  const duplicatePodRuns: string[] = [];
   const of = (node: string) => {
     let s = state.get(node);
     if (!s) state.set(node, (s = { kata: false }));
@@ -180,10 +195,15 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     if (!paused) {
       runs++;
       if (s.kata && s.config === config) {
-        needless++;
-        needlessDetail.push(
-          `${node}: an install run at step ${step} put the configuration it already ran (${run} of pod ${p.metadata.name}; the last run there: ${s.lastRun ?? 'unknown'}; ${podsOn(node)})`,
-        );
+        const detail = `${node}: an install run at step ${step} put the configuration it already ran (${run} of pod ${p.metadata.name}; the last run there: ${s.lastRun ?? 'unknown'}; ${podsOn(node)})`;
+        const twin = installerPods
+          .list()
+          .some((q) => q.spec?.nodeName === node && q.metadata.uid !== p.metadata.uid && !q.metadata.deletionTimestamp);
+        if (twin) duplicatePodRuns.push(detail);
+        else {
+          needless++;
+          needlessDetail.push(detail);
+        }
       }
     }
     s.config = config;
@@ -200,7 +220,7 @@ export function trackReinstalls(nodes: Informer<Node>, installerPods: Informer<P
     atStep: (i) => {
       step = i;
     },
-    totals: () => ({ runs, needless, machineConfigCreates: 0, machineConfigRewrites: 0, needlessDetail, unjudged: [] }),
+    totals: () => ({ runs, needless, machineConfigCreates: 0, machineConfigRewrites: 0, needlessDetail, duplicatePodRuns, unjudged: [] }),
     pause: () => {
       paused = true;
     },

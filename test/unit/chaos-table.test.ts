@@ -88,15 +88,21 @@ test('kata-deploy installs without a configuration change are needless; after a 
   assert.deepEqual([work.totals().runs, work.totals().needless], [1, 0], 'the first install');
   pods.set('a', pod('a', 'c1', true));
   assert.equal(work.totals().runs, 1, 'the same run seen again is not another');
+  pods.remove('a');
   pods.set('b', pod('b', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [2, 0], 'a new configuration is not needless');
+  pods.remove('b');
   pods.set('c', pod('c', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [3, 1], 'the same configuration again, kata still there: needless');
   // The detail names the installer pods on the node then, for the run to be traced in the audit log.
-  assert.match(work.totals().needlessDetail[0] ?? '', /of pod c; the last run there: b\/0 of pod b at step 0; installer pods on the node now: a \(.*, Ready\), b \(.*, Ready\), c \(/);
+  assert.match(
+    work.totals().needlessDetail[0] ?? '',
+    /of pod c; the last run there: b\/0 of pod b at step 0; installer pods on the node now: c \(.*, Ready\); the last gone: a deleted at step 0 \(.*\), b deleted at step 0/,
+  );
   pods.set('c', pod('c', 'c2', true, 1));
   assert.deepEqual([work.totals().runs, work.totals().needless], [4, 2], 'a restarted container installs again: needless');
   nodes.set('worker-0', kata(false));
+  pods.remove('c');
   pods.set('d', pod('d', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [5, 2], 'after kata-deploy cleaned the node, an install is needed');
   // An etcd restore brings back a pod that was Ready before: the store going back, not an install.
@@ -108,6 +114,8 @@ test('kata-deploy installs without a configuration change are needless; after a 
   // A restore that takes back every installer pod: nothing in the cluster records what the node runs, so the
   // install of the pod the DaemonSet makes in place of the last one is not judged; the one after it is.
   nodes.set('worker-0', kata(true));
+  pods.remove('d');
+  pods.remove('old');
   pods.set('e', pod('e', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [6, 2], 'kata had left the node: needed');
   work.pause();
@@ -115,12 +123,23 @@ test('kata-deploy installs without a configuration change are needless; after a 
   work.resume();
   pods.set('f', pod('f', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [7, 2], 'no record of the node after the restore');
+  pods.remove('f');
   pods.set('g', pod('g', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [8, 3], 'the record the last run made: needless again');
   // A restore that brings back a Ready pod of another configuration: that is the node's record.
   work.pause();
+  pods.remove('g');
   pods.set('h', pod('h', 'c1', true));
   work.resume();
+  pods.remove('h');
   pods.set('i', pod('i', 'c2', true));
   assert.deepEqual([work.totals().runs, work.totals().needless], [9, 3], 'the restored record says c1: c2 is a change');
+  // A second pod the DaemonSet controller made beside a live one (not being deleted): counted apart.
+  pods.set('j', pod('j', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless, work.totals().duplicatePodRuns.length], [10, 3, 1], 'a duplicate pod');
+  // A pod made in place of one being deleted is a replacement: needless when nothing changed.
+  pods.set('i', { ...pod('i', 'c2', true), metadata: { ...pod('i', 'c2', true).metadata, deletionTimestamp: '2026-11-27T00:00:00Z' } });
+  pods.remove('j');
+  pods.set('k', pod('k', 'c2', true));
+  assert.deepEqual([work.totals().runs, work.totals().needless, work.totals().duplicatePodRuns.length], [11, 4, 1], 'a replacement');
 });
