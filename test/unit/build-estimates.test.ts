@@ -12,7 +12,7 @@ const root = join(import.meta.dirname, '..', '..');
 
 export interface Measured {
   script: string;
-  idle: string;
+  idle?: string;
   busy?: string;
 }
 
@@ -26,9 +26,9 @@ export function measuredBuilds(): Measured[] {
       const line = /^declare -A measured=\((.*)\)$/m.exec(text)?.[1];
       assert.ok(line, `tools/${f} sources the cached build but has no measured line`);
       const idle = /\[idle\]=([\d.]+)/.exec(line)?.[1];
-      assert.ok(idle, `tools/${f}: no [idle] figure`);
       const busy = /\[busy\]=([\d.]+)/.exec(line)?.[1];
-      return { script: `tools/${f}`, idle, ...(busy ? { busy } : {}) };
+      assert.ok(idle || busy, `tools/${f}: neither an [idle] nor a [busy] figure`);
+      return { script: `tools/${f}`, ...(idle ? { idle } : {}), ...(busy ? { busy } : {}) };
     });
 }
 
@@ -37,7 +37,7 @@ test('the README gives each build the minutes its script measured, idle and busy
   const builds = measuredBuilds();
   assert.deepEqual(
     builds.map((b) => b.script),
-    ['tools/build-control-plane.sh', 'tools/build-helm.sh', 'tools/build-prometheus.sh'],
+    ['tools/build-control-plane.sh', 'tools/build-helm.sh', 'tools/build-original-operator.sh', 'tools/build-prometheus.sh'],
   );
   for (const b of builds) {
     const row = readme.split('\n').find((l) => l.startsWith('|') && l.includes(`\`${b.script}\``));
@@ -46,7 +46,7 @@ test('the README gives each build the minutes its script measured, idle and busy
       .split('|')
       .map((c) => c.trim())
       .slice(2);
-    assert.equal(idle, `about ${b.idle} minutes`, `${b.script}: README ${idle}, script ${b.idle}`);
+    assert.equal(idle, b.idle ? `about ${b.idle} minutes` : 'not measured', `${b.script}: README ${idle}, script ${b.idle}`);
     assert.equal(busy, b.busy ? `about ${b.busy} minutes` : 'not measured', `${b.script}: README ${busy}, script ${b.busy}`);
   }
 });

@@ -1,7 +1,8 @@
 # Sourced by tools/build-*.sh: what every build of a pinned Go module into the cache shares. The caller sets
 #   name   its log prefix and cache subfolder (e.g. control-plane)
 #   what   how its messages name it (e.g. "the control plane")
-#   measured  an associative array: minutes a first build took, [idle] and [busy] (see start_build)
+#   measured  an associative array: minutes a first build took, [idle] and [busy], either one unmeasured
+#             (see start_build)
 # and then calls: require_go; [cache hit? print and exit]; wait_for_build_lock; [hit now?]; start_build
 # "<what>" "$dest"; its go builds into "$tmp"; finish_build "$dest".
 #
@@ -69,7 +70,11 @@ wait_for_build_lock() {
 start_build() { # what is built, and where
   : >"$progress"
   log "first build of $1 from Go modules into $2"
-  log "this takes about ${measured[idle]} minutes on 2 idle cores${measured[busy]:+, ${measured[busy]} on a busy machine}; later runs reuse it"
+  if [[ -n ${measured[idle]:-} ]]; then
+    log "this takes about ${measured[idle]} minutes on 2 idle cores${measured[busy]:+, ${measured[busy]} on a busy machine}; later runs reuse it"
+  else
+    log "this took about ${measured[busy]} minutes on a busy machine (not measured on idle cores); later runs reuse it"
+  fi
   tmp=$(mktemp -d "$cache_dir/.build-XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   build_started=$(date +%s)
