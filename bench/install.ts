@@ -2,7 +2,7 @@
  * Benchmark: install kata on N simulated workers and measure the operator.
  *
  *   node bench/install.ts [--workers 1000,5000] [--reboot-ms 100] [--max-unavailable 10%] [--lease-seconds 40|160] [--idle-s 60]
- *     [--katanode-soak-s 15] [--no-build]
+ *     [--katanode-soak-s 15] [--no-build] [--operator osc|original [--original-src DIR]]
  *
  * The operator runs compiled (dist/, built first unless --no-build), in a process of its own, as the image
  * runs it. Prints, per size: the install time; how long after a node's Machine Config Operator state
@@ -18,6 +18,14 @@
  * idle window starts no sooner than that after the install: a lastKnownGood written at the soak's end (a
  * platform that leaves its promotion to the controller) is then counted, among the install's requests, or
  * as an idle write.
+ *
+ * --operator original runs the original Go operator (github.com/openshift/sandboxed-containers-operator)
+ * in osc's place, on the same dev cluster, for issue 25's side-by-side comparison: its binary is built once
+ * per commit from a checkout of its source (--original-src, default $OSC_ORIGINAL_SRC; see
+ * tools/build-original-operator.sh), its bundle's CRDs, monitor ServiceAccount and dashboard ConfigMap
+ * are applied as OLM would, and bench/original-process.ts runs it and measures it from outside (its CPU
+ * and peak RSS from the kernel, its requests from client-go's own count). The same KataConfig is created,
+ * and the install ends on the same status: readyNodeCount = the workers, InProgress False.
  */
 import { fork, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,6 +41,7 @@ import { DevCluster } from '../src/devcluster/devcluster.ts';
 import { ClusterRoleBindings, DaemonSets, ServiceAccounts } from '../src/kube/resources.ts';
 import { desiredKataPool } from '../src/platform/openshift/machineconfig.ts';
 import { silentLogger } from '../src/runtime/log.ts';
+import { originalBuild, prepareForOriginal } from './original.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,8 +53,12 @@ const { values } = parseArgs({
     'katanode-soak-s': { type: 'string', default: '15' },
     'no-build': { type: 'boolean', default: false },
     credentials: { type: 'string', default: 'in-cluster' },
+    operator: { type: 'string', default: 'osc' },
+    'original-src': { type: 'string' },
   },
 });
+const operatorKind = values.operator;
+if (operatorKind !== 'osc' && operatorKind !== 'original') throw new Error(`--operator ${operatorKind}: use osc or original`);
 const sizes = (values.workers ?? '')
   .split(',')
   .map(Number)
@@ -109,7 +122,9 @@ interface Report {
   statusWriteMs: number[];
 }
 
-if (!values['no-build']) {
+// The original's binary and bundle, built once per commit (cached).
+const original = operatorKind === 'original' ? originalBuild(values['original-src'] ?? process.env.OSC_ORIGINAL_SRC) : undefined;
+if (!values['no-build'] && !original) {
   // What the image runs: the compiled build, fresh.
   const tsc = new URL('../node_modules/typescript/bin/tsc', import.meta.url).pathname;
   const root = new URL('..', import.meta.url).pathname;
@@ -168,11 +183,17 @@ async function runOnce(workers: number) {
   const pool = desiredKataPool();
   const { annotations: _ours, ...metadata } = pool.metadata;
   await dev.client.create(MachineConfigPools, { ...pool, metadata, spec: { ...pool.spec, maxUnavailable } });
+  if (original) await prepareForOriginal(dev, original.dir);
 
   // The image's Node flags, and BENCH_OPERATOR_NODE_ARGS for more (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
   const operatorArgs = [...imageNodeFlags(), ...(process.env.BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const saDir = credentials === 'in-cluster' ? await podIdentity(dev) : undefined;
-  const operator = spawnChild('operator-process.js', saDir ? ['--in-cluster', saDir] : [dev.controlPlane.kubeconfigPath], operatorArgs);
+  const kubeconfig = dev.controlPlane.kubeconfigPath;
+  const operator = original
+    ? spawnChild('original-process.ts', [original.dir, credentials, saDir ?? kubeconfig, kubeconfig])
+    : spawnChild('operator-process.js', saDir ? ['--in-cluster', saDir] : [dev.controlPlane.kubeconfigPath], operatorArgs);
+  // The original's process ends (and says why) if the operator dies: so does the benchmark.
+  if (original) operator.child.once('exit', (code) => code && process.exit(1));
   const observer = spawnChild('observer-process.ts', [dev.controlPlane.kubeconfigPath, String(workers)]);
   await Promise.all([operator.next(), observer.next()]); // both ready
   const mark = async () => {
@@ -237,6 +258,9 @@ async function runOnce(workers: number) {
   );
   operator.child.send({ cmd: 'report' });
   const report = (await operator.next()) as Report;
+  // What the original's process cannot measure comes as NaN (null once through IPC): figures absent, not 0.
+  if (original)
+    for (const k of ['peakHeapUsedMiB', 'peakHeapTotalMiB', 'statusWrites', 'statusWriteErrors'] as const) report[k] ??= Number.NaN;
   observer.child.send({ cmd: 'report' });
   const { delays } = (await observer.next()) as { delays: number[] };
   for (const c of [operator, observer]) {
@@ -249,9 +273,16 @@ async function runOnce(workers: number) {
   const installRequests = mEnd.requests.total - m0.requests.total;
   return {
     workers,
+    ...(original
+      ? {
+          operator: `original ${original.commit.slice(0, 12)}`,
+          leaderElection: (report as Report & { leaderElection?: boolean }).leaderElection,
+          installLeaseRequests: leaseRequests(mEnd) - leaseRequests(m0),
+        }
+      : {}),
     nodeLeaseSeconds: leaseSecondsFor(workers),
     credentials,
-    nodeFlags: operatorArgs.join(' '),
+    nodeFlags: original ? '' : operatorArgs.join(' '),
     clusterReadyS: +(clusterReady / 1000).toFixed(1),
     installS: +(installMs / 1000).toFixed(1),
     transitionsMeasured: delays.length,
@@ -429,7 +460,7 @@ function targets(r: Result): string[] {
   rows.push([
     'kube-apiserver CPU during the install',
     `${r.cluster['kube-apiserver']?.installCpuS ?? '?'} s`,
-    "≤ the original operator's (not run by this benchmark)",
+    "≤ the original operator's (measured by --operator original)",
     undefined,
   ]);
   const width = Math.max(...rows.map(([what]) => what.length));
@@ -440,10 +471,38 @@ function targets(r: Result): string[] {
   );
 }
 
-console.log(`# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s`);
+/**
+ * The original operator's figures, in the order issue 25 compares them: the install, the API server's and
+ * etcd's CPU during it, then the operator's own cost.
+ */
+function originalSummary(r: Result): string[] {
+  const lease = r.installLeaseRequests ?? 0;
+  const perThousand = (r.installCpuS * 1000) / r.workers;
+  return [
+    `workers=${r.workers} (node leases of ${r.nodeLeaseSeconds} s)  operator: ${r.operator}, with ${r.credentials === 'in-cluster' ? 'a service account bound to cluster-admin, in-cluster credentials (as in a pod)' : "the cluster admin's kubeconfig"}, leader election ${r.leaderElection ? 'on (as its ClusterServiceVersion runs it)' : 'off'}`,
+    `  install=${r.installS}s  status delay p50=${r.delayP50Ms}ms p99=${r.delayP99Ms}ms (${r.transitionsMeasured} transitions)`,
+    `  kube-apiserver CPU during the install: ${r.cluster['kube-apiserver']?.installCpuS ?? '?'} s  etcd: ${r.cluster.etcd?.installCpuS ?? '?'} s`,
+    `  cluster cost during install (peak RSS, CPU): ${Object.entries(r.cluster)
+      .map(([c, u]) => `${c} ${u.peakRssMiB}MiB ${u.installCpuS}s`)
+      .join(', ')}`,
+    `  operator CPU during the install: ${r.installCpuS} s = ${perThousand.toFixed(2)} s per 1,000 nodes; in the idle ${r.idleS} s: ${r.idleCpuS} s`,
+    `  operator peak RSS ${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once its controllers ran; sampled: anonymous ${r.operatorPeakRssAnonMiB}MiB at its peak, with ${r.operatorRssFileAtPeakMiB}MiB of mapped files)`,
+    `  API requests during the install: ${r.apiRequests} = ${r.apiRequestsPerNode} per node (about ${lease} of them leader election); by method ${JSON.stringify(r.requestsByVerb)} (whole run); 409s ${r.conflicts409}; KataConfig reconciles ${r.reconciles} (${r.reconcileErrors} failed)`,
+    `  idle(${r.idleS}s): requests ${r.idleRequests}, writes ${r.idleWrites} beside ${r.idleLeaseRenewals} lease renewals`,
+    '  not measured for the original (no figure from outside its binary): status writes and their round trip, node patches, requests by resource, watch events, heap',
+  ];
+}
+
+console.log(
+  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}`,
+);
 for (const n of sizes) {
   const r = await runOnce(n);
   console.log(JSON.stringify(r));
+  if (original) {
+    console.log(originalSummary(r).join('\n'));
+    continue;
+  }
   console.log(
     [
       `workers=${r.workers} (node leases of ${leaseSecondsFor(r.workers)} s)`,
