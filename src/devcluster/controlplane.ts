@@ -1,22 +1,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { objectName } from '../api/meta.ts';
 import { KubeClient } from '../kube/client.ts';
 import { createCA, createSigningKey, issueCert } from '../kube/pki.ts';
-import {
-  ClusterRoleBindings,
-  ClusterRoles,
-  type CustomResourceDefinition,
-  CustomResourceDefinitions,
-  ServiceAccounts,
-} from '../kube/resources.ts';
+import { ClusterRoleBindings, ClusterRoles, ServiceAccounts } from '../kube/resources.ts';
 import type { KubeObject } from '../kube/types.ts';
 import { binariesIn, type ControlPlaneBinaries, controlPlaneBinaries } from './controlplane/binaries.ts';
+import { installCRDs } from './controlplane/crds.ts';
 import { compactEtcd, etcdRevision, etcdSnapshotRevision, restoreEtcdDataDir, saveEtcdSnapshot } from './controlplane/etcd-ops.ts';
 import {
   apiserverArgs,
@@ -39,6 +33,7 @@ import {
   POD_CIDR,
 } from './controlplane/kwok.ts';
 import { KWOK_LOGS_CRD, NodeLogsPlayer } from './controlplane/nodelogs-player.ts';
+import { logTails, StartError } from './controlplane/start-error.ts';
 import { freePort, isRunning, spawnSupervised, stopProcess } from './controlplane/supervise.ts';
 import { type ProcessUsage, processUsage, supervisedPid } from './controlplane/usage.ts';
 import { NodeJournal } from './journal.ts';
@@ -465,49 +460,4 @@ interface EtcdMember {
   dataDir: string;
   peerPort: number;
   cleanupDir: string;
-}
-
-export async function installCRDs(client: KubeClient, crds: KubeObject[]): Promise<void> {
-  for (const crd of crds) {
-    const existing = await client.find(CustomResourceDefinitions, objectName(crd));
-    if (existing) {
-      await client.update(CustomResourceDefinitions, {
-        ...(crd as CustomResourceDefinition),
-        metadata: { ...crd.metadata, resourceVersion: existing.metadata.resourceVersion },
-      });
-    } else {
-      await client.create(CustomResourceDefinitions, crd as CustomResourceDefinition);
-    }
-  }
-  const deadline = Date.now() + 60_000;
-  for (const crd of crds) {
-    for (;;) {
-      const got = await client.get(CustomResourceDefinitions, objectName(crd));
-      const established = got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-      if (established) break;
-      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not established after 60s`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-/** A failed start, with the end of etcd's and the API server's logs (their files may be gone with the data). */
-class StartError extends Error {
-  readonly portTaken: boolean;
-  constructor(cause: unknown, logs: Record<string, string>) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    const failed = Object.entries(logs).find(([c]) => why.startsWith(`${c} exited`));
-    super(failed ? `${why}\n--- last lines of ${failed[0]}'s log ---\n${failed[1]}` : why, { cause });
-    this.portTaken = Object.values(logs).some((t) => /address already in use/.test(t));
-  }
-}
-
-/** The last lines of etcd's and the API server's logs. */
-async function logTails(logDir: string): Promise<Record<string, string>> {
-  const tails: Record<string, string> = {};
-  for (const c of ['etcd', 'kube-apiserver']) {
-    const text = await readFile(join(logDir, `${c}.log`), 'utf8').catch(() => '');
-    tails[c] = text.trimEnd().split('\n').slice(-15).join('\n');
-  }
-  return tails;
 }

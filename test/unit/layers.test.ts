@@ -4,7 +4,7 @@
  * it started. Read from the sources with TypeScript's parser, so a new file is checked without being listed.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -34,6 +34,8 @@ const LAYERS: Record<string, number> = {
   devcluster: 7,
   cli: 8,
 };
+
+const MAX_SOURCE_LINES = 500;
 
 /** The console's front end runs in a browser: it may read the API's types and texts, and nothing else. */
 const WEB = 'console/web';
@@ -120,6 +122,15 @@ describe('the layers of src/', () => {
 
   test('no import cycle, type-only imports included', () => {
     assert.deepEqual(importCycles(graph), []);
+  });
+
+  // A module past this many lines usually holds two ideas: it is split where they part (docs/architecture.md, Layers).
+  test(`no source file is over ${MAX_SOURCE_LINES} lines`, () => {
+    const long = [...graph.keys()]
+      .map((file) => ({ file, lines: readFileSync(join('src', file), 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > MAX_SOURCE_LINES)
+      .map((f) => `src/${f.file}: ${f.lines} lines`);
+    assert.deepEqual(long, []);
   });
 
   test('the checks catch what they are for', () => {
