@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type KataConfig, KataConfigs, messages } from '../../src/api/kataconfig.ts';
 import { type KataNode, KataNodes } from '../../src/api/katanode.ts';
-import type { LogLevel } from '../../src/api/names.ts';
+import { type LogLevel, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION } from '../../src/devcluster/devcluster.ts';
-import { Nodes, Pods } from '../../src/kube/resources.ts';
+import { DaemonSets, Nodes, Pods } from '../../src/kube/resources.ts';
 import { INSTALL_LABEL, INSTALLER_NAME, KATA_RUNTIME_LABEL, ROLLOUT_ANNOTATION } from '../../src/platform/kubernetes/katadeploy.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
@@ -191,5 +191,31 @@ describe('KataConfig on plain Kubernetes: failures cleared in every order', () =
       assert.equal(n.metadata.annotations?.[ROLLOUT_ANNOTATION], undefined, `${n.metadata.name}: the rollout's memory gone`);
       assert.equal(n.metadata.labels?.[KATA_RUNTIME_LABEL], undefined, `${n.metadata.name}: kata-deploy cleaned it up`);
     }
+  });
+
+  test('the installer DaemonSet gone while nodes still have kata to lose (as an etcd restore can leave them): the uninstall brings it back and cleans them', async () => {
+    await client().create(KataConfigs, { metadata: { name: KC }, spec: { logLevel: 'info' } } as KataConfig);
+    await settledOn(false, 'installed again');
+    // With the operator away: the KataConfig deleted, the DaemonSet and its pods gone, then kata-deploy's
+    // label back on the nodes, osc's assignment never taken off (a restore to a backup from before the
+    // cleanup, after a pass from caches behind the restore had deleted the DaemonSet the restore gave back).
+    await op?.stop();
+    await client().delete(KataConfigs, KC);
+    await client().delete(DaemonSets, INSTALLER_NAME, { namespace: OPERATOR_NAMESPACE, propagationPolicy: 'Background' });
+    await waitFor(async () => (await client().list(Pods, { labelSelector: `name=${INSTALLER_NAME}` })).items.length === 0, {
+      message: 'the installer pods gone',
+    });
+    for (const n of WORKERS) await client().patch(Nodes, n, { metadata: { labels: { [KATA_RUNTIME_LABEL]: 'true' } } });
+    const seenBefore = recorder.seen.length;
+    const deletedBefore = recorder.deleted.length;
+    await start();
+    await waitFor(() => recorder.deleted.length > deletedBefore, { timeoutMs: 180_000, message: 'KataConfig gone' });
+    const failed = recorder.seen.slice(seenBefore).filter((s) => s.inProgress?.reason === 'Failed');
+    assert.deepEqual(failed, [], 'no node waited out its deadline');
+    for (const n of (await client().list(Nodes)).items) {
+      assert.equal(n.metadata.labels?.[INSTALL_LABEL], undefined, `${n.metadata.name}: osc's label gone`);
+      assert.equal(n.metadata.labels?.[KATA_RUNTIME_LABEL], undefined, `${n.metadata.name}: kata-deploy cleaned it up`);
+    }
+    assert.equal(await client().find(DaemonSets, INSTALLER_NAME, OPERATOR_NAMESPACE), undefined, 'the DaemonSet gone again');
   });
 });

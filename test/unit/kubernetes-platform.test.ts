@@ -382,6 +382,27 @@ describe('the Kubernetes platform', () => {
     assert.deepEqual(steps, [['delete DaemonSet']]);
   });
 
+  test('uninstall: a node with kata still to lose and no DaemonSet to run its cleanup gets the DaemonSet back (an etcd restore)', () => {
+    const ops = (i: ReturnType<typeof input>) =>
+      platform
+        .uninstallPlan(i)
+        .steps.flat()
+        .map((w) => `${w.op} ${w.resource.kind}${'name' in w ? ` ${w.name}` : ''}`);
+    const uninstall = { selected: new Set<string>() };
+    // Assigned, kata on it, no installer pod and no DaemonSet: the DaemonSet comes back, for a pod to run
+    // there and clean up once the node loses its assignment.
+    const stranded = assignedNode('w0', T, { [KATA_RUNTIME_LABEL]: 'true' });
+    assert.deepEqual(ops(input([stranded], {}, uninstall)), ['create DaemonSet']);
+    // kata left on a node with no assignment and no installer: the same.
+    assert.deepEqual(ops(input([node('w0', { [KATA_RUNTIME_LABEL]: 'true' })], {}, uninstall)), ['create DaemonSet']);
+    // With the DaemonSet there, nothing is created: its pod comes and installs, then the node loses its
+    // assignment (the pod's deletion runs the cleanup).
+    const ds = seen(desiredInstallerDaemonSet('osc', target));
+    assert.deepEqual(ops(input([stranded], { daemonSet: ds }, uninstall)), []);
+    const installed = installerPod('p0', 'w0', T, { conditions: [{ type: 'Ready', status: 'True' }] });
+    assert.deepEqual(ops(input([stranded], { daemonSet: ds, pods: [installed] }, uninstall)), ['patch Node w0']);
+  });
+
   test('uninstall: an installer pod still on a node that cleans up holds it; one left on a node that is gone does not', () => {
     // A node removed from the cluster keeps its pods until the pod garbage collector takes them, 40 s later:
     // nothing is cleaned up there, and the uninstall (and an uninstall without a KataConfig) need not wait.

@@ -260,9 +260,17 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     return this.writes(input, plan);
   }
 
-  /** Only nodes leave: nothing is created (a pass that runs after the cleanup must not bring the installer back). */
+  /**
+   * Only nodes leave, each through kata-deploy's cleanup, which runs in its installer pod: nothing is created
+   * (a pass that runs after the cleanup must not bring the installer back), but the DaemonSet itself when a
+   * node still has kata to lose and nothing can make an installer there. An etcd restore does that: it gives
+   * back a node's assignment after the uninstall deleted the DaemonSet, or a pass planned from caches that
+   * had not yet seen the restore deletes the DaemonSet the restore gave back. Without it the node waits for
+   * an installer for good, and the KataConfig with it.
+   */
   uninstallPlan(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): PlatformPlan {
-    return this.writes(input, plan, false);
+    const stranded = !input.observed.daemonSet && plan.nodes.length > 0;
+    return this.writes(input, plan, stranded);
   }
 
   uninstallComplete(input: PlatformInput<KubernetesObserved>, plan = this.plan(input)): boolean {
