@@ -233,6 +233,10 @@ export class Informer<T extends KubeObject> {
     // of the server; while all is well this costs nothing.
     let recovered: (() => void) | undefined;
     const stopListening = this.client.onRecovered?.(() => {
+      // The backoff grown while the server was away is not a measure of it now: a refusal it answers just
+      // after its start (its authorizer's caches not yet filled: 403) is retried within a moment, not
+      // after the outage's doubled delay, with the cache meanwhile stale.
+      delay = this.opts.backoff.initialMs;
       recovered?.();
       this.restartWatch('the API server answered again after being unavailable', 'debug');
     });

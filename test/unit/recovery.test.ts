@@ -97,6 +97,40 @@ describe('the API server answering again', () => {
     await run;
   });
 
+  test('the backoff grown during an outage starts afresh when the server answers: a refusal just after its start is retried soon', async () => {
+    const signal = recoverySignal();
+    let lists = 0;
+    let mode: 'down' | 'forbidden' | 'up' = 'down';
+    const client = {
+      onRecovered: signal.onRecovered,
+      list: async () => {
+        lists++;
+        if (mode === 'down') throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+        if (mode === 'forbidden') {
+          mode = 'up';
+          throw new ApiError(403, 'Forbidden', 'things.example.com is forbidden: User cannot list resource "things"');
+        }
+        return { metadata: { resourceVersion: '1' }, items: [] };
+      },
+      watch: (_rt: unknown, opts: { signal: AbortSignal }) =>
+        new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    } as unknown as KubeClient;
+    const inf = new Informer(client, Things, { watchTimeoutSeconds: 600, backoff: { initialMs: 50, maxMs: 60_000 } });
+    const ac = new AbortController();
+    const run = inf.run(ac.signal);
+    try {
+      // Seven failures: the next wait would be 6.4 s.
+      await waitFor(() => lists === 7, { timeoutMs: 10_000 });
+      mode = 'forbidden';
+      signal.fire();
+      await waitFor(() => inf.hasSynced, { timeoutMs: 2000, message: 'listed within a moment of the refusal, not 6 s later' });
+      assert.equal(lists, 9, 'the refusal, then the list');
+    } finally {
+      ac.abort();
+      await run;
+    }
+  });
+
   test('a relist asked for (an etcd restore) ends the watch and lists again, taking back what the restore took back', async () => {
     const relist = recoverySignal();
     let lists = 0;
