@@ -31,16 +31,7 @@ complete() {
   for b in "${binaries[@]}"; do [[ -x $dest/$b ]] || return 1; done
 }
 
-if complete; then
-  echo "$dest"
-  exit 0
-fi
-
-wait_for_build_lock
-if complete; then
-  echo "$dest"
-  exit 0
-fi
+reuse_or_lock complete "$dest"
 start_build "etcd $etcd_version, Kubernetes $kube_version and kwok $kwok_version" "$dest"
 ldflags_kube="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$kube_version" | cut -d. -f2) -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
 build() { # module dir, package, output name, ldflags

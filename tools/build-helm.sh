@@ -18,16 +18,8 @@ version=$(cd "$here/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v3)
 key=$(cat "$here/helm/go.mod" "$here/helm/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)
 dest="$cache_dir/helm-$version-$key"
 
-if [[ -x $dest/helm ]]; then
-  echo "$dest/helm"
-  exit 0
-fi
-
-wait_for_build_lock
-if [[ -x $dest/helm ]]; then
-  echo "$dest/helm"
-  exit 0
-fi
+complete() { [[ -x $dest/helm ]]; }
+reuse_or_lock complete "$dest/helm"
 start_build "helm $version" "$dest"
 # As helm's own Makefile does: the version, and the Kubernetes version that `helm template` and `helm lint`
 # assume (from the client-go it links; without it they assume v1.20 and refuse charts needing newer).

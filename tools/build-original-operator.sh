@@ -51,16 +51,7 @@ toolchain=go1.21.13
 dest="$cache_dir/$commit-$toolchain"
 complete() { [[ -x $dest/manager && -d $dest/bundle ]]; }
 
-if complete; then
-  echo "$dest"
-  exit 0
-fi
-
-wait_for_build_lock
-if complete; then
-  echo "$dest"
-  exit 0
-fi
+reuse_or_lock complete "$dest"
 start_build "the original operator at ${commit:0:12}" "$dest"
 mkdir -p "$tmp/src"
 git -C "$src" archive "$commit" | tar -x -C "$tmp/src"

@@ -21,16 +21,8 @@ version=$(cd "$here/prometheus" && go list -m -f '{{.Version}}' github.com/prome
 key=$( (cat "$here/prometheus/go.mod" "$here/prometheus/go.sum"; echo "$tags") | sha256sum | cut -c1-12)
 dest="$cache_dir/prometheus-$version-$key"
 
-if [[ -x $dest/prometheus ]]; then
-  echo "$dest/prometheus"
-  exit 0
-fi
-
-wait_for_build_lock
-if [[ -x $dest/prometheus ]]; then
-  echo "$dest/prometheus"
-  exit 0
-fi
+complete() { [[ -x $dest/prometheus ]]; }
+reuse_or_lock complete "$dest/prometheus"
 start_build "Prometheus $version" "$dest"
 ldflags="-s -w -X github.com/prometheus/common/version.Version=${version#v} -X github.com/prometheus/common/version.Branch=osc"
 (cd "$here/prometheus" && go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$tmp/prometheus" github.com/prometheus/prometheus/cmd/prometheus)

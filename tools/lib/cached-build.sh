@@ -34,6 +34,20 @@ require_go() {
 # normally a minute later, bash would take the signal as handled, and the loop would wait forever. The lock
 # taken by the background flock is the script's own: flock locks belong to the open file (fd 9), which both
 # share.
+# The cache entry when it is complete (`$1`, a command, says so), before and after taking the build lock:
+# prints `$2`, the path the caller reads, and exits. Otherwise returns holding the lock, for the build.
+reuse_or_lock() {
+  if $1; then
+    echo "$2"
+    exit 0
+  fi
+  wait_for_build_lock
+  if $1; then
+    echo "$2"
+    exit 0
+  fi
+}
+
 wait_for_build_lock() {
   exec 9>"$cache_dir/.lock"
   flock -n 9 && return
