@@ -254,12 +254,15 @@ export async function loadKubeConfig(flags: ClusterFlags): Promise<KubeConfig> {
 }
 
 /** The network-level reason a request failed: the system's error, or each address's when several were tried. */
-export function networkReason(e: unknown): string {
-  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return 'no answer within 10s';
+export function networkReason(e: unknown, waitedMs = ANSWER_TIMEOUT_MS): string {
+  if (e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError')) return `no answer within ${waitedMs / 1000}s`;
   const err = e as { message?: string; code?: string; errors?: { message?: string }[] } | undefined;
   if (err?.errors?.length) return err.errors.map((x) => x.message).join('; ');
   return err?.message || err?.code || errorMessage(e);
 }
+
+/** How long each of connect's checks waits for the API server's answer. */
+const ANSWER_TIMEOUT_MS = 10_000;
 
 /**
  * A client for the cluster, after checking that it answers and accepts our credentials, and (unless told
@@ -267,13 +270,14 @@ export function networkReason(e: unknown): string {
  */
 export async function connect(
   cluster: Credentials | KubeConfig,
-  opts: { requireKataConfigAPI?: boolean; fieldManager?: string } = {},
+  opts: { requireKataConfigAPI?: boolean; fieldManager?: string; answerTimeoutMs?: number } = {},
 ): Promise<KubeClient> {
   const client = new KubeClient(cluster, { fieldManager: opts.fieldManager ?? 'osc' });
   const server = client.server;
+  const waitMs = opts.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   try {
     // Discovery needs an authenticated user (unlike /version), so it checks the credentials too.
-    await client.request('GET', '/api', { signal: AbortSignal.timeout(10_000) });
+    await client.request('GET', '/api', { signal: AbortSignal.timeout(waitMs) });
   } catch (e) {
     await client.close();
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
@@ -286,9 +290,22 @@ export async function connect(
         `the kubeconfig's certificate or key for ${server} is unusable: ${networkReason(e)} (check --kubeconfig / KUBECONFIG)`,
       );
     }
-    throw new CliError(`cannot reach the Kubernetes API at ${server}: ${networkReason(e)} (check --kubeconfig / KUBECONFIG)`);
+    throw new CliError(`cannot reach the Kubernetes API at ${server}: ${networkReason(e, waitMs)} (check --kubeconfig / KUBECONFIG)`);
   }
-  if (opts.requireKataConfigAPI !== false && !(await hasKataConfigAPI(client))) {
+  if (opts.requireKataConfigAPI === false) return client;
+  let served: boolean;
+  try {
+    served = await hasKataConfigAPI(client, waitMs);
+  } catch (e) {
+    // The API server answered /api a moment ago: a failure now is the server's (overloaded, restarting),
+    // not the kubeconfig's; said as such rather than as the bare error of the request.
+    await client.close();
+    const what = e instanceof ApiError ? `answered ${e.status}: ${e.message}` : `failed: ${networkReason(e, waitMs)}`;
+    throw new CliError(
+      `the Kubernetes API at ${server} answered, but its discovery of ${KATACONFIG_GROUP}/${KataConfigs.version} ${what}; check that the API server is healthy, then try again`,
+    );
+  }
+  if (!served) {
     await client.close();
     throw new CliError(missingCrdMessage());
   }
@@ -296,10 +313,10 @@ export async function connect(
 }
 
 /** Whether the API server serves kataconfiguration.openshift.io/v1 kataconfigs (discovery, no CRD read rights needed). */
-export async function hasKataConfigAPI(client: KubeClient): Promise<boolean> {
+export async function hasKataConfigAPI(client: KubeClient, waitMs = ANSWER_TIMEOUT_MS): Promise<boolean> {
   try {
     const res = await client.request<{ resources?: { name: string }[] }>('GET', `/apis/${KATACONFIG_GROUP}/${KataConfigs.version}`, {
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(waitMs),
     });
     return res.resources?.some((r) => r.name === KataConfigs.plural) ?? false;
   } catch (e) {
