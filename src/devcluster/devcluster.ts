@@ -15,9 +15,9 @@ import { INSTALLER_NAME } from '../platform/kubernetes/katadeploy.ts';
 import { mapLimit } from '../runtime/concurrency.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import type { AwsAccount } from './aws-account.ts';
-import type { CloudCredentialOperator } from './cco.ts';
+import type { CloudCredentialOperator } from './cco/index.ts';
 import type { CloudAPIServer } from './cloudapi/server.ts';
+import type { AwsAccount } from './clouds/aws-account.ts';
 import { CLOUD_JOBS } from './clouds/image-jobs.ts';
 import type { PeerPodsCloud } from './clouds/index.ts';
 import { initialNodes, pollUntil, poolsUpdated, workerIndex } from './cluster-layout.ts';
@@ -182,12 +182,12 @@ export class DevCluster {
     return this.nfdSim;
   }
 
-  /** The simulated Cloud Credential Operator (src/devcluster/cco.ts; openshift distribution). */
+  /** The simulated Cloud Credential Operator (src/devcluster/cco/; openshift distribution). */
   get cco(): CloudCredentialOperator {
     return this.openshiftPart('cco');
   }
 
-  /** The simulated AWS account behind the cloud and the CCO (src/devcluster/aws-account.ts; openshift distribution). */
+  /** The simulated AWS account behind the cloud and the CCO (src/devcluster/clouds/aws-account.ts; openshift distribution). */
   get awsAccount(): AwsAccount {
     return this.openshiftPart('account');
   }

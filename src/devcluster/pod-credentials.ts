@@ -1,6 +1,6 @@
 import type { KubeClient } from '../kube/client.ts';
 import { type ConfigMap, ConfigMaps, type Pod, type Secret, Secrets } from '../kube/resources.ts';
-import type { AwsCredentials } from './aws-account.ts';
+import type { AwsCredentials } from './clouds/aws-account.ts';
 
 /**
  * What a pod's first container sees, read as the kubelet fills in its environment when the container

@@ -11,7 +11,7 @@ import { Controller, type ReconcileResult } from '../runtime/controller.ts';
 import { EventRecorder } from '../runtime/events.ts';
 import { Informer } from '../runtime/informer.ts';
 import { silentLogger } from '../runtime/log.ts';
-import { type AwsAccount, type AwsCredentials, AwsError } from './aws-account.ts';
+import { type AwsAccount, type AwsCredentials, AwsError } from './clouds/aws-account.ts';
 import {
   adaptorCreateError,
   noAdaptorError,

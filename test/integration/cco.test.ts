@@ -18,7 +18,7 @@ import {
   ROOT_CREDENTIALS_MODE_ANNOTATION,
   type StatementEntry,
 } from '../../src/api/cloudcredential.ts';
-import { ROOT_USER } from '../../src/devcluster/cco.ts';
+import { ROOT_USER } from '../../src/devcluster/cco/index.ts';
 import { Namespaces, type Secret, Secrets } from '../../src/kube/resources.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { awsCredentialsFile, awsStsCredentialsFile, type CredentialsRequest } from '../../src/api/cloudcredential.ts';
-import { AwsAccount, AwsError } from '../../src/devcluster/aws-account.ts';
+import { AwsAccount, AwsError } from '../../src/devcluster/clouds/aws-account.ts';
 import type { Secret } from '../../src/kube/resources.ts';
 import {
   type CredentialsInput,

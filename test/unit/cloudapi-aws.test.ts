@@ -9,9 +9,9 @@ import { after, before, describe, test } from 'node:test';
 import { CLUSTER_UID_TAG } from '../../src/api/podvm-leaks.ts';
 import { Ec2Inventory } from '../../src/controllers/peerpods/cloudapi/aws.ts';
 import { CloudAPIError, CloudHttp } from '../../src/controllers/peerpods/cloudapi/http.ts';
-import { AwsAccount } from '../../src/devcluster/aws-account.ts';
 import { Ec2API } from '../../src/devcluster/cloudapi/ec2.ts';
 import { CloudAPIServer } from '../../src/devcluster/cloudapi/server.ts';
+import { AwsAccount } from '../../src/devcluster/clouds/aws-account.ts';
 import { podVMStore } from '../support/podvm-store.ts';
 
 const CLUSTER = '6f1c0d0e-2b9a-4c1e-8d7f-0a1b2c3d4e5f';

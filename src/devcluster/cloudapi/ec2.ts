@@ -8,7 +8,7 @@
  */
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { XMLBuilder } from 'fast-xml-parser';
-import { ACCOUNT_ID, type AwsAccount, AwsError } from '../aws-account.ts';
+import { ACCOUNT_ID, type AwsAccount, AwsError } from '../clouds/aws-account.ts';
 import type { SimulatedPodVMs } from '../podvms.ts';
 import type { CloudReply, CloudRequest } from './server.ts';
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { XMLBuilder } from 'fast-xml-parser';
-import type { AwsAccount } from '../aws-account.ts';
+import type { AwsAccount } from '../clouds/aws-account.ts';
 import { type IssuerKeys, verifyToken } from './sa-tokens.ts';
 import type { CloudReply, CloudRequest } from './server.ts';
 

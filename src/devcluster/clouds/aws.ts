@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Pod } from '../../kube/resources.ts';
-import { ACCOUNT_ID, type AwsAccount, type AwsCredentials, AwsError } from '../aws-account.ts';
 import { podCredentials } from '../pod-credentials.ts';
+import { ACCOUNT_ID, type AwsAccount, type AwsCredentials, AwsError } from './aws-account.ts';
 import { ImageJobCloud, type ImageJobCloudOptions, type ImageJobKind } from './image-jobs.ts';
 
 /** One call of a job: the action and the resource it acts on. */
@@ -15,7 +15,7 @@ const DELETION_CALLS: AwsCall[] = [
 
 export interface SimulatedAwsOptions extends ImageJobCloudOptions {
   /**
-   * The AWS account whose credentials every call is checked against (../aws-account.ts). Without one the
+   * The AWS account whose credentials every call is checked against (./aws-account.ts). Without one the
    * cloud takes any credentials (a cloud the dev cluster models no account of).
    */
   account?: AwsAccount;

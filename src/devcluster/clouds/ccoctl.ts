@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { AWSProviderSpec, AzureProviderSpec, CredentialsRequest, GCPProviderSpec } from '../../api/cloudcredential.ts';
 import { awsStsCredentialsFile, STS_TOKEN_PATH } from '../../api/cloudcredential.ts';
-import type { AwsAccount } from '../aws-account.ts';
+import type { AwsAccount } from './aws-account.ts';
 import type { SimulatedAzure } from './azure.ts';
 import type { SimulatedGcp } from './gcp.ts';
 

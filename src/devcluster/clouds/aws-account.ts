@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { StatementEntry } from '../api/cloudcredential.ts';
+import type { StatementEntry } from '../../api/cloudcredential.ts';
 
 /**
  * The dev cluster's AWS account, as far as credentials go (docs/devcluster.md): IAM users with access keys

@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../kube/resources.ts';
+import type { CustomResourceDefinition } from '../../kube/resources.ts';
 
 /**
  * The Cloud Credential Operator's API types for the dev cluster: CredentialsRequest

@@ -6,29 +6,27 @@ import {
   GCP_ROOT_SECRET,
   type GCPProviderSpec,
   ROOT_CREDENTIALS_MODE_ANNOTATION,
-} from '../api/cloudcredential.ts';
-import { objectName } from '../api/meta.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { type Secret, Secrets } from '../kube/resources.ts';
-import type { Informer } from '../runtime/informer.ts';
+} from '../../api/cloudcredential.ts';
+import { objectName } from '../../api/meta.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { Secret } from '../../kube/resources.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { SimulatedGcp } from '../clouds/gcp.ts';
+import { GCP_MINT_PERMISSIONS } from '../clouds/gcp-identity.ts';
 import {
   type AnyCredentialsRequest,
+  b64,
   type CcoActuator,
+  decode,
+  markRoot,
+  nsKey,
   type ProviderStatus,
   ProvisionError,
   writeRequestSecret,
   writeRootSecret,
-} from './cco-actuator.ts';
-import type { SimulatedGcp } from './clouds/gcp.ts';
-import { GCP_MINT_PERMISSIONS } from './clouds/gcp-identity.ts';
+} from './actuator.ts';
 
 const KEY = 'service_account.json';
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
-const decode = (s: Secret | undefined, key: string) => {
-  const v = s?.data?.[key];
-  return v === undefined ? s?.stringData?.[key] : Buffer.from(v, 'base64').toString('utf8');
-};
 /** Five random characters of the alphabet Kubernetes' generated names use (no vowels, no look-alikes). */
 const suffix = () => [...randomBytes(5)].map((b) => 'bcdfghjklmnpqrstvwxz2456789'[b % 27]).join('');
 const specOf = (cr: AnyCredentialsRequest) => cr.spec.providerSpec as GCPProviderSpec;
@@ -90,7 +88,7 @@ export class GcpActuator implements CcoActuator {
   }
 
   async annotateRoot(mode: CredentialsMode, requests: readonly AnyCredentialsRequest[], signal: AbortSignal): Promise<void> {
-    const root = this.secrets.get(keyOf(GCP_ROOT_SECRET.namespace, GCP_ROOT_SECRET.name));
+    const root = this.secrets.get(nsKey(GCP_ROOT_SECRET.namespace, GCP_ROOT_SECRET.name));
     if (!root || mode === 'Manual') return;
     let want: string;
     if (mode === 'Mint') want = 'mint';
@@ -102,17 +100,11 @@ export class GcpActuator implements CcoActuator {
       else if (email && asked.every((p) => this.iam.allows(email, p))) want = 'passthrough';
       else want = 'insufficient';
     }
-    if (root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION] === want) return;
-    await this.client.patch(
-      Secrets,
-      GCP_ROOT_SECRET.name,
-      { metadata: { annotations: { [ROOT_CREDENTIALS_MODE_ANNOTATION]: want } } },
-      { namespace: GCP_ROOT_SECRET.namespace, signal },
-    );
+    await markRoot(this.client, root, GCP_ROOT_SECRET, want, signal);
   }
 
   needsUpdate(cr: AnyCredentialsRequest, root: Secret | undefined, _mode: CredentialsMode): boolean {
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     if (!existing || existing.metadata.deletionTimestamp) return true;
     const sa = cr.status?.providerStatus?.serviceAccountID;
     if (sa) {
@@ -174,7 +166,7 @@ export class GcpActuator implements CcoActuator {
     }
     call('resourcemanager.projects.setIamPolicy');
     this.iam.setRoles(email, roles);
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     const current = existing && !existing.metadata.deletionTimestamp ? decode(existing, KEY) : undefined;
     let json = current;
     if (!current || !this.iam.keyIds(email).includes(keyIdOf(current))) {
@@ -216,9 +208,9 @@ export class GcpActuator implements CcoActuator {
 
   private async writeTarget(cr: AnyCredentialsRequest, json: string, signal: AbortSignal): Promise<void> {
     const { name, namespace } = cr.spec.secretRef;
-    const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name) };
+    const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: nsKey(cr.metadata.namespace, cr.metadata.name) };
     const data = { [KEY]: b64(json) };
-    const existing = this.secrets.get(keyOf(namespace, name));
+    const existing = this.secrets.get(nsKey(namespace, name));
     await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);
   }
 }

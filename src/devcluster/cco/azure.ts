@@ -4,22 +4,23 @@ import {
   CREDENTIALS_REQUEST_ANNOTATION,
   type CredentialsMode,
   ROOT_CREDENTIALS_MODE_ANNOTATION,
-} from '../api/cloudcredential.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { type Secret, Secrets } from '../kube/resources.ts';
-import type { Informer } from '../runtime/informer.ts';
+} from '../../api/cloudcredential.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { Secret } from '../../kube/resources.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import type { SimulatedAzure } from '../clouds/azure.ts';
 import {
   type AnyCredentialsRequest,
+  b64,
   type CcoActuator,
+  markRoot,
+  nsKey,
   type ProviderStatus,
   ProvisionError,
   writeRequestSecret,
   writeRootSecret,
-} from './cco-actuator.ts';
-import type { SimulatedAzure } from './clouds/azure.ts';
+} from './actuator.ts';
 
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 /** The role the installer's service principal holds (the documented installer permissions). */
 export const AZURE_ROOT_ROLES = ['Contributor', 'User Access Administrator'];
 
@@ -46,20 +47,14 @@ export class AzureActuator implements CcoActuator {
   }
 
   async annotateRoot(mode: CredentialsMode, _requests: readonly AnyCredentialsRequest[], signal: AbortSignal): Promise<void> {
-    const root = this.secrets.get(keyOf(AZURE_ROOT_SECRET.namespace, AZURE_ROOT_SECRET.name));
+    const root = this.secrets.get(nsKey(AZURE_ROOT_SECRET.namespace, AZURE_ROOT_SECRET.name));
     if (!root || mode === 'Manual') return;
     const want = mode === 'Mint' ? 'mint' : 'passthrough';
-    if (root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION] === want) return;
-    await this.client.patch(
-      Secrets,
-      AZURE_ROOT_SECRET.name,
-      { metadata: { annotations: { [ROOT_CREDENTIALS_MODE_ANNOTATION]: want } } },
-      { namespace: AZURE_ROOT_SECRET.namespace, signal },
-    );
+    await markRoot(this.client, root, AZURE_ROOT_SECRET, want, signal);
   }
 
   needsUpdate(cr: AnyCredentialsRequest, root: Secret | undefined, _mode: CredentialsMode): boolean {
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     if (!existing || existing.metadata.deletionTimestamp) return true;
     if (root && root.metadata.resourceVersion !== cr.status?.lastSyncCloudCredsSecretResourceVersion) return true;
     return ['azure_client_id', 'azure_client_secret'].some((k) => existing.data?.[k] !== root?.data?.[k]);
@@ -69,14 +64,14 @@ export class AzureActuator implements CcoActuator {
     const p = CR_CONDITIONS.provisionFailure;
     if (!root) throw new ProvisionError(p, `unable to fetch root cloud cred secret: secrets "${AZURE_ROOT_SECRET.name}" not found`);
     const annotation = root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION];
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     if (mode === 'Mint' && existing) throw new ProvisionError(p, 'error determining whether a credentials update is needed');
     if (annotation === 'insufficient')
       throw new ProvisionError(CR_CONDITIONS.insufficientCloudCreds, 'cloud credentials insufficient to satisfy credentials request');
     if (annotation !== 'passthrough')
       throw new ProvisionError(p, `unexpected value or missing ${ROOT_CREDENTIALS_MODE_ANNOTATION} annotation on admin credentials Secret`);
     const { name, namespace } = cr.spec.secretRef;
-    const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name) };
+    const annotations = { [CREDENTIALS_REQUEST_ANNOTATION]: nsKey(cr.metadata.namespace, cr.metadata.name) };
     const data = { ...(root.data ?? {}) };
     await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);
     return { apiVersion: 'cloudcredential.openshift.io/v1', kind: 'AzureProviderStatus' };

@@ -10,20 +10,20 @@ import {
   type CredentialsMode,
   type CredentialsRequestCondition,
   CredentialsRequests,
-} from '../api/cloudcredential.ts';
-import { objectName } from '../api/meta.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists, isNotFound } from '../kube/errors.ts';
-import { Namespaces, type Secret, Secrets } from '../kube/resources.ts';
-import type { KubeObject } from '../kube/types.ts';
-import { rfc3339 } from '../runtime/conditions.ts';
-import { Controller } from '../runtime/controller.ts';
-import { Informer } from '../runtime/informer.ts';
-import { silentLogger } from '../runtime/log.ts';
-import type { AwsAccount } from './aws-account.ts';
-import type { AnyCredentialsRequest, CcoActuator, ProviderStatus } from './cco-actuator.ts';
-import { ProvisionError } from './cco-actuator.ts';
-import { AwsActuator, ROOT_USER } from './cco-aws.ts';
+} from '../../api/cloudcredential.ts';
+import { objectName } from '../../api/meta.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.ts';
+import { Namespaces, type Secret, Secrets } from '../../kube/resources.ts';
+import type { KubeObject } from '../../kube/types.ts';
+import { rfc3339 } from '../../runtime/conditions.ts';
+import { Controller } from '../../runtime/controller.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { silentLogger } from '../../runtime/log.ts';
+import type { AwsAccount } from '../clouds/aws-account.ts';
+import type { AnyCredentialsRequest, CcoActuator, ProviderStatus } from './actuator.ts';
+import { nsKey, ProvisionError } from './actuator.ts';
+import { AwsActuator, ROOT_USER } from './aws.ts';
 
 export { ROOT_USER };
 
@@ -34,7 +34,7 @@ export interface CloudCredentialOperatorOptions {
   /** The cluster's infrastructure name, the prefix of minted users' names. */
   infraName?: string;
   /**
-   * The cloud side of the cluster's platform (Azure's or Google Cloud's, ./cco-azure.ts, ./cco-gcp.ts);
+   * The cloud side of the cluster's platform (Azure's or Google Cloud's, ./azure.ts, ./gcp.ts);
    * AWS's, over `account`, when none is given.
    */
   actuator?: (shared: { client: KubeClient; secrets: Informer<Secret>; infraName: string; stats: CcoStats }) => CcoActuator;
@@ -46,7 +46,6 @@ export interface CcoStats {
   deprovisions: number;
 }
 
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 /** The secret annotator's key (not a request's: those are namespace/name). */
 const ROOT_KEY = 'root-credentials';
 
@@ -94,14 +93,14 @@ export class CloudCredentialOperator {
     this.actuator = opts.actuator ? opts.actuator(shared) : new AwsActuator({ ...shared, account: opts.account });
     const root = this.actuator.rootSecret;
     this.config = new Informer(this.client, CloudCredentials, { log });
-    const all = () => [ROOT_KEY, ...this.requests.list().map((r) => keyOf(r.metadata.namespace, r.metadata.name))];
+    const all = () => [ROOT_KEY, ...this.requests.list().map((r) => nsKey(r.metadata.namespace, r.metadata.name))];
     this.namespaces = new Informer(this.client, Namespaces, { log });
     this.controller = new Controller(
       {
         name: 'cloud-credential-operator',
         backoff: { baseDelayMs: 50, maxDelayMs: 5_000 },
         watches: [
-          { informer: this.requests, keys: (r) => [ROOT_KEY, keyOf(r.metadata.namespace, r.metadata.name)] },
+          { informer: this.requests, keys: (r) => [ROOT_KEY, nsKey(r.metadata.namespace, r.metadata.name)] },
           {
             // A target namespace created: its requests are synced at once.
             informer: this.namespaces,
@@ -109,7 +108,7 @@ export class CloudCredentialOperator {
               this.requests
                 .list()
                 .filter((r) => r.spec?.secretRef?.namespace === ns.metadata.name)
-                .map((r) => keyOf(r.metadata.namespace, r.metadata.name)),
+                .map((r) => nsKey(r.metadata.namespace, r.metadata.name)),
           },
           { informer: this.config, keys: all },
           {
@@ -214,7 +213,7 @@ export class CloudCredentialOperator {
     if (!nsFound) return this.writeConditions(cr, conditions, cr.status?.provisioned ?? false, signal);
 
     const rootAt = this.actuator.rootSecret;
-    const root = this.secrets.get(keyOf(rootAt.namespace, rootAt.name));
+    const root = this.secrets.get(nsKey(rootAt.namespace, rootAt.name));
     let providerStatus = cr.status?.providerStatus;
     let failure: ProvisionError | undefined;
     try {
@@ -277,7 +276,7 @@ export class CloudCredentialOperator {
     // What was minted goes with the request; passed-through credentials are the root's and stay.
     this.actuator.deprovision(cr);
     const { name, namespace } = cr.spec.secretRef;
-    const target = this.secrets.get(keyOf(namespace, name));
+    const target = this.secrets.get(nsKey(namespace, name));
     if (target) {
       try {
         await this.client.delete(Secrets, name, { namespace, signal });

@@ -9,35 +9,33 @@ import {
   type CredentialsRequest,
   ROOT_CREDENTIALS_MODE_ANNOTATION,
   type StatementEntry,
-} from '../api/cloudcredential.ts';
-import { objectName } from '../api/meta.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { type Secret, Secrets } from '../kube/resources.ts';
-import type { Informer } from '../runtime/informer.ts';
-import { type AwsAccount, AwsError, policyAllows } from './aws-account.ts';
+} from '../../api/cloudcredential.ts';
+import { objectName } from '../../api/meta.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { Secret } from '../../kube/resources.ts';
+import type { Informer } from '../../runtime/informer.ts';
+import { type AwsAccount, AwsError, policyAllows } from '../clouds/aws-account.ts';
 import {
   type AnyCredentialsRequest,
+  b64,
   type CcoActuator,
+  decode,
+  markRoot,
+  nsKey,
   type ProviderStatus,
   ProvisionError,
   writeRequestSecret,
   writeRootSecret,
-} from './cco-actuator.ts';
+} from './actuator.ts';
 
 export { ProvisionError };
 
 /**
- * The Cloud Credential Operator's AWS side (./cco.ts runs it): the secret annotator's verdict on the root
+ * The Cloud Credential Operator's AWS side (./index.ts runs it): the secret annotator's verdict on the root
  * credentials, whether a request's Secret needs an update, and the update itself in mint or passthrough
  * mode, each IAM call made with the root credentials and refused as AWS refuses it.
  */
 
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
-const decode = (s: Secret | undefined, key: string) => {
-  const v = s?.data?.[key];
-  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
-};
-export const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 const ALL_ACTIONS: StatementEntry[] = [{ effect: 'Allow', action: ['*'], resource: '*' }];
 
 /** The IAM calls minting needs, as the real CCO checks the root credentials for them. */
@@ -127,7 +125,7 @@ export class AwsActuator implements CcoActuator {
 
   /** Whether the request's Secret no longer matches what it asks (the real actuator's checks). */
   private needsUpdateFor(cr: CredentialsRequest, root: Secret | undefined, user: string, mode: CredentialsMode): boolean {
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     if (!existing || existing.metadata.deletionTimestamp) return true;
     const id = decode(existing, 'aws_access_key_id') ?? '';
     const secret = decode(existing, 'aws_secret_access_key') ?? '';
@@ -154,7 +152,7 @@ export class AwsActuator implements CcoActuator {
     if (!root) throw new ProvisionError(p, `unable to fetch root cloud cred secret: secrets "${AWS_ROOT_SECRET.name}" not found`);
     const rootMode = root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION];
     if (!rootMode) throw new ProvisionError(p, 'cannot proceed without cloud cred secret annotation');
-    const existing = this.secrets.get(keyOf(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
+    const existing = this.secrets.get(nsKey(cr.spec.secretRef.namespace, cr.spec.secretRef.name));
     const rootKeys = { accessKeyId: decode(root, 'aws_access_key_id') ?? '', secretAccessKey: decode(root, 'aws_secret_access_key') ?? '' };
     if (rootMode === 'insufficient')
       throw new ProvisionError(CR_CONDITIONS.insufficientCloudCreds, 'cloud credentials insufficient to satisfy credentials request');
@@ -214,7 +212,7 @@ export class AwsActuator implements CcoActuator {
 
   /** The secret annotator: what the root credentials can do, on the root Secret. */
   async annotateRoot(mode: CredentialsMode, requests: readonly AnyCredentialsRequest[], signal: AbortSignal): Promise<void> {
-    const root = this.secrets.get(keyOf(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
+    const root = this.secrets.get(nsKey(AWS_ROOT_SECRET.namespace, AWS_ROOT_SECRET.name));
     if (!root || mode === 'Manual') return;
     let want: RootMode;
     if (mode === 'Mint') want = 'mint';
@@ -228,13 +226,7 @@ export class AwsActuator implements CcoActuator {
       else if (u && this.rootAllows(root, asked)) want = 'passthrough';
       else want = 'insufficient';
     }
-    if (root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION] === want) return;
-    await this.client.patch(
-      Secrets,
-      AWS_ROOT_SECRET.name,
-      { metadata: { annotations: { [ROOT_CREDENTIALS_MODE_ANNOTATION]: want } } },
-      { namespace: AWS_ROOT_SECRET.namespace, signal },
-    );
+    await markRoot(this.client, root, AWS_ROOT_SECRET, want, signal);
   }
 
   private async writeTarget(
@@ -251,7 +243,7 @@ export class AwsActuator implements CcoActuator {
       credentials: b64(awsCredentialsFile(keys.accessKeyId, keys.secretAccessKey)),
     };
     const annotations = {
-      [CREDENTIALS_REQUEST_ANNOTATION]: keyOf(cr.metadata.namespace, cr.metadata.name),
+      [CREDENTIALS_REQUEST_ANNOTATION]: nsKey(cr.metadata.namespace, cr.metadata.name),
       [AWS_POLICY_LAST_APPLIED_ANNOTATION]: policy,
     };
     await writeRequestSecret(this.client, { name, namespace }, existing, { annotations, data }, signal);

@@ -1,14 +1,28 @@
-import type { AnyProviderSpec, CredentialsMode, CredentialsRequest } from '../api/cloudcredential.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { isAlreadyExists } from '../kube/errors.ts';
-import { type Secret, Secrets } from '../kube/resources.ts';
+import {
+  type AnyProviderSpec,
+  type CredentialsMode,
+  type CredentialsRequest,
+  ROOT_CREDENTIALS_MODE_ANNOTATION,
+} from '../../api/cloudcredential.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import { isAlreadyExists } from '../../kube/errors.ts';
+import { type Secret, Secrets } from '../../kube/resources.ts';
+
+/** The namespace/name key the caches file a namespaced object under, from a reference's parts. */
+export const nsKey = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+export const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+/** A Secret's value for a key, decoded (stringData too: a Secret built here before the API server saw it). */
+export const decode = (s: Secret | undefined, key: string): string | undefined => {
+  const v = s?.data?.[key];
+  return v === undefined ? s?.stringData?.[key] : Buffer.from(v, 'base64').toString('utf8');
+};
 
 /** Any cloud's request, as the simulated operator reads them all. */
 export type AnyCredentialsRequest = CredentialsRequest<AnyProviderSpec>;
 export type ProviderStatus = NonNullable<NonNullable<AnyCredentialsRequest['status']>['providerStatus']>;
 
 /**
- * The Cloud Credential Operator's cloud side (./cco.ts runs the one of the cluster's platform, as the real
+ * The Cloud Credential Operator's cloud side (./index.ts runs the one of the cluster's platform, as the real
  * operator does): the secret annotator's verdict on the root credentials, whether a request's Secret needs
  * an update, the update itself, and what a deleted request takes with it. Each answers as the real
  * actuator of that cloud does, refusals included.
@@ -39,6 +53,22 @@ export class ProvisionError extends Error {
     super(message);
     this.type = type;
   }
+}
+
+/**
+ * The secret annotator's verdict on the root credentials (mint, passthrough or insufficient), written only
+ * when it changes.
+ */
+export async function markRoot(
+  client: KubeClient,
+  root: Secret,
+  ref: { namespace: string; name: string },
+  verdict: string,
+  signal: AbortSignal,
+): Promise<void> {
+  if (root.metadata.annotations?.[ROOT_CREDENTIALS_MODE_ANNOTATION] === verdict) return;
+  const patch = { metadata: { annotations: { [ROOT_CREDENTIALS_MODE_ANNOTATION]: verdict } } };
+  await client.patch(Secrets, ref.name, patch, { namespace: ref.namespace, signal });
 }
 
 /** The root credentials Secret written: made first when `create` (as the installer leaves it), else patched. */
