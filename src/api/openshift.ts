@@ -2,7 +2,7 @@ import type { KubeObject, LabelSelector, ResourceType } from './meta.ts';
 
 /**
  * The OpenShift API types osc reads and writes, as far as it uses them. On a real OpenShift cluster they
- * are served by the platform; the dev cluster installs them as CRDs (src/devcluster/openshift-crds.ts).
+ * are served by the platform; the dev cluster installs them as CRDs (src/devcluster/openshift/crds.ts).
  */
 
 export interface MachineConfig extends KubeObject {

@@ -26,17 +26,17 @@ import { ControlPlane } from './controlplane.ts';
 import { seedHardware, teeLabelOf } from './hardware.ts';
 import { DEFAULT_INSTALLER_REPOSITORIES, installerPodQuery, KataDeploySimulator } from './katadeploy/index.ts';
 import { FAIL_NEXT_UPDATE_ANNOTATION, type MachineConfigOperator } from './mco/index.ts';
-import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
-import { CPU_SECURITY_ANNOTATION as CPU_SECURITY } from './nfd-rules.ts';
+import { NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd/index.ts';
+import { CPU_SECURITY_ANNOTATION as CPU_SECURITY } from './nfd/rules.ts';
 import { type Distribution, type NodeInit, registerNode } from './nodes.ts';
-import { baseMachineConfigs, basePools, infrastructureOf } from './openshift-seed.ts';
-import { openshiftSimulators, servedCRDs } from './openshift-sims.ts';
+import { openshiftSimulators, servedCRDs } from './openshift/index.ts';
+import { baseMachineConfigs, basePools, infrastructureOf } from './openshift/seed.ts';
 import type { DevClusterOptions } from './options.ts';
 import { PEER_POD_QUERY, type SimulatedPodVMs } from './podvms.ts';
 import { KataSandboxes } from './sandboxes.ts';
 import { SCC_WEBHOOK_CONFIGURATION, type SccAdmission, startSccAdmission } from './scc/index.ts';
 
-export { baseMachineConfigs, basePools } from './openshift-seed.ts';
+export { baseMachineConfigs, basePools } from './openshift/seed.ts';
 export type { DevClusterOptions, Distribution };
 export { FAIL_NEXT_UPDATE_ANNOTATION, VIRTUALIZATION_CAPABLE_ANNOTATION };
 
@@ -91,7 +91,7 @@ export class DevCluster {
    * clients reach through their endpoint override.
    */
   readonly cloudAPIServer?: CloudAPIServer;
-  /** Node Feature Discovery (src/devcluster/nfd.ts): on openshift, and on kubernetes with a TEE (its add-on there). */
+  /** Node Feature Discovery (src/devcluster/nfd/): on openshift, and on kubernetes with a TEE (its add-on there). */
   private readonly nfdSim?: NodeFeatureDiscovery;
   /** The Infrastructure's infrastructureName, which the simulated clouds name their resources after. */
   private readonly infrastructureName = `osc-dev-${randomBytes(3).toString('hex').slice(0, 5)}`;

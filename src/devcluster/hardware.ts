@@ -2,7 +2,7 @@ import { CLUSTER_VERSION_NAME, NVIDIA_GPU_NODE_LABELS, type TeeKind, teePlatform
 import { ClusterVersions } from '../api/openshift.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
-import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from './nfd-rules.ts';
+import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from './nfd/rules.ts';
 
 /**
  * The dev cluster's confidential computing hardware: which nodes have a TEE (and how many key slots), which

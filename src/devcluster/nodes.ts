@@ -12,7 +12,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { isAlreadyExists } from '../kube/errors.ts';
 import { type Node, Nodes } from '../kube/resources.ts';
 import { KWOK_MANAGED } from './controlplane/kwok.ts';
-import { NFD_FEATURE_LABELS_ANNOTATION, NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd.ts';
+import { NFD_FEATURE_LABELS_ANNOTATION, NodeFeatureDiscovery, VIRTUALIZATION_CAPABLE_ANNOTATION } from './nfd/index.ts';
 
 /**
  * Node objects as a kubelet on Red Hat Enterprise Linux CoreOS registers them: role labels, well-known
@@ -55,7 +55,7 @@ export interface NodeInit {
   index?: number;
   cpu?: string;
   memory?: string;
-  /** What stands for the node's hardware (e.g. its TEE, nfd-rules.ts) and labels it registers with besides. */
+  /** What stands for the node's hardware (e.g. its TEE, nfd/rules.ts) and labels it registers with besides. */
   annotations?: Record<string, string>;
   labels?: Record<string, string>;
 }

@@ -14,7 +14,7 @@ import { FEATURE_GATES_CONFIGMAP, featureGateTexts, parseFeatureGates } from '..
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { CONFIDENTIAL_MACHINE_CONFIG, MCO_STATE, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { MachineConfigPools, MachineConfigs } from '../../src/api/openshift.ts';
-import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd-rules.ts';
+import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd/rules.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { ConfigMaps, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';

@@ -12,7 +12,7 @@ import { RUNTIME_CLASS_CLEANUP_FINALIZER, type TeeKind, teePlatform } from '../.
 import { FEATURE_GATES_CONFIGMAP } from '../../src/api/featuregates.ts';
 import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
-import { NodeFeatureRules } from '../../src/devcluster/nfd-rules.ts';
+import { NodeFeatureRules } from '../../src/devcluster/nfd/rules.ts';
 import { ConfigMaps, DaemonSets, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { INSTALLER_NAME, KATA_RUNTIME_LABEL } from '../../src/platform/kubernetes/katadeploy.ts';
 import { type RunningOperator, StatusRecorder, startOperator, useDevCluster } from '../support/operator.ts';

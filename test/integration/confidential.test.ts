@@ -7,7 +7,7 @@ import { KataConfigs } from '../../src/api/kataconfig.ts';
 import { KATA_NODE_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { readConfidential } from '../../src/cli/commands/confidential-status.ts';
 import { setClusterVersion } from '../../src/devcluster/hardware.ts';
-import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd-rules.ts';
+import { CPU_SECURITY_ANNOTATION, NodeFeatureRules, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd/rules.ts';
 import { ConfigMaps, Events, Namespaces, Nodes, type Pod, Pods, RuntimeClasses } from '../../src/kube/resources.ts';
 import { type RunningOperator, StatusRecorder, type StatusView, startOperator, useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';

@@ -19,8 +19,8 @@ import { PEER_PODS_CCO_SECRET, PEER_PODS_CREDENTIALS_REQUEST } from '../../src/a
 import { CONFIG_VALID, type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { CAA_DAEMONSET, KATA_REMOTE_RUNTIME_CLASS, OPERATOR_NAMESPACE, PEER_PODS_CM } from '../../src/api/names.ts';
 import { Infrastructures } from '../../src/api/openshift.ts';
-import { type AwsCredentials, AwsError } from '../../src/devcluster/clouds/aws-account.ts';
 import { SimulatedAws } from '../../src/devcluster/clouds/aws.ts';
+import { type AwsCredentials, AwsError } from '../../src/devcluster/clouds/aws-account.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import type { SimulatedPodVMs } from '../../src/devcluster/podvms.ts';
 import { ConfigMaps, DaemonSets, Events, Jobs, type Pod, Pods, RuntimeClasses, type Secret, Secrets } from '../../src/kube/resources.ts';

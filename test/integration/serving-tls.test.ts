@@ -13,7 +13,7 @@ import { after, describe, test } from 'node:test';
 import { connect, type SecureVersion } from 'node:tls';
 import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { APIServers } from '../../src/api/openshift.ts';
-import { apiServerCRD } from '../../src/devcluster/openshift-crds.ts';
+import { apiServerCRD } from '../../src/devcluster/openshift/crds.ts';
 import { createCA, issueCert } from '../../src/kube/pki.ts';
 import { Namespaces } from '../../src/kube/resources.ts';
 import { createOperator, type Operator } from '../../src/operator.ts';

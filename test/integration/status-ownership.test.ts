@@ -7,7 +7,7 @@ import { setupKataConfigController } from '../../src/controllers/kataconfig/cont
 import { kataConfigStatusShare, kataStatusApply } from '../../src/controllers/kataconfig/state.ts';
 import { setupPeerPodsController } from '../../src/controllers/peerpods/controller.ts';
 import { peerPodsStatusShare } from '../../src/controllers/peerpods/desired.ts';
-import { openshiftCRDs } from '../../src/devcluster/openshift-crds.ts';
+import { openshiftCRDs } from '../../src/devcluster/openshift/crds.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { Namespaces } from '../../src/kube/resources.ts';
 import type { Condition } from '../../src/kube/types.ts';

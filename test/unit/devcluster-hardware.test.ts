@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { devHardware } from '../../src/cli/commands/hardware-flags.ts';
 import { CliError } from '../../src/cli/common.ts';
 import { nodeHardware } from '../../src/devcluster/hardware.ts';
-import { CPU_SECURITY_ANNOTATION, evaluateRules, nodeFeatures, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd-rules.ts';
+import { CPU_SECURITY_ANNOTATION, evaluateRules, nodeFeatures, teeHardware, teeNodeFeatureRule } from '../../src/devcluster/nfd/rules.ts';
 import type { Node } from '../../src/kube/resources.ts';
 
 const NODES = ['master-0', 'worker-0', 'worker-1'];

@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../kube/resources.ts';
+import type { CustomResourceDefinition } from '../../kube/resources.ts';
 
 /**
  * The OpenShift API types that osc reads or writes, as CustomResourceDefinitions for the dev cluster's

@@ -1,6 +1,6 @@
-import { TEE_PLATFORMS, type TeeKind } from '../api/confidential.ts';
-import type { CustomResourceDefinition, KubeObject, ResourceType } from '../api/meta.ts';
-import type { Node } from '../kube/resources.ts';
+import { TEE_PLATFORMS, type TeeKind } from '../../api/confidential.ts';
+import type { CustomResourceDefinition, KubeObject, ResourceType } from '../../api/meta.ts';
+import type { Node } from '../../kube/resources.ts';
 
 /**
  * Node Feature Discovery's NodeFeatureRules, as far as the dev cluster needs them: the CRD

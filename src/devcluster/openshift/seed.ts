@@ -1,6 +1,6 @@
-import { MC_ROLE_LABEL, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../api/names.ts';
-import type { Infrastructure, MachineConfig, MachineConfigPool } from '../api/openshift.ts';
-import { CONTROLLER_VERSION, GENERATED_BY_CONTROLLER_ANNOTATION, IGNITION_SPEC_VERSION } from './mco/index.ts';
+import { MC_ROLE_LABEL, POOL_LABEL_PREFIX, WORKER_ROLE_LABEL } from '../../api/names.ts';
+import type { Infrastructure, MachineConfig, MachineConfigPool } from '../../api/openshift.ts';
+import { CONTROLLER_VERSION, GENERATED_BY_CONTROLLER_ANNOTATION, IGNITION_SPEC_VERSION } from '../mco/index.ts';
 
 // What the OpenShift installer and the MCO put on every cluster.
 

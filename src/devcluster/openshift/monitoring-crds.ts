@@ -1,4 +1,4 @@
-import type { CustomResourceDefinition } from '../kube/resources.ts';
+import type { CustomResourceDefinition } from '../../kube/resources.ts';
 
 /**
  * The Prometheus Operator's `monitoring.coreos.com/v1` ServiceMonitor and PrometheusRule, which every

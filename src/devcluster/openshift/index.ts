@@ -5,34 +5,34 @@
  * made together here for DevCluster (devcluster.ts), which starts them.
  */
 import type { Logger } from 'pino';
-import { oscCRDs } from '../api/crds.ts';
-import { ContainerRuntimeConfigs, type MachineConfig, type MachineConfigPool } from '../api/openshift.ts';
-import type { KubeClient } from '../kube/client.ts';
-import type { CustomResourceDefinition, Node } from '../kube/resources.ts';
-import { Informer } from '../runtime/informer.ts';
-import { AzureActuator } from './cco/azure.ts';
-import { ccoCRDs } from './cco/crds.ts';
-import { GcpActuator } from './cco/gcp.ts';
-import { CloudCredentialOperator } from './cco/index.ts';
-import { ArmAPI } from './cloudapi/arm.ts';
-import { Ec2API } from './cloudapi/ec2.ts';
-import { GceAPI } from './cloudapi/gce.ts';
-import { clusterIssuer } from './cloudapi/sa-tokens.ts';
-import { CloudAPIServer } from './cloudapi/server.ts';
-import { StsAPI } from './cloudapi/sts.ts';
-import { azureAdaptorAuthority, gcpAdaptorAuthority } from './clouds/adaptor-authority.ts';
-import { AwsAccount } from './clouds/aws-account.ts';
-import { SimulatedAzure } from './clouds/azure.ts';
-import { SimulatedGcp } from './clouds/gcp.ts';
-import { type PeerPodsCloud, simulatedCloud } from './clouds/index.ts';
-import type { NodeJournal } from './journal.ts';
-import { MachineConfigOperator } from './mco/index.ts';
+import { oscCRDs } from '../../api/crds.ts';
+import { ContainerRuntimeConfigs, type MachineConfig, type MachineConfigPool } from '../../api/openshift.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import type { CustomResourceDefinition, Node } from '../../kube/resources.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { AzureActuator } from '../cco/azure.ts';
+import { ccoCRDs } from '../cco/crds.ts';
+import { GcpActuator } from '../cco/gcp.ts';
+import { CloudCredentialOperator } from '../cco/index.ts';
+import { ArmAPI } from '../cloudapi/arm.ts';
+import { Ec2API } from '../cloudapi/ec2.ts';
+import { GceAPI } from '../cloudapi/gce.ts';
+import { clusterIssuer } from '../cloudapi/sa-tokens.ts';
+import { CloudAPIServer } from '../cloudapi/server.ts';
+import { StsAPI } from '../cloudapi/sts.ts';
+import { azureAdaptorAuthority, gcpAdaptorAuthority } from '../clouds/adaptor-authority.ts';
+import { AwsAccount } from '../clouds/aws-account.ts';
+import { SimulatedAzure } from '../clouds/azure.ts';
+import { SimulatedGcp } from '../clouds/gcp.ts';
+import { type PeerPodsCloud, simulatedCloud } from '../clouds/index.ts';
+import type { NodeJournal } from '../journal.ts';
+import { MachineConfigOperator } from '../mco/index.ts';
+import { nodeFeatureRuleCRD } from '../nfd/rules.ts';
+import type { DevClusterOptions } from '../options.ts';
+import { SimulatedPodVMs } from '../podvms.ts';
+import { sccCRD } from '../scc/index.ts';
+import { openshiftCRDs } from './crds.ts';
 import { monitoringCRDs } from './monitoring-crds.ts';
-import { nodeFeatureRuleCRD } from './nfd-rules.ts';
-import { openshiftCRDs } from './openshift-crds.ts';
-import type { DevClusterOptions } from './options.ts';
-import { SimulatedPodVMs } from './podvms.ts';
-import { sccCRD } from './scc/index.ts';
 
 /** The CRDs a dev cluster serves: osc's own, the caller's extra ones, and its distribution's APIs. */
 export function servedCRDs(opts: DevClusterOptions): CustomResourceDefinition[] {

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
-import { objectName } from '../api/meta.ts';
-import { NFD_KATA_LABEL } from '../api/names.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
-import { type Node, Nodes } from '../kube/resources.ts';
-import { Controller } from '../runtime/controller.ts';
-import { Informer } from '../runtime/informer.ts';
-import { silentLogger } from '../runtime/log.ts';
-import { evaluateRules, NFD_EXTENDED_RESOURCES_ANNOTATION, type NodeFeatureRule, NodeFeatureRules, nodeFeatures } from './nfd-rules.ts';
+import { objectName } from '../../api/meta.ts';
+import { NFD_KATA_LABEL } from '../../api/names.ts';
+import type { KubeClient } from '../../kube/client.ts';
+import { isNotFound } from '../../kube/errors.ts';
+import { type Node, Nodes } from '../../kube/resources.ts';
+import { Controller } from '../../runtime/controller.ts';
+import { Informer } from '../../runtime/informer.ts';
+import { silentLogger } from '../../runtime/log.ts';
+import { evaluateRules, NFD_EXTENDED_RESOURCES_ANNOTATION, type NodeFeatureRule, NodeFeatureRules, nodeFeatures } from './rules.ts';
 
 /**
  * Dev-cluster only: stands for the node's hardware. `"true"` means the machine can run VMs (VT-x/AMD-V and
@@ -27,7 +27,7 @@ export interface NodeFeatureDiscoveryOptions {
   log?: Logger;
   /** A shared node informer; one is created if absent. */
   nodes?: Informer<Node>;
-  /** Read NodeFeatureRules (nfd-rules.ts): their CRD must be served. */
+  /** Read NodeFeatureRules (./rules.ts): their CRD must be served. */
   rules?: boolean;
 }
 
