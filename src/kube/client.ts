@@ -14,6 +14,7 @@ import {
 } from './client-options.ts';
 import type { Credentials } from './credentials.ts';
 import { ApiError } from './errors.ts';
+import { ServerClock } from './server-clock.ts';
 import { LineReader, type Response, Transport } from './transport.ts';
 
 export { apiVersionOf, type ResourceType } from '../api/meta.ts';
@@ -108,6 +109,10 @@ export class KubeClient {
   /** The User-Agent header of every request (defaultUserAgent unless given). */
   readonly userAgent: string;
 
+  /** The API server's time, from its answers (see ServerClock): what plans compare server-written times with. */
+  readonly serverClock = new ServerClock();
+  private readonly onDate = (date: string | undefined) => this.serverClock.observe(date);
+
   constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number; userAgent?: string } = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.userAgent = opts.userAgent ?? defaultUserAgent();
@@ -136,7 +141,7 @@ export class KubeClient {
     // plugins) are applied per request as headers.
     this.transport ??= this.resolveCredentials()
       .then((c) => c.tls())
-      .then((tls) => new Transport(new URL(this.server), { tls, requestTimeoutMs: this.requestTimeoutMs }));
+      .then((tls) => new Transport(new URL(this.server), { tls, requestTimeoutMs: this.requestTimeoutMs, onDate: this.onDate }));
     return this.transport;
   }
 

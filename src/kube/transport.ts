@@ -18,6 +18,8 @@ export interface TransportOptions {
   tls: TlsOptions;
   /** A request fails, and its connection is destroyed, when its connection carried nothing for this long. */
   requestTimeoutMs: number;
+  /** Told each answer's Date header (see ServerClock). */
+  onDate?: (date: string | undefined) => void;
 }
 
 export interface ExchangeOptions {
@@ -123,11 +125,13 @@ export class Transport {
   /** TLS settings for each new connection; the secure context (parsed CA, key) is made once. */
   private readonly connection: ConnectionOptions;
   private readonly requestTimeoutMs: number;
+  private readonly onDate: ((date: string | undefined) => void) | undefined;
   /** Ends the requests on dedicated connections (open watches) when the transport closes. */
   private readonly dedicated = new Set<(e: Error) => void>();
 
   constructor(server: URL, opts: TransportOptions) {
     this.requestTimeoutMs = opts.requestTimeoutMs;
+    this.onDate = opts.onDate;
     const secure = server.protocol === 'https:';
     this.lib = secure ? https : http;
     const { ca, cert, key, rejectUnauthorized } = opts.tls;
@@ -192,6 +196,7 @@ export class Transport {
       req.on('error', (e) => reject(failure ?? e));
       req.on('response', (res) => {
         response = res;
+        this.onDate?.(res.headers.date);
         // A long-lived response is watched by its reader; an ordinary one stays under the timeout.
         if (opts.dedicated) req.setTimeout(0);
         resolve(new Response(res, () => failure));

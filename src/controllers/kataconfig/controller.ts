@@ -92,6 +92,9 @@ export function setupKataConfigController(
     options: reconcilerOptions,
     log,
     confidential,
+    // The API server's time, not this replica's wall clock: the plans measure graces and deadlines from
+    // times the API server, kata-deploy and the other replica wrote (src/kube/server-clock.ts).
+    now: () => mgr.client.serverClock.now(),
   });
   setupRuntimeClassCleanup(mgr, { runtimeClasses, pods, events: mgr.events });
 
