@@ -90,15 +90,18 @@ export class LeaderElector {
       // answer took (a retry period at least), which also closes the pool's idle connections: otherwise a
       // standby saw the leader's last renewal a renew deadline late and took over that much later.
       // Whole milliseconds: AbortSignal.timeout throws on a fraction (an answer time is one).
-      const giveUpIn = Math.ceil(Math.min(renewDeadlineMs, Math.max(2 * retryPeriodMs, 2 * answeredIn)));
-      const won = await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(giveUpIn)]));
+      const giveUpIn = Math.ceil(Math.min(renewDeadlineMs, Math.max(retryPeriodMs, 2 * answeredIn)));
+      const givenUp = AbortSignal.timeout(giveUpIn);
+      const won = await this.tryAcquireOrRenew(AbortSignal.any([signal, givenUp]));
       // One given up waits twice as long next time: a server that answers slowly is still heard.
       answeredIn = this.clocks.monotonic() - attemptAt;
       if (won) {
         renewedAt = attemptAt;
         break;
       }
-      await sleep(retryPeriodMs, signal);
+      // Given up, it has waited a retry period already, and its successor goes on a fresh connection: at
+      // once, so that a standby blinded by dead connections sees the lease before the link worsens further.
+      if (!givenUp.aborted) await sleep(retryPeriodMs, signal);
     }
     if (signal.aborted) return 'stopped';
     this.leading = true;
@@ -133,7 +136,8 @@ export class LeaderElector {
    * cannot conflict with each other because each is a JSON patch that holds only while the Lease still
    * names this replica (renewByPatch). A renewal unanswered for twice as long as the last answer took (a
    * retry period at least) may be hung on a dead pooled connection (black-holed: no error, no answer): the
-   * pool's idle connections, presumed dead too, are closed then, so that the next renewals get fresh ones.
+   * pool's idle connections, presumed dead too, are closed then, and the next renewal starts at once on a
+   * fresh one.
    */
   private async renewWhileLeading(signal: AbortSignal, renewedAt: number): Promise<ElectionOutcome> {
     const { renewDeadlineMs, retryPeriodMs } = this.config;
@@ -144,9 +148,20 @@ export class LeaderElector {
     const inFlight = new AbortController();
     const attempts = AbortSignal.any([signal, inFlight.signal]);
     let wake = () => {};
+    let nextAt = renewedAt + retryPeriodMs;
     const attempt = async () => {
       const at = this.clocks.monotonic();
-      const suspect = setTimeout(() => this.client.dropIdleConnections(), Math.max(2 * retryPeriodMs, 2 * answeredIn));
+      // Not sooner than the next renewal would start anyway, so that a slow but live link is not flooded;
+      // at once rather than a retry period later, which a link that turned slow meanwhile (a fresh TLS
+      // connection then costs several of its round trips) could leave too late for the deadline.
+      const suspect = setTimeout(
+        () => {
+          this.client.dropIdleConnections();
+          nextAt = Math.min(nextAt, this.clocks.monotonic());
+          wake();
+        },
+        Math.max(retryPeriodMs, 2 * answeredIn),
+      );
       // No deadline of its own: the renew deadline moves with every answer, and when it passes every
       // attempt in flight is aborted (below).
       const renewed = await this.renewByPatch(attempts);
@@ -157,7 +172,6 @@ export class LeaderElector {
       }
       wake();
     };
-    let nextAt = renewedAt + retryPeriodMs;
     try {
       while (!signal.aborted) {
         if (left() <= 0) return 'lost';

@@ -254,6 +254,71 @@ describe('a standby judges expiry from what it saw, when it saw it', () => {
   });
 });
 
+describe('a request hung on a dead pooled connection is followed at once by one on a fresh connection', () => {
+  // Long retry periods, so that "at once" and "a retry period later" are seconds apart on a loaded machine.
+  const timings = { leaseDurationMs: 30_000, renewDeadlineMs: 20_000, retryPeriodMs: 4_000 };
+
+  test('a standby gives a hung read up after a retry period, and reads again at once, not a retry period later', async (t) => {
+    const server = leaseServer();
+    await new LeaderElector(server.client as unknown as KubeClient, { ...config, ...timings, identity: 'other' }).tryAcquireOrRenew();
+    const state = { silent: 0, gaveUpAt: 0, sentAt: 0, reads: [] as number[] };
+    const client = gated(server, (signal) => {
+      state.reads.push(performance.now());
+      if (state.silent === 0) return Promise.resolve();
+      state.silent--;
+      state.sentAt = performance.now();
+      return wait(Number.POSITIVE_INFINITY, signal).catch((e) => {
+        state.gaveUpAt = performance.now();
+        throw e;
+      });
+    });
+    const standby = new LeaderElector(client as unknown as KubeClient, { ...config, ...timings });
+    const stop = new AbortController();
+    t.after(() => stop.abort());
+    void standby.run(stop.signal, async () => {});
+    await waitFor(() => state.reads.length >= 1, { timeoutMs: 20_000, message: 'the standby reads the lease' });
+    state.silent = 1;
+    await waitFor(() => state.gaveUpAt > 0 && state.reads.some((at) => at > state.gaveUpAt), {
+      timeoutMs: 30_000,
+      message: 'the hung read given up, and another read sent',
+    });
+    const waited = state.gaveUpAt - state.sentAt;
+    assert.ok(waited < 1.5 * timings.retryPeriodMs, `given up after ${Math.round(waited)} ms (retry period ${timings.retryPeriodMs} ms)`);
+    const next = (state.reads.find((at) => at > state.gaveUpAt) ?? 0) - state.gaveUpAt;
+    assert.ok(next < timings.retryPeriodMs / 2, `the next read ${Math.round(next)} ms after (retry period ${timings.retryPeriodMs} ms)`);
+  });
+
+  test('a leader whose renewals hang closes the idle connections after a retry period and renews again at once', async (t) => {
+    const server = leaseServer();
+    const state = { dead: false, deadSince: 0 };
+    const client = gated(server, (signal) => wait(state.dead ? Number.POSITIVE_INFINITY : 0, signal));
+    const { elector, outcome } = await leading(client, timings, t);
+    const landed: number[] = [];
+    const patch = client.patch;
+    client.patch = async (rt, name, ops, opts) => {
+      const answer = await patch(rt, name, ops, opts);
+      landed.push(performance.now());
+      return answer;
+    };
+    client.dropIdleConnections = () => {
+      server.calls.push('DROP-IDLE');
+      state.dead = false;
+    };
+    // Just after a renewal: the next one, a retry period later, is the first to hang.
+    const before = landed.length;
+    await waitFor(() => landed.length > before, { timeoutMs: 20_000, message: 'a renewal' });
+    state.dead = true;
+    state.deadSince = performance.now();
+    await waitFor(() => landed.some((at) => at > state.deadSince), { timeoutMs: 30_000, message: 'a renewal after the black hole' });
+    // The hung renewal was sent a retry period after the black hole began; the one that landed, a retry
+    // period after that at most (the suspicion), not two (the suspicion at twice a retry period).
+    const after = (landed.find((at) => at > state.deadSince) ?? 0) - state.deadSince;
+    assert.ok(after < 2.5 * timings.retryPeriodMs, `renewed ${Math.round(after)} ms after the black hole began`);
+    assert.equal(outcome(), undefined, 'leadership not lost');
+    assert.equal(elector.isLeader, true);
+  });
+});
+
 describe('leader election measures durations on the monotonic clock, whatever the wall clock does', () => {
   test('a standby does not take a valid lease early when the wall clock jumps forward', async (t) => {
     const time = steppedClocks();
