@@ -154,13 +154,15 @@ const pct = (xs: number[], p: number) => {
 
 async function runOnce(workers: number) {
   const t0 = Date.now();
-  // BENCH_AUDIT_DIR: the API server's audit log of node writes (not status), to see who wrote a node when.
+  // BENCH_AUDIT_DIR: the API server's audit log of node and KataNode writes (with their bodies), to see who
+  // wrote a node when, and which states each KataNode was written in.
   const auditDir = process.env.BENCH_AUDIT_DIR;
   if (auditDir)
     await writeFile(
       join(auditDir, 'policy.yaml'),
       'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n' +
-        '- level: Request\n  verbs: [patch, update]\n  resources: [{group: "", resources: [nodes]}]\n- level: None\n',
+        '- level: Request\n  verbs: [create, patch, update]\n  resources: [{group: "", resources: [nodes]}, ' +
+        '{group: kataconfiguration.openshift.io, resources: [katanodes, katanodes/status]}]\n- level: None\n',
     );
   const dev = await DevCluster.start({
     workers,
