@@ -169,6 +169,11 @@ export class LeaderElector {
       if (renewed) {
         lastRenewal = Math.max(lastRenewal, at);
         answeredIn = this.clocks.monotonic() - at;
+        // Answered later than the next renewal was due: the next one goes now, over the connection that
+        // has just proved alive and is free again. On a slow link the renewals due meanwhile found no free
+        // connection and each opened one, whose handshake costs several round trips: without this, the
+        // first renewal to land after this one could come after the deadline.
+        if (answeredIn > retryPeriodMs) nextAt = Math.min(nextAt, this.clocks.monotonic());
       }
       wake();
     };

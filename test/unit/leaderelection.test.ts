@@ -466,6 +466,42 @@ for (const late of [0.46, 0.7]) {
   });
 }
 
+describe('a slow link, where a fresh connection costs twice an answer (its TLS handshake), does not cost the lease', () => {
+  // A link 45% of the renew deadline slow each round trip: a request over a connection already open is
+  // answered after that; one that finds none free opens another, whose handshake doubles it. Before the link
+  // turned slow one connection was enough, so the renewals due while the first is in flight each open one.
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 400 };
+  const lateMs = 0.45 * timings.renewDeadlineMs;
+
+  test('a renewal answered after its successor was due is followed at once, over the connection now free', async (t) => {
+    const server = leaseServer();
+    const link = { slow: false, free: 1 };
+    const client = gated(server, async (signal) => {
+      if (!link.slow) return;
+      const warm = link.free > 0;
+      if (warm) link.free--;
+      try {
+        await wait(warm ? lateMs : 2 * lateMs, signal);
+      } finally {
+        link.free++;
+      }
+    });
+    // Closing idle connections: those free now are gone.
+    client.dropIdleConnections = () => {
+      server.calls.push('DROP-IDLE');
+      link.free = 0;
+    };
+    const { elector, outcome } = await leading(client, timings, t);
+    link.slow = true;
+    const writes = () => server.calls.filter((c) => c === 'PATCH').length;
+    const before = writes();
+    await waitFor(() => writes() >= before + 10 || outcome() !== undefined, { timeoutMs: 30_000, message: 'ten renewals, or an outcome' });
+    assert.equal(outcome(), undefined, 'leadership not lost');
+    assert.equal(elector.isLeader, true);
+    assert.equal(server.holder(), 'me');
+  });
+});
+
 describe('an operator that lost its lease is restarted, not left to campaign again', () => {
   const fakeOperator = (run: Operator['run']) => ({ run }) as Operator;
 
