@@ -13,14 +13,15 @@ import type { PeerPodsObserved } from './observed.ts';
 export function nodeCapacityWrites(o: PeerPodsObserved, limit: number | undefined): { writes: Write[]; advertised: string[] } {
   const writes: Write[] = [];
   const advertised: string[] = [];
+  // Called for every node on every pass: the name is read only for a node that advertises or is written.
   for (const node of o.nodes) {
-    const name = objectName(node);
     const want = limit !== undefined && isKataNode(node, o.placement.nodeSelector) ? String(limit) : undefined;
     const cap = node.status?.capacity?.[PEER_POD_VM_RESOURCE];
     const alloc = node.status?.allocatable?.[PEER_POD_VM_RESOURCE];
-    if (want !== undefined) advertised.push(name);
+    if (want !== undefined) advertised.push(objectName(node));
     // A node without allocatable (a bare test node) is not given one.
     if (cap === want && (alloc === want || (want !== undefined && !node.status?.allocatable))) continue;
+    const name = objectName(node);
     const status: Record<string, Record<string, string | null>> = {};
     if (want === undefined) {
       if (cap !== undefined) status.capacity = { [PEER_POD_VM_RESOURCE]: null };
