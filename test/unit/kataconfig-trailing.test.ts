@@ -39,10 +39,21 @@ function recordingClient() {
   let rv = 10;
   // The server's copy of each object: an answer is the whole object, as a server's is.
   const stored = new Map<string, KubeObject>();
+  // While closed, the server holds its answers (a write on its way): open() answers them.
+  const gate = { held: undefined as Promise<void> | undefined, open: () => {} };
+  const close = () => {
+    gate.held = new Promise((resolve) => {
+      gate.open = () => {
+        gate.held = undefined;
+        resolve();
+      };
+    });
+  };
   const client = {
     patch: async (rt: { plural: string }, name: string, body: KubeObject, opts: { type?: string; subresource?: string } = {}) => {
       calls.push(`${opts.type}${opts.subresource ? `/${opts.subresource}` : ''} ${rt.plural}/${name}`);
       bodies.push(body);
+      await gate.held;
       const before = stored.get(name);
       const after = {
         ...before,
@@ -57,14 +68,14 @@ function recordingClient() {
       return true;
     },
   } as unknown as KubeClient;
-  return { client, calls, bodies, deletes };
+  return { client, calls, bodies, deletes, gate: { close, open: () => gate.open() } };
 }
 
 const config = { id: 'rendered-kata-oc-1', description: 'rendered MachineConfig of pool kata-oc, with kata' };
 const record = (phase: NodeRecord['phase']): NodeRecord => ({ node: 'worker-0', phase, assigned: config, error: '' });
 
 function setup() {
-  const { client, calls, bodies, deletes } = recordingClient();
+  const { client, calls, bodies, deletes, gate } = recordingClient();
   const kataNodes = cache<KataNode>();
   const nodes = cache<Node>();
   const applier = new Applier({ client, fieldManager: 'osc-kataconfig' });
@@ -73,8 +84,15 @@ function setup() {
   const trailing = new TrailingWrites({ applier, kataNodes: kataNodes.informer, nodes: nodes.informer });
   /** A pass's KataNode writes for these records, planned from the KataNodes as the applier knows them. */
   const plan = (records: NodeRecord[], now = NOW): PlannedWrite[] =>
-    kataNodeSteps(kc, records, applier.latestList(KataNodes, kataNodes.informer.list()), now, 600_000).steps.flat();
-  return { calls, bodies, deletes, trailing, plan, nodes };
+    kataNodeSteps(
+      kc,
+      records,
+      applier.latestList(KataNodes, kataNodes.informer.list()),
+      now,
+      600_000,
+      trailing.pendingStatuses(),
+    ).steps.flat();
+  return { calls, bodies, deletes, trailing, plan, nodes, kataNodes, gate };
 }
 
 describe('KataConfig writes beside the pass', () => {
@@ -128,6 +146,38 @@ describe('KataConfig writes beside the pass', () => {
     assert.deepEqual(calls, ['apply katanodes/worker-0']);
     await trailing.reconcile('katanode/worker-0');
     assert.equal(calls.length, 1, 'made once');
+  });
+
+  test('a pass that comes while a KataNode write is on its way plans that write again, and it is made once', async () => {
+    const { calls, bodies, trailing, plan, kataNodes, gate } = setup();
+    const waiting = {
+      metadata: { name: 'worker-0', uid: 'worker-0-uid', resourceVersion: '5', ownerReferences: [] },
+      status: { phase: 'WaitingToInstall', assigned: config, error: '', lastTransitionTime: '2026-03-01T11:59:00Z' },
+    } as unknown as KataNode;
+    waiting.metadata.ownerReferences = [
+      {
+        apiVersion: 'kataconfiguration.openshift.io/v1',
+        kind: 'KataConfig',
+        name: 'example',
+        uid: 'kc-uid',
+        controller: true,
+        blockOwnerDeletion: false,
+      },
+    ];
+    kataNodes.store.set('worker-0', waiting);
+    // The work queue: one key at a time, as the runtime's queue runs it.
+    const queued: string[] = [];
+    trailing.attach({ add: (k) => queued.push(k), addAfter: (k) => queued.push(k) });
+    await trailing.plan(plan([record('Installing')]), []);
+    gate.close();
+    const first = trailing.reconcile(queued.shift() as string);
+    // The next pass, a second later: the cache still shows WaitingToInstall, the write is unanswered.
+    await trailing.plan(plan([record('Installing')], new Date(NOW.getTime() + 1000)), []);
+    gate.open();
+    await first;
+    while (queued.length) await trailing.reconcile(queued.shift() as string);
+    assert.equal(calls.length, 1, `one write, not a second that moves lastTransitionTime alone: ${calls.join(', ')}`);
+    assert.equal((bodies[0] as KataNode).status?.lastTransitionTime, '2026-03-01T12:00:00Z');
   });
 
   test('a detached node patch the node cache shows by the time it is made is not made', async () => {

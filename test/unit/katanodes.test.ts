@@ -142,6 +142,29 @@ describe('KataNode objects per pass', () => {
     );
   });
 
+  test('a transition a pending write already makes is planned as that write, with its time; another gets the time of the pass', () => {
+    const waiting = rec({ node: 'worker-0', phase: 'WaitingToInstall', assigned: B, active: A });
+    const cached: KataNode = { ...existing('worker-0'), status: kataNodeStatus(waiting, undefined, T0, SOAK).status };
+    // A pass at 1 s planned worker-0 Installing; the write is on its way when the next pass comes at 2 s.
+    const installing = rec({ node: 'worker-0', phase: 'Installing', assigned: B, active: A });
+    const first = planKataNodes(kc, [installing], [cached], at(1000), SOAK).status[0]?.status;
+    assert.equal(first?.lastTransitionTime, '2026-11-22T10:00:01Z');
+    const pending = new Map([['worker-0', first as NonNullable<typeof first>]]);
+    assert.deepEqual(
+      planKataNodes(kc, [installing], [cached], at(2000), SOAK, pending).status.map((s) => s.status),
+      [first],
+      'the same write, not one that differs in lastTransitionTime alone',
+    );
+    // The node moved on before the write was made: a new transition, at the time of the pass.
+    const installed = rec({ node: 'worker-0', phase: 'Installed', assigned: B, active: B });
+    assert.deepEqual(
+      planKataNodes(kc, [installed], [cached], at(3000), SOAK, pending).status.map((s) => [s.status.phase, s.status.lastTransitionTime]),
+      [['Installed', '2026-11-22T10:00:03Z']],
+    );
+    // The node went back to what the cache shows: nothing to write, whatever was pending.
+    assert.deepEqual(planKataNodes(kc, [waiting], [cached], at(3000), SOAK, pending).status, []);
+  });
+
   test('the earliest pending promotion is reported, so the controller looks again then', () => {
     const plan = planKataNodes(kc, [rec({ node: 'worker-0' })], [existing('worker-0')], at(1000), SOAK);
     assert.equal(plan.promoteAt, T0.getTime() + SOAK);

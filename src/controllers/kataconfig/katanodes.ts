@@ -64,14 +64,17 @@ function unchangedKnownGood(record: NodeRecord, prev: KataNodeStatus): boolean {
   return !good || sameRef(prev.lastKnownGood, record.assigned);
 }
 
+/** Whether a record says something other than a status does: a transition, which moves lastTransitionTime. */
+const transitionFrom = (prev: KataNodeStatus | undefined, record: NodeRecord): boolean =>
+  !prev ||
+  prev.phase !== record.phase ||
+  !sameId(prev.assigned, record.assigned) ||
+  !sameId(prev.active, record.active) ||
+  (prev.error ?? '') !== record.error;
+
 /** A node's KataNode status from its record and its previous status. */
 export function kataNodeStatus(record: NodeRecord, prev: KataNodeStatus | undefined, now: Date, soakMs: number): KataNodeStatusResult {
-  const changed =
-    !prev ||
-    prev.phase !== record.phase ||
-    !sameId(prev.assigned, record.assigned) ||
-    !sameId(prev.active, record.active) ||
-    (prev.error ?? '') !== record.error;
+  const changed = transitionFrom(prev, record);
   // Most nodes on most passes: nothing changed, and no lastKnownGood is due. The status stays as it is.
   if (prev?.lastTransitionTime && !changed && unchangedKnownGood(record, prev)) return { status: prev };
   const lastTransitionTime = changed || !prev?.lastTransitionTime ? rfc3339(now) : prev.lastTransitionTime;
@@ -130,6 +133,11 @@ export interface KataNodePlan {
  * One KataNode per record, owned by the KataConfig; none for a node without a record. `existing` is the
  * KataNode cache. A record and KataNode a pass found nothing to write for are passed over by the next
  * passes until either changes (`settled`): most nodes, on most passes, of a large cluster.
+ *
+ * `pending` holds the statuses earlier passes planned that are not made yet (queued, or sent and not
+ * answered: trailing.ts). A transition the cache does not show yet but a pending write does is the same
+ * transition, with the time that write gives it: a pass that comes while the write is on its way plans the
+ * same write, rather than one that differs only in lastTransitionTime and would be made again after it.
  */
 export function planKataNodes(
   kc: KataConfig,
@@ -137,6 +145,7 @@ export function planKataNodes(
   existing: readonly KataNode[],
   now: Date,
   soakMs: number,
+  pending?: ReadonlyMap<string, KataNodeStatus>,
 ): KataNodePlan {
   const owner = kataConfigOwner(kc, true);
   const byName = kataNodesByName(existing);
@@ -147,7 +156,9 @@ export function planKataNodes(
     if (cached) found++;
     const known = settled.get(record);
     if (cached && known?.kataNode === cached && known.owner === owner.uid && known.soakMs === soakMs) continue;
-    const { status, promoteAt } = kataNodeStatus(record, cached?.status, now, soakMs);
+    const planned = pending?.get(record.node);
+    const prev = planned && transitionFrom(cached?.status, record) ? planned : cached?.status;
+    const { status, promoteAt } = kataNodeStatus(record, prev, now, soakMs);
     if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
     if (!cached || cached.metadata.deletionTimestamp) {
       // A node waiting its turn with nothing new assigned has nothing to report that the KataConfig's

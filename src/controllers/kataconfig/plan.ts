@@ -38,6 +38,8 @@ export interface KataConfigObserved {
   kataConfig: KataConfig;
   nodes: readonly Node[];
   kataNodes: readonly KataNode[];
+  /** KataNode statuses earlier passes planned that are not made yet, by node (queued or on their way: trailing.ts). */
+  pendingKataNodes?: ReadonlyMap<string, KataNodeStatus>;
   platform: Platform<unknown>;
   /** The platform's own observation (its caches). */
   platformObserved: unknown;
@@ -161,8 +163,9 @@ export function kataNodeSteps(
   kataNodes: readonly KataNode[],
   now: Date,
   soakMs: number,
+  pending?: ReadonlyMap<string, KataNodeStatus>,
 ): { steps: PlannedWrite[][]; promoteInMs?: number } {
-  const plan = planKataNodes(kc, records, kataNodes, now, soakMs);
+  const plan = planKataNodes(kc, records, kataNodes, now, soakMs, pending);
   const owner = kataConfigOwner(kc, true);
   const uids = new Map(plan.delete.length ? kataNodes.map((k) => [objectName(k), k.metadata.uid]) : []);
   const whole = (name: string, ownerReferences: OwnerReference[], status: KataNodeStatus | undefined): PlannedWrite => ({
@@ -261,7 +264,7 @@ export function planInstall(obs: KataConfigObserved, now: Date): KataConfigPlan 
   plan.gauges = { kataNodes: classification.kataNodes, state, runtimeClasses };
 
   const writes = view.installPlan();
-  const kataNodes = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs);
+  const kataNodes = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs, obs.pendingKataNodes);
   plan.steps = platformSteps(writes);
   plan.detached = detached(writes);
   plan.kataNodes = { records, writes: kataNodes.steps };
@@ -302,7 +305,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
     const installInput = platformInput(obs, selectedSet(platform.select(obs.nodes, kc.spec)), now);
     const installView = platformView(platform, installInput);
     const installRecords = installView.records();
-    const kataNodes = kataNodeSteps(kc, installRecords, obs.kataNodes, now, obs.soakMs);
+    const kataNodes = kataNodeSteps(kc, installRecords, obs.kataNodes, now, obs.soakMs, obs.pendingKataNodes);
     plan.kataNodes = { records: installRecords, writes: kataNodes.steps };
     const installing = installView.installing();
     if (installing.length) {
@@ -390,7 +393,7 @@ export function planUninstall(obs: KataConfigObserved, now: Date): KataConfigPla
   // uninstallStarted is the peer pods controller's signal to remove its parts (docs/architecture.md).
   plan.status = { inProgress: state, kataNodes, uninstallStarted: true };
   plan.gauges = { kataNodes, state, runtimeClasses: kc.status?.runtimeClasses ?? [] };
-  const kataNodeWrites = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs);
+  const kataNodeWrites = kataNodeSteps(kc, records, obs.kataNodes, now, obs.soakMs, obs.pendingKataNodes);
   plan.kataNodes = { records, writes: kataNodeWrites.steps };
   plan.morePending = writes.pending > 0;
   const requeue = soonest(writes.recheckAfterMs, kataNodeWrites.promoteInMs);

@@ -242,6 +242,7 @@ export class KataConfigReconciler {
       kataConfig: kc,
       nodes: snapshotOf(ctx.nodes),
       kataNodes: this.applier.latestList(KataNodes, snapshotOf(ctx.kataNodes)),
+      pendingKataNodes: this.trailing.pendingStatuses(),
       platform: ctx.platform,
       platformObserved: ctx.observe(),
       pods: snapshotOf(ctx.pods),

@@ -1,4 +1,4 @@
-import type { KataNode } from '../../api/katanode.ts';
+import type { KataNode, KataNodeStatus } from '../../api/katanode.ts';
 import { KataNodes } from '../../api/katanode.ts';
 import type { Node } from '../../kube/resources.ts';
 import { type Applier, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
@@ -81,6 +81,20 @@ export class TrailingWrites {
       if (this.movesOn(w)) this.queue.add(key);
       else this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
     }
+  }
+
+  /**
+   * The KataNode statuses the latest plan has that are not made yet (waiting their turn, or sent and not
+   * answered), by node: what the next plan reads beside the cache, so that it plans these writes again as
+   * they are (planKataNodes) rather than the same transitions at a later time.
+   */
+  pendingStatuses(): ReadonlyMap<string, KataNodeStatus> {
+    const out = new Map<string, KataNodeStatus>();
+    for (const w of this.kataNodes.values()) {
+      const status = w.op === 'status' ? (w.status as KataNodeStatus) : w.op === 'apply' ? (w.object as KataNode).status : undefined;
+      if (status) out.set(nameOf(w), status);
+    }
+    return out;
   }
 
   /**
