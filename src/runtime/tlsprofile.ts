@@ -101,8 +101,6 @@ const IANA_TO_OPENSSL: Record<string, string> = {
   TLS_RSA_WITH_3DES_EDE_CBC_SHA: 'DES-CBC3-SHA',
 };
 
-export const DEFAULT_TLS_OPTIONS: TLSServerOptions = tlsServerOptions(undefined);
-
 /**
  * The server options for a profile. A Custom profile's cipher names may be OpenSSL's or IANA's; a version
  * or a profile type it does not know is an error naming the field (the caller keeps what it served).
@@ -123,14 +121,33 @@ export function tlsServerOptions(profile: TLSSecurityProfile | undefined): TLSSe
     );
   }
   const ciphers = (spec.ciphers ?? []).map((c) => IANA_TO_OPENSSL[c] ?? c).join(':');
-  try {
-    // OpenSSL skips names it does not know, and refuses a list with none it knows: find that out here.
-    createSecureContext({ minVersion, ciphers });
-  } catch (e) {
-    throw new Error(`spec.tlsSecurityProfile.custom.ciphers: OpenSSL accepts none of ${ciphers} (${(e as Error).message})`);
-  }
+  const refused = opensslRefuses(minVersion, ciphers);
+  if (refused !== undefined) throw new Error(`spec.tlsSecurityProfile.custom.ciphers: OpenSSL accepts none of ${ciphers} (${refused})`);
   return { profile: type, minVersion, ciphers };
 }
+
+/**
+ * Why OpenSSL refuses a version and cipher list (undefined if it takes them): it skips names it does
+ * not know and refuses a list with none it knows. Asked once per list: a secure context costs OpenSSL a
+ * tenth of a second or more, and every event of the cluster's APIServer (a resync, a watch renewed) would
+ * otherwise make one again for the same profile.
+ */
+const refusals = new Map<string, string | undefined>();
+function opensslRefuses(minVersion: SecureVersion, ciphers: string): string | undefined {
+  const key = `${minVersion} ${ciphers}`;
+  if (refusals.has(key)) return refusals.get(key);
+  let refused: string | undefined;
+  try {
+    createSecureContext({ minVersion, ciphers });
+  } catch (e) {
+    refused = (e as Error).message;
+  }
+  if (refusals.size > 64) refusals.clear(); // a bound, for an APIServer edited again and again
+  refusals.set(key, refused);
+  return refused;
+}
+
+export const DEFAULT_TLS_OPTIONS: TLSServerOptions = tlsServerOptions(undefined);
 
 /**
  * The TLS 1.2-and-older suites Go's crypto/tls implements, by their IANA names (what Go programs' flags and
