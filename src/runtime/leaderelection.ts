@@ -76,8 +76,9 @@ export class LeaderElector {
    * Campaigns until leadership is won, runs `lead(signal)` while it holds the lease, and answers when
    * leadership ends: the outer signal aborted (the lead work is awaited, then the lease released for a
    * fast hand-over), or the lease was not renewed within the renew deadline ('lost': the lead signal
-   * aborts at that moment and the answer comes at once, without waiting for the lead work, whose requests
-   * may hang on a dead connection; the caller must stop every writer, as controller-runtime exits).
+   * aborts at that moment and the answer comes once a release of the lease has been tried, without waiting
+   * for the lead work, whose requests may hang on a dead connection; the caller must stop every writer, as
+   * controller-runtime exits).
    */
   async run(signal: AbortSignal, lead: (leadSignal: AbortSignal) => Promise<void>): Promise<ElectionOutcome> {
     const { renewDeadlineMs, retryPeriodMs } = this.config;
@@ -116,6 +117,11 @@ export class LeaderElector {
         { lease: `${this.config.namespace}/${this.config.name}`, renewDeadlineMs: this.config.renewDeadlineMs },
         'leader election lost: the lease could not be renewed within the renew deadline',
       );
+      // The lead work has been told to stop. A Lease that still names this replica (a renewal that landed
+      // but was answered past the deadline, or a link healed just too late) is given up, as client-go does
+      // with ReleaseOnCancel: a standby then takes over when it next reads, not a lease duration after it
+      // saw that last renewal. Guarded by the version just read, so never over another holder's record.
+      await this.release();
       return outcome;
     }
     await leadDone;

@@ -366,7 +366,7 @@ describe('leader election measures durations on the monotonic clock, whatever th
   });
 });
 
-describe('a leader that cannot renew gives up by its renew deadline, and answers at once', () => {
+describe('a leader that cannot renew gives up by its renew deadline, without waiting for its lead work', () => {
   // Real timers, short durations: the renew deadline must hold against a request that never answers.
   const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
 
@@ -414,6 +414,55 @@ describe('a leader that cannot renew gives up by its renew deadline, and answers
       assert.ok(heldFor < timings.leaseDurationMs, `led ${Math.round(heldFor)} ms after the last renewal was sent`);
     });
   }
+});
+
+describe('a leader that lost its lease gives it up if the Lease still names it', () => {
+  const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
+
+  test('renewals that land but are answered past the deadline: leadership is lost, then the Lease released for the standby', async (t) => {
+    const server = leaseServer();
+    const state = { late: false };
+    const client = {
+      ...gated(server, () => Promise.resolve()),
+      // Once late, a renewal reaches the store at once and its answer comes long after the renew deadline.
+      patch: async (rt: unknown, name: string, ops: { op: string; path: string; value?: unknown }[], opts?: { signal?: AbortSignal }) => {
+        const answer = await server.client.patch(rt, name, ops);
+        await wait(state.late ? 60_000 : 0, opts?.signal);
+        return answer;
+      },
+    };
+    const { elector, outcome } = await leading(client, timings, t);
+    state.late = true;
+    await waitFor(() => outcome() !== undefined, { timeoutMs: 20_000, message: 'leadership ended' });
+    assert.equal(outcome(), 'lost');
+    assert.equal(elector.isLeader, false);
+    assert.equal(server.holder(), null, 'released: a standby takes over when it next reads');
+  });
+
+  test('a Lease another replica took meanwhile is left as it is', async (t) => {
+    const server = leaseServer();
+    const state = { hang: false };
+    const client = {
+      ...gated(server, () => Promise.resolve()),
+      // Renewals hang (a dead connection); reads and writes of the whole Lease are answered.
+      patch: async (rt: unknown, name: string, ops: { op: string; path: string; value?: unknown }[], opts?: { signal?: AbortSignal }) => {
+        await wait(state.hang ? Number.POSITIVE_INFINITY : 0, opts?.signal);
+        return server.client.patch(rt, name, ops);
+      },
+    };
+    const { outcome } = await leading(client, timings, t);
+    state.hang = true;
+    server.takeOver('other');
+    const before = server.calls.length;
+    await waitFor(() => outcome() !== undefined, { timeoutMs: 20_000, message: 'leadership ended' });
+    assert.equal(outcome(), 'lost');
+    assert.equal(server.holder(), 'other');
+    assert.deepEqual(
+      server.calls.slice(before).filter((c) => c === 'GET' || c === 'PUT'),
+      ['GET'],
+      'read, found naming another, not written',
+    );
+  });
 });
 
 describe('a renewal hung on a dead pooled connection does not cost the lease', () => {
