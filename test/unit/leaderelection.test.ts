@@ -416,6 +416,43 @@ describe('a leader that cannot renew gives up by its renew deadline, without wai
   }
 });
 
+describe('a leader whose renewals are refused with errors tries again sooner than a retry period', () => {
+  // Long enough that a quarter of a retry period and a whole one are far apart on a loaded machine.
+  const timings = { leaseDurationMs: 6_000, renewDeadlineMs: 4_000, retryPeriodMs: 1_600 };
+
+  test('an API server refusing every request until just before the deadline (a restart): the leader keeps the lease', async (t) => {
+    const server = leaseServer();
+    const state = { refuseUntil: 0, lastRenewal: 0 };
+    const client = {
+      ...gated(server, () => Promise.resolve()),
+      patch: async (rt: unknown, name: string, ops: { op: string; path: string; value?: unknown }[]) => {
+        const sentAt = performance.now();
+        if (sentAt < state.refuseUntil) throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+        const answer = await server.client.patch(rt, name, ops);
+        state.lastRenewal = sentAt;
+        return answer;
+      },
+      get: async () => {
+        if (performance.now() < state.refuseUntil) throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+        return server.client.get();
+      },
+    };
+    const { elector, outcome } = await leading(client, timings, t);
+    await waitFor(() => state.lastRenewal > 0, { timeoutMs: 10_000, message: 'renewed once' });
+    const renewed = state.lastRenewal;
+    // Back 3.3 s after that renewal was sent: after the renewal a retry period later (3.2 s) and before
+    // the renew deadline (4 s).
+    state.refuseUntil = renewed + 3_300;
+    await waitFor(() => state.lastRenewal > state.refuseUntil || outcome() !== undefined, {
+      timeoutMs: 20_000,
+      message: 'renewed after the server came back, or leadership ended',
+    });
+    assert.equal(outcome(), undefined, 'still leading');
+    assert.equal(elector.isLeader, true);
+    assert.ok(state.lastRenewal - renewed < timings.renewDeadlineMs, `renewed ${Math.round(state.lastRenewal - renewed)} ms after`);
+  });
+});
+
 describe('a leader that lost its lease gives it up if the Lease still names it', () => {
   const timings = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 200 };
 
