@@ -85,9 +85,41 @@ const matches = (n: Node, labels: Readonly<Record<string, string>>) => {
   return true;
 };
 
-/** Whether any selected node carries these labels. */
-const anySelected = (input: ExtraClassesInput, labels: Readonly<Record<string, string>>) =>
-  input.nodes.some((n) => matches(n, labels) && input.selected.has(objectName(n)));
+/** What the selected nodes say of GPUs in kata VMs. */
+interface GpuNodes {
+  /** Some selected node carries the GPU operator's labels for GPUs in VMs, confidential computing off. */
+  plain: boolean;
+  /** The selected nodes it prepared for confidential GPUs (which the TEE's label narrows). */
+  confidential: Node[];
+  /** The selected nodes labelled for GPUs in VMs, prepared or not, by name. */
+  requesting: string[];
+}
+
+/**
+ * One walk over the nodes for every GPU question of a pass (six walks before, a fifth of a 1,000-node pass's
+ * time in a profile): most nodes carry no NVIDIA label and are passed over on their labels.
+ */
+function gpuNodes(input: ExtraClassesInput): GpuNodes {
+  const out: GpuNodes = { plain: false, confidential: [], requesting: [] };
+  for (const n of input.nodes) {
+    const labels = n.metadata.labels;
+    if (!labels) continue;
+    const plain = matches(n, NVIDIA_GPU_NODE_LABELS);
+    const confidential = !plain && matches(n, NVIDIA_CC_GPU_NODE_LABELS);
+    const requesting = labels[NVIDIA_GPU_WORKLOAD_LABEL] === NVIDIA_GPU_VM_PASSTHROUGH;
+    if ((!plain && !confidential && !requesting) || !input.selected.has(objectName(n))) continue;
+    if (plain) out.plain = true;
+    if (confidential) out.confidential.push(n);
+    if (requesting) out.requesting.push(objectName(n));
+  }
+  return out;
+}
+
+/** Whether some selected node is prepared for GPUs in VMs, in either mode. */
+const prepared = (gpu: GpuNodes) => gpu.plain || gpu.confidential.length > 0;
+
+/** Whether a selected node is prepared for confidential GPUs and carries the TEE's label. */
+const confidentialGpuOn = (gpu: GpuNodes, teeLabel: string) => gpu.confidential.some((n) => n.metadata.labels?.[teeLabel] === 'true');
 
 function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredRuntimeClass {
   return {
@@ -100,8 +132,9 @@ function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredR
 
 /** The classes beyond kata and kata-remote, from the gates, the TEE found and the GPU nodes. */
 export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
-  const out = wantedClasses(input);
-  out.warnings.push(...gpuWarnings(input, out));
+  const gpu = gpuNodes(input);
+  const out = wantedClasses(input, gpu);
+  out.warnings.push(...gpuWarnings(input, gpu, out));
   return out;
 }
 
@@ -109,23 +142,15 @@ export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
  * What an administrator asked of GPUs that osc does not give: a node labelled for GPUs in VMs that the GPU
  * operator has not prepared (no GPU class without them), and a GPU class offered whose nodes are gone.
  */
-function gpuWarnings(input: ExtraClassesInput, out: ExtraClasses): string[] {
+function gpuWarnings(input: ExtraClassesInput, gpu: GpuNodes, out: ExtraClasses): string[] {
   const warnings: string[] = [];
   const made = new Set(out.classes.map((c) => c.name));
-  const prepared = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
-  const requesting = input.nodes
-    .filter((n) => input.selected.has(objectName(n)))
-    .filter((n) => n.metadata.labels?.[NVIDIA_GPU_WORKLOAD_LABEL] === NVIDIA_GPU_VM_PASSTHROUGH)
-    .map((n) => objectName(n));
-  if (!prepared && requesting.length) warnings.push(confidentialTexts.noGpuNodes(requesting.sort()));
+  if (!prepared(gpu) && gpu.requesting.length) warnings.push(confidentialTexts.noGpuNodes([...gpu.requesting].sort()));
   // Withdrawn for want of nodes (not for a gate turned off or a release too old: those say so themselves).
   const { tee } = input;
   const nodesOf: [string, boolean][] = [
-    [KATA_NVIDIA_GPU_RUNTIME_CLASS, !anySelected(input, NVIDIA_GPU_NODE_LABELS)],
-    [
-      KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
-      input.gates.confidential && tee.kind === 'one' && !anySelected(input, { ...NVIDIA_CC_GPU_NODE_LABELS, [tee.tee.label]: 'true' }),
-    ],
+    [KATA_NVIDIA_GPU_RUNTIME_CLASS, !gpu.plain],
+    [KATA_CC_NVIDIA_GPU_RUNTIME_CLASS, input.gates.confidential && tee.kind === 'one' && !confidentialGpuOn(gpu, tee.tee.label)],
   ];
   for (const [rc, noNodes] of nodesOf)
     if (noNodes && input.offered?.includes(rc) && !made.has(rc) && !out.frozen.includes(rc))
@@ -133,7 +158,7 @@ function gpuWarnings(input: ExtraClassesInput, out: ExtraClasses): string[] {
   return warnings;
 }
 
-function wantedClasses(input: ExtraClassesInput): ExtraClasses {
+function wantedClasses(input: ExtraClassesInput, gpu: GpuNodes): ExtraClasses {
   const classes: DesiredRuntimeClass[] = [];
   const warnings: string[] = [];
   const frozen: string[] = [];
@@ -144,10 +169,9 @@ function wantedClasses(input: ExtraClassesInput): ExtraClasses {
   // GPUs in kata VMs need no gate: the class exists where the GPU operator has prepared nodes, on an
   // OpenShift release that supports them.
   const gpuRelease = !input.clusterVersion || checkVersion(input.clusterVersion.version, MINIMUM_OCP_VERSION_GPU).ok;
-  const gpuNodes = anySelected(input, NVIDIA_GPU_NODE_LABELS) || anySelected(input, NVIDIA_CC_GPU_NODE_LABELS);
-  if (gpuNodes && !gpuRelease)
+  if (prepared(gpu) && !gpuRelease)
     warnings.push(confidentialTexts.unsupportedGpuVersion(input.clusterVersion?.version ?? '', MINIMUM_OCP_VERSION_GPU));
-  if (gpuRelease && anySelected(input, NVIDIA_GPU_NODE_LABELS)) {
+  if (gpuRelease && gpu.plain) {
     classes.push({
       name: KATA_NVIDIA_GPU_RUNTIME_CLASS,
       handler: handlerFor(input.platform, KATA_NVIDIA_GPU_HANDLER, KATA_NVIDIA_GPU_SHIM),
@@ -195,7 +219,7 @@ function wantedClasses(input: ExtraClassesInput): ExtraClasses {
   if (tee.withoutSlots.length && tee.tee.keySlots) warnings.push(confidentialTexts.noKeySlots(tee.withoutSlots, tee.tee.keySlots));
   classes.push(confidentialClass(tee.tee, input));
   const ccGpuLabels = { ...NVIDIA_CC_GPU_NODE_LABELS, [tee.tee.label]: 'true' };
-  if (gpuRelease && tee.tee.gpuHandler && tee.tee.gpuShim && anySelected(input, ccGpuLabels)) {
+  if (gpuRelease && tee.tee.gpuHandler && tee.tee.gpuShim && confidentialGpuOn(gpu, tee.tee.label)) {
     classes.push({
       name: KATA_CC_NVIDIA_GPU_RUNTIME_CLASS,
       handler: handlerFor(input.platform, tee.tee.gpuHandler, tee.tee.gpuShim),
