@@ -1,7 +1,7 @@
 import { CCO_NAMESPACE, CLOUD_CREDENTIAL_NAME, CloudCredentials, CredentialsRequests } from '../../api/cloudcredential.ts';
 import { PEER_PODS_CCO_SECRET } from '../../api/credentials-text.ts';
 import { FEATURE_GATES_CONFIGMAP } from '../../api/featuregates.ts';
-import { KataConfigs } from '../../api/kataconfig.ts';
+import { type KataConfig, KataConfigs } from '../../api/kataconfig.ts';
 import { objectName, sameStrings } from '../../api/meta.ts';
 import {
   CAA_DAEMONSET,
@@ -22,7 +22,7 @@ import type { Manager } from '../../runtime/manager.ts';
 import { POD_CACHE } from '../kataconfig/controller.ts';
 import { cachedNode } from '../nodecache.ts';
 import { CAA_POD_SELECTOR } from './adaptor.ts';
-import { IMAGE_JOB_SELECTOR, imagesFromEnv } from './desired.ts';
+import { IMAGE_JOB_SELECTOR, imagesFromEnv, ownConditions } from './desired.ts';
 import { type LeakCollectorOptions, setupLeakedVMCollector } from './leaks-controller.ts';
 import { PeerPodsMetrics } from './metrics.ts';
 import { defaultPeerPodsOptions, type PeerPodsOptions, PeerPodsReconciler, REMOTE_PODS_INDEX } from './reconciler.ts';
@@ -44,6 +44,21 @@ export const nodeChanged =
     a.status?.allocatable?.[PEER_POD_VM_RESOURCE] !== b.status?.allocatable?.[PEER_POD_VM_RESOURCE] ||
     a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
     (peerPodsWanted() && !sameStrings(a.metadata.labels, b.metadata.labels));
+
+/**
+ * A KataConfig version matters to peer pods when what its plan reads changed: the spec, the metadata it
+ * keys on (deletion, finalizers, annotations), status.uninstallStarted and its own conditions. The KataConfig
+ * controller's status writes (the InProgress condition and the kataNodes lists, a few hundred during a
+ * 1,000-node install) change none of these, and each woke a pass over every node.
+ */
+export const kataConfigChanged = (a: KataConfig, b: KataConfig): boolean =>
+  a.metadata.uid !== b.metadata.uid ||
+  a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
+  (a.metadata.finalizers ?? []).join() !== (b.metadata.finalizers ?? []).join() ||
+  !sameStrings(a.metadata.annotations, b.metadata.annotations) ||
+  a.status?.uninstallStarted !== b.status?.uninstallStarted ||
+  JSON.stringify(a.spec) !== JSON.stringify(b.spec) ||
+  JSON.stringify(ownConditions(a.status?.conditions)) !== JSON.stringify(ownConditions(b.status?.conditions));
 
 /**
  * Wires the peer pods controller into a manager. It reconciles the KataConfig's key, like the KataConfig
@@ -126,7 +141,7 @@ export function setupPeerPodsController(
   const controller = mgr.addController({
     name: PEERPODS_CONTROLLER,
     watches: [
-      { informer: kataConfigs, keys: (k) => [objectName(k)] },
+      { informer: kataConfigs, keys: (k) => [objectName(k)], updated: kataConfigChanged },
       { informer: configMaps, keys: all },
       { informer: secrets, keys: all },
       { informer: peerPodConfigs, keys: all },
