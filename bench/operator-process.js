@@ -39,6 +39,20 @@ const statusWriteMs = [];
 const versions = new Map();
 const versionKey = (rt, namespace, name) => `${rt.plural}/${namespace ?? ''}/${name ?? ''}`;
 const redundantWrites = {};
+// A KataNode status written again with nothing changed but its lastTransitionTime is no state change
+// either (a pass that planned a transition already on its way): counted apart, under the same target.
+const kataNodeStatuses = new Map();
+const TIMESTAMP_ONLY = 'katanodes (lastTransitionTime only)';
+const noteKataNode = (name, o) => {
+  const status = o?.status;
+  if (!status) return;
+  const { lastTransitionTime, ...rest } = status;
+  const shape = JSON.stringify(rest);
+  const before = kataNodeStatuses.get(name);
+  if (before && before.shape === shape && before.lastTransitionTime !== lastTransitionTime)
+    redundantWrites[TIMESTAMP_ONLY] = (redundantWrites[TIMESTAMP_ONLY] ?? 0) + 1;
+  kataNodeStatuses.set(name, { shape, lastTransitionTime });
+};
 // The version known when the write was sent (its own watch event may come before its answer).
 const checked = (rt, namespace, name, p) => {
   const key = versionKey(rt, namespace, name);
@@ -46,6 +60,7 @@ const checked = (rt, namespace, name, p) => {
   return p.then((o) => {
     const rv = o?.metadata?.resourceVersion;
     if (rv && before === rv) redundantWrites[rt.plural] = (redundantWrites[rt.plural] ?? 0) + 1;
+    else if (rt.plural === 'katanodes') noteKataNode(name, o);
     return o;
   });
 };
