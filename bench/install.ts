@@ -500,8 +500,22 @@ function originalSummary(r: Result): string[] {
   ];
 }
 
+/**
+ * The machine's speed for the operator's kind of work (bench/calibrate.js under the image's Node flags), the
+ * median of three: the same code's CPU during an install doubled from one day to the next on the shared
+ * development machine, and this says which figures moved with the machine.
+ */
+function machineCalibrationCpuMs(): number {
+  const runs = [0, 1, 2].map(() => {
+    const r = spawnSync(process.execPath, [...imageNodeFlags(), new URL('./calibrate.js', import.meta.url).pathname], { encoding: 'utf8' });
+    return (JSON.parse(r.stdout) as { cpuMs: number }).cpuMs;
+  });
+  return runs.sort((a, b) => a - b)[1] as number;
+}
+const calibrationCpuMs = machineCalibrationCpuMs();
+
 console.log(
-  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}`,
+  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}; machine: bench/calibrate.js took ${calibrationCpuMs} ms of CPU (lower is faster; 150-160 ms on the development machine on 2026-11-27)`,
 );
 for (const n of sizes) {
   const r = await runOnce(n);
