@@ -186,6 +186,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       'kind: Policy',
       'omitStages: [RequestReceived, ResponseStarted]',
       'rules:',
+      // The Lease's bodies: a write that names no holder is a release (the lease is nobody's until taken).
+      '- level: Request',
+      `  users: ["${OPERATOR_USER}"]`,
+      '  verbs: [update]',
+      '  resources: [{group: coordination.k8s.io, resources: [leases]}]',
       '- level: Metadata',
       `  users: ["${OPERATOR_USER}"]`,
       // Where a step's time goes when the cluster, not osc, is slow (a Job's pod made, bound, started late).

@@ -41,3 +41,17 @@ test("requests of other users, or without osc's User-Agent, are not a replica's"
   assert.equal(replicaByUserAgent(SA)({ ...ev('a', 'patch', 'nodes', 'n'), userAgent: 'kubectl/v1.33.0' }), undefined);
   assert.equal(replicaByUserAgent(SA)(ev('osc-7d9f-x2x4k', 'patch', 'nodes', 'n')), 'osc-7d9f-x2x4k');
 });
+
+test('a Lease write that names no holder is a release: a write after it by the replica that released is an offender', () => {
+  const events = [
+    ev('a', 'create', 'leases', 'osc-lease'),
+    ev('a', 'patch', 'kataconfigs', 'example'),
+    { ...ev('a', 'update', 'leases', 'osc-lease'), requestObject: { spec: { holderIdentity: null, leaseDurationSeconds: 1 } } },
+    ev('a', 'patch', 'nodes', 'worker-1'),
+    { ...ev('b', 'update', 'leases', 'osc-lease'), requestObject: { spec: { holderIdentity: 'b' } } },
+    ev('b', 'patch', 'nodes', 'worker-0'),
+  ];
+  const offenders = writesWithoutLease(events, check);
+  assert.equal(offenders.length, 1);
+  assert.match(offenders[0] ?? '', / a patch nodes\/worker-1 while nobody held the lease$/);
+});
