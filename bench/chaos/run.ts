@@ -189,7 +189,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       // The Lease's bodies: a write that names no holder is a release (the lease is nobody's until taken).
       '- level: Request',
       `  users: ["${OPERATOR_USER}"]`,
-      '  verbs: [update]',
+      '  verbs: [update, patch]',
       '  resources: [{group: coordination.k8s.io, resources: [leases]}]',
       '- level: Metadata',
       `  users: ["${OPERATOR_USER}"]`,

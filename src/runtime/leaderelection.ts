@@ -120,12 +120,13 @@ export class LeaderElector {
       // The lead work has been told to stop. A Lease that still names this replica (a renewal that landed
       // but was answered past the deadline, or a link healed just too late) is given up, as client-go does
       // with ReleaseOnCancel: a standby then takes over when it next reads, not a lease duration after it
-      // saw that last renewal. Guarded by the version just read, so never over another holder's record.
-      await this.release();
+      // saw that last renewal. One request, for at most two retry periods: cut off from the API server, the
+      // replica must still exit soon, for the standby may be this replica's own next start.
+      await this.release(2 * this.config.retryPeriodMs);
       return outcome;
     }
     await leadDone;
-    await this.release();
+    await this.release(this.config.renewDeadlineMs);
     return outcome;
   }
 
@@ -294,20 +295,29 @@ export class LeaderElector {
     }
   }
 
-  /** Gives the lease up so that a standby takes over at once instead of after leaseDuration. */
-  private async release(): Promise<void> {
+  /**
+   * Gives the lease up so that a standby takes over at once instead of after leaseDuration: one JSON patch
+   * that names no holder, applied only while the Lease names this replica (as a renewal is guarded), so it
+   * can never take the lease from another holder. Refused (another holder, the Lease gone), it changes
+   * nothing; unanswered within `withinMs`, it is abandoned.
+   */
+  private async release(withinMs: number): Promise<void> {
+    const { namespace, name, identity } = this.config;
     try {
-      const signal = AbortSignal.timeout(this.config.renewDeadlineMs);
-      const lease = await this.client.get(Leases, this.config.name, this.config.namespace, signal);
-      if (lease.spec?.holderIdentity !== this.config.identity) return;
-      await this.client.update(
+      await this.client.patch(
         Leases,
-        { ...lease, spec: { ...lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: microTime(this.clocks.wall()) } },
-        { signal },
+        name,
+        [
+          { op: 'test', path: '/spec/holderIdentity', value: identity },
+          { op: 'add', path: '/spec/holderIdentity', value: null },
+          { op: 'add', path: '/spec/leaseDurationSeconds', value: 1 },
+          { op: 'add', path: '/spec/renewTime', value: microTime(this.clocks.wall()) },
+        ],
+        { namespace, type: 'json', signal: AbortSignal.timeout(withinMs) },
       );
       this.log?.info('released the lease');
     } catch (e) {
-      this.log?.warn({ err: errorMessage(e) }, 'could not release the lease');
+      this.log?.warn({ err: errorMessage(e) }, 'lease not released');
     }
   }
 }

@@ -21,9 +21,17 @@ export interface AuditEvent {
   requestObject?: unknown;
 }
 
-/** A Lease write that names no holder: a release, after which the lease is nobody's until it is taken. */
+/**
+ * A Lease write that names no holder: a release, after which the lease is nobody's until it is taken. An
+ * update with no holderIdentity, or a JSON patch that sets it to none (osc releases with one).
+ */
 const releases = (e: AuditEvent): boolean => {
-  const spec = (e.requestObject as { spec?: { holderIdentity?: string | null } } | undefined)?.spec;
+  const body = e.requestObject;
+  if (e.verb === 'patch' && Array.isArray(body))
+    return body.some(
+      (o: { op?: string; path?: string; value?: unknown }) => o.op !== 'test' && o.path === '/spec/holderIdentity' && !o.value,
+    );
+  const spec = (body as { spec?: { holderIdentity?: string | null } } | undefined)?.spec;
   return e.verb === 'update' && !!spec && !spec.holderIdentity;
 };
 

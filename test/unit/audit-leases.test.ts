@@ -55,3 +55,24 @@ test('a Lease write that names no holder is a release: a write after it by the r
   assert.equal(offenders.length, 1);
   assert.match(offenders[0] ?? '', / a patch nodes\/worker-1 while nobody held the lease$/);
 });
+
+test('so is a JSON patch that sets holderIdentity to none (how osc releases); a renewal patch is not', () => {
+  const patch = (replica: string, ops: unknown[]) => ({ ...ev(replica, 'patch', 'leases', 'osc-lease'), requestObject: ops });
+  const test_ = { op: 'test', path: '/spec/holderIdentity', value: 'a' };
+  const events = [
+    ev('a', 'create', 'leases', 'osc-lease'),
+    patch('a', [test_, { op: 'add', path: '/spec/renewTime', value: '2026-01-01T00:00:00.000000Z' }]),
+    ev('a', 'patch', 'nodes', 'worker-0'),
+    patch('a', [
+      test_,
+      { op: 'add', path: '/spec/holderIdentity', value: null },
+      { op: 'add', path: '/spec/leaseDurationSeconds', value: 1 },
+    ]),
+    ev('a', 'patch', 'nodes', 'worker-1'),
+  ];
+  const offenders = writesWithoutLease(events, check);
+  assert.deepEqual(
+    offenders.map((o) => / a patch nodes\/(worker-\d) while nobody held the lease$/.exec(o)?.[1]),
+    ['worker-1'],
+  );
+});
