@@ -515,7 +515,7 @@ function machineCalibrationCpuMs(): number {
 const calibrationCpuMs = machineCalibrationCpuMs();
 
 console.log(
-  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}; machine: bench/calibrate.js took ${calibrationCpuMs} ms of CPU (lower is faster; 150-160 ms on the development machine on 2026-11-27)`,
+  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}; machine: bench/calibrate.js took ${calibrationCpuMs} ms of CPU (lower is faster: 80 ms on the quiet development machine on 2026-11-28, 150 ms beside two chaos runs)`,
 );
 for (const n of sizes) {
   const r = await runOnce(n);
