@@ -508,6 +508,7 @@ function originalSummary(r: Result): string[] {
 function machineCalibrationCpuMs(): number {
   const runs = [0, 1, 2].map(() => {
     const r = spawnSync(process.execPath, [...imageNodeFlags(), new URL('./calibrate.js', import.meta.url).pathname], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bench/calibrate.js failed (exit ${r.status}): ${r.stderr}`);
     return (JSON.parse(r.stdout) as { cpuMs: number }).cpuMs;
   });
   return runs.sort((a, b) => a - b)[1] as number;
@@ -515,7 +516,7 @@ function machineCalibrationCpuMs(): number {
 const calibrationCpuMs = machineCalibrationCpuMs();
 
 console.log(
-  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}; machine: bench/calibrate.js took ${calibrationCpuMs} ms of CPU (lower is faster: 80 ms on the quiet development machine on 2026-11-28, 150 ms beside two chaos runs)`,
+  `# install benchmark: reboot ${rebootMs} ms, kata-oc maxUnavailable ${maxUnavailable}, KataNode soak ${soakS} s${original ? `, the original operator at ${original.commit.slice(0, 12)}` : ''}; machine: bench/calibrate.js took ${calibrationCpuMs} ms of CPU (lower is faster: 80 to 135 ms on the development machine with nothing else running on 2026-11-28, 150 ms beside two chaos runs)`,
 );
 for (const n of sizes) {
   const r = await runOnce(n);

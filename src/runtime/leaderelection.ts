@@ -173,9 +173,10 @@ export class LeaderElector {
       // attempt in flight is aborted (below).
       const renewed = await this.renewByPatch(attempts);
       clearTimeout(suspect);
-      // Refused with an error (an API server restarting, etcd not ready): the next one goes a quarter of a
-      // retry period later, so that a server back just before the deadline is heard before it. A retry
-      // period later, a server back 0.3 s before the deadline cost the lease after an etcd restore.
+      // Not renewed, and not for want of time: refused with an error (an API server restarting, etcd not
+      // ready) or by a Lease that names another holder. The next one goes a quarter of a retry period later,
+      // so that a server back just before the deadline is heard before it. A retry period later, a server back
+      // 0.3 s before the deadline cost the lease after an etcd restore.
       if (!renewed && !attempts.aborted) nextAt = Math.min(nextAt, this.clocks.monotonic() + retryPeriodMs / 4);
       if (renewed) {
         lastRenewal = Math.max(lastRenewal, at);
@@ -214,18 +215,9 @@ export class LeaderElector {
    * etcd restored from a backup), the Lease is read and judged as when campaigning.
    */
   private async renewByPatch(signal: AbortSignal): Promise<boolean> {
-    const { namespace, name, identity } = this.config;
     const sentAt = this.clocks.monotonic();
     try {
-      await this.client.patch(
-        Leases,
-        name,
-        [
-          { op: 'test', path: '/spec/holderIdentity', value: identity },
-          { op: 'add', path: '/spec/renewTime', value: microTime(this.clocks.wall()) },
-        ],
-        { namespace, type: 'json', signal },
-      );
+      await this.patchWhileHolder([], signal);
       // An older renewal answered late must not move it back.
       this.renewedAt = Math.max(this.renewedAt, sentAt);
       return true;
@@ -302,22 +294,35 @@ export class LeaderElector {
    * nothing; unanswered within `withinMs`, it is abandoned.
    */
   private async release(withinMs: number): Promise<void> {
-    const { namespace, name, identity } = this.config;
     try {
-      await this.client.patch(
-        Leases,
-        name,
+      await this.patchWhileHolder(
         [
-          { op: 'test', path: '/spec/holderIdentity', value: identity },
           { op: 'add', path: '/spec/holderIdentity', value: null },
           { op: 'add', path: '/spec/leaseDurationSeconds', value: 1 },
-          { op: 'add', path: '/spec/renewTime', value: microTime(this.clocks.wall()) },
         ],
-        { namespace, type: 'json', signal: AbortSignal.timeout(withinMs) },
+        AbortSignal.timeout(withinMs),
       );
       this.log?.info('released the lease');
     } catch (e) {
       this.log?.warn({ err: errorMessage(e) }, 'lease not released');
     }
+  }
+
+  /**
+   * A JSON patch of the Lease that the API server applies, atomically, only while the Lease names this
+   * replica (a `test` of holderIdentity first), with renewTime set to now: a renewal, or with `ops` a release.
+   */
+  private async patchWhileHolder(ops: { op: 'add'; path: string; value: unknown }[], signal: AbortSignal): Promise<void> {
+    const { namespace, name, identity } = this.config;
+    await this.client.patch(
+      Leases,
+      name,
+      [
+        { op: 'test', path: '/spec/holderIdentity', value: identity },
+        ...ops,
+        { op: 'add', path: '/spec/renewTime', value: microTime(this.clocks.wall()) },
+      ],
+      { namespace, type: 'json', signal },
+    );
   }
 }
