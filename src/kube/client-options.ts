@@ -43,6 +43,11 @@ export interface WatchOptions {
   signal?: AbortSignal;
   /** Abort the stream when nothing (not even a bookmark) arrived for this long. */
   idleTimeoutMs?: number;
+  /**
+   * Parses one event's line of JSON (default JSON.parse): a watcher that never reads part of an object may
+   * leave it out before it is parsed.
+   */
+  parseEvent?: (line: string) => unknown;
 }
 
 export interface WriteOptions {

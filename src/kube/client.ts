@@ -441,15 +441,12 @@ export class KubeClient {
     const abortFromCaller = () => controller.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', abortFromCaller, { once: true });
     if (opts.signal?.aborted) abortFromCaller();
-    let idleTimer: NodeJS.Timeout | undefined;
-    const armIdle = () => {
-      if (!opts.idleTimeoutMs) return;
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => controller.abort(new WatchIdleError(opts.idleTimeoutMs ?? 0)), opts.idleTimeoutMs);
-    };
+    // One timer, restarted by each chunk (refresh() moves its start; no new timer per chunk).
+    const idleTimer = opts.idleTimeoutMs
+      ? setTimeout(() => controller.abort(new WatchIdleError(opts.idleTimeoutMs ?? 0)), opts.idleTimeoutMs)
+      : undefined;
     let res: Response | undefined;
     try {
-      armIdle();
       // Each watch owns its connection, closed with the watch: a pooled keep-alive connection would be
       // handed, possibly dead and silent, to the next request.
       res = await this.send('GET', this.path(rt, opts.namespace), {
@@ -464,12 +461,14 @@ export class KubeClient {
         },
         signal: controller.signal,
       });
+      idleTimer?.refresh();
       const lines = new LineReader();
-      const onLine = (line: string) => onEvent(JSON.parse(line) as WatchEvent<T>);
-      for await (const chunk of res.chunks()) {
-        armIdle();
+      const parse = opts.parseEvent ?? JSON.parse;
+      const onLine = (line: string) => onEvent(parse(line) as WatchEvent<T>);
+      await res.each((chunk) => {
+        idleTimer?.refresh();
         lines.push(chunk, onLine);
-      }
+      });
     } catch (e) {
       if (controller.signal.aborted) throw controller.signal.reason ?? e;
       throw e;

@@ -72,23 +72,42 @@ export class Response {
 
   /** The whole body as text; rejects with the reason the exchange was ended (abort, timeout, close). */
   async text(): Promise<string> {
-    this.res.setEncoding('utf8');
-    let text = '';
-    try {
-      for await (const chunk of this.res) text += chunk;
-    } catch (e) {
-      throw this.failure() ?? e;
-    }
-    return text;
+    const parts: Buffer[] = [];
+    await this.each((chunk) => parts.push(chunk));
+    return parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
   }
 
-  /** The body's chunks as they arrive; leaving the loop early closes the connection. */
-  async *chunks(): AsyncGenerator<Buffer> {
-    try {
-      for await (const chunk of this.res) yield chunk as Buffer;
-    } catch (e) {
-      throw this.failure() ?? e;
-    }
+  /**
+   * Calls onChunk with each chunk of the body as it arrives; resolves when the body ended, rejects with the
+   * reason the exchange was ended (abort, timeout, close) or with what onChunk threw (the exchange is then
+   * ended too). Plain 'data' events: an async iterator over the body costs a promise and a microtask per
+   * chunk, which on a watch of a thousand nodes was a tenth of the operator's CPU in its interpreter.
+   */
+  each(onChunk: (chunk: Buffer) => void): Promise<void> {
+    const res = this.res;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const done = (e?: unknown) => {
+        if (settled) return;
+        settled = true;
+        res.off('data', onData);
+        if (e === undefined) resolve();
+        else reject(this.failure() ?? e);
+      };
+      const onData = (chunk: Buffer) => {
+        try {
+          onChunk(chunk);
+        } catch (e) {
+          done(e);
+          res.destroy();
+        }
+      };
+      res.on('data', onData);
+      res.once('end', () => done());
+      res.once('error', (e) => done(e));
+      // Closed before its end: the connection went away (or was destroyed) mid-body.
+      res.once('close', () => done(res.complete ? undefined : new Error('the connection closed before the response ended')));
+    });
   }
 
   /** Ends the exchange now (its connection is destroyed, never reused). */
