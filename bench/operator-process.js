@@ -198,21 +198,39 @@ const cpuSeconds = () => {
 };
 
 const profileDir = process.env.BENCH_PROFILE_DIR;
+// BENCH_PROFILE_KIND=allocations: instead of the CPU, where the phase allocated (V8's sampling heap profiler,
+// one sample per 32 KiB on average, counting the objects the garbage collector has taken since, which is
+// most of what a phase allocates): DIR/<phase>.heapprofile, for DevTools or `node bench/profile-top.ts`.
+const allocations = process.env.BENCH_PROFILE_KIND === 'allocations';
 let profiling; // { session, phase }
 async function profile(phase) {
   if (!profileDir) return;
   const { Session } = await import('node:inspector/promises');
   if (profiling) {
-    const { profile: p } = await profiling.session.post('Profiler.stop');
-    await writeFile(join(profileDir, `${profiling.phase}.cpuprofile`), JSON.stringify(p));
+    if (allocations) {
+      const { profile: p } = await profiling.session.post('HeapProfiler.stopSampling');
+      await writeFile(join(profileDir, `${profiling.phase}.heapprofile`), JSON.stringify(p));
+    } else {
+      const { profile: p } = await profiling.session.post('Profiler.stop');
+      await writeFile(join(profileDir, `${profiling.phase}.cpuprofile`), JSON.stringify(p));
+    }
     profiling.session.disconnect();
     profiling = undefined;
   }
   if (phase === 'end') return;
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
+  if (allocations) {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', {
+      samplingInterval: 32 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  } else {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   profiling = { session, phase };
 }
 

@@ -29,7 +29,8 @@ import type { PeerPodsOptions } from './controllers/peerpods/reconciler.ts';
 import { setupSCCController } from './controllers/scc/controller.ts';
 import { KubeClient } from './kube/client.ts';
 import { errorMessage } from './kube/errors.ts';
-import { ConfigMaps, Secrets } from './kube/resources.ts';
+import { parseWithoutNodeImages } from './kube/nodejson.ts';
+import { ConfigMaps, Nodes, Secrets } from './kube/resources.ts';
 import { choosePlatform, type PlatformOptions, platformCluster, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
@@ -140,7 +141,11 @@ export interface Operator {
 /** Assembles the operator: the manager with its controllers, and the admission webhooks. */
 export async function createOperator(opts: OperatorOptions): Promise<Operator> {
   const namespace = opts.namespace ?? OPERATOR_NAMESPACE;
-  const client = new KubeClient(opts.kubeConfig, { fieldManager: OPERATOR_FIELD_MANAGER });
+  // No controller reads a Node's container images (controllers/nodecache.ts): they are left out as parsed.
+  const client = new KubeClient(opts.kubeConfig, {
+    fieldManager: OPERATOR_FIELD_MANAGER,
+    parsers: new Map([[Nodes, parseWithoutNodeImages]]),
+  });
   const metricsAddress = opts.metricsAddress === undefined ? '0.0.0.0:8443' : opts.metricsAddress || undefined;
   const secure =
     metricsAddress && opts.metricsSecure !== false

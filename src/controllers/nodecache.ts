@@ -36,34 +36,3 @@ const versionsOf = (info: Record<string, string>): Record<string, string> => {
   for (const k of ['kubeletVersion', 'containerRuntimeVersion']) if (info[k] !== undefined) kept[k] = info[k];
   return kept;
 };
-
-const IMAGES = '"images":[{';
-const COMMA = 0x2c;
-const CLOSE_BRACE = 0x7d;
-
-/**
- * A Node watch event's line of JSON, parsed without the node's container images: of a worker's 13 KB, the
- * images are 9 KB that the cache drops anyway (cachedNode), and parsing them, then collecting them, was
- * most of what a Node event cost. The images array is cut from the text only where the cut cannot be
- * wrong: the array is the first `"images":[{` (no other field of a Node holds an array under that key, and
- * a quote inside a string is always escaped), it ends at the first `}]` after it, and that stretch holds no
- * backslash, so every quote in it is a string's own. An image name that itself contains `}]` would end the
- * cut inside a string, which JSON.parse refuses; then, as for any other surprise, the whole line is parsed.
- */
-export function parseNodeEvent(line: string): unknown {
-  const start = line.indexOf(IMAGES);
-  if (start < 0) return JSON.parse(line);
-  const end = line.indexOf('}]', start);
-  const next = end < 0 ? -1 : line.charCodeAt(end + 2);
-  if ((next === COMMA || next === CLOSE_BRACE) && line.lastIndexOf('\\', end) < start) {
-    try {
-      return JSON.parse(`${line.slice(0, start)}"images":[]${line.slice(end + 2)}`);
-    } catch {
-      // parsed whole below
-    }
-  }
-  return JSON.parse(line);
-}
-
-/** The shared Node cache's reduction: every controller that reads Nodes passes these. */
-export const NODE_CACHE = { transform: cachedNode, parseEvent: parseNodeEvent };

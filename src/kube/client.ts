@@ -3,7 +3,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { apiVersionOf, type KubeObject, type ObjectList, objectName, type ResourceType, type WatchEvent } from '../api/meta.ts';
 import { packageVersion } from '../api/release.ts';
 import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type JsonParser,
+  type KubeClientOptions,
   type ListOptions,
+  MAX_RETRY_AFTER,
+  MAX_RETRY_AFTER_SECONDS,
   type PatchType,
   patchContentType,
   type RequestObserver,
@@ -28,17 +33,6 @@ export * from './client-options.ts';
  * Credentials: a pod's own service account (src/kube/credentials.ts), or a kubeconfig, whose support
  * through the official client is loaded only when a kubeconfig is given.
  */
-/**
- * How long a request's connection may carry nothing before the request fails and the connection is dropped.
- * The API server answers an ordinary request in well under a second even when busy (lists are paged); a
- * connection silent for this long is far more likely dead (a forgotten keep-alive connection) than slow, and
- * every second here is a second a controller waits before it tries a fresh one.
- */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-/** How many times a request answered 429 (or a 5xx) with Retry-After is retried: client-go's default. */
-export const MAX_RETRY_AFTER = 10;
-/** The longest Retry-After honoured as sent (a larger one is waited this long, then retried). */
-const MAX_RETRY_AFTER_SECONDS = 60;
 /** How long after an outage a 410 Gone on a watch is taken as a sign of a store gone back (watchExpired). */
 const GONE_AFTER_RECOVERY_MS = 60_000;
 
@@ -113,8 +107,12 @@ export class KubeClient {
   readonly serverClock = new ServerClock();
   private readonly onDate = (date: string | undefined) => this.serverClock.observe(date);
 
-  constructor(source: Credentials | KubeConfig, opts: { fieldManager?: string; requestTimeoutMs?: number; userAgent?: string } = {}) {
+  /** How this client parses the JSON of some kinds (KubeClientOptions.parsers). */
+  private readonly parsers: ReadonlyMap<ResourceType, JsonParser>;
+
+  constructor(source: Credentials | KubeConfig, opts: KubeClientOptions = {}) {
     this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.parsers = opts.parsers ?? new Map();
     this.userAgent = opts.userAgent ?? defaultUserAgent();
     this.source = source;
     const server = 'getCurrentCluster' in source ? source.getCurrentCluster()?.server : source.server;
@@ -174,10 +172,11 @@ export class KubeClient {
   /** One HTTP exchange with the API server; answers parsed JSON or throws ApiError. */
   async request<R = unknown>(method: string, path: string, opts: RequestOptions = {}): Promise<R> {
     const res = await this.send(method, path, opts);
-    const text = await res.text();
+    const body = await res.bytes();
     // Health endpoints answer text/plain; everything else JSON.
-    if (!text) return undefined as R;
-    return (res.contentType.includes('json') ? JSON.parse(text) : text) as R;
+    if (!body.length) return undefined as R;
+    if (!res.contentType.includes('json')) return body.toString('utf8') as R;
+    return (opts.parse ? opts.parse(body) : JSON.parse(body.toString('utf8'))) as R;
   }
 
   private async send(method: string, path: string, opts: RequestOptions & { dedicated?: boolean }): Promise<Response> {
@@ -267,6 +266,7 @@ export class KubeClient {
           continue: cont,
         },
         signal: opts.signal,
+        parse: this.parsers.get(rt),
       });
       for (const item of page.items ?? []) {
         // Lists omit apiVersion/kind on items; fill them in so that items look like single GETs.
@@ -281,7 +281,7 @@ export class KubeClient {
   }
 
   get<T extends KubeObject>(rt: ResourceType<T>, name: string, namespace?: string, signal?: AbortSignal): Promise<T> {
-    return this.request<T>('GET', this.path(rt, namespace, name), { signal });
+    return this.request<T>('GET', this.path(rt, namespace, name), { signal, parse: this.parsers.get(rt) });
   }
 
   /** Like get, but answers undefined when the object does not exist. */
@@ -353,6 +353,7 @@ export class KubeClient {
         body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
         query: this.writeQuery(opts),
         signal: opts.signal,
+        parse: this.parsers.get(rt),
       }),
     );
   }
@@ -367,6 +368,7 @@ export class KubeClient {
         body: { apiVersion: apiVersionOf(rt), kind: rt.kind, ...obj },
         query: this.writeQuery(opts),
         signal: opts.signal,
+        parse: this.parsers.get(rt),
       }),
     );
   }
@@ -390,6 +392,7 @@ export class KubeClient {
         contentType: patchContentType[type],
         query: { ...this.writeQuery(opts), force: type === 'apply' ? (opts.force ?? true) : undefined },
         signal: opts.signal,
+        parse: this.parsers.get(rt),
       }),
     );
   }
@@ -463,11 +466,11 @@ export class KubeClient {
       });
       idleTimer?.refresh();
       const lines = new LineReader();
-      const parse = opts.parseEvent ?? JSON.parse;
-      const onLine = (line: string) => onEvent(parse(line) as WatchEvent<T>);
+      const parse = this.parsers.get(rt);
+      const onLine = (line: Buffer) => onEvent((parse ? parse(line) : JSON.parse(line.toString('utf8'))) as WatchEvent<T>);
       await res.each((chunk) => {
         idleTimer?.refresh();
-        lines.push(chunk, onLine);
+        lines.pushBytes(chunk, onLine);
       });
     } catch (e) {
       if (controller.signal.aborted) throw controller.signal.reason ?? e;

@@ -72,9 +72,14 @@ export class Response {
 
   /** The whole body as text; rejects with the reason the exchange was ended (abort, timeout, close). */
   async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
+  }
+
+  /** The whole body's bytes; rejects as text() does. */
+  async bytes(): Promise<Buffer> {
     const parts: Buffer[] = [];
     await this.each((chunk) => parts.push(chunk));
-    return parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
   }
 
   /**
@@ -126,13 +131,25 @@ export class LineReader {
 
   /** Calls onLine with each line the chunk completes, trimmed; blank lines are skipped. */
   push(chunk: Buffer, onLine: (line: string) => void): void {
+    this.pushBytes(chunk, (bytes) => {
+      const line = bytes.toString('utf8').trim();
+      if (line) onLine(line);
+    });
+  }
+
+  /**
+   * Calls onLine with the bytes of each line the chunk completes (a view of the chunk where the line lies
+   * within it), for a reader that decodes only part of them; empty lines are skipped.
+   */
+  pushBytes(chunk: Buffer, onLine: (line: Buffer) => void): void {
     let start = 0;
     for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, nl);
-      const line = (this.partial.length ? Buffer.concat([...this.partial, piece]) : piece).toString('utf8').trim();
+      const line = this.partial.length ? Buffer.concat([...this.partial, piece]) : piece;
       this.partial = [];
       start = nl + 1;
-      if (line) onLine(line);
+      // A JSON document starts with `{`; anything else is looked at closer (a blank line, a stray `\r`).
+      if (line.length && (line[0] === 0x7b || line.toString('utf8').trim())) onLine(line);
     }
     if (start < chunk.length) this.partial.push(chunk.subarray(start));
   }

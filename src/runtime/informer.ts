@@ -42,8 +42,6 @@ export interface InformerOptions {
    */
   // biome-ignore lint/suspicious/noExplicitAny: applied to any kind
   transform?: (obj: any) => any;
-  /** Parses a watch event's line (default JSON.parse): see WatchOptions.parseEvent. */
-  parseEvent?: (line: string) => unknown;
 }
 
 class GoneError extends Error {}
@@ -90,7 +88,7 @@ export class Informer<T extends KubeObject> {
   /** Writes of ours (key -> resourceVersion) the watch has not shown yet. */
   private readonly unshown = new Map<string, string>();
   private readonly opts: Required<
-    Omit<InformerOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'log' | 'transform' | 'parseEvent' | 'quietWhileBusy'>
+    Omit<InformerOptions, 'namespace' | 'labelSelector' | 'fieldSelector' | 'log' | 'transform' | 'quietWhileBusy'>
   > &
     InformerOptions;
   /** When the current watch last carried anything (an event or a bookmark). */
@@ -373,7 +371,6 @@ export class Informer<T extends KubeObject> {
         resourceVersion: this.resourceVersion,
         timeoutSeconds,
         idleTimeoutMs: this.opts.idleTimeoutMs,
-        parseEvent: this.opts.parseEvent,
         signal,
       },
       (ev) => {

@@ -1,7 +1,7 @@
-import { isDeepStrictEqual } from 'node:util';
 import { apiVersionOf, type KubeClient, type ResourceType } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
 import type { RuntimeMetrics } from './metrics.ts';
+import { sameJson } from './samejson.ts';
 
 export type WithStatus<S> = KubeObject & { status?: S };
 
@@ -18,7 +18,7 @@ export async function writeStatusIfChanged<T extends WithStatus<unknown>>(
   status: NonNullable<T['status']>,
   metrics?: RuntimeMetrics,
 ): Promise<T | undefined> {
-  if (isDeepStrictEqual(normalize(cached.status), normalize(status))) {
+  if (sameJson(cached.status, status)) {
     metrics?.statusWrites.inc({ resource: rt.plural, result: 'skipped' });
     return undefined;
   }
@@ -65,7 +65,7 @@ export async function applyStatusIfChanged<T extends WithStatus<unknown>>(
 ): Promise<T | undefined> {
   // Only what the share owns is ever applied, in its canonical form (a map list in a fixed order).
   const applied = share.owned(status);
-  if (isDeepStrictEqual(normalize(share.owned(cached.status as NonNullable<T['status']> | undefined)), normalize(applied))) {
+  if (sameJson(share.owned(cached.status as NonNullable<T['status']> | undefined), applied)) {
     metrics?.statusWrites.inc({ resource: rt.plural, result: 'skipped' });
     return undefined;
   }
@@ -91,9 +91,4 @@ export async function applyStatusIfChanged<T extends WithStatus<unknown>>(
     metrics?.statusWrites.inc({ resource: rt.plural, result: 'error' });
     throw e;
   }
-}
-
-/** JSON round trip: drops undefined fields so that {a: undefined} equals {}. */
-function normalize(v: unknown): unknown {
-  return v === undefined ? undefined : JSON.parse(JSON.stringify(v));
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { objectName } from '../api/meta.ts';
 import { apiVersionOf, type PatchType, type ResourceType } from '../kube/client.ts';
 import type { KubeObject } from '../kube/types.ts';
+import { sameJson } from './samejson.ts';
 import type { StatusShare, WithStatus } from './status.ts';
 
 /**
@@ -160,10 +161,7 @@ export function cacheShows(w: PlannedWrite, cached: KubeObject | undefined): boo
   return w.shows !== undefined && !!cached && showsPatch(cached, w.shows);
 }
 
-/** JSON round trip: drops undefined fields, as the server would. */
-const normalize = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
-const statusShows = (o: WithStatus<unknown>, w: StatusWrite): boolean =>
-  JSON.stringify(normalize(w.share.owned(o.status))) === JSON.stringify(normalize(w.share.owned(w.status)));
+const statusShows = (o: WithStatus<unknown>, w: StatusWrite): boolean => sameJson(w.share.owned(o.status), w.share.owned(w.status));
 
 export const nameOf = (w: PlannedWrite): string => (w.op === 'apply' || w.op === 'create' ? objectName(w.object) : w.name);
 export const namespaceOf = (w: PlannedWrite): string | undefined =>

@@ -420,6 +420,42 @@ describe('KubeClient over node:https', () => {
       assert.equal(srv.connections, connections + 1, 'the watch opened a connection of its own');
     });
 
+    test("a kind's parser reads its lists, gets, write answers and watch events; other kinds get JSON.parse", async () => {
+      reset();
+      const seen: string[] = [];
+      const k = new KubeClient(creds, {
+        parsers: new Map([
+          [
+            ConfigMaps,
+            (bytes: Buffer) => {
+              const doc = JSON.parse(bytes.toString('utf8'));
+              seen.push(doc.kind ?? doc.type);
+              return { ...doc, parsedBy: 'test' };
+            },
+          ],
+        ]),
+      });
+      clients.push(k);
+      const cm = { kind: 'ConfigMap', metadata: { name: 'a', namespace: 'a', resourceVersion: '2' } };
+      srv.handler = (req, res) => {
+        if ((req.url ?? '').includes('watch=true')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(`${JSON.stringify({ type: 'ADDED', object: cm })}\r\n\n`);
+        } else if (req.method === 'GET' && !(req.url ?? '').includes('/configmaps/'))
+          json(res, 200, { kind: 'ConfigMapList', items: [cm] });
+        else json(res, 200, cm);
+      };
+      assert.equal(((await k.list(ConfigMaps, { namespace: 'a' })) as unknown as { items: unknown[] }).items.length, 1);
+      const got = (await k.get(ConfigMaps, 'a', 'a')) as unknown as { parsedBy?: string };
+      assert.equal(got.parsedBy, 'test');
+      const patched = (await k.patch(ConfigMaps, 'a', { data: {} }, { namespace: 'a' })) as unknown as { parsedBy?: string };
+      assert.equal(patched.parsedBy, 'test');
+      const events: string[] = [];
+      await k.watch(ConfigMaps, { namespace: 'a' }, (ev) => events.push(`${ev.type} ${(ev as unknown as { parsedBy?: string }).parsedBy}`));
+      assert.deepEqual(events, ['ADDED test'], 'one event; the blank and carriage-return lines skipped');
+      assert.deepEqual(seen, ['ConfigMapList', 'ConfigMap', 'ConfigMap', 'ADDED']);
+    });
+
     test('a watch quiet for longer than the request timeout is not given up (its idle timer decides)', async () => {
       reset();
       const k = client({ requestTimeoutMs: 200 });

@@ -10,7 +10,7 @@ import { keyOf } from '../../kube/types.ts';
 import { platformCluster } from '../../platform/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
-import { NODE_CACHE } from '../nodecache.ts';
+import { cachedNode } from '../nodecache.ts';
 import { ConfidentialClasses } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
@@ -62,7 +62,7 @@ export function setupKataConfigController(
 ): KataConfigReconciler {
   const { namespace = OPERATOR_NAMESPACE, ...kataOptions } = options;
   const kataConfigs = mgr.informer(KataConfigs);
-  const nodes = mgr.informer(Nodes, NODE_CACHE);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const kataNodes = mgr.informer(KataNodes);
   const platformCaches = platform.watch(mgr);
   const runtimeClasses = mgr.informer(RuntimeClasses);

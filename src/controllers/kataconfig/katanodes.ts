@@ -154,6 +154,10 @@ export function planKataNodes(
   for (const record of records) {
     const cached = byName.get(record.node);
     if (cached) found++;
+    // A node waiting its turn with nothing new assigned has nothing to report that the KataConfig's
+    // waitingToInstall list does not say: its KataNode is made once the platform assigns it a configuration.
+    // (Most nodes, early in a large rollout: nothing is computed for them.)
+    else if (awaitsAssignment(record)) continue;
     const known = settled.get(record);
     if (cached && known?.kataNode === cached && known.owner === owner.uid && known.soakMs === soakMs) continue;
     const planned = pending?.get(record.node);
@@ -161,10 +165,7 @@ export function planKataNodes(
     const { status, promoteAt } = kataNodeStatus(record, prev, now, soakMs);
     if (promoteAt !== undefined) plan.promoteAt = Math.min(plan.promoteAt ?? promoteAt, promoteAt);
     if (!cached || cached.metadata.deletionTimestamp) {
-      // A node waiting its turn with nothing new assigned has nothing to report that the KataConfig's
-      // waitingToInstall list does not say: its KataNode is made once the platform assigns it a configuration.
-      if (!cached && !awaitsAssignment(record))
-        plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
+      if (!cached) plan.create.push({ node: { metadata: { name: record.node, ownerReferences: [owner] } }, status });
       continue;
     }
     const refs = cached.metadata.ownerReferences ?? [];

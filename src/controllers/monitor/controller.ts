@@ -27,7 +27,7 @@ import { type Informer, snapshotOf } from '../../runtime/informer.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { lastCall } from '../../runtime/memo.ts';
 import { POD_CACHE } from '../kataconfig/controller.ts';
-import { NODE_CACHE } from '../nodecache.ts';
+import { cachedNode } from '../nodecache.ts';
 import { desiredMonitor, monitorImageFromEnv, PrometheusRules, ServiceMonitors } from './desired.ts';
 import { registerKataGauges } from './metrics.ts';
 import { CORE_PARTS, PROMETHEUS_PARTS, planMonitor } from './plan.ts';
@@ -92,7 +92,7 @@ export function setupMonitorController(
   const ns = opts.namespace;
   const byName = (name: string) => ({ namespace: ns, fieldSelector: `metadata.name=${name}` });
   const kataConfigs = mgr.informer(KataConfigs);
-  const nodes = mgr.informer(Nodes, NODE_CACHE);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   const runtimeClasses = mgr.informer(RuntimeClasses);
   const pods = mgr.informer(Pods, POD_CACHE);
   pods.addIndex(POD_RUNTIME_CLASS_INDEX, (p: Pod) => (p.spec?.runtimeClassName ? [p.spec.runtimeClassName] : []));

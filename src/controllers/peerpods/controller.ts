@@ -20,7 +20,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { CLUSTER_APISERVER } from '../../runtime/clustertls.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { POD_CACHE } from '../kataconfig/controller.ts';
-import { NODE_CACHE } from '../nodecache.ts';
+import { cachedNode } from '../nodecache.ts';
 import { CAA_POD_SELECTOR } from './adaptor.ts';
 import { IMAGE_JOB_SELECTOR, imagesFromEnv, ownConditions } from './desired.ts';
 import { type LeakCollectorOptions, setupLeakedVMCollector } from './leaks-controller.ts';
@@ -85,7 +85,7 @@ export function setupPeerPodsController(
   const peerPodConfigs = mgr.informer(PeerPodConfigs, byName(PEER_POD_CONFIG));
   const daemonSets = mgr.informer(DaemonSets, byName(CAA_DAEMONSET));
   const jobs = mgr.informer(Jobs, { namespace, labelSelector: IMAGE_JOB_SELECTOR });
-  const nodes = mgr.informer(Nodes, NODE_CACHE);
+  const nodes = mgr.informer(Nodes, { transform: cachedNode });
   // The same caches as the KataConfig controller's and the TLS follower's.
   const featureGates = mgr.informer(ConfigMaps, byName(FEATURE_GATES_CONFIGMAP));
   const apiServers = options.clusterTLSProfile

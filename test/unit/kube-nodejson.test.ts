@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { cachedNode, parseNodeEvent } from '../../src/controllers/nodecache.ts';
+import { cachedNode } from '../../src/controllers/nodecache.ts';
 import { NODE_IMAGES, nodeObject } from '../../src/devcluster/nodes.ts';
+import { parseWithoutNodeImages } from '../../src/kube/nodejson.ts';
 import type { Node } from '../../src/kube/resources.ts';
 
 /** A worker as the API server sends it in a watch event: managedFields, conditions, 50 images, volumes. */
@@ -24,9 +25,10 @@ const worker = (images: { names: string[]; sizeBytes: number }[], extraStatus: R
   return n;
 };
 const line = (n: Node, type = 'MODIFIED') => JSON.stringify({ type, object: n });
+const parseNodeEvent = (text: string) => parseWithoutNodeImages(Buffer.from(text));
 const withoutImages = (n: Node): Node => ({ ...n, status: { ...n.status, images: [] } }) as Node;
 
-describe('a Node watch event parsed without its images', () => {
+describe('Node JSON parsed without its images', () => {
   test('the same object as a whole parse, less the images, and the same cache entry', () => {
     const n = worker(NODE_IMAGES);
     const parsed = parseNodeEvent(line(n)) as { type: string; object: Node };
@@ -78,6 +80,24 @@ describe('a Node watch event parsed without its images', () => {
     const n = worker(NODE_IMAGES.slice(0, 2));
     n.metadata.annotations = { ...n.metadata.annotations, note: '"images":[{"names":["x"]}],' };
     assert.deepEqual((parseNodeEvent(line(n)) as { object: Node }).object, withoutImages(n));
+  });
+
+  test('a list: the images of every node left out, all else kept', () => {
+    const nodes = [worker(NODE_IMAGES), worker([]), worker(NODE_IMAGES.slice(0, 1), { volumesInUse: ['v'] })];
+    nodes.forEach((n, i) => {
+      n.metadata.name = `worker-${i}`;
+    });
+    const list = { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '9' }, items: nodes };
+    const parsed = parseWithoutNodeImages(Buffer.from(JSON.stringify(list))) as { items: Node[] };
+    assert.deepEqual(parsed, { ...list, items: nodes.map(withoutImages) });
+  });
+
+  test('a node alone (the answer to a write), and one without a backslash anywhere', () => {
+    const n = worker(NODE_IMAGES.slice(0, 5));
+    assert.deepEqual(parseWithoutNodeImages(Buffer.from(JSON.stringify(n))), withoutImages(n));
+    delete n.metadata.managedFields;
+    n.status = { ...n.status, conditions: [] } as Node['status'];
+    assert.deepEqual(parseWithoutNodeImages(Buffer.from(JSON.stringify(n))), withoutImages(n));
   });
 
   test('a line that is not JSON fails as JSON.parse fails', () => {
