@@ -115,6 +115,7 @@ interface Report {
   statusWrites: number;
   statusWriteErrors: number;
   reconciles: number;
+  reconcilesBy: Record<string, number>;
   reconcileErrors: number;
   /** Nodes patched more than once, and a few of them with their patches. */
   repeatedNodePatches: { nodes: number; examples: { name: string; patches: string[] }[] };
@@ -300,6 +301,7 @@ async function runOnce(workers: number) {
     apiRequestsPerNode: +(installRequests / workers).toFixed(2),
     requestsByVerb: report.requests.byVerb,
     reconciles: report.reconciles,
+    reconcilesBy: report.reconcilesBy,
     repeatedNodePatches: report.repeatedNodePatches,
     statusWriteRoundTripMs: {
       p50: +pct(report.statusWriteMs, 50).toFixed(1),

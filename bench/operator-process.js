@@ -265,6 +265,10 @@ process.on('message', async (msg) => {
       statusWrites: count('written'),
       statusWriteErrors: count('error'),
       reconciles: (await metrics.reconcileTotal.get()).values.reduce((a, v) => a + v.value, 0),
+      reconcilesBy: (await metrics.reconcileTotal.get()).values.reduce((by, v) => {
+        by[v.labels.controller] = (by[v.labels.controller] ?? 0) + v.value;
+        return by;
+      }, {}),
       repeatedNodePatches: repeatedNodePatches(),
       statusWriteMs,
       reconcileErrors: (await metrics.reconcileErrors.get()).values.reduce((a, v) => a + v.value, 0),

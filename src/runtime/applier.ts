@@ -308,6 +308,20 @@ export class Applier {
     return outcomes;
   }
 
+  /**
+   * Whether write() would make no request for `w` now: the same write of ours is on its way to the cache, or
+   * the object as this controller knows it shows it already (or, for a status, is gone). A work queue asks
+   * before it queues a write again that each pass plans again until the cache shows it.
+   */
+  needless(w: PlannedWrite, cached: KubeObject | undefined): boolean {
+    if (w.op === 'delete' && w.uncached) return false;
+    const r = this.record(targetKey(w.resource, nameOf(w), namespaceOf(w)), cached);
+    if (r?.write === JSON.stringify(whatOf(w))) return true;
+    const seen = r ? r.written : cached;
+    if (!seen && (w.op === 'status' || w.op === 'delete')) return true;
+    return cacheShows(w, seen);
+  }
+
   async write(w: PlannedWrite, cached: KubeObject | undefined, signal?: AbortSignal): Promise<WriteOutcome> {
     const name = nameOf(w);
     const namespace = namespaceOf(w);

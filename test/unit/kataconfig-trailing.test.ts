@@ -180,6 +180,26 @@ describe('KataConfig writes beside the pass', () => {
     assert.equal((bodies[0] as KataNode).status?.lastTransitionTime, '2026-03-01T12:00:00Z');
   });
 
+  test('a write made and not yet shown by the cache is not queued again by the passes that plan it again', async () => {
+    const { calls, trailing, plan, nodes } = setup();
+    const queued: string[] = [];
+    trailing.attach({ add: (k) => queued.push(k), addAfter: (k) => queued.push(k) });
+    nodes.store.set('worker-0', { metadata: { name: 'worker-0', resourceVersion: '5', labels: {} } });
+    const patch = { metadata: { labels: { kata: 'true' } } };
+    const label: PlannedWrite = { op: 'patch', resource: Nodes, name: 'worker-0', patch, shows: patch };
+    await trailing.plan(plan([record('Installing')]), [label]);
+    assert.deepEqual(queued.sort(), ['katanode/worker-0', 'node/worker-0']);
+    for (const k of queued.splice(0)) await trailing.reconcile(k);
+    assert.deepEqual(calls.sort(), ['apply katanodes/worker-0', 'merge nodes/worker-0']);
+    // The next passes, before either cache shows the writes: the same writes, planned again, queue nothing.
+    await trailing.plan(plan([record('Installing')]), [label]);
+    await trailing.plan(plan([record('Installing')], new Date(NOW.getTime() + 1000)), [label]);
+    assert.deepEqual(queued, []);
+    // A different write for the node is queued.
+    await trailing.plan(plan([record('Installed')]), []);
+    assert.deepEqual(queued, ['katanode/worker-0']);
+  });
+
   test('a detached node patch the node cache shows by the time it is made is not made', async () => {
     const { calls, trailing, nodes } = setup();
     nodes.store.set('worker-0', { metadata: { name: 'worker-0', resourceVersion: '5', labels: { kata: 'true' } } });

@@ -79,9 +79,15 @@ export class TrailingWrites {
       await mapLimit([...this.nodePatches.keys(), ...this.kataNodes.keys()], TRAILING_WORKERS, (key) => this.reconcile(key, signal));
       return;
     }
-    for (const key of this.nodePatches.keys()) this.queue.add(key);
+    // A pass plans again what the cache does not show yet, a write on its way included: queued again, it
+    // would be a reconcile that finds nothing to do (at 1,000 workers, two in three of them).
+    for (const [key, w] of this.nodePatches) {
+      if (this.needless(w)) this.nodePatches.delete(key);
+      else this.queue.add(key);
+    }
     for (const [key, w] of this.kataNodes) {
-      if (this.movesOn(w)) this.queue.add(key);
+      if (this.needless(w)) this.kataNodes.delete(key);
+      else if (this.movesOn(w)) this.queue.add(key);
       else this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
     }
   }
@@ -112,15 +118,23 @@ export class TrailingWrites {
     return phase !== (shown ?? 'WaitingToInstall');
   }
 
+  /** Whether the applier would make no request for this write now (Applier.needless). */
+  private needless(w: PlannedWrite): boolean {
+    return this.applier.needless(w, this.cachedOf(w));
+  }
+
+  private cachedOf(w: PlannedWrite): KataNode | Node | undefined {
+    const name = nameOf(w);
+    return w.resource === KataNodes ? this.cached.kataNodes.get(name) : this.cached.nodes.get(name);
+  }
+
   /** One key's write, as the latest plan has it. */
   async reconcile(key: string, signal?: AbortSignal): Promise<undefined> {
     const kataNode = key.startsWith(KATANODE);
     const planned = kataNode ? this.kataNodes : this.nodePatches;
     const w = planned.get(key);
     if (!w) return undefined;
-    const name = nameOf(w);
-    const cached = w.resource === KataNodes ? this.cached.kataNodes.get(name) : this.cached.nodes.get(name);
-    await this.applier.write(w, cached, signal);
+    await this.applier.write(w, this.cachedOf(w), signal);
     // Made: forgotten, unless a later plan put another write here meanwhile (made at its own turn).
     if (planned.get(key) === w) planned.delete(key);
     return undefined;
