@@ -200,6 +200,28 @@ describe('KataConfig writes beside the pass', () => {
     assert.deepEqual(queued, ['katanode/worker-0']);
   });
 
+  test('a pass while a write is being made queues it again only if it plans another write', async () => {
+    const { calls, trailing, nodes, gate } = setup();
+    const queued: string[] = [];
+    trailing.attach({ add: (k) => queued.push(k), addAfter: (k) => queued.push(k) });
+    nodes.store.set('worker-0', { metadata: { name: 'worker-0', resourceVersion: '5', labels: {} } });
+    const label = (value: string): PlannedWrite => {
+      const patch = { metadata: { labels: { kata: value } } };
+      return { op: 'patch', resource: Nodes, name: 'worker-0', patch, shows: patch };
+    };
+    await trailing.plan(undefined, [label('true')]);
+    gate.close();
+    const making = trailing.reconcile(queued.shift() as string);
+    await trailing.plan(undefined, [label('true')]);
+    assert.deepEqual(queued, [], 'the same write, unanswered: not queued again');
+    await trailing.plan(undefined, [label('other')]);
+    assert.deepEqual(queued, ['node/worker-0'], 'another write: queued');
+    gate.open();
+    await making;
+    await trailing.reconcile('node/worker-0');
+    assert.deepEqual(calls, ['merge nodes/worker-0', 'merge nodes/worker-0']);
+  });
+
   test('a detached node patch the node cache shows by the time it is made is not made', async () => {
     const { calls, trailing, nodes } = setup();
     nodes.store.set('worker-0', { metadata: { name: 'worker-0', resourceVersion: '5', labels: { kata: 'true' } } });

@@ -4,6 +4,7 @@ import type { Node } from '../../kube/resources.ts';
 import { type Applier, nameOf, type PlannedWrite } from '../../runtime/applier.ts';
 import { mapLimit } from '../../runtime/concurrency.ts';
 import type { Informer } from '../../runtime/informer.ts';
+import { whatOf } from '../../runtime/writes.ts';
 
 /** The work queue's workers: writes in flight at once. */
 export const TRAILING_WORKERS = 16;
@@ -55,6 +56,8 @@ export class TrailingWrites {
   private nodePatches = new Map<string, PlannedWrite>();
   private readonly applier: Applier;
   private readonly cached: { kataNodes: Informer<KataNode>; nodes: Informer<Node> };
+  /** The writes the work queue's reconciles are making now, by key. */
+  private readonly making = new Map<string, PlannedWrite>();
   /** The work queue; absent (a reconciler built alone, as in unit tests), the pass makes the writes itself. */
   private queue: WriteQueue | undefined;
 
@@ -81,12 +84,14 @@ export class TrailingWrites {
     }
     // A pass plans again what the cache does not show yet, a write on its way included: queued again, it
     // would be a reconcile that finds nothing to do (at 1,000 workers, two in three of them).
+    // Nor is the write being made as the pass plans it (kept as planned: it is not answered yet).
     for (const [key, w] of this.nodePatches) {
       if (this.needless(w)) this.nodePatches.delete(key);
-      else this.queue.add(key);
+      else if (!this.beingMade(key, w)) this.queue.add(key);
     }
     for (const [key, w] of this.kataNodes) {
       if (this.needless(w)) this.kataNodes.delete(key);
+      else if (this.beingMade(key, w)) continue;
       else if (this.movesOn(w)) this.queue.add(key);
       else this.queue.addAfter(key, PASSING_STATE_DELAY_MS);
     }
@@ -118,6 +123,12 @@ export class TrailingWrites {
     return phase !== (shown ?? 'WaitingToInstall');
   }
 
+  /** Whether this very write (the same JSON) is the one the key's reconcile is making now. */
+  private beingMade(key: string, w: PlannedWrite): boolean {
+    const making = this.making.get(key);
+    return making !== undefined && (making === w || JSON.stringify(whatOf(making)) === JSON.stringify(whatOf(w)));
+  }
+
   /** Whether the applier would make no request for this write now (Applier.needless). */
   private needless(w: PlannedWrite): boolean {
     return this.applier.needless(w, this.cachedOf(w));
@@ -134,9 +145,15 @@ export class TrailingWrites {
     const planned = kataNode ? this.kataNodes : this.nodePatches;
     const w = planned.get(key);
     if (!w) return undefined;
-    await this.applier.write(w, this.cachedOf(w), signal);
-    // Made: forgotten, unless a later plan put another write here meanwhile (made at its own turn).
-    if (planned.get(key) === w) planned.delete(key);
+    this.making.set(key, w);
+    try {
+      await this.applier.write(w, this.cachedOf(w), signal);
+      // Made: forgotten, unless a later plan put another write here meanwhile (made at its own turn); the
+      // same write planned again meanwhile was not queued (beingMade), and is made now too.
+      if (this.beingMade(key, planned.get(key) ?? w)) planned.delete(key);
+    } finally {
+      this.making.delete(key);
+    }
     return undefined;
   }
 }
