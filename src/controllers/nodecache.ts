@@ -9,7 +9,8 @@ import type { Node } from '../kube/resources.ts';
  * controller advertises its VM limit there), the conditions, and of the node info only the kubelet's and
  * the container runtime's versions (which runtime's socket the kata monitor mounts, and which flavour of
  * Kubernetes kata-deploy is configured for: src/platform/kubernetes/flavour.ts). A controller that starts reading another
- * status field adds it here (docs/architecture.md, "Caches").
+ * status field adds it here (docs/architecture.md, "Caches"). The images are not even parsed: the
+ * operator's client leaves them out of Node JSON before decoding it (src/kube/nodejson.ts).
  */
 export const cachedNode = (n: Node): Node => {
   const s = n.status;

@@ -27,12 +27,6 @@ export { apiVersionOf, type ResourceType } from '../api/meta.ts';
 // The request options are part of the client's interface: importers take them from here.
 export * from './client-options.ts';
 
-/**
- * A small typed REST client. It speaks to any resource through a static ResourceType (no discovery round
- * trips) and funnels every call through one place so that requests can be counted. It authenticates with
- * Credentials: a pod's own service account (src/kube/credentials.ts), or a kubeconfig, whose support
- * through the official client is loaded only when a kubeconfig is given.
- */
 /** How long after an outage a 410 Gone on a watch is taken as a sign of a store gone back (watchExpired). */
 const GONE_AFTER_RECOVERY_MS = 60_000;
 
@@ -66,6 +60,12 @@ function sleepFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/**
+ * A small typed REST client. It speaks to any resource through a static ResourceType (no discovery round
+ * trips) and funnels every call through one place so that requests can be counted. It authenticates with
+ * Credentials: a pod's own service account (src/kube/credentials.ts), or a kubeconfig, whose support
+ * through the official client is loaded only when a kubeconfig is given.
+ */
 export class KubeClient {
   /** The API server's URL. */
   readonly server: string;

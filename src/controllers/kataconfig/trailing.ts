@@ -82,9 +82,9 @@ export class TrailingWrites {
       await mapLimit([...this.nodePatches.keys(), ...this.kataNodes.keys()], TRAILING_WORKERS, (key) => this.reconcile(key, signal));
       return;
     }
-    // A pass plans again what the cache does not show yet, a write on its way included: queued again, it
-    // would be a reconcile that finds nothing to do (at 1,000 workers, two in three of them).
-    // Nor is the write being made as the pass plans it (kept as planned: it is not answered yet).
+    // A pass plans again what the cache does not show yet. Not queued again: a write the applier would
+    // skip (on its way to the cache, or shown: forgotten here), and the very write being made now (kept
+    // as planned, since it is not answered yet). At 1,000 workers these were two reconciles in three.
     for (const [key, w] of this.nodePatches) {
       if (this.needless(w)) this.nodePatches.delete(key);
       else if (!this.beingMade(key, w)) this.queue.add(key);
