@@ -56,11 +56,11 @@ export {
 import {
   appliedForm,
   type CacheLookup,
-  cacheShows,
   nameOf,
   namespaceOf,
   type PlannedWrite,
   type StatusWrite,
+  skipped,
   type WriteOutcome,
   whatOf,
 } from './writes.ts';
@@ -314,12 +314,8 @@ export class Applier {
    * before it queues a write again that each pass plans again until the cache shows it.
    */
   needless(w: PlannedWrite, cached: KubeObject | undefined): boolean {
-    if (w.op === 'delete' && w.uncached) return false;
     const r = this.record(targetKey(w.resource, nameOf(w), namespaceOf(w)), cached);
-    if (r?.write === JSON.stringify(whatOf(w))) return true;
-    const seen = r ? r.written : cached;
-    if (!seen && (w.op === 'status' || w.op === 'delete')) return true;
-    return cacheShows(w, seen);
+    return skipped(w, r, r ? r.written : cached, JSON.stringify(whatOf(w))) !== undefined;
   }
 
   async write(w: PlannedWrite, cached: KubeObject | undefined, signal?: AbortSignal): Promise<WriteOutcome> {
@@ -329,12 +325,12 @@ export class Applier {
     // What tells a repeat: the write's JSON, compared with the last one made to this target (no hash needed).
     const what = JSON.stringify(whatOf(w));
     const r = this.record(key, cached);
-    if (r?.write === what) return this.count(w, 'awaited');
     // The object as our last write left it, where the cache does not show that yet.
     const seen = r ? r.written : cached;
+    const without = skipped(w, r, seen, what);
+    if (without) return this.count(w, without);
     switch (w.op) {
       case 'apply': {
-        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         const written = await this.client.patch(w.resource, name, appliedForm(w.resource, w.object, w.rewriteOn), {
           namespace,
           type: 'apply',
@@ -346,7 +342,6 @@ export class Applier {
         return this.count(w, 'written');
       }
       case 'create': {
-        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         try {
           const written = await this.client.create(w.resource, w.object, { signal });
           this.remember(w, key, cached, written, what);
@@ -360,7 +355,6 @@ export class Applier {
       }
       case 'status': {
         if (!seen) return this.count(w, 'gone');
-        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         try {
           const written = await applyStatusIfChanged(
             this.client,
@@ -378,7 +372,6 @@ export class Applier {
         }
       }
       case 'patch': {
-        if (cacheShows(w, seen)) return this.count(w, 'unchanged');
         try {
           const written = await this.client.patch(w.resource, name, w.patch, {
             namespace,
@@ -409,7 +402,7 @@ export class Applier {
           });
           return this.count(w, deleted ? 'written' : 'gone');
         }
-        if (!seen || cacheShows(w, seen)) return this.count(w, 'unchanged');
+        if (!seen) return this.count(w, 'unchanged');
         const uid = w.uid ?? seen.metadata.uid;
         const deleted = await this.client.delete(w.resource, name, {
           namespace,

@@ -173,3 +173,22 @@ export const whatOf = (w: PlannedWrite): unknown => {
   if (w.op === 'status') return ['status', w.share.owned(w.status)];
   return 'delete';
 };
+
+/**
+ * What write() answers without a request, if it makes none (else undefined): the same write of ours is on
+ * its way to the cache (`awaited`), or the object as the writer knows it (`seen`: the cached one, or the
+ * answer to its last write) shows it already, or has gone (a status or a delete). A delete of an object the
+ * writer does not cache (`uncached`) always goes to the API server.
+ */
+export function skipped(
+  w: PlannedWrite,
+  r: { write: string } | undefined,
+  seen: KubeObject | undefined,
+  what: string,
+): WriteOutcome | undefined {
+  if (r?.write === what) return 'awaited';
+  if (w.op === 'delete' && w.uncached) return undefined;
+  if (!seen && w.op === 'status') return 'gone';
+  if (!seen && w.op === 'delete') return 'unchanged';
+  return cacheShows(w, seen) ? 'unchanged' : undefined;
+}
