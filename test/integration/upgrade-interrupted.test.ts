@@ -13,6 +13,7 @@ import { Pods } from '../../src/kube/resources.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { OPERATOR_PODS } from '../support/operator-kubelet.ts';
 import { describeFigures, MCORecords, runUpgrade, upgradeClusterOptions } from '../support/upgrade-scenario.ts';
+import { waitFor } from '../support/wait.ts';
 
 const mco = new MCORecords();
 const cluster = useDevCluster(upgradeClusterOptions('openshift', mco));
@@ -37,8 +38,17 @@ describe('an upgrade interrupted halfway (N and N+1 both running, leader electio
     assert.ok(f.webhookGapMs <= f.rolloutMs, `webhooks unanswered for ${f.webhookGapMs} ms, longer than the rollout (${f.rolloutMs} ms)`);
     // Nothing of N left: its ReplicaSet scaled to 0, two operator pods, both N+1.
     const client = cluster.dev.client;
-    const pods = (await client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })).items;
-    assert.equal(pods.length, 2, pods.map((p) => p.metadata.name).join(', '));
+    // N's last pod object goes when its node agent deletes it after the process exited, which may be
+    // a moment after the rollout is seen complete: waited for, not assumed.
+    let names: string[] = [];
+    await waitFor(
+      async () => {
+        const pods = (await client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })).items;
+        names = pods.map((p) => `${p.metadata.name}${p.metadata.deletionTimestamp ? ' (deleting)' : ''}`);
+        return pods.length === 2;
+      },
+      { timeoutMs: 120_000, message: 'two operator pods, both N+1' },
+    ).catch((e) => assert.fail(`${e instanceof Error ? e.message : e}: ${names.join(', ')}`));
     const sets = (
       await client.request<{ items: { spec?: { replicas?: number }; status?: { replicas?: number } }[] }>(
         'GET',
