@@ -231,10 +231,26 @@ export interface InformerSource {
   informer<T extends KubeObject>(rt: ResourceType<T>, opts?: InformerOptions): Informer<T>;
 }
 
+/** A cache whose changes wake the KataConfig controller. */
+export interface PlatformCache {
+  informer: Informer<KubeObject>;
+  /**
+   * Whether an update changes anything the platform's plans read; every update wakes a pass without it. A
+   * pass reads every node, so an update that cannot change its plan is better not delivered at all.
+   */
+  updated?(before: KubeObject, after: KubeObject): boolean;
+}
+
+/** A cache of one kind, as the controller takes it (which sees every platform's objects as KubeObjects). */
+export const platformCache = <T extends KubeObject>(informer: Informer<T>, updated?: (before: T, after: T) => boolean): PlatformCache => ({
+  informer: informer as unknown as Informer<KubeObject>,
+  ...(updated ? { updated: updated as (before: KubeObject, after: KubeObject) => boolean } : {}),
+});
+
 /** The caches a platform set up, and a reading of them. */
 export interface PlatformWatch<O> {
   /** Caches whose changes wake the KataConfig controller (nodes are watched by the controller itself). */
-  informers: Informer<KubeObject>[];
+  caches: PlatformCache[];
   /** A snapshot of what the platform observes, for one reconcile pass. Cheap: reads caches only. */
   observe(): O;
 }

@@ -51,7 +51,7 @@ function platform(records: NodeRecord[] = [{ node: 'worker-0', phase: 'Installed
   const p: Platform<unknown> = {
     name: 'example',
     supportsPeerPods: true,
-    watch: () => ({ informers: [], observe: () => ({}) }),
+    watch: () => ({ caches: [], observe: () => ({}) }),
     select: (nodes) => ({ nodes: nodes.map((n) => n.metadata.name ?? '').sort(), noEligibleNodes: false }),
     records: () => records,
     rolloutComplete: () => true,

@@ -70,7 +70,7 @@ function platform(answers: {
   return {
     name: 'example',
     supportsPeerPods: true,
-    watch: () => ({ informers: [], observe: () => ({}) }),
+    watch: () => ({ caches: [], observe: () => ({}) }),
     select: (nodes) => ({ nodes: nodes.map((n) => n.metadata.name ?? '').sort(), noEligibleNodes: false }),
     records: () => answers.records ?? [],
     rolloutComplete: () => true,

@@ -14,7 +14,7 @@ import {
   uninstallCondition,
 } from '../../src/controllers/kataconfig/state.ts';
 import type { Node } from '../../src/kube/resources.ts';
-import { poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
+import { poolChanged, poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 import { isCompactCluster, type McoRecordInput, mcoNodeRecords } from '../../src/platform/openshift/records.ts';
 import { sortedByName } from '../../src/platform/selection.ts';
@@ -398,4 +398,47 @@ test('sortedByName: numeric order, remembered only while the input is the same',
   first.push('mutated');
   assert.deepEqual(sort(a), ['worker-9', 'worker-10', 'worker-100'], 'a caller changing its answer changes nothing');
   assert.deepEqual(sort(['worker-2', 'worker-1']), ['worker-1', 'worker-2'], 'another input is sorted afresh');
+});
+
+describe('which pool updates wake the KataConfig controller', () => {
+  const settled: MachineConfigPool = {
+    ...kataPool,
+    metadata: { ...kataPool.metadata, generation: 3 },
+    status: {
+      observedGeneration: 3,
+      machineCount: 5000,
+      readyMachineCount: 5000,
+      updatedMachineCount: 5000,
+      unavailableMachineCount: 0,
+      conditions: [
+        { type: 'Updated', status: 'True', lastTransitionTime: '2026-11-28T04:00:00Z' },
+        { type: 'Updating', status: 'False', lastTransitionTime: '2026-11-28T04:00:00Z' },
+      ],
+    },
+  };
+  const withStatus = (s: Partial<NonNullable<MachineConfigPool['status']>>): MachineConfigPool => ({
+    ...settled,
+    status: { ...settled.status, ...s },
+  });
+
+  test('counts moving with node readiness change no plan, and wake nothing', () => {
+    assert.equal(poolChanged(settled, withStatus({ readyMachineCount: 4998, unavailableMachineCount: 2 })), false);
+    assert.equal(poolChanged(settled, { ...settled, metadata: { ...settled.metadata, resourceVersion: '99' } }), false);
+  });
+
+  test('what a plan reads wakes it: spec, generations, metadata and the conditions Updated and Updating', () => {
+    const updating = withStatus({
+      conditions: [
+        { type: 'Updated', status: 'False', lastTransitionTime: '2026-11-28T04:01:00Z' },
+        { type: 'Updating', status: 'True', lastTransitionTime: '2026-11-28T04:01:00Z' },
+      ],
+    });
+    assert.equal(poolChanged(settled, updating), true, 'Updating');
+    assert.equal(poolChanged(settled, withStatus({ observedGeneration: 2 })), true, 'observedGeneration');
+    assert.equal(poolChanged(settled, { ...settled, metadata: { ...settled.metadata, generation: 4 } }), true, 'generation');
+    const retargeted = { ...settled, spec: { ...settled.spec, configuration: { name: 'rendered-kata-oc-ccc', source: [] } } };
+    assert.equal(poolChanged(settled, retargeted), true, 'spec.configuration');
+    const annotated = { ...settled, metadata: { ...settled.metadata, annotations: { a: 'b' } } };
+    assert.equal(poolChanged(settled, annotated), true, 'annotations');
+  });
 });

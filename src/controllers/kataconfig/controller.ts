@@ -122,7 +122,7 @@ export function setupKataConfigController(
       { informer: nodes, keys: all, updated: nodeChanged },
       // A KataNode made or deleted by someone else is put right; our own status writes wake nothing.
       { informer: kataNodes, keys: all, updated: () => false },
-      ...platformCaches.informers.map((informer) => ({ informer, keys: all })),
+      ...platformCaches.caches.map(({ informer, updated }) => ({ informer, keys: all, ...(updated ? { updated } : {}) })),
       { informer: runtimeClasses, keys: all },
       // An edit of the feature gates, or an upgrade, changes the classes offered.
       { informer: featureGates, keys: all },

@@ -5,7 +5,6 @@ import { objectName } from '../../api/meta.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { type DaemonSet, DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
-import type { Informer } from '../../runtime/informer.ts';
 import type {
   ConfigRef,
   InformerSource,
@@ -20,6 +19,7 @@ import type {
   Selection,
   Toleration,
 } from '../platform.ts';
+import { platformCache } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { flavourOf } from './flavour.ts';
 import {
@@ -128,9 +128,8 @@ export class KubernetesPlatform implements Platform<KubernetesObserved> {
     const byName = { fieldSelector: `metadata.name=${INSTALLER_NAME}` };
     const daemonSets = source.informer(DaemonSets, { namespace: ns, ...byName });
     const pods = source.informer(Pods, { namespace: ns, labelSelector: `name=${INSTALLER_NAME}` });
-    const informers = [daemonSets, pods] as Informer<KubeObject>[];
     return {
-      informers,
+      caches: [platformCache(daemonSets), platformCache(pods)],
       observe: () => ({
         daemonSet: daemonSets.get(`${ns}/${INSTALLER_NAME}`) ?? daemonSets.list()[0],
         pods: pods.list(),

@@ -9,13 +9,11 @@ import {
 } from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
-import type { KubeObject } from '../../kube/types.ts';
-import type { Informer } from '../../runtime/informer.ts';
 import { lastCall } from '../../runtime/memo.ts';
-import type { Platform, PlatformInput, PlatformOptions, Selection, Toleration } from '../platform.ts';
+import { type Platform, type PlatformInput, type PlatformOptions, platformCache, type Selection, type Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { confidentialHandlers } from './confidential.ts';
-import { poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
+import { poolChanged, poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
 import { isCompactCluster, isMaster, labelledNodes, mcoNodeRecords, poolNames, workerCandidates } from './records.ts';
 
@@ -66,7 +64,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
       const crioConfigs = source.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });
       const confidential = source.informer(MachineConfigs, { fieldSelector: `metadata.name=${CONFIDENTIAL_MACHINE_CONFIG}` });
       return {
-        informers: [pools, machineConfigs, crioConfigs, confidential] as unknown as Informer<KubeObject>[],
+        caches: [platformCache(pools, poolChanged), platformCache(machineConfigs), platformCache(crioConfigs), platformCache(confidential)],
         observe: () => ({
           pools: pools.list(),
           machineConfig: machineConfigs.get(EXTENSION_MACHINE_CONFIG),
