@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MCO_CURRENT_CONFIG, MCO_DESIRED_CONFIG, MCO_REASON, MCO_STATE } from '../../src/api/names.ts';
 import {
+  COMPLETION_SHOWN_WITHIN_MS,
   type DaemonObserved,
   type DaemonProgress,
   type DaemonStep,
@@ -109,12 +110,25 @@ describe('machine config daemon: next step', () => {
       if (s.action.type === 'none' && progress?.phase === 'draining') pods.splice(0, 1); // the evicted pod is gone
       if (s.action.type === 'complete') {
         assert.equal(s.action.config, NEW);
-        assert.equal(s.progress, undefined);
+        assert.deepEqual(s.progress, { target: NEW, phase: 'completed', since: now }, 'remembered until the cache shows it');
         break;
       }
       now += s.requeueAfterMs ?? 0;
     }
     assert.deepEqual(actions, ['none', 'cordon', 'evict', 'none', 'setReady:false', 'setReady:true', 'complete']);
+  });
+
+  test('Done reported: a cache still showing the node Working on its old config is not an update to make again', () => {
+    const completed: DaemonProgress = { target: NEW, phase: 'completed', since: 20_000 };
+    // The cache from before the Done write: the node Working, desiredConfig NEW, currentConfig OLD.
+    const stale = step(working(), observed(completed), 24_000);
+    assert.deepEqual(stale, { action: { type: 'none' }, progress: completed, requeueAfterMs: COMPLETION_SHOWN_WITHIN_MS - 4_000 });
+    // Shown: nothing under way, nothing to do.
+    const shown = step(node({ [MCO_CURRENT_CONFIG]: NEW, [MCO_DESIRED_CONFIG]: NEW, [MCO_STATE]: 'Done' }), observed(completed), 24_500);
+    assert.deepEqual(shown, { action: { type: 'none' } });
+    // Never shown (the write taken back): past the bound the daemon goes by what the cache says.
+    const lost = step(working(), observed(completed), 20_000 + COMPLETION_SHOWN_WITHIN_MS);
+    assert.deepEqual(lost.progress, { target: NEW, phase: 'noticed', since: 20_000 + COMPLETION_SHOWN_WITHIN_MS });
   });
 
   test('the reboot lasts rebootMs, and finishes on the config it started with even if the target moved', () => {

@@ -38,9 +38,16 @@ export const DEFAULT_FAILURE_REASON = 'simulated failure: osc.dev/fail-next-upda
 /**
  * Where an update stands: `noticed` (the daemon saw the new desiredConfig and is about to act),
  * `draining` (Working and cordoned, pods leaving), `rebooting` (NotReady), `booted` (Ready again, about to
- * report Done), `failing` (an injected failure: Working until it is reported).
+ * report Done), `failing` (an injected failure: Working until it is reported), `completed` (Done reported,
+ * not yet shown by the daemon's cache).
  */
-export type DaemonPhase = 'noticed' | 'draining' | 'rebooting' | 'booted' | 'failing';
+export type DaemonPhase = 'noticed' | 'draining' | 'rebooting' | 'booted' | 'failing' | 'completed';
+
+/**
+ * How long a completed update waits for the daemon's cache to show it before the daemon goes by the cache
+ * alone (a write taken back, as by an etcd restore, is never shown).
+ */
+export const COMPLETION_SHOWN_WITHIN_MS = 30_000;
 
 export interface DaemonProgress {
   /** The config being applied. */
@@ -104,8 +111,16 @@ export function daemonStep(node: Node | undefined, observed: DaemonObserved, now
   const desired = annotation(node, MCO_DESIRED_CONFIG);
   const state = nodeState(node);
   const failure = annotation(node, FAIL_NEXT_UPDATE_ANNOTATION);
-  const p = observed.progress;
+  let p = observed.progress;
   if (!desired) return none();
+
+  // Done was reported, and a busy cache may still show the node Working on its old config: that is the
+  // update just made, not one to make again (a real daemon, its reboot minutes long, never sees it so).
+  if (p?.phase === 'completed') {
+    const left = p.since + COMPLETION_SHOWN_WITHIN_MS - now;
+    if (current !== p.target && left > 0) return none(p, left);
+    p = undefined;
+  }
 
   // Once the node reboots, the config it boots into is the one it was given, whatever changed meanwhile.
   if (p?.phase === 'rebooting') {
@@ -113,7 +128,8 @@ export function daemonStep(node: Node | undefined, observed: DaemonObserved, now
     if (left > 0) return none(p, left);
     return { action: { type: 'setReady', ready: true }, progress: { ...p, phase: 'booted', since: now }, requeueAfterMs: 0 };
   }
-  if (p?.phase === 'booted') return { action: { type: 'complete', config: p.target } };
+  if (p?.phase === 'booted')
+    return { action: { type: 'complete', config: p.target }, progress: { target: p.target, phase: 'completed', since: now } };
   if (p?.phase === 'failing') {
     if (failure === undefined) return reboot(p.target, now, timing);
     const left = p.since + timing.rebootMs - now;
