@@ -14,7 +14,7 @@ import {
   uninstallCondition,
 } from '../../src/controllers/kataconfig/state.ts';
 import type { Node } from '../../src/kube/resources.ts';
-import { poolChanged, poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
+import { cachedPool, poolChanged, poolSettled, poolTargetHasKata } from '../../src/platform/openshift/machineconfig.ts';
 import { openShiftPlatform } from '../../src/platform/openshift/platform.ts';
 import { isCompactCluster, type McoRecordInput, mcoNodeRecords } from '../../src/platform/openshift/records.ts';
 import { sortedByName } from '../../src/platform/selection.ts';
@@ -401,9 +401,10 @@ test('sortedByName: numeric order, remembered only while the input is the same',
 });
 
 describe('which pool updates wake the KataConfig controller', () => {
+  const at = (p: MachineConfigPool, name: string): MachineConfigPool => ({ ...p, metadata: { ...p.metadata, name } });
   const settled: MachineConfigPool = {
     ...kataPool,
-    metadata: { ...kataPool.metadata, generation: 3 },
+    metadata: { ...kataPool.metadata, generation: 3, resourceVersion: '10' },
     status: {
       observedGeneration: 3,
       machineCount: 5000,
@@ -418,27 +419,47 @@ describe('which pool updates wake the KataConfig controller', () => {
   };
   const withStatus = (s: Partial<NonNullable<MachineConfigPool['status']>>): MachineConfigPool => ({
     ...settled,
+    metadata: { ...settled.metadata, resourceVersion: '11' },
     status: { ...settled.status, ...s },
   });
-
-  test('counts moving with node readiness change no plan, and wake nothing', () => {
-    assert.equal(poolChanged(settled, withStatus({ readyMachineCount: 4998, unavailableMachineCount: 2 })), false);
-    assert.equal(poolChanged(settled, { ...settled, metadata: { ...settled.metadata, resourceVersion: '99' } }), false);
+  // A node missing its heartbeat: the MCO's counts move, and Updated with them.
+  const nodeOut = withStatus({
+    readyMachineCount: 4999,
+    unavailableMachineCount: 1,
+    conditions: [
+      { type: 'Updated', status: 'False', lastTransitionTime: '2026-11-28T04:01:00Z' },
+      { type: 'Updating', status: 'True', lastTransitionTime: '2026-11-28T04:01:00Z' },
+    ],
   });
+  /** As the informer compares them: each version as the cache keeps it. */
+  const changed = (a: MachineConfigPool, b: MachineConfigPool) => poolChanged(cachedPool(a), cachedPool(b));
 
-  test('what a plan reads wakes it: spec, generations, metadata and the conditions Updated and Updating', () => {
-    const updating = withStatus({
+  test('the cache keeps what the plans read: no counts, and conditions only for the master pool', () => {
+    assert.deepEqual(cachedPool(settled).status, { observedGeneration: 3 });
+    assert.deepEqual(cachedPool(at(settled, 'master')).status, {
+      observedGeneration: 3,
       conditions: [
-        { type: 'Updated', status: 'False', lastTransitionTime: '2026-11-28T04:01:00Z' },
-        { type: 'Updating', status: 'True', lastTransitionTime: '2026-11-28T04:01:00Z' },
+        { type: 'Updated', status: 'True' },
+        { type: 'Updating', status: 'False' },
       ],
     });
-    assert.equal(poolChanged(settled, updating), true, 'Updating');
-    assert.equal(poolChanged(settled, withStatus({ observedGeneration: 2 })), true, 'observedGeneration');
-    assert.equal(poolChanged(settled, { ...settled, metadata: { ...settled.metadata, generation: 4 } }), true, 'generation');
+    assert.equal(poolSettled(cachedPool(at(settled, 'master'))), true);
+    assert.equal(poolSettled(cachedPool(at(nodeOut, 'master'))), false);
+  });
+
+  test("a node's readiness moving the kata pool's counts and conditions wakes nothing; the master pool's conditions do", () => {
+    assert.equal(changed(settled, nodeOut), false);
+    assert.equal(changed(settled, withStatus({})), false, 'a new resourceVersion alone');
+    assert.equal(changed(at(settled, 'master'), at(nodeOut, 'master')), true);
+    assert.equal(changed(at(settled, 'master'), at(withStatus({ readyMachineCount: 4999 }), 'master')), false, 'counts alone');
+  });
+
+  test('what a plan reads wakes it: spec, generations and metadata', () => {
+    assert.equal(changed(settled, withStatus({ observedGeneration: 2 })), true, 'observedGeneration');
+    assert.equal(changed(settled, { ...settled, metadata: { ...settled.metadata, generation: 4 } }), true, 'generation');
     const retargeted = { ...settled, spec: { ...settled.spec, configuration: { name: 'rendered-kata-oc-ccc', source: [] } } };
-    assert.equal(poolChanged(settled, retargeted), true, 'spec.configuration');
+    assert.equal(changed(settled, retargeted), true, 'spec.configuration');
     const annotated = { ...settled, metadata: { ...settled.metadata, annotations: { a: 'b' } } };
-    assert.equal(poolChanged(settled, annotated), true, 'annotations');
+    assert.equal(changed(settled, annotated), true, 'annotations');
   });
 });

@@ -138,24 +138,39 @@ export function poolSettled(pool: MachineConfigPool | undefined): boolean {
   return cond('Updated') === 'True' && cond('Updating') !== 'True';
 }
 
+/** The pool whose conditions a plan reads: a compact cluster's masters, settled once kata left them (poolSettled). */
+const SETTLING_POOL = 'master';
+
 /**
- * Whether a pool changed in what a pass reads of it: its metadata, its spec (the target and the
- * selectors), the generation its status observed and whether it is Updated or Updating. Its machine
- * counts move with every node's readiness and change no plan: at 5,000 nodes the MCO rewrote them about
- * twice a second in a quiet minute (nodes missing a heartbeat and coming back), each a pass over every node.
+ * What the operator keeps of a pool: what its plans read. Its metadata, its spec (the target and the
+ * selectors), the generation its status observed, and only for the master pool whether it is Updated or
+ * Updating. The machine counts, and the conditions with them (the MCO's Updated needs every machine
+ * ready), move with every node's readiness and change no plan: at 5,000 nodes the MCO rewrote the kata
+ * pool's about twice a second in a quiet minute, nodes missing a heartbeat and coming back, and each change
+ * was a pass over every node.
  */
+export function cachedPool(p: MachineConfigPool): MachineConfigPool {
+  const s = p.status;
+  const conditions = objectName(p) === SETTLING_POOL ? s?.conditions?.map((c) => ({ type: c.type, status: c.status })) : undefined;
+  return {
+    apiVersion: p.apiVersion,
+    kind: p.kind,
+    metadata: p.metadata,
+    spec: p.spec,
+    ...(s ? { status: { observedGeneration: s.observedGeneration, ...(conditions ? { conditions } : {}) } } : {}),
+  };
+}
+
+/** Whether a cached pool (cachedPool) changed, beyond its resourceVersion: every other update wakes no pass. */
 export function poolChanged(a: MachineConfigPool, b: MachineConfigPool): boolean {
-  if (
+  return (
     a.metadata.generation !== b.metadata.generation ||
     a.metadata.deletionTimestamp !== b.metadata.deletionTimestamp ||
     !sameStrings(a.metadata.annotations, b.metadata.annotations) ||
     !sameStrings(a.metadata.labels, b.metadata.labels) ||
-    a.status?.observedGeneration !== b.status?.observedGeneration ||
-    !sameJson(a.spec, b.spec)
-  )
-    return true;
-  const statuses = (p: MachineConfigPool) => (p.status?.conditions ?? []).map((c) => `${c.type}=${c.status}`).join();
-  return statuses(a) !== statuses(b);
+    !sameJson(a.spec, b.spec) ||
+    !sameJson(a.status, b.status)
+  );
 }
 
 /** Rendered configurations of the kata-oc pool always contain kata (our MachineConfig selects it). */

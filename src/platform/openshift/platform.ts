@@ -13,7 +13,7 @@ import { lastCall } from '../../runtime/memo.ts';
 import { type Platform, type PlatformInput, type PlatformOptions, platformCache, type Selection, type Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { confidentialHandlers } from './confidential.ts';
-import { poolChanged, poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
+import { cachedPool, poolChanged, poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
 import { isCompactCluster, isMaster, labelledNodes, mcoNodeRecords, poolNames, workerCandidates } from './records.ts';
 
@@ -59,7 +59,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
     supportsPeerPods: true,
 
     watch(source) {
-      const pools = source.informer(MachineConfigPools);
+      const pools = source.informer(MachineConfigPools, { transform: cachedPool });
       const machineConfigs = source.informer(MachineConfigs, { fieldSelector: `metadata.name=${EXTENSION_MACHINE_CONFIG}` });
       const crioConfigs = source.informer(ContainerRuntimeConfigs, { fieldSelector: `metadata.name=${CRIO_CONFIG}` });
       const confidential = source.informer(MachineConfigs, { fieldSelector: `metadata.name=${CONFIDENTIAL_MACHINE_CONFIG}` });
