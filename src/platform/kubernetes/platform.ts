@@ -5,21 +5,21 @@ import { objectName } from '../../api/meta.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_RUNTIME_CLASS, MASTER_ROLE_LABEL, OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { type DaemonSet, DaemonSets, type Node, Nodes, type Pod, Pods } from '../../kube/resources.ts';
 import type { KubeObject } from '../../kube/types.ts';
-import type {
-  ConfigRef,
-  InformerSource,
-  NodeRecord,
-  Platform,
-  PlatformInput,
-  PlatformPlan,
-  PlatformView,
-  PlatformWatch,
-  PlatformWrite,
-  RuntimeClassSpec,
-  Selection,
-  Toleration,
+import {
+  type ConfigRef,
+  type InformerSource,
+  type NodeRecord,
+  type Platform,
+  type PlatformInput,
+  type PlatformPlan,
+  type PlatformView,
+  type PlatformWatch,
+  type PlatformWrite,
+  platformCache,
+  type RuntimeClassSpec,
+  type Selection,
+  type Toleration,
 } from '../platform.ts';
-import { platformCache } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { flavourOf } from './flavour.ts';
 import {
