@@ -3,7 +3,9 @@ import { describe, test } from 'node:test';
 import { confidentialTexts, RUNTIME_CLASS_CLEANUP_FINALIZER } from '../../src/api/confidential.ts';
 import { confidentialOutlook, gateProblemTexts, renderConfidential, summarizeConfidential } from '../../src/api/confidential-summary.ts';
 import { DEFAULT_FEATURE_GATES, type DeploymentMode, featureGateTexts, parseFeatureGates } from '../../src/api/featuregates.ts';
+import type { ClusterVersion } from '../../src/api/openshift.ts';
 import { checkVersion, detectTee } from '../../src/api/tee.ts';
+import { releaseChanged, releaseOf } from '../../src/controllers/kataconfig/confidential.ts';
 import { activePodsUsing } from '../../src/controllers/kataconfig/runtimeclass-cleanup.ts';
 import { type ExtraClassesInput, extraHandlers, extraRuntimeClasses } from '../../src/controllers/kataconfig/runtimeclasses.ts';
 import type { Node, Pod } from '../../src/kube/resources.ts';
@@ -158,6 +160,13 @@ describe('OpenShift release check', () => {
   ] as const) {
     test(`${version} ${ok ? 'is' : 'is not'} at least 4.18.38`, () => assert.equal(checkVersion(version, '4.18.38').ok, ok));
   }
+  test('only a change of the release wakes a pass, not the version operator rewriting its status', () => {
+    const cv = (version: string, conditions: { type: string; status: string }[] = []) =>
+      ({ metadata: { name: 'version' }, status: { desired: { version }, conditions } }) as unknown as ClusterVersion;
+    assert.equal(releaseOf(cv('4.18.38')), '4.18.38');
+    assert.equal(releaseChanged(cv('4.18.38'), cv('4.18.38', [{ type: 'RetrievedUpdates', status: 'True' }])), false);
+    assert.equal(releaseChanged(cv('4.18.38'), cv('4.19.2')), true);
+  });
   test('an unreadable or missing version is not assumed good', () => {
     assert.deepEqual(checkVersion('4.18', '4.18.38'), { ok: false, reason: 'unreadable' });
     assert.deepEqual(checkVersion(undefined, '4.18.38'), { ok: false, reason: 'unknown' });

@@ -35,6 +35,15 @@ export interface ConfidentialPass extends ExtraClasses {
   tee: TeeDetection;
 }
 
+/** The OpenShift release a ClusterVersion names (its desired version): all a pass reads of it. */
+export const releaseOf = (cv: ClusterVersion | undefined): string | undefined => cv?.status?.desired?.version || undefined;
+
+/**
+ * Whether a ClusterVersion update changes the release. The version operator rewrites its status (conditions,
+ * history, available updates) while the release stays; each rewrite would be a pass over every node.
+ */
+export const releaseChanged = (a: ClusterVersion, b: ClusterVersion): boolean => releaseOf(a) !== releaseOf(b);
+
 /**
  * What a KataConfig pass needs of the feature gates, the TEE and the cluster's release: the gates from
  * their ConfigMap's cache, the TEE from the selected nodes' labels, and (on OpenShift, with the
@@ -64,7 +73,7 @@ export class ConfidentialClasses {
     const tee: TeeDetection = parsed.gates.confidential
       ? detectTee(nodes, selected, pods, new Set([KATA_CC_RUNTIME_CLASS, KATA_CC_NVIDIA_GPU_RUNTIME_CLASS]))
       : { kind: 'none' };
-    const release = clusterVersions?.get(CLUSTER_VERSION_NAME)?.status?.desired?.version || undefined;
+    const release = releaseOf(clusterVersions?.get(CLUSTER_VERSION_NAME));
     const clusterVersion = clusterVersions ? { version: release } : undefined;
     const extra = extraRuntimeClasses({
       gates: parsed.gates,

@@ -11,7 +11,7 @@ import { platformCluster } from '../../platform/index.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Manager } from '../../runtime/manager.ts';
 import { cachedNode } from '../nodecache.ts';
-import { ConfidentialClasses } from './confidential.ts';
+import { ConfidentialClasses, releaseChanged } from './confidential.ts';
 import { KataMetrics } from './metrics.ts';
 import { defaultKataConfigOptions, type KataConfigOptions, KataConfigReconciler } from './reconciler.ts';
 import { setupRuntimeClassCleanup } from './runtimeclass-cleanup.ts';
@@ -126,7 +126,7 @@ export function setupKataConfigController(
       { informer: runtimeClasses, keys: all },
       // An edit of the feature gates, or an upgrade, changes the classes offered.
       { informer: featureGates, keys: all },
-      ...(clusterVersions ? [{ informer: clusterVersions, keys: all }] : []),
+      ...(clusterVersions ? [{ informer: clusterVersions, keys: all, updated: releaseChanged }] : []),
       // Pods matter to a blocked uninstall: their deletion lets it proceed at once.
       { informer: pods, keys: (p) => (p.spec?.runtimeClassName ? deleting() : []) },
       // And to a class beyond kata no longer wanted, kept for its pods: the last one gone (deleted, or
