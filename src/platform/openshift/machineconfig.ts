@@ -138,8 +138,11 @@ export function poolSettled(pool: MachineConfigPool | undefined): boolean {
   return cond('Updated') === 'True' && cond('Updating') !== 'True';
 }
 
-/** The pool whose conditions a plan reads: a compact cluster's masters, settled once kata left them (poolSettled). */
-const SETTLING_POOL = 'master';
+/**
+ * The pool whose conditions a plan reads: a compact cluster's masters, settled once kata left them
+ * (poolSettled, in the platform's uninstallComplete). cachedPool keeps no other pool's conditions.
+ */
+export const SETTLING_POOL = 'master';
 
 /**
  * What the operator keeps of a pool: what its plans read. Its metadata, its spec (the target and the

@@ -13,7 +13,7 @@ import { lastCall } from '../../runtime/memo.ts';
 import { type Platform, type PlatformInput, type PlatformOptions, platformCache, type Selection, type Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { confidentialHandlers } from './confidential.ts';
-import { cachedPool, poolChanged, poolSettled, poolTargetHasKata, poolTargetHasOsc } from './machineconfig.ts';
+import { cachedPool, poolChanged, poolSettled, poolTargetHasKata, poolTargetHasOsc, SETTLING_POOL } from './machineconfig.ts';
 import { cleanupPlan, installPlan, leftoversPlan, type OpenShiftObserved, poolNamed, uninstallPlan } from './plan.ts';
 import { isCompactCluster, isMaster, labelledNodes, mcoNodeRecords, poolNames, workerCandidates } from './records.ts';
 
@@ -116,7 +116,7 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
     // On a compact cluster the masters' own pool must have dropped kata (and the confidential handlers) and settled.
     uninstallComplete(input) {
       if (!isCompactCluster(input.nodes)) return true;
-      const base = poolNamed(input.observed, 'master');
+      const base = poolNamed(input.observed, SETTLING_POOL);
       return !poolTargetHasOsc(base) && poolSettled(base);
     },
 
