@@ -141,8 +141,12 @@ export class Controller {
 
   /** Waits out the key's pacing (the key stays taken: adds meanwhile make one reconcile after this one). */
   private async pace(key: string, signal: AbortSignal): Promise<number> {
-    const wait = (this.notBefore.get(key) ?? 0) - performance.now();
-    if (wait > 0) await delay(wait, undefined, { signal }).catch(() => undefined);
+    // A timer runs on the event loop's clock, taken when the loop last woke: after a long turn it fires
+    // early by as much. Looked at again until the time has come.
+    for (let wait = (this.notBefore.get(key) ?? 0) - performance.now(); wait > 0 && !signal.aborted; ) {
+      await delay(Math.ceil(wait), undefined, { signal }).catch(() => undefined);
+      wait = (this.notBefore.get(key) ?? 0) - performance.now();
+    }
     const started = performance.now();
     const gap = this.spec.minGapMs ?? 0;
     if (gap > 0) this.notBefore.set(key, started + gap);
