@@ -346,7 +346,7 @@ export class DevCluster {
    */
   private async registerNodes(inits: NodeInit[]): Promise<number> {
     await mapLimit(inits, 16, (n) => registerNode(this.client, n));
-    const deadline = 60_000 + 50 * inits.length;
+    const deadline = 60_000 + 100 * inits.length;
     await this.poll(() => inits.every((n) => this.informers.nodes.get(n.name)), deadline, 'the nodes to be registered');
     await this.poll(
       () => inits.every((n) => !this.informers.nodes.get(n.name)?.spec?.taints?.some((t) => t.key === NOT_READY_TAINT)),
