@@ -10,7 +10,7 @@ import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { NAMES } from '../../src/install/manifests.ts';
 import type { ResourceType } from '../../src/kube/client.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { quickLeaderElection } from '../../src/runtime/leasetimings.ts';
 import { MEMORY_LIMIT_BYTES } from './operator.ts';
 import type { Replicas } from './replicas.ts';
 import type { Fault } from './scenario.ts';
@@ -78,7 +78,7 @@ export async function strike(f: Fault, dev: DevCluster, set: Replicas, r: () => 
     case 'partitionReplica': {
       if (!target) return done;
       // Past the lease: the standby takes over while the partitioned one must stop on its own.
-      const holdMs = defaultLeaderElection.leaseDurationMs + 5000 + f.downMs;
+      const holdMs = quickLeaderElection.leaseDurationMs + 5000 + f.downMs;
       target.apiProxy.setMode('blackhole');
       target.apiProxy.blackholeAll();
       const healed = sleep(holdMs).then(() => target.apiProxy.setMode('up'));

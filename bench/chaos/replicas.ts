@@ -15,6 +15,7 @@ import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
 import { isOptionalAPI } from '../../src/install/apply.ts';
 import { manifestFiles, NAMES, toYaml } from '../../src/install/manifests.ts';
 import type { PlatformName } from '../../src/platform/platform.ts';
+import { quickLeaseFlags } from '../../test/support/cli.ts';
 import { OperatorProcess } from './operator.ts';
 
 /** What of `osc install` the chaos run applies: all but the Deployment (its replicas run here) and the
@@ -91,7 +92,7 @@ export class Replicas {
         name,
         logFile: join(dir, `${name}.log`),
         args: [
-          ...['--kubeconfig', kubeconfig, '--namespace', opts.namespace, '--leader-elect'],
+          ...['--kubeconfig', kubeconfig, '--namespace', opts.namespace, '--leader-elect', ...quickLeaseFlags()],
           ...['--metrics-bind-address', '0', '--health-probe-bind-address', `127.0.0.1:${healthPort}`],
           ...['--webhook-bind-address', `127.0.0.1:${webhookPort}`, '--webhook-url', front.url],
           ...(opts.extraArgs ?? []),

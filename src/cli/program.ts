@@ -3,6 +3,7 @@ import { DEFAULT_SOAK_MS } from '../api/katanode.ts';
 import { OPERATOR_NAMESPACE } from '../api/names.ts';
 import { packageVersion } from '../install/manifests.ts';
 import { DEFAULT_PLATFORM, platformDescriptors, platformNames } from '../platform/index.ts';
+import { defaultLeaderElection } from '../runtime/leasetimings.ts';
 import {
   type CliIO,
   DEV_CLOUDS,
@@ -170,6 +171,27 @@ export function buildProgram(io: CliIO, name = 'osc', result: { code: number } =
     )
     .option('--leader-elect', 'reconcile only while holding the leader lease, so replicas can run side by side (default)', true)
     .option('--no-leader-elect', 'reconcile without a lease (a single instance)')
+    .addOption(
+      new Option(
+        '--leader-elect-lease-duration <duration>',
+        'how long a standby waits, after it last saw the lease renewed, before it takes the lease',
+      )
+        .argParser(parseDuration)
+        .default(defaultLeaderElection.leaseDurationMs, '137s'),
+    )
+    .addOption(
+      new Option(
+        '--leader-elect-renew-deadline <duration>',
+        'how long a leader keeps trying to renew its lease before it stops (and exits)',
+      )
+        .argParser(parseDuration)
+        .default(defaultLeaderElection.renewDeadlineMs, '107s'),
+    )
+    .addOption(
+      new Option('--leader-elect-retry-period <duration>', "between a leader's renewals, and a standby's looks at the lease")
+        .argParser(parseDuration)
+        .default(defaultLeaderElection.retryPeriodMs, '26s'),
+    )
     .option('--metrics-bind-address <addr>', '/metrics address (HTTPS unless --no-metrics-secure); 0 disables', parseAddress, ':8443')
     .option(
       '--no-metrics-secure',

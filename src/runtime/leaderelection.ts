@@ -19,8 +19,6 @@ export interface LeaderElectionConfig {
   retryPeriodMs: number;
 }
 
-export const defaultLeaderElection = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
-
 /**
  * The two clocks leader election reads. Every duration (renew deadline, expiry of an observed lease) is
  * measured on the monotonic one, which no NTP step or manual `date` change moves; the wall clock only

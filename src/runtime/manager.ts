@@ -9,13 +9,8 @@ import type { KubeObject } from '../kube/types.ts';
 import { Controller, type ControllerSpec } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, type InformerOptions } from './informer.ts';
-import {
-  defaultLeaderElection,
-  type ElectionClocks,
-  type ElectionOutcome,
-  type LeaderElectionConfig,
-  LeaderElector,
-} from './leaderelection.ts';
+import { type ElectionClocks, type ElectionOutcome, type LeaderElectionConfig, LeaderElector } from './leaderelection.ts';
+import { defaultLeaderElection } from './leasetimings.ts';
 import { RuntimeMetrics } from './metrics.ts';
 import type { DelegatingAuth } from './metricsauth.ts';
 import { DEFAULT_TLS_OPTIONS, type TLSServerOptions } from './tlsprofile.ts';

@@ -15,9 +15,9 @@ import { type KataConfig, KataConfigs } from '../../src/api/kataconfig.ts';
 import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { FaultProxy } from '../../src/devcluster/faultproxy.ts';
-import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { quickLeaderElection } from '../../src/runtime/leasetimings.ts';
 import { type AuditEvent, auditLogged, writesWithoutLease } from '../support/audit.ts';
-import { OscProcess, runOsc } from '../support/cli.ts';
+import { OscProcess, quickLeaseFlags, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -55,7 +55,7 @@ describe('a leader partitioned from the API server', () => {
   const kubectl = (args: string[]) => cluster.dev.controlPlane.kubectl(args);
   const start = (r: Replica) => {
     const p = new OscProcess([
-      ...['run', '--kubeconfig', kubeconfigs.get(r) ?? '', '--namespace', NS, '--leader-elect'],
+      ...['run', '--kubeconfig', kubeconfigs.get(r) ?? '', '--namespace', NS, '--leader-elect', ...quickLeaseFlags()],
       ...['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '0'],
       ...['--webhook-bind-address', '127.0.0.1:0', '--webhook-url', 'https://127.0.0.1:{port}'],
     ]);
@@ -152,7 +152,7 @@ describe('a leader partitioned from the API server', () => {
     assert.ok(stopped, 'replica-a logged that it lost the lease');
     assert.ok(stopped < takeover, `replica-a stopped ${takeover - stopped} ms before replica-b took the lease (must be > 0)`);
     console.log(
-      `# replica-a stopped leading ${takeover - stopped} ms before replica-b took the lease (lease ${defaultLeaderElection.leaseDurationMs} ms, renew deadline ${defaultLeaderElection.renewDeadlineMs} ms)`,
+      `# replica-a stopped leading ${takeover - stopped} ms before replica-b took the lease (lease ${quickLeaderElection.leaseDurationMs} ms, renew deadline ${quickLeaderElection.renewDeadlineMs} ms)`,
     );
   });
 });

@@ -15,10 +15,10 @@ import { LEADER_ELECTION_LEASE, OPERATOR_NAMESPACE } from '../../src/api/names.t
 import { tokenKubeconfigText } from '../../src/devcluster/controlplane/kubectl.ts';
 import { ValidatingWebhookConfigurations } from '../../src/kube/resources.ts';
 import type { KubeObject } from '../../src/kube/types.ts';
-import { defaultLeaderElection } from '../../src/runtime/leaderelection.ts';
+import { quickLeaderElection } from '../../src/runtime/leasetimings.ts';
 import { VALIDATING_WEBHOOK_CONFIGURATION } from '../../src/webhooks/setup.ts';
 import { type AuditEvent, auditLogged, writesWithoutLease } from '../support/audit.ts';
-import { OscProcess, runOsc } from '../support/cli.ts';
+import { OscProcess, quickLeaseFlags, runOsc } from '../support/cli.ts';
 import { useDevCluster } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -60,6 +60,7 @@ describe('two replicas with leader election, through kills and an API server res
       '--namespace',
       NS,
       '--leader-elect',
+      ...quickLeaseFlags(),
       '--metrics-bind-address',
       '127.0.0.1:0',
       '--health-probe-bind-address',
@@ -211,7 +212,7 @@ describe('two replicas with leader election, through kills and an API server res
     // its reads rather than by a wall-clock bound, so that a loaded machine's late timers cannot fail it:
     // no attempt of the new leader may come after the lease expired in its view without taking the lease.
     // One retry period of tolerance covers the gap between a client's clock reading and its request's arrival.
-    const { leaseDurationMs, retryPeriodMs } = defaultLeaderElection;
+    const { leaseDurationMs, retryPeriodMs } = quickLeaderElection;
     const report: string[] = [];
     for (const t of takeovers) {
       const gets = (leaseGets.get(t.user) ?? []).filter((g) => g >= t.lastRenewal && g <= t.at);

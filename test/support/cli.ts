@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.ts';
+import { quickLeaderElection } from '../../src/runtime/leasetimings.ts';
 
 /** `osc ARGS` in this process, with its output captured: what a user would see, and the exit code. */
 export async function runOsc(args: string[], name?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -40,3 +41,13 @@ export class OscProcess {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
   }
 }
+
+/**
+ * `osc run`'s lease flags for client-go's quick timings (a dead leader's lease taken within 17 s): tests
+ * that kill and partition leaders, where the production defaults would have them wait over two minutes.
+ */
+export const quickLeaseFlags = (): string[] => [
+  ...['--leader-elect-lease-duration', `${quickLeaderElection.leaseDurationMs}ms`],
+  ...['--leader-elect-renew-deadline', `${quickLeaderElection.renewDeadlineMs}ms`],
+  ...['--leader-elect-retry-period', `${quickLeaderElection.retryPeriodMs}ms`],
+];

@@ -9,7 +9,7 @@ import { OPERATOR_NAMESPACE } from '../../src/api/names.ts';
 import type { DevCluster } from '../../src/devcluster/devcluster.ts';
 import { errorMessage } from '../../src/kube/errors.ts';
 import { type Pod, Pods } from '../../src/kube/resources.ts';
-import { OscProcess } from './cli.ts';
+import { OscProcess, quickLeaseFlags } from './cli.ts';
 import type { ServiceProxy } from './serviceproxy.ts';
 
 const NS = OPERATOR_NAMESPACE;
@@ -38,7 +38,8 @@ const now = () => new Date().toISOString();
 /** The `osc run` arguments of one replica, its webhooks registered at the Service the proxy plays. */
 export function replicaArgs(kubeconfig: string, servicePort: number): string[] {
   return [
-    ...['run', '--kubeconfig', kubeconfig, '--namespace', NS, '--leader-elect'],
+    // Replicas killed mid-upgrade: a crashed leader's lease is taken within seconds (quickLeaseFlags).
+    ...['run', '--kubeconfig', kubeconfig, '--namespace', NS, '--leader-elect', ...quickLeaseFlags()],
     ...['--metrics-bind-address', '127.0.0.1:0', '--health-probe-bind-address', '0', '--webhook-bind-address', '127.0.0.1:0'],
     ...['--webhook-url', `https://127.0.0.1:${servicePort}`],
   ];

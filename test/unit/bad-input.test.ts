@@ -157,6 +157,26 @@ const rows: Row[] = [
     expect: [/option '--metrics-bind-address <addr>' argument ':99999' is invalid\. expected host:port, :port or a port number\./],
   },
   {
+    name: 'a renew deadline as long as the lease',
+    area: 'CLI',
+    run: osc(['run', '--leader-elect-lease-duration', '60s', '--leader-elect-renew-deadline', '60s']),
+    expect: [/--leader-elect-renew-deadline \(60s\) must be shorter than --leader-elect-lease-duration \(60s\)/],
+  },
+  {
+    name: 'a retry period as long as the renew deadline',
+    area: 'CLI',
+    run: osc(['run', '--leader-elect-retry-period', '107s']),
+    expect: [/--leader-elect-retry-period \(107s\) must be shorter than --leader-elect-renew-deadline \(107s\)/],
+  },
+  {
+    name: 'a lease duration that is not a duration',
+    area: 'CLI',
+    run: osc(['run', '--leader-elect-lease-duration', '137']),
+    expect: [
+      /option '--leader-elect-lease-duration <duration>' argument '137' is invalid\. expected a duration such as 10m, 30s, 1h or 500ms\./,
+    ],
+  },
+  {
     name: 'an unclosed IPv6 bracket',
     area: 'CLI',
     run: osc(['run', '--health-probe-bind-address', '[::1:80']),

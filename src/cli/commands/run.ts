@@ -3,6 +3,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
 import type { PlatformName } from '../../platform/platform.ts';
+import { leaseTimingsProblem } from '../../runtime/leasetimings.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { CertSourceFlag } from '../../webhooks/certsource.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
@@ -36,6 +37,22 @@ export interface RunFlags extends ClusterFlags {
   cloudTokenFile?: string;
   /** --ensure-sccs: keep osc's SCCs (the OLM form). */
   ensureSccs?: boolean;
+  /** Milliseconds (--leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period). */
+  leaderElectLeaseDuration: number;
+  leaderElectRenewDeadline: number;
+  leaderElectRetryPeriod: number;
+}
+
+/** The lease timings the flags give, or a CliError naming the flag to fix. */
+export function leaseTimings(flags: Pick<RunFlags, 'leaderElectLeaseDuration' | 'leaderElectRenewDeadline' | 'leaderElectRetryPeriod'>) {
+  const timings = {
+    leaseDurationMs: flags.leaderElectLeaseDuration,
+    renewDeadlineMs: flags.leaderElectRenewDeadline,
+    retryPeriodMs: flags.leaderElectRetryPeriod,
+  };
+  const problem = leaseTimingsProblem(timings);
+  if (problem) throw new CliError(problem);
+  return timings;
 }
 
 /** The cloud API endpoint override, from the flags or the environment; the CA file read. */
@@ -56,6 +73,7 @@ export async function cloudEndpoint(flags: RunFlags, env = process.env): Promise
 
 /** `osc run`: the operator itself, until SIGTERM/SIGINT; JSON logs on stdout. */
 export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
+  const timings = leaseTimings(flags);
   const cluster = await loadCluster(flags);
   // Fail fast, with a message a human can act on, rather than retrying in the logs forever.
   const probe = await connect(cluster, { requireKataConfigAPI: true });
@@ -76,6 +94,7 @@ export async function runOperator(flags: RunFlags, io: CliIO): Promise<number> {
       log,
       namespace,
       leaderElection: flags.leaderElect,
+      leaseTimings: timings,
       ...(flags.ensureSccs ? { ensureSCCs: true } : {}),
       metricsAddress: flags.metricsBindAddress === '0' ? '' : flags.metricsBindAddress,
       metricsSecure: flags.metricsSecure,
