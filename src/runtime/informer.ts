@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type KubeClient, type ResourceType, WatchIdleError } from '../kube/client.ts';
 import { ApiError, errorMessage } from '../kube/errors.ts';
-import { type KubeObject, keyOf, sameStrings } from '../kube/types.ts';
+import { type KubeObject, keyOf } from '../kube/types.ts';
 import { sleep } from './concurrency.ts';
 
 export interface EventHandler<T> {
@@ -409,7 +409,6 @@ export class Informer<T extends KubeObject> {
       for (const h of this.handlers) safely(() => h.delete?.(obj), this.opts.log);
       return;
     }
-    if (old) keepLabels(old, obj);
     this.store.set(key, obj);
     this.reindex(key, old, obj);
     if (old) for (const h of this.handlers) safely(() => h.update?.(old, obj), this.opts.log);
@@ -424,18 +423,6 @@ export class Informer<T extends KubeObject> {
       if (old) for (const v of fn(old)) if (index.get(v)?.size === 0) index.delete(v);
     }
   }
-}
-
-/**
- * An update that leaves an object's labels as they were keeps the earlier labels object (the cache's objects
- * are never changed by their readers, so sharing it is safe). A pass over a thousand nodes then tells, by
- * identity, that no node's labels changed (runtime/memo.ts, byLabels): most Node updates are the kubelet's
- * and the Machine Config Operator's status and annotations, while what selects nodes is their labels.
- */
-function keepLabels(old: KubeObject, cur: KubeObject): void {
-  const before = old.metadata.labels;
-  const after = cur.metadata.labels;
-  if (before && after && before !== after && sameStrings(before, after)) cur.metadata.labels = before;
 }
 
 /** An informer's snapshot(), or a copy of its list for a stand-in that has none (a unit test's cache). */

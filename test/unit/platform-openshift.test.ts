@@ -115,35 +115,6 @@ describe('OpenShift: the MCO view as per-node records', () => {
   });
 });
 
-describe('OpenShift: what a pass computes again', () => {
-  test('the selection and the label writes stand while no label changes; a label changed, they follow it', () => {
-    const p = openShiftPlatform();
-    const nodes = [node('worker-0'), node('worker-1', { labels: { zone: 'b' } })];
-    const spec = { kataConfigPoolSelector: { matchLabels: { zone: 'b' } } };
-    const first = p.select(nodes, spec);
-    assert.deepEqual(first.nodes, ['worker-1']);
-    // The MCO annotates a node (its labels object kept by the cache), and the spec arrives anew with a status write.
-    const annotated = [nodes[0] as Node, { ...(nodes[1] as Node), metadata: { ...(nodes[1] as Node).metadata, annotations: { x: '1' } } }];
-    assert.equal(
-      p.select(annotated, { kataConfigPoolSelector: { matchLabels: { zone: 'b' } } }),
-      first,
-      'the same answer, not computed again',
-    );
-    const plan = p.installPlan(input(annotated, first.nodes));
-    assert.deepEqual(
-      plan.detached?.map((w) => (w.op === 'patch' ? w.name : '')),
-      ['worker-1'],
-      'worker-1 gets the kata-oc label',
-    );
-    // The label arrives: no more label writes, and the selection follows a relabelled node.
-    const labelled = [nodes[0] as Node, node('worker-1', { roles: ['worker', 'kata-oc'], labels: { zone: 'b' } })];
-    assert.equal(p.installPlan(input(labelled, first.nodes)).detached, undefined, 'labelled: nothing to write');
-    const moved = [node('worker-0', { labels: { zone: 'b' } }), labelled[1] as Node];
-    assert.deepEqual(p.select(moved, spec).nodes, ['worker-0', 'worker-1'], 'a label changed: selected again');
-    assert.deepEqual(p.select(moved, { ...spec, kataConfigPoolSelector: { matchLabels: { zone: 'a' } } }).nodes, [], 'another spec');
-  });
-});
-
 describe('OpenShift: write plans', () => {
   test('install: MachineConfig, then the pool, then no CRI-O config at info; the labels detached, after them', () => {
     const nodes = [node('worker-0'), node('worker-1', { labels: { 'node-role.kubernetes.io/kata-oc': '' } }), node('worker-2')];

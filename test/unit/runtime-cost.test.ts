@@ -13,7 +13,7 @@ import { Applier } from '../../src/runtime/applier.ts';
 import { Controller } from '../../src/runtime/controller.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { byLabels, lastCall, perObject, sameWhileEqual } from '../../src/runtime/memo.ts';
+import { lastCall, perObject } from '../../src/runtime/memo.ts';
 import { waitFor } from '../support/wait.ts';
 
 const Things: ResourceType = { group: 'example.com', version: 'v1', plural: 'things', kind: 'Thing', namespaced: false };
@@ -111,63 +111,6 @@ describe('a controller pass, cheap and spaced', () => {
     assert.equal(size(o), 2);
     assert.equal(size(o), 2);
     assert.equal(made, 1);
-  });
-
-  test("an update that leaves an object's labels as they were keeps the cached labels object", () => {
-    const informer = new Informer({} as KubeClient, Things);
-    const event = (type: string, o: KubeObject) => (informer as unknown as { apply(t: string, o: KubeObject): void }).apply(type, o);
-    event('ADDED', { metadata: { name: 'a', resourceVersion: '1', labels: { role: 'worker', zone: 'a' } } });
-    const first = informer.get('a')?.metadata.labels;
-    event('MODIFIED', { metadata: { name: 'a', resourceVersion: '2', labels: { zone: 'a', role: 'worker' }, annotations: { x: '1' } } });
-    const kept = informer.get('a');
-    assert.equal(kept?.metadata.labels, first, 'the same labels in another order: the same object');
-    assert.equal(kept?.metadata.annotations?.x, '1', 'the rest is the new version');
-    event('MODIFIED', { metadata: { name: 'a', resourceVersion: '3', labels: { role: 'worker', zone: 'b' } } });
-    assert.deepEqual(informer.get('a')?.metadata.labels, { role: 'worker', zone: 'b' }, 'a changed label: the new labels');
-    event('MODIFIED', { metadata: { name: 'a', resourceVersion: '4', labels: { role: 'worker', zone: 'b', extra: '' } } });
-    assert.deepEqual(informer.get('a')?.metadata.labels, { role: 'worker', zone: 'b', extra: '' }, 'a label added: the new labels');
-    event('MODIFIED', { metadata: { name: 'a', resourceVersion: '5', labels: { role: 'worker' } } });
-    assert.deepEqual(informer.get('a')?.metadata.labels, { role: 'worker' }, 'labels removed: the new labels');
-  });
-
-  test("byLabels answers again only when an object's labels, name or deletion change, or another argument", () => {
-    type O = {
-      metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string; annotations?: Record<string, string> };
-    };
-    let calls = 0;
-    const workers = byLabels((objects: readonly O[], role: string) => {
-      calls++;
-      return objects.filter((o) => o.metadata.labels?.role === role && !o.metadata.deletionTimestamp).map((o) => o.metadata.name);
-    });
-    const labels = { role: 'worker' };
-    const a: O = { metadata: { name: 'a', labels } };
-    const b: O = { metadata: { name: 'b', labels: { role: 'master' } } };
-    assert.deepEqual(workers([a, b], 'worker'), ['a']);
-    // A new list of new objects whose labels are the same objects (an annotation changed): not computed again.
-    const a2: O = { metadata: { name: 'a', labels, annotations: { x: '1' } } };
-    const b2: O = { ...b, metadata: { ...b.metadata, annotations: { y: '2' } } };
-    assert.deepEqual(workers([a2, b2], 'worker'), ['a']);
-    assert.equal(calls, 1, 'labels unchanged: answered from memory');
-    assert.deepEqual(workers([a2, b2], 'master'), ['b'], 'another argument: computed again');
-    assert.equal(calls, 2);
-    assert.deepEqual(workers([a2, { metadata: { name: 'b', labels: { role: 'worker' } } }], 'master'), [], 'a label changed');
-    assert.equal(calls, 3);
-    const b3: O = { metadata: { name: 'b', labels: { role: 'worker' } } };
-    assert.deepEqual(workers([a2, b3], 'worker'), ['a', 'b']);
-    assert.deepEqual(workers([a2, { metadata: { ...b3.metadata, deletionTimestamp: 'now' } }], 'worker'), ['a'], 'deleted');
-    assert.deepEqual(workers([a2], 'worker'), ['a'], 'one gone');
-    assert.deepEqual(workers([{ metadata: { name: 'c', labels } }], 'worker'), ['c'], 'renamed: another object');
-    assert.equal(calls, 7);
-  });
-
-  test('sameWhileEqual keeps the first of equal values, so identity memos hold across copies', () => {
-    const same = sameWhileEqual<{ logLevel?: string } | undefined>();
-    const spec = { logLevel: 'info' };
-    assert.equal(same(spec), spec);
-    assert.equal(same({ logLevel: 'info' }), spec, 'an equal copy: the first');
-    const debug = { logLevel: 'debug' };
-    assert.equal(same(debug), debug, 'changed: the new value');
-    assert.equal(same(undefined), undefined);
   });
 
   test('sameStrings: the same keys and values, whatever their order', () => {

@@ -21,7 +21,6 @@ import { objectName } from '../../api/meta.ts';
 import { checkVersion, type TeeDetection } from '../../api/tee.ts';
 import type { Node } from '../../kube/resources.ts';
 import { runtimeHandler } from '../../platform/index.ts';
-import { byLabels } from '../../runtime/memo.ts';
 
 /**
  * The RuntimeClasses osc offers beside `kata` and `kata-remote`: `kata-cc` on the TEE nodes when the
@@ -90,38 +89,37 @@ const matches = (n: Node, labels: Readonly<Record<string, string>>) => {
 interface GpuNodes {
   /** Some selected node carries the GPU operator's labels for GPUs in VMs, confidential computing off. */
   plain: boolean;
-  /** The labels of the selected nodes it prepared for confidential GPUs (which the TEE's label narrows). */
-  confidential: Readonly<Record<string, string>>[];
+  /** The selected nodes it prepared for confidential GPUs (which the TEE's label narrows). */
+  confidential: Node[];
   /** The selected nodes labelled for GPUs in VMs, prepared or not, by name. */
   requesting: string[];
 }
 
 /**
  * One walk over the nodes for every GPU question of a pass (six walks before, a fifth of a 1,000-node pass's
- * time in a profile): most nodes carry no NVIDIA label and are passed over on their labels. It reads
- * only labels and names, so its answer stands, and is not computed again, until a node's labels change.
+ * time in a profile): most nodes carry no NVIDIA label and are passed over on their labels.
  */
-const gpuNodes = byLabels((nodes: readonly Node[], selected: ReadonlySet<string>): GpuNodes => {
+function gpuNodes(input: ExtraClassesInput): GpuNodes {
   const out: GpuNodes = { plain: false, confidential: [], requesting: [] };
-  for (const n of nodes) {
+  for (const n of input.nodes) {
     const labels = n.metadata.labels;
     if (!labels) continue;
     const plain = matches(n, NVIDIA_GPU_NODE_LABELS);
     const confidential = !plain && matches(n, NVIDIA_CC_GPU_NODE_LABELS);
     const requesting = labels[NVIDIA_GPU_WORKLOAD_LABEL] === NVIDIA_GPU_VM_PASSTHROUGH;
-    if ((!plain && !confidential && !requesting) || !selected.has(objectName(n))) continue;
+    if ((!plain && !confidential && !requesting) || !input.selected.has(objectName(n))) continue;
     if (plain) out.plain = true;
-    if (confidential) out.confidential.push(labels);
+    if (confidential) out.confidential.push(n);
     if (requesting) out.requesting.push(objectName(n));
   }
   return out;
-});
+}
 
 /** Whether some selected node is prepared for GPUs in VMs, in either mode. */
 const prepared = (gpu: GpuNodes) => gpu.plain || gpu.confidential.length > 0;
 
 /** Whether a selected node is prepared for confidential GPUs and carries the TEE's label. */
-const confidentialGpuOn = (gpu: GpuNodes, teeLabel: string) => gpu.confidential.some((labels) => labels[teeLabel] === 'true');
+const confidentialGpuOn = (gpu: GpuNodes, teeLabel: string) => gpu.confidential.some((n) => n.metadata.labels?.[teeLabel] === 'true');
 
 function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredRuntimeClass {
   return {
@@ -134,7 +132,7 @@ function confidentialClass(tee: TeePlatform, input: ExtraClassesInput): DesiredR
 
 /** The classes beyond kata and kata-remote, from the gates, the TEE found and the GPU nodes. */
 export function extraRuntimeClasses(input: ExtraClassesInput): ExtraClasses {
-  const gpu = gpuNodes(input.nodes, input.selected);
+  const gpu = gpuNodes(input);
   const out = wantedClasses(input, gpu);
   out.warnings.push(...gpuWarnings(input, gpu, out));
   return out;

@@ -19,7 +19,6 @@ import {
 } from '../../api/openshift.ts';
 import { type Node, Nodes } from '../../kube/resources.ts';
 import type { OwnerReference } from '../../kube/types.ts';
-import { byLabels } from '../../runtime/memo.ts';
 import type { PlatformPlan, PlatformWrite } from '../platform.ts';
 import { live } from '../selection.ts';
 import { desiredConfidentialMachineConfig } from './confidential.ts';
@@ -118,10 +117,7 @@ function crioWrite(existing: ContainerRuntimeConfig | undefined, desired: Contai
  * The kata-oc role label on the wanted nodes and on no other: at most LABELS_PER_PASS patches, and how
  * many more remain.
  */
-export const labelWrites = byLabels(function labelWrites(
-  nodes: readonly Node[],
-  wanted: ReadonlySet<string>,
-): { writes: PlatformWrite[]; pending: number } {
+export function labelWrites(nodes: readonly Node[], wanted: ReadonlySet<string>): { writes: PlatformWrite[]; pending: number } {
   // The pool selects the label with the value "": one edited to another value is put back too.
   const changes = live(nodes).filter((n) =>
     wanted.has(objectName(n)) ? n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== '' : n.metadata.labels?.[KATA_NODE_ROLE_LABEL] !== undefined,
@@ -136,10 +132,7 @@ export const labelWrites = byLabels(function labelWrites(
     })),
     pending: changes.length - now.length,
   };
-});
-
-/** No node wanted (an uninstall): one set, so that labelWrites' memo holds from pass to pass. */
-const NO_NODES: ReadonlySet<string> = new Set();
+}
 
 const deleteIfPresent = (present: unknown, resource: PlatformWrite['resource'], name: string): PlatformWrite | undefined =>
   present ? { op: 'delete', resource, name } : undefined;
@@ -197,7 +190,7 @@ export function installPlan(input: InstallPlanInput): PlatformPlan {
  * compact cluster the masters stay in their pool: removing our MachineConfig rolls them back.
  */
 export function uninstallPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
-  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, NO_NODES);
+  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
   // On a compact cluster the confidential handlers go with CRI-O's config, before the extension: the
   // masters' pool never renders the handlers without the kata they run.
   const steps = [
@@ -235,7 +228,7 @@ const ownedByKataConfig = (o: { metadata: { ownerReferences?: OwnerReference[] }
  * pool an administrator made ahead stays: deleting it would lose their settings before the install.
  */
 export function leftoversPlan(observed: OpenShiftObserved, nodes: readonly Node[], compact: boolean): PlatformPlan {
-  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, NO_NODES);
+  const labels = compact ? { writes: [], pending: 0 } : labelWrites(nodes, new Set());
   const pool = poolNamed(observed, KATA_POOL);
   const nodesBack =
     labels.pending === 0 &&

@@ -9,7 +9,7 @@ import {
 } from '../../api/names.ts';
 import { ContainerRuntimeConfigs, MachineConfigPools, MachineConfigs } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
-import { byLabels, sameWhileEqual } from '../../runtime/memo.ts';
+import { lastCall } from '../../runtime/memo.ts';
 import { type Platform, type PlatformInput, type PlatformOptions, platformCache, type Selection, type Toleration } from '../platform.ts';
 import { live, narrowSelection } from '../selection.ts';
 import { confidentialHandlers } from './confidential.ts';
@@ -54,14 +54,6 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
   const overhead = { ...OPENSHIFT_OVERHEAD, ...opts.overhead };
   const kataNodeSelector = (nodes: readonly Node[]): Record<string, string> =>
     isCompactCluster(nodes) ? { [MASTER_ROLE_LABEL]: '' } : { [KATA_NODE_ROLE_LABEL]: '' };
-  // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not
-  // apply. Asked several times a pass and by pass after pass: answered again only when a node's labels,
-  // the nodes or the spec change (a KataConfig's spec arrives anew with each status write).
-  const selection = byLabels((nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection => {
-    if (isCompactCluster(nodes)) return { ...narrowSelection(live(nodes).filter(isMaster), {}), noEligibleNodes: false };
-    return narrowSelection(workerCandidates(nodes), spec);
-  });
-  const sameSpec = sameWhileEqual<KataConfigSpec | undefined>();
   return {
     name: 'openshift',
     supportsPeerPods: true,
@@ -82,7 +74,12 @@ export function openShiftPlatform(opts: PlatformOptions = {}): Platform<OpenShif
       };
     },
 
-    select: (nodes, spec) => selection(nodes, sameSpec(spec)),
+    // On a compact cluster kata goes to the master pool as a whole: every master, and the selector does not
+    // apply. Asked several times a pass, of the same snapshot of the nodes: answered once.
+    select: lastCall((nodes: readonly Node[], spec: KataConfigSpec | undefined): Selection => {
+      if (isCompactCluster(nodes)) return { ...narrowSelection(live(nodes).filter(isMaster), {}), noEligibleNodes: false };
+      return narrowSelection(workerCandidates(nodes), spec);
+    }),
 
     records: (input) => mcoNodeRecords(recordInput(input, input.selected)),
 

@@ -2,7 +2,7 @@ import { objectName } from '../../api/meta.ts';
 import { CONTROL_PLANE_ROLE_LABEL, KATA_NODE_ROLE_LABEL, KATA_POOL, MASTER_ROLE_LABEL, WORKER_ROLE_LABEL } from '../../api/names.ts';
 import type { MachineConfigPool } from '../../api/openshift.ts';
 import type { Node } from '../../kube/resources.ts';
-import { byLabels } from '../../runtime/memo.ts';
+import { lastCall } from '../../runtime/memo.ts';
 import type { ConfigRef, NodeRecord } from '../platform.ts';
 import { byName, live } from '../selection.ts';
 import { isKataPoolConfig, nodeMcoView, poolTargetHasKata } from './machineconfig.ts';
@@ -21,7 +21,7 @@ const isWorker = (n: Node) => hasLabel(n, WORKER_ROLE_LABEL);
  * A compact ("converged") cluster: masters are also the workers, so the MCO puts them all in the master
  * pool and the worker pool has no machines.
  */
-export const isCompactCluster = byLabels((nodes: readonly Node[]): boolean => {
+export const isCompactCluster = lastCall((nodes: readonly Node[]): boolean => {
   const all = live(nodes);
   return all.some(isMaster) && !all.some((n) => isWorker(n) && !isMaster(n));
 });
@@ -30,14 +30,12 @@ export const isCompactCluster = byLabels((nodes: readonly Node[]): boolean => {
 export const workerCandidates = (nodes: readonly Node[]): Node[] => live(nodes).filter((n) => isWorker(n) && !isMaster(n));
 
 /** The kata-oc-labelled nodes: those the kata pool already targets. */
-export const labelledNodes = byLabels(
-  (nodes: readonly Node[]): ReadonlySet<string> =>
-    new Set(
-      live(nodes)
-        .filter((n) => hasLabel(n, KATA_NODE_ROLE_LABEL))
-        .map((n) => objectName(n)),
-    ),
-);
+export const labelledNodes = (nodes: readonly Node[]): Set<string> =>
+  new Set(
+    live(nodes)
+      .filter((n) => hasLabel(n, KATA_NODE_ROLE_LABEL))
+      .map((n) => objectName(n)),
+  );
 
 export interface McoRecordInput {
   nodes: readonly Node[];
@@ -75,14 +73,19 @@ export function renderedConfigRef(name: string | undefined, withKata: boolean): 
 const configRefs = new Map<string, ConfigRef>();
 
 /**
- * The places of the live nodes in the list, in name order. It reads only names and deletions, so the order
- * found for one snapshot serves the next while no node came, went or started to be deleted (byLabels).
+ * The live nodes in name order. A snapshot keeps its nodes in the order they came (an update keeps a node's
+ * place), so the order found for the last snapshot serves the next one while the names stand as they did.
  */
-const nameOrder = byLabels((nodes: readonly Node[]): readonly number[] => {
-  const places: number[] = [];
-  for (let i = 0; i < nodes.length; i++) if (!(nodes[i] as Node).metadata.deletionTimestamp) places.push(i);
-  const names = nodes.map(objectName);
-  return places.sort((a, b) => byName(names[a] as string, names[b] as string));
+let lastOrder: { names: string[]; positions: number[] } = { names: [], positions: [] };
+const sortedLive = lastCall((nodes: readonly Node[]): readonly Node[] => {
+  const all = live(nodes);
+  const names = all.map(objectName);
+  const same = names.length === lastOrder.names.length && names.every((n, i) => n === lastOrder.names[i]);
+  if (!same) {
+    const positions = names.map((_, i) => i).sort((a, b) => byName(names[a] as string, names[b] as string));
+    lastOrder = { names, positions };
+  }
+  return lastOrder.positions.map((i) => all[i] as Node);
 });
 
 /**
@@ -100,17 +103,11 @@ export function mcoNodeRecords(input: McoRecordInput): NodeRecord[] {
   const targets: Targets = { compact: input.compact, kataTarget, kataTargetReady, baseTarget, baseTargetHasKata };
   const context = `${input.compact}|${kataTarget}|${kataTargetReady}|${baseTarget}|${baseTargetHasKata}`;
   const records: NodeRecord[] = [];
-  const { nodes } = input;
-  for (const place of nameOrder(nodes)) {
-    const node = nodes[place] as Node;
+  for (const node of sortedLive(input.nodes)) {
+    const selected = input.selected.has(objectName(node));
     let known = recordsByNode.get(node);
-    // Most nodes, most passes: the same node object, context and selection as the pass before (the
-    // selection is one object while it stands), so not even its name is looked up.
-    if (known?.context !== context || known.from !== input.selected) {
-      const selected = input.selected.has(objectName(node));
-      if (known?.context !== context || known.selected !== selected)
-        known = { context, from: input.selected, selected, record: nodeRecord(node, selected, targets) };
-      else known = { ...known, from: input.selected };
+    if (known?.context !== context || known.selected !== selected) {
+      known = { context, selected, record: nodeRecord(node, selected, targets) };
       recordsByNode.set(node, known);
     }
     if (known.record) records.push(known.record);
@@ -128,10 +125,7 @@ interface Targets {
 }
 
 /** Each node object's record, with the context it was computed in (a cache of nodeRecord: see runtime/memo.ts). */
-const recordsByNode = new WeakMap<
-  Node,
-  { context: string; from: ReadonlySet<string>; selected: boolean; record: NodeRecord | undefined }
->();
+const recordsByNode = new WeakMap<Node, { context: string; selected: boolean; record: NodeRecord | undefined }>();
 
 function nodeRecord(node: Node, selected: boolean, t: Targets): NodeRecord | undefined {
   const hasKata = (config: string | undefined) =>
