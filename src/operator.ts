@@ -34,6 +34,7 @@ import { ConfigMaps, Nodes, Secrets } from './kube/resources.ts';
 import { choosePlatform, type PlatformOptions, platformCluster, servedGroups } from './platform/index.ts';
 import type { Platform, PlatformName } from './platform/platform.ts';
 import { apiServerConfigServed, followClusterTLS, initialClusterTLS } from './runtime/clustertls.ts';
+import type { LeaseTimings } from './runtime/leasetimings.ts';
 import { LeadershipLostError, Manager, parseAddress } from './runtime/manager.ts';
 import type { RuntimeMetrics } from './runtime/metrics.ts';
 import { apiServerReviews, DelegatingAuth } from './runtime/metricsauth.ts';
@@ -101,7 +102,7 @@ export interface OperatorOptions {
   identity?: string;
   metrics?: RuntimeMetrics;
   /** Lease timings, for tests. */
-  leaseTimings?: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  leaseTimings?: LeaseTimings;
 }
 
 export interface WebhookOptions {

@@ -3,20 +3,13 @@ import type { KubeClient } from '../kube/client.ts';
 import { errorMessage, isConflict, isNotFound } from '../kube/errors.ts';
 import { type Lease, Leases } from '../kube/resources.ts';
 import { sleep } from './concurrency.ts';
+import type { LeaseTimings } from './leasetimings.ts';
 
-export interface LeaderElectionConfig {
+/** The Lease, who campaigns for it, and its timings (leasetimings.ts). */
+export interface LeaderElectionConfig extends LeaseTimings {
   namespace: string;
   name: string;
   identity: string;
-  /** How long a lease is valid without renewal; non-leaders wait this long before taking over. */
-  leaseDurationMs: number;
-  /**
-   * A leader that could not renew for this long gives up leadership. Shorter than the lease duration, so
-   * that it has stopped before a standby may judge the lease expired.
-   */
-  renewDeadlineMs: number;
-  /** Between attempts to acquire or renew. */
-  retryPeriodMs: number;
 }
 
 /**

@@ -4,8 +4,14 @@
  */
 
 export interface LeaseTimings {
+  /** How long a lease is valid without renewal; non-leaders wait this long before taking over. */
   leaseDurationMs: number;
+  /**
+   * A leader that could not renew for this long gives up leadership. Shorter than the lease duration, so
+   * that it has stopped before a standby may judge the lease expired.
+   */
   renewDeadlineMs: number;
+  /** Between attempts to acquire or renew. */
   retryPeriodMs: number;
 }
 

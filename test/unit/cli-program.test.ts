@@ -33,6 +33,16 @@ describe('osc command line', () => {
     assert.equal((await run(['policy', 'frobnicate'])).code, 2);
   });
 
+  test("osc run's lease flags default to OpenShift's timings", async () => {
+    const help = (await run(['run', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const [flag, value] of [
+      ['--leader-elect-lease-duration', '137s'],
+      ['--leader-elect-renew-deadline', '107s'],
+      ['--leader-elect-retry-period', '26s'],
+    ])
+      assert.match(help, new RegExp(`${flag} <duration> (?:(?! --).)*\\(default: ${value}\\)`), `${flag} defaults to ${value}`);
+  });
+
   test('--help for the program and every command, with examples', async () => {
     const top = await run(['--help']);
     assert.equal(top.code, 0);

@@ -3,7 +3,7 @@ import { OPERATOR_NAMESPACE } from '../../api/names.ts';
 import { errorMessage } from '../../kube/errors.ts';
 import { createOperator } from '../../operator.ts';
 import type { PlatformName } from '../../platform/platform.ts';
-import { leaseTimingsProblem } from '../../runtime/leasetimings.ts';
+import { type LeaseTimings, leaseTimingsProblem } from '../../runtime/leasetimings.ts';
 import { createLogger } from '../../runtime/log.ts';
 import type { CertSourceFlag } from '../../webhooks/certsource.ts';
 import { CliError, type CliIO, type ClusterFlags, connect, loadCluster, onShutdownSignal } from '../common.ts';
@@ -44,8 +44,10 @@ export interface RunFlags extends ClusterFlags {
 }
 
 /** The lease timings the flags give, or a CliError naming the flag to fix. */
-export function leaseTimings(flags: Pick<RunFlags, 'leaderElectLeaseDuration' | 'leaderElectRenewDeadline' | 'leaderElectRetryPeriod'>) {
-  const timings = {
+export function leaseTimings(
+  flags: Pick<RunFlags, 'leaderElectLeaseDuration' | 'leaderElectRenewDeadline' | 'leaderElectRetryPeriod'>,
+): LeaseTimings {
+  const timings: LeaseTimings = {
     leaseDurationMs: flags.leaderElectLeaseDuration,
     renewDeadlineMs: flags.leaderElectRenewDeadline,
     retryPeriodMs: flags.leaderElectRetryPeriod,
