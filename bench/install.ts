@@ -98,6 +98,8 @@ interface Mark {
   /** The operator's CPU when the mark was asked for; markCpuS, what answering it cost the operator. */
   cpuSeconds: number;
   markCpuS: number;
+  /** CPU seconds by thread name (the main thread, V8's helpers, libuv's pool); absent for the original. */
+  threadCpuSeconds?: Record<string, number>;
   requests: Requests;
   /** Watch events received so far, by resource. */
   watchEvents: Record<string, number>;
@@ -315,6 +317,7 @@ async function runOnce(workers: number) {
     idleS,
     idleCpuS: +(m2.cpuSeconds - m1.cpuSeconds - m1.markCpuS).toFixed(2),
     idleMarkCpuS: +m1.markCpuS.toFixed(3),
+    idleCpuByThread: threadsBetween(m1, m2),
     idleWrites: m2.requests.writes - m1.requests.writes - (m2.requests.leaseWrites - m1.requests.leaseWrites),
     idleLeaseRenewals: m2.requests.leaseWrites - m1.requests.leaseWrites,
     idleRequests: m2.requests.total - m1.requests.total,
@@ -377,6 +380,17 @@ function imageNodeFlags(): string[] {
   const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
   if (!entrypoint) throw new Error('the Dockerfile has no ENTRYPOINT in exec form');
   return (JSON.parse(entrypoint) as string[]).filter((a) => a.startsWith('--'));
+}
+
+/** CPU seconds by thread name between two marks, largest first (ms precision). */
+function threadsBetween(a: Mark, b: Mark): Record<string, number> {
+  const out = Object.entries(b.threadCpuSeconds ?? {}).map(([name, s]) => [name, s - (a.threadCpuSeconds?.[name] ?? 0)] as const);
+  return Object.fromEntries(
+    out
+      .filter(([, s]) => s >= 0.0005)
+      .sort((x, y) => y[1] - x[1])
+      .map(([n, s]) => [n, +s.toFixed(3)]),
+  );
 }
 
 /** KataNode writes so far. */
@@ -543,7 +557,7 @@ for (const n of sizes) {
   );
   console.log(
     [
-      `  idle(${r.idleS}s): requests ${r.idleRequests}, writes ${JSON.stringify(r.idleWritesBy)}, watch events ${JSON.stringify(r.idleWatchEvents)}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)}`,
+      `  idle(${r.idleS}s): CPU by thread ${JSON.stringify(r.idleCpuByThread)}, requests ${r.idleRequests}, writes ${JSON.stringify(r.idleWritesBy)}, watch events ${JSON.stringify(r.idleWatchEvents)}; the install's last writes, before it: ${JSON.stringify(r.settleWritesBy)}`,
       `peak RSS ${r.operatorPeakRSSMiB}MiB (${r.operatorRSSAfterImportsMiB}MiB once built, before its caches filled; sampled: anonymous ${r.operatorPeakRssAnonMiB}MiB at its peak, with ${r.operatorRssFileAtPeakMiB}MiB of mapped files such as the node binary)`,
       `peak heap used ${r.operatorPeakHeapUsedMiB}MiB (total ${r.operatorPeakHeapTotalMiB}MiB)`,
     ].join('  '),

@@ -13,7 +13,7 @@
 // Credentials: `--in-cluster DIR` reads a service account token and CA from DIR with the API server in
 // KUBERNETES_SERVICE_HOST/PORT, as in a pod (the generic client library is then never loaded, as in the
 // image); a kubeconfig path instead loads the cluster as `osc run --kubeconfig` does.
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
@@ -192,6 +192,23 @@ async function requests() {
   return { byVerb, total, writes, writesBy, requestsBy, nodePatches, conflicts, conflictsBy, leaseRequests, leaseWrites };
 }
 
+// CPU by thread name (the main thread is "node"; V8's helpers "V8 DefaultWorke", libuv's pool "libuv-worker"),
+// from the scheduler's nanosecond counts: which part of the process spent a window's CPU. Threads of a name
+// are summed; a thread gone since the last mark takes its time with it (Node's threads live as long as it).
+function threadCpuSeconds() {
+  const byName = {};
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      byName[name] = (byName[name] ?? 0) + ns / 1e9;
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return byName;
+}
+
 const cpuSeconds = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -238,6 +255,19 @@ process.on('message', async (msg) => {
   if (msg.cmd === 'idle') {
     sampleHeap();
     clearInterval(sampler);
+    // BENCH_PERF_DIR: the idle window's native profile (`perf record`, kernel and libraries included, which
+    // the CPU profile cannot see), read with `perf report -i DIR/idle.perf.data`.
+    if (process.env.BENCH_PERF_DIR) {
+      const { spawn } = await import('node:child_process');
+      const perfOut = join(process.env.BENCH_PERF_DIR, 'idle.perf.data');
+      spawn(
+        'perf',
+        ['record', '-F', '997', '-g', '-p', String(process.pid), '-o', perfOut, '--', 'sleep', process.env.BENCH_PERF_SECONDS ?? '60'],
+        {
+          stdio: 'ignore',
+        },
+      ).unref();
+    }
     process.send?.({ sampling: false });
   } else if (msg.cmd === 'profile') {
     await profile(msg.phase);
@@ -246,7 +276,13 @@ process.on('message', async (msg) => {
     // The CPU when the mark was asked for, and what reading the counters then cost (the benchmark's work,
     // not the operator's: a window that starts at a mark starts after it).
     const cpu = cpuSeconds();
-    const mark = { cpuSeconds: cpu, requests: await requests(), watchEvents: { ...watchEvents }, redundantWrites: { ...redundantWrites } };
+    const mark = {
+      cpuSeconds: cpu,
+      threadCpuSeconds: threadCpuSeconds(),
+      requests: await requests(),
+      watchEvents: { ...watchEvents },
+      redundantWrites: { ...redundantWrites },
+    };
     process.send?.({ ...mark, markCpuS: cpuSeconds() - cpu });
   } else if (msg.cmd === 'report') {
     sampleHeap();
