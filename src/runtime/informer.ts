@@ -23,8 +23,9 @@ export interface InformerOptions {
    */
   idleTimeoutMs?: number;
   /**
-   * The server closes each watch after a random time below this, as client-go does, to rebalance; a watch
-   * still open WATCH_DEADLINE_GRACE_S after that is abandoned by the client.
+   * The server closes each watch after a random time between this and twice this, as client-go's reflector
+   * asks (its minWatchTimeout, 5 minutes), so that watches spread over API servers again; a watch still open
+   * WATCH_DEADLINE_GRACE_S after its time is abandoned by the client.
    */
   watchTimeoutSeconds?: number;
   backoff?: { initialMs: number; maxMs: number };
@@ -93,6 +94,9 @@ export class Informer<T extends KubeObject> {
     InformerOptions;
   /** When the current watch last carried anything (an event or a bookmark). */
   private lastHeard = 0;
+  /** InformerOptions.quietWhileBusy while running (never for a watch of one object), and its pending check. */
+  private quiet: InformerOptions['quietWhileBusy'];
+  private quietTimer: ReturnType<typeof setTimeout> | undefined;
   /** Counters that tests and metrics read. */
   readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, relistsOnError: 0, reconnects: 0, events: 0 };
 
@@ -173,24 +177,47 @@ export class Informer<T extends KubeObject> {
   /** Runs until signal aborts. Idempotent: a second call answers the same promise. */
   run(signal: AbortSignal): Promise<void> {
     if (!this.running) {
-      const stop = this.client.onWritten?.((rt, obj) => this.expectShown(rt, obj));
-      if (stop) signal.addEventListener('abort', stop, { once: true });
       // A watch of one object by name is silent nearly always (a ClusterVersion, peer-pods-cm): its silence
       // says nothing, and restarting it each time cost a request per such watch every afterMs while busy and
       // once more in the first idle minute. A dead connection under it is still found: by the idle timeout,
       // and at once when any request of the process finds the API server unavailable (onRecovered).
-      const quiet = isSingleObject(this.opts.fieldSelector) ? undefined : this.opts.quietWhileBusy;
-      if (quiet) {
-        const timer = setInterval(() => {
-          if (!this.currentWatch || performance.now() - this.lastHeard < quiet.afterMs || !quiet.busy()) return;
-          // Often a healthy watch of a quiet kind: not worth a warning.
-          this.restartWatch(`silent for ${quiet.afterMs / 1000}s while work is under way`, 'debug');
-        }, quiet.afterMs / 4).unref();
-        signal.addEventListener('abort', () => clearInterval(timer), { once: true });
-      }
+      this.quiet = isSingleObject(this.opts.fieldSelector) ? undefined : this.opts.quietWhileBusy;
+      const stop = this.client.onWritten?.((rt, obj) => {
+        this.expectShown(rt, obj);
+        this.armQuietCheck();
+      });
+      signal.addEventListener(
+        'abort',
+        () => {
+          stop?.();
+          clearTimeout(this.quietTimer);
+          this.quiet = undefined;
+        },
+        { once: true },
+      );
       this.running = this.loop(signal);
     }
     return this.running;
+  }
+
+  /**
+   * While work is under way, checks the current watch once it has been silent for quietWhileBusy.afterMs,
+   * and reconnects it if it still is. Armed when a watch starts, an event comes or this process writes, and
+   * only while busy: idle, nothing wakes the process for it (a check every afterMs / 4 per informer woke an
+   * idle operator about 200 times a minute).
+   */
+  private armQuietCheck(): void {
+    const quiet = this.quiet;
+    if (!quiet || this.quietTimer || !this.currentWatch || !quiet.busy()) return;
+    const due = this.lastHeard + quiet.afterMs - performance.now();
+    this.quietTimer = setTimeout(() => {
+      this.quietTimer = undefined;
+      if (!this.currentWatch || !quiet.busy()) return;
+      // Often a healthy watch of a quiet kind: not worth a warning.
+      if (performance.now() - this.lastHeard >= quiet.afterMs)
+        this.restartWatch(`silent for ${quiet.afterMs / 1000}s while work is under way`, 'debug');
+      else this.armQuietCheck();
+    }, Math.max(0, due) + 1).unref();
   }
 
   /**
@@ -337,10 +364,11 @@ export class Informer<T extends KubeObject> {
    */
   private async watchOnce(signal: AbortSignal): Promise<{ reason: string; level: 'warn' | 'debug' } | undefined> {
     this.stats.watches++;
-    const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (0.5 + Math.random() * 0.5)) || 1;
+    const timeoutSeconds = Math.floor(this.opts.watchTimeoutSeconds * (1 + Math.random()));
     const current: { abort: AbortController; reason?: string; level?: 'warn' | 'debug' } = { abort: new AbortController() };
     this.currentWatch = current;
     this.lastHeard = performance.now();
+    this.armQuietCheck();
     const timer = setTimeout(
       () => {
         current.reason = 'it outlived its timeout';
@@ -383,11 +411,13 @@ export class Informer<T extends KubeObject> {
         const rv = ev.object.metadata?.resourceVersion;
         if (ev.type === 'BOOKMARK') {
           if (rv) this.resourceVersion = rv;
-          return;
+        } else {
+          this.stats.events++;
+          this.apply(ev.type, this.prepare(ev.object));
+          if (rv) this.resourceVersion = rv;
         }
-        this.stats.events++;
-        this.apply(ev.type, this.prepare(ev.object));
-        if (rv) this.resourceVersion = rv;
+        // After the cache took the event in: it may be what makes the process busy (a KataConfig created).
+        if (!this.quietTimer) this.armQuietCheck();
       },
     );
   }

@@ -195,6 +195,39 @@ describe('the API server answering again', () => {
   });
 });
 
+test('a silent watch is checked once work starts: a write of the process arms the check an idle informer does not keep', async () => {
+  let watches = 0;
+  let written: ((rt: { group: string; plural: string }, obj: unknown) => void) | undefined;
+  const client = {
+    list: async () => ({ metadata: { resourceVersion: '1' }, items: [] }),
+    watch: (_rt: unknown, opts: { signal: AbortSignal }) => {
+      watches++;
+      return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    },
+    onWritten: (listener: typeof written) => {
+      written = listener;
+      return () => {
+        written = undefined;
+      };
+    },
+  } as unknown as KubeClient;
+  let busy = false;
+  const inf = new Informer(client, Things, { watchTimeoutSeconds: 600, quietWhileBusy: { busy: () => busy, afterMs: 100 } });
+  const ac = new AbortController();
+  const run = inf.run(ac.signal);
+  try {
+    await waitFor(() => watches === 1 && written, { timeoutMs: 5000, message: 'the first watch' });
+    // Busy from now on, but nothing has happened that would arm the check: the write does.
+    busy = true;
+    written?.({ group: 'other.example', plural: 'others' }, { metadata: { name: 'x' } });
+    await waitFor(() => watches >= 3, { timeoutMs: 5000, message: 'the silent watch reconnected after the write, and again' });
+  } finally {
+    ac.abort();
+    await run;
+  }
+  assert.equal(written, undefined, 'the informer stopped listening for writes');
+});
+
 test('a watch the server ends with an error event (a 500, not 410) lists again, and watches from the new list', async () => {
   let lists = 0;
   const watchedFrom: string[] = [];
