@@ -3,6 +3,7 @@ import { type KubeClient, type ResourceType, WatchIdleError } from '../kube/clie
 import { ApiError, errorMessage } from '../kube/errors.ts';
 import { type KubeObject, keyOf } from '../kube/types.ts';
 import { sleep } from './concurrency.ts';
+import { type QuietWhileBusy, SilentWatchCheck } from './silentwatch.ts';
 
 export interface EventHandler<T> {
   add?(obj: T): void;
@@ -35,7 +36,7 @@ export interface InformerOptions {
    * then costs seconds, not a minute and a half, when it matters. Idle, nothing changes and nothing is asked.
    * Not for a watch of one object by name (`fieldSelector: metadata.name=x`), whose silence is the norm.
    */
-  quietWhileBusy?: { busy: () => boolean; afterMs: number };
+  quietWhileBusy?: QuietWhileBusy;
   log?: Logger;
   /**
    * Reduces each object before it is cached (e.g. pods to the few fields a controller reads): a large
@@ -94,9 +95,8 @@ export class Informer<T extends KubeObject> {
     InformerOptions;
   /** When the current watch last carried anything (an event or a bookmark). */
   private lastHeard = 0;
-  /** InformerOptions.quietWhileBusy while running (never for a watch of one object), and its pending check. */
-  private quiet: InformerOptions['quietWhileBusy'];
-  private quietTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The check of the watch's silence while work is under way (never for a watch of one object). */
+  private silence: SilentWatchCheck | undefined;
   /** Counters that tests and metrics read. */
   readonly stats = { lists: 0, watches: 0, relistsOnGone: 0, relistsOnError: 0, reconnects: 0, events: 0 };
 
@@ -181,43 +181,30 @@ export class Informer<T extends KubeObject> {
       // says nothing, and restarting it each time cost a request per such watch every afterMs while busy and
       // once more in the first idle minute. A dead connection under it is still found: by the idle timeout,
       // and at once when any request of the process finds the API server unavailable (onRecovered).
-      this.quiet = isSingleObject(this.opts.fieldSelector) ? undefined : this.opts.quietWhileBusy;
+      const quiet = isSingleObject(this.opts.fieldSelector) ? undefined : this.opts.quietWhileBusy;
+      this.silence =
+        quiet &&
+        new SilentWatchCheck(quiet, this.opts.idleTimeoutMs, {
+          open: () => !!this.currentWatch,
+          lastHeard: () => this.lastHeard,
+          // Often a healthy watch of a quiet kind: not worth a warning.
+          restart: (reason) => this.restartWatch(reason, 'debug'),
+        });
       const stop = this.client.onWritten?.((rt, obj) => {
         this.expectShown(rt, obj);
-        this.armQuietCheck();
+        this.silence?.arm();
       });
       signal.addEventListener(
         'abort',
         () => {
           stop?.();
-          clearTimeout(this.quietTimer);
-          this.quiet = undefined;
+          this.silence?.stop();
         },
         { once: true },
       );
       this.running = this.loop(signal);
     }
     return this.running;
-  }
-
-  /**
-   * While work is under way, checks the current watch once it has been silent for quietWhileBusy.afterMs,
-   * and reconnects it if it still is. Armed when a watch starts, an event comes or this process writes, and
-   * only while busy: idle, nothing wakes the process for it (a check every afterMs / 4 per informer woke an
-   * idle operator about 200 times a minute).
-   */
-  private armQuietCheck(): void {
-    const quiet = this.quiet;
-    if (!quiet || this.quietTimer || !this.currentWatch || !quiet.busy()) return;
-    const due = this.lastHeard + quiet.afterMs - performance.now();
-    this.quietTimer = setTimeout(() => {
-      this.quietTimer = undefined;
-      if (!this.currentWatch || !quiet.busy()) return;
-      // Often a healthy watch of a quiet kind: not worth a warning.
-      if (performance.now() - this.lastHeard >= quiet.afterMs)
-        this.restartWatch(`silent for ${quiet.afterMs / 1000}s while work is under way`, 'debug');
-      else this.armQuietCheck();
-    }, Math.max(0, due) + 1).unref();
   }
 
   /**
@@ -368,7 +355,7 @@ export class Informer<T extends KubeObject> {
     const current: { abort: AbortController; reason?: string; level?: 'warn' | 'debug' } = { abort: new AbortController() };
     this.currentWatch = current;
     this.lastHeard = performance.now();
-    this.armQuietCheck();
+    this.silence?.arm();
     const timer = setTimeout(
       () => {
         current.reason = 'it outlived its timeout';
@@ -413,11 +400,12 @@ export class Informer<T extends KubeObject> {
           if (rv) this.resourceVersion = rv;
         } else {
           this.stats.events++;
+          this.silence?.heardEvent();
           this.apply(ev.type, this.prepare(ev.object));
           if (rv) this.resourceVersion = rv;
         }
         // After the cache took the event in: it may be what makes the process busy (a KataConfig created).
-        if (!this.quietTimer) this.armQuietCheck();
+        this.silence?.arm();
       },
     );
   }

@@ -5,12 +5,13 @@
  * it silent). Nothing happens while all is well.
  */
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { KubeClient, ResourceType } from '../../src/kube/client.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import { Controller } from '../../src/runtime/controller.ts';
 import { Informer } from '../../src/runtime/informer.ts';
-import { silentLogger } from '../../src/runtime/log.ts';
+import { createLogger, silentLogger } from '../../src/runtime/log.ts';
 import { waitFor } from '../support/wait.ts';
 
 const Things: ResourceType = { group: 'example.com', version: 'v1', plural: 'things', kind: 'Thing', namespaced: true };
@@ -226,6 +227,56 @@ test('a silent watch is checked once work starts: a write of the process arms th
     await run;
   }
   assert.equal(written, undefined, 'the informer stopped listening for writes');
+});
+
+test('a watch resumed for its silence that stays silent is allowed twice the silence each time, until an event comes', async () => {
+  const started: number[] = [];
+  let emit: ((ev: unknown) => void) | undefined;
+  const client = {
+    list: async () => ({ metadata: { resourceVersion: '1' }, items: [] }),
+    watch: (_rt: unknown, opts: { signal: AbortSignal }, onEvent: (ev: unknown) => void) => {
+      started.push(performance.now());
+      emit = onEvent;
+      return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+    },
+  } as unknown as KubeClient;
+  // The reasons the informer logs for each reconnect say the silence it allowed.
+  const reasons: string[] = [];
+  const lines = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) {
+        const reason = (JSON.parse(line) as { reason?: string }).reason;
+        if (reason) reasons.push(reason);
+      }
+      done();
+    },
+  });
+  const afterMs = 100;
+  const inf = new Informer(client, Things, {
+    watchTimeoutSeconds: 600,
+    idleTimeoutMs: 60_000,
+    quietWhileBusy: { busy: () => true, afterMs },
+    log: createLogger({ level: 'debug', destination: lines }),
+  });
+  const ac = new AbortController();
+  const run = inf.run(ac.signal);
+  try {
+    await waitFor(() => started.length >= 4, { timeoutMs: 10_000, message: 'three reconnects of the silent watch' });
+    const at = (i: number) => started[i] ?? Number.NaN;
+    // Timers never fire much early: each gap is at least the silence allowed (1 ms of slack for the loop's clock).
+    const [g1, g2, g3] = [at(1) - at(0), at(2) - at(1), at(3) - at(2)];
+    assert.ok(g1 >= afterMs - 1 && g2 >= 2 * afterMs - 1 && g3 >= 4 * afterMs - 1, `gaps ${g1}, ${g2}, ${g3} ms`);
+    // An event: the kind is not silent after all, and the next silence allowed is afterMs again.
+    emit?.({ type: 'ADDED', object: { metadata: { name: 'x', resourceVersion: '2' } } });
+    await waitFor(() => reasons.length >= 4, { timeoutMs: 10_000, message: 'the watch resumed after the event' });
+    assert.deepEqual(
+      reasons.slice(0, 4),
+      ['0.1s', '0.2s', '0.4s', '0.1s'].map((s) => `silent for ${s} while work is under way`),
+    );
+  } finally {
+    ac.abort();
+    await run;
+  }
 });
 
 test('a watch the server ends with an error event (a 500, not 410) lists again, and watches from the new list', async () => {
