@@ -9,6 +9,7 @@ import { CLOUD_JOBS, ImageJobCloud } from '../../src/devcluster/clouds/image-job
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { Pod } from '../../src/kube/resources.ts';
 import type { Controller } from '../../src/runtime/controller.ts';
+import { openUntilAborted } from '../support/fake-client.ts';
 import { waitFor } from '../support/wait.ts';
 
 const NS = 'openshift-sandboxed-containers-operator';
@@ -29,7 +30,7 @@ test('a deletion job pod seen Running twice before its end shows: the image is d
     }),
     watch: (_rt: unknown, opts: { signal: AbortSignal }, onEvent: (ev: { type: string; object: Pod }) => void) => {
       emit = onEvent;
-      return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      return openUntilAborted(opts.signal);
     },
     find: async (rt: { plural: string }) =>
       rt.plural === 'configmaps'

@@ -13,6 +13,7 @@ import { Applier } from '../../src/runtime/applier.ts';
 import { Informer } from '../../src/runtime/informer.ts';
 import { TokenBucket } from '../../src/runtime/queue.ts';
 import { TTLCache } from '../../src/runtime/ttlcache.ts';
+import { openUntilAborted } from '../support/fake-client.ts';
 
 const HOUR = 3_600_000;
 const realNow = Date.now;
@@ -57,7 +58,7 @@ describe('a step of the wall clock', () => {
       // A healthy watch of a quiet kind: open, nothing to say, until it is ended.
       watch: (_rt: unknown, opts: { signal: AbortSignal }) => {
         watches++;
-        return new Promise<void>((_resolve, reject) => opts.signal.addEventListener('abort', () => reject(new Error('aborted'))));
+        return openUntilAborted(opts.signal);
       },
     } as unknown as KubeClient;
     const inf = new Informer(client, Things, {
