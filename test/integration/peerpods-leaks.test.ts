@@ -132,6 +132,11 @@ describe('leaked pod VMs are found and deleted', () => {
     const leaked = ['gone-a', 'gone-b', 'gone-c'].flatMap((n) => vmsOf(get(n)));
     for (const n of ['gone-a', 'gone-b', 'gone-c']) await c().delete(Pods, n, { namespace: APP, gracePeriodSeconds: 0 });
     await waitFor(async () => (await c().list(Pods, { namespace: APP })).items.length === 3, { message: 'three pods gone' });
+    // And the simulated adaptor saw them go while it was down (its watch may lag the API server): else it
+    // would stop their sandboxes itself once back, and leave osc nothing to find.
+    await waitFor(() => ['gone-a', 'gone-b', 'gone-c'].every((n) => !vms().recorded(get(n).metadata.uid ?? '')), {
+      message: 'the adaptor saw the three pods go while down',
+    });
     vms().setAdaptorDown(false);
 
     await waitFor(() => leaked.every((id) => !vms().vms.has(id)), { timeoutMs: 60_000, message: 'osc deleted the three leaked VMs' });
